@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The installed entry point: runs the compiled command (`npm run build` writes dist/).
+import '../dist/cmd/nodelet.js';

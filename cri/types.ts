@@ -1,0 +1,335 @@
+/**
+ * The Container Runtime Interface (CRI `runtime.v1`) as nodelet sees it: the subset of
+ * `RuntimeService` and `ImageService` nodelet uses, as plain TypeScript data.
+ *
+ * Field names follow the upstream protobuf messages in camelCase; enums are string unions.
+ * Timestamps the runtime reports in nanoseconds are exposed as `bigint` nanoseconds so nothing is
+ * lost in conversion; helpers in `time.ts` convert them to `Date`.
+ *
+ * Contract shared by every method of both services:
+ * - every call has a deadline (the adapter's default unless `CallOptions.timeoutMs` says otherwise);
+ * - failures are thrown as the typed errors of `errors.ts` (`CriNotFoundError`,
+ *   `CriUnavailableError`, `CriDeadlineError`, `CriInvalidResponseError`, `CriError`), never as raw
+ *   gRPC errors;
+ * - responses are validated: an empty ID where one is required is a `CriInvalidResponseError`.
+ */
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Deadline for this call in milliseconds; the client's default when absent. */
+  readonly timeoutMs?: number;
+}
+
+export interface KeyValue {
+  readonly key: string;
+  readonly value: string;
+}
+
+export type Labels = Readonly<Record<string, string>>;
+
+export interface VersionInfo {
+  /** CRI API version, e.g. `0.1.0`. */
+  readonly version: string;
+  /** e.g. `containerd`. */
+  readonly runtimeName: string;
+  /** e.g. `1.6.20~ds1`. */
+  readonly runtimeVersion: string;
+  /** e.g. `v1`. */
+  readonly runtimeApiVersion: string;
+}
+
+export interface RuntimeCondition {
+  /** `RuntimeReady` or `NetworkReady` (or runtime-specific). */
+  readonly type: string;
+  readonly status: boolean;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface RuntimeStatus {
+  readonly conditions: readonly RuntimeCondition[];
+}
+
+export interface PodSandboxMetadata {
+  readonly name: string;
+  readonly uid: string;
+  readonly namespace: string;
+  readonly attempt: number;
+}
+
+export interface DnsConfig {
+  readonly servers: readonly string[];
+  readonly searches: readonly string[];
+  readonly options: readonly string[];
+}
+
+export interface PortMapping {
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  readonly containerPort: number;
+  readonly hostPort: number;
+  readonly hostIp: string;
+}
+
+export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
+
+export interface NamespaceOptions {
+  readonly network: NamespaceMode;
+  readonly pid: NamespaceMode;
+  readonly ipc: NamespaceMode;
+}
+
+export interface LinuxSandboxSecurityContext {
+  readonly namespaceOptions?: NamespaceOptions;
+  readonly privileged?: boolean;
+  readonly runAsUser?: bigint;
+  readonly runAsGroup?: bigint;
+  readonly supplementalGroups?: readonly bigint[];
+  readonly readonlyRootfs?: boolean;
+}
+
+export interface LinuxPodSandboxConfig {
+  /** Parent cgroup of the sandbox (cgroupfs driver: a path such as `/nodelet/pod<uid>`). */
+  readonly cgroupParent?: string;
+  readonly securityContext?: LinuxSandboxSecurityContext;
+  readonly sysctls?: Readonly<Record<string, string>>;
+}
+
+export interface PodSandboxConfig {
+  readonly metadata: PodSandboxMetadata;
+  readonly hostname: string;
+  /** Directory where the runtime writes container logs: `/var/log/pods/<ns>_<name>_<uid>`. */
+  readonly logDirectory: string;
+  readonly dnsConfig?: DnsConfig;
+  readonly portMappings?: readonly PortMapping[];
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  readonly linux?: LinuxPodSandboxConfig;
+}
+
+export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+
+export interface PodSandbox {
+  readonly id: string;
+  readonly metadata: PodSandboxMetadata;
+  readonly state: PodSandboxState;
+  /** Nanoseconds since the epoch. */
+  readonly createdAt: bigint;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  readonly runtimeHandler: string;
+}
+
+export interface PodSandboxNetworkStatus {
+  /** Primary IP; empty for host-network sandboxes. */
+  readonly ip: string;
+  readonly additionalIps: readonly string[];
+}
+
+export interface PodSandboxStatus {
+  readonly id: string;
+  readonly metadata: PodSandboxMetadata;
+  readonly state: PodSandboxState;
+  readonly createdAt: bigint;
+  readonly network?: PodSandboxNetworkStatus;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+}
+
+export interface PodSandboxFilter {
+  readonly id?: string;
+  readonly state?: PodSandboxState;
+  /** Every pair must match. */
+  readonly labelSelector?: Labels;
+}
+
+export interface ContainerMetadata {
+  readonly name: string;
+  readonly attempt: number;
+}
+
+export interface ImageSpec {
+  readonly image: string;
+  readonly annotations?: Labels;
+}
+
+export type MountPropagation = 'PROPAGATION_PRIVATE' | 'PROPAGATION_HOST_TO_CONTAINER' | 'PROPAGATION_BIDIRECTIONAL';
+
+export interface Mount {
+  readonly containerPath: string;
+  readonly hostPath: string;
+  readonly readonly?: boolean;
+  readonly selinuxRelabel?: boolean;
+  readonly propagation?: MountPropagation;
+}
+
+export interface LinuxContainerResources {
+  readonly cpuPeriod?: bigint;
+  readonly cpuQuota?: bigint;
+  readonly cpuShares?: bigint;
+  readonly memoryLimitInBytes?: bigint;
+  readonly oomScoreAdj?: bigint;
+}
+
+export interface LinuxContainerSecurityContext {
+  readonly privileged?: boolean;
+  readonly namespaceOptions?: NamespaceOptions;
+  readonly runAsUser?: bigint;
+  readonly runAsGroup?: bigint;
+  readonly supplementalGroups?: readonly bigint[];
+  readonly readonlyRootfs?: boolean;
+  readonly noNewPrivs?: boolean;
+  readonly capabilities?: { readonly addCapabilities: readonly string[]; readonly dropCapabilities: readonly string[] };
+}
+
+export interface LinuxContainerConfig {
+  readonly resources?: LinuxContainerResources;
+  readonly securityContext?: LinuxContainerSecurityContext;
+}
+
+export interface ContainerConfig {
+  readonly metadata: ContainerMetadata;
+  readonly image: ImageSpec;
+  readonly command: readonly string[];
+  readonly args: readonly string[];
+  readonly workingDir: string;
+  readonly envs: readonly KeyValue[];
+  readonly mounts: readonly Mount[];
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  /** Relative to the sandbox's `logDirectory`: `<container>/<restartCount>.log`. */
+  readonly logPath: string;
+  readonly stdin: boolean;
+  readonly stdinOnce: boolean;
+  readonly tty: boolean;
+  readonly linux?: LinuxContainerConfig;
+}
+
+export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
+
+export interface Container {
+  readonly id: string;
+  readonly podSandboxId: string;
+  readonly metadata: ContainerMetadata;
+  readonly image: ImageSpec;
+  /** Image reference (digest or ID) the container runs. */
+  readonly imageRef: string;
+  readonly state: ContainerState;
+  readonly createdAt: bigint;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+}
+
+export interface ContainerStatus {
+  readonly id: string;
+  readonly metadata: ContainerMetadata;
+  readonly state: ContainerState;
+  /** Nanoseconds since the epoch; 0 when not applicable. */
+  readonly createdAt: bigint;
+  readonly startedAt: bigint;
+  readonly finishedAt: bigint;
+  readonly exitCode: number;
+  readonly image: ImageSpec;
+  readonly imageRef: string;
+  /** Brief reason, e.g. `Completed`, `Error`, `OOMKilled`. */
+  readonly reason: string;
+  readonly message: string;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  readonly mounts: readonly Mount[];
+  /** Absolute path of the container's log file. */
+  readonly logPath: string;
+}
+
+export interface ContainerFilter {
+  readonly id?: string;
+  readonly state?: ContainerState;
+  readonly podSandboxId?: string;
+  readonly labelSelector?: Labels;
+}
+
+export interface ExecSyncResult {
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+  readonly exitCode: number;
+}
+
+/** Credentials for one image pull (CRI `AuthConfig`). */
+export interface AuthConfig {
+  readonly username?: string;
+  readonly password?: string;
+  readonly auth?: string;
+  readonly serverAddress?: string;
+  readonly identityToken?: string;
+  readonly registryToken?: string;
+}
+
+export interface Image {
+  readonly id: string;
+  readonly repoTags: readonly string[];
+  readonly repoDigests: readonly string[];
+  readonly size: bigint;
+}
+
+/**
+ * The runtime side of the CRI. Every method is safe to call again after a failure; the notes on
+ * each say what "again" means for it.
+ */
+export interface RuntimeService {
+  /** Runtime name and versions; nodelet calls it at start-up to check the runtime answers. */
+  version(options?: CallOptions): Promise<VersionInfo>;
+  /** Runtime and network readiness conditions. */
+  status(options?: CallOptions): Promise<RuntimeStatus>;
+
+  /**
+   * Creates and starts a sandbox (network namespace, pause container, CNI).
+   * Not idempotent: each call makes a new sandbox; callers look for an existing one first.
+   * @returns the sandbox ID (never empty).
+   */
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string, options?: CallOptions): Promise<string>;
+  /** Stops every container of the sandbox and tears down its network. Idempotent; a missing sandbox is not an error. */
+  stopPodSandbox(podSandboxId: string, options?: CallOptions): Promise<void>;
+  /** Removes a sandbox and its containers. Idempotent; a missing sandbox is not an error. */
+  removePodSandbox(podSandboxId: string, options?: CallOptions): Promise<void>;
+  /** @throws CriNotFoundError when no such sandbox exists. */
+  podSandboxStatus(podSandboxId: string, options?: CallOptions): Promise<PodSandboxStatus>;
+  listPodSandbox(filter?: PodSandboxFilter, options?: CallOptions): Promise<PodSandbox[]>;
+
+  /**
+   * Creates (does not start) a container in a sandbox. `sandboxConfig` is the config the sandbox
+   * was created with; it is always sent (containerd 1.6 dereferences it unconditionally).
+   * @returns the container ID (never empty).
+   */
+  createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    sandboxConfig: PodSandboxConfig,
+    options?: CallOptions,
+  ): Promise<string>;
+  startContainer(containerId: string, options?: CallOptions): Promise<void>;
+  /**
+   * Sends the stop signal, waits `timeoutSeconds`, then kills. Idempotent on an exited container.
+   * The call's deadline is extended by `timeoutSeconds` so the runtime can wait it out.
+   */
+  stopContainer(containerId: string, timeoutSeconds: number, options?: CallOptions): Promise<void>;
+  /** Removes a container. Idempotent; a missing container is not an error. */
+  removeContainer(containerId: string, options?: CallOptions): Promise<void>;
+  listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]>;
+  /** @throws CriNotFoundError when no such container exists. */
+  containerStatus(containerId: string, options?: CallOptions): Promise<ContainerStatus>;
+  /** Runs a command in a running container and waits for it (probes, exec hooks). */
+  execSync(containerId: string, cmd: readonly string[], timeoutSeconds: number, options?: CallOptions): Promise<ExecSyncResult>;
+}
+
+/** The image side of the CRI. */
+export interface ImageService {
+  /** @returns the image, or `undefined` when the runtime does not have it. */
+  imageStatus(image: ImageSpec, options?: CallOptions): Promise<Image | undefined>;
+  /**
+   * Pulls an image. Idempotent (pulling a present image refreshes it).
+   * @returns the image reference (never empty).
+   */
+  pullImage(image: ImageSpec, auth?: AuthConfig, sandboxConfig?: PodSandboxConfig, options?: CallOptions): Promise<string>;
+  listImages(options?: CallOptions): Promise<Image[]>;
+  /** Idempotent; a missing image is not an error. */
+  removeImage(image: ImageSpec, options?: CallOptions): Promise<void>;
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Builds the test cluster's binaries from Go modules (never release downloads) and caches them
+# under $NODELET_CACHE (default ~/.cache/nodelet), keyed by version. Idempotent: a component whose
+# binaries already exist in the cache is not rebuilt.
+#
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  <- k8s.io/kubernetes
+#   etcd                                                              <- go.etcd.io/etcd/server/v3
+#   helm                                                              <- helm.sh/helm/v3
+#   crictl                                                            <- sigs.k8s.io/cri-tools
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache=${NODELET_CACHE:-$HOME/.cache/nodelet}
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+log() { printf '[build] %s\n' "$*" >&2; }
+
+# Prints the directory that holds the binaries of one component at one version.
+bin_dir() { echo "$cache/bin/$1-$2"; }
+
+# Writes a scratch module whose go.mod requires k8s.io/kubernetes and replaces every staging module
+# (the release's own go.mod points them at ./staging, which does not exist outside its repository).
+k8s_scratch_module() {
+  local dir=$1 version=$2 staging_version mod
+  staging_version="v0${version#v1}"
+  mkdir -p "$dir"
+  (cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" >/dev/null)
+  mod="$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$version.mod"
+  {
+    echo "module nodelet.dev/build/kubernetes"
+    echo
+    grep -E '^(go|godebug) ' "$mod"
+    echo
+    echo "require k8s.io/kubernetes $version"
+    echo
+    echo "replace ("
+    grep -E '=> \./staging/src/' "$mod" | awk -v v="$staging_version" '{ print "\t" $1 " => " $1 " " v }'
+    echo ")"
+  } >"$dir/go.mod"
+  cat >"$dir/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  (cd "$dir" && go mod tidy -e >/dev/null)
+}
+
+build_kubernetes() {
+  local version=$KUBERNETES_VERSION out work minor ldflags
+  out=$(bin_dir kubernetes "$version")
+  if [[ -x $out/kube-apiserver && -x $out/kube-controller-manager && -x $out/kube-scheduler && -x $out/kubectl ]]; then
+    log "kubernetes $version cached in $out"; return
+  fi
+  log "building kubernetes $version (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl)"
+  work="$cache/work/kubernetes-$version"
+  k8s_scratch_module "$work" "$version"
+  minor=${version#v1.}; minor=${minor%%.*}
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  mkdir -p "$out.tmp"
+  (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+build_etcd() {
+  local version=$ETCD_VERSION out work
+  out=$(bin_dir etcd "$version")
+  if [[ -x $out/etcd ]]; then log "etcd $version cached in $out"; return; fi
+  log "building etcd $version"
+  work="$cache/work/etcd-$version"
+  mkdir -p "$work"
+  cat >"$work/go.mod" <<GOMOD
+module nodelet.dev/build/etcd
+
+go 1.25
+
+require go.etcd.io/etcd/server/v3 $version
+GOMOD
+  printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"$work/tools.go"
+  (cd "$work" && go mod tidy -e >/dev/null && mkdir -p "$out.tmp" &&
+    go build -trimpath -ldflags "-s -w" -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3)
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+# go install pkg@version: works for modules whose go.mod has no replace directives.
+go_install() {
+  local name=$1 pkg=$2 version=$3 out
+  out=$(bin_dir "$name" "$version")
+  if [[ -x $out/$name ]]; then log "$name $version cached in $out"; return; fi
+  log "building $name $version"
+  mkdir -p "$out.tmp"
+  GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "$pkg@$version"
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+# Links every cached binary into one directory (the cluster's bin/), so PATH needs one entry.
+link_into() {
+  local dest=$1
+  mkdir -p "$dest"
+  for f in "$(bin_dir kubernetes "$KUBERNETES_VERSION")"/* "$(bin_dir etcd "$ETCD_VERSION")/etcd" \
+    "$(bin_dir helm "$HELM_VERSION")/helm" "$(bin_dir crictl "$CRICTL_VERSION")/crictl"; do
+    ln -sfn "$f" "$dest/$(basename "$f")"
+  done
+}
+
+main() {
+  command -v go >/dev/null || { log "go is required (the machine's Go toolchain)"; exit 1; }
+  build_etcd
+  go_install helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+  # The checksum database has no record of cri-tools' module versions; the proxy serves them.
+  GONOSUMDB=sigs.k8s.io/cri-tools go_install crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"
+  build_kubernetes
+  if [[ ${1:-} == --link ]]; then link_into "$2"; fi
+}
+
+main "$@"
