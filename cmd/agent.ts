@@ -1,0 +1,179 @@
+/**
+ * Wires the agent together: CRI client, node controller, pod source (informer), reconcile queue,
+ * reconciler, PLEG and the periodic resync. Each part is built from the settings and handed its
+ * collaborators; nothing here decides anything about pods.
+ *
+ * Start-up order: runtime first (its version is checked and written into the Node), then the Node,
+ * then the queue workers, then the sources of events (informer, PLEG, resync), so no event is
+ * handled before the parts it needs exist. Stop is the reverse, and leaves every pod running.
+ */
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { createCriClient, type CriClient } from '../cri/grpc-client.js';
+import type { RuntimeService } from '../cri/types.js';
+import { systemClock, type Clock } from '../controllers/clock.js';
+import { createHostInfo } from '../controllers/host-info.js';
+import { createNodeController, type NodeController } from '../controllers/node-controller.js';
+import type { NodeReadiness } from '../controllers/node-status.js';
+import { Pleg } from '../controllers/pleg.js';
+import { createPodSource, type PodSource } from '../controllers/pod-source.js';
+import { createReconcileQueue, type PodRef, type ReconcileQueue } from '../controllers/reconcile-queue.js';
+import { ApiEventRecorder } from '../reconcilers/api-event-recorder.js';
+import { PodActionsExecutor } from '../reconcilers/execute-pod-actions.js';
+import { ImagePuller } from '../reconcilers/image-puller.js';
+import { PodReconciler } from '../reconcilers/pod-reconciler.js';
+import { ApiStatusWriter } from '../reconcilers/status-manager.js';
+import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
+import type { AgentSettings } from './flags.js';
+import os from 'node:os';
+
+/** A running agent. */
+export interface Agent {
+  /** Stops watching and reconciling; running pods keep running. */
+  stop(): Promise<void>;
+}
+
+function loadKubeConfig(settings: AgentSettings): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (settings.kubeconfig === undefined) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromFile(settings.kubeconfig);
+  return kubeConfig;
+}
+
+/** Waits until the runtime answers `Version`, retrying with capped backoff; returns the runtime's name. */
+async function waitForRuntime(runtime: RuntimeService, logger: Logger, clock: Clock): Promise<{ runtimeName: string; runtimeVersion: string }> {
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 10_000)) {
+    try {
+      const version = await runtime.version();
+      logger.info({ runtime: version.runtimeName, version: version.runtimeVersion, criVersion: version.runtimeApiVersion }, 'container runtime is up');
+      return version;
+    } catch (error) {
+      logger.warn({ err: error, retryInMs: delayMs }, 'container runtime is not answering');
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/** Runtime readiness as the node reports it: the runtime's own conditions plus PLEG health. */
+function runtimeReadiness(runtime: RuntimeService, pleg: Pleg): () => Promise<NodeReadiness> {
+  return async () => {
+    if (!pleg.healthy()) return { ready: false, reason: 'PLEGNotHealthy', message: 'PLEG is not healthy: the runtime has not been relisted for 3m0s' };
+    try {
+      const status = await runtime.status();
+      const failing = status.conditions.filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status);
+      if (failing.length === 0) return { ready: true, reason: '', message: '' };
+      return { ready: false, reason: failing[0]?.reason ?? 'RuntimeNotReady', message: failing.map((c) => `${c.type}=false: ${c.message}`).join('; ') };
+    } catch (error) {
+      return { ready: false, reason: 'RuntimeUnavailable', message: error instanceof Error ? error.message : String(error) };
+    }
+  };
+}
+
+interface Parts {
+  readonly cri: CriClient;
+  readonly node: NodeController;
+  readonly queue: ReconcileQueue;
+  readonly source: PodSource;
+  readonly pleg: Pleg;
+  readonly stopResync: () => void;
+}
+
+function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig; cri: CriClient; source: PodSource; runtimeName: string; logger: Logger; clock: Clock }): PodReconciler {
+  const { kubeConfig, cri, logger, clock } = deps;
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const events = new ApiEventRecorder({ core, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
+  const volumeApi = createVolumeSourceApi(kubeConfig);
+  const volumes = createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger: logger.child({ component: 'volumes' }) });
+  const puller = new ImagePuller({ images: cri.image, events, clock });
+  const executor = new PodActionsExecutor({
+    runtime: cri.runtime,
+    images: cri.image,
+    puller,
+    volumes,
+    envApi: volumeApi,
+    events,
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    podLogDir: settings.podLogDir,
+    nodeAllocatable: { milliCpu: os.cpus().length * 1000, memoryBytes: os.totalmem() },
+    logger: logger.child({ component: 'executor' }),
+  });
+  return new PodReconciler({
+    store: deps.source,
+    runtime: cri.runtime,
+    executor,
+    status: new ApiStatusWriter({ core, logger: logger.child({ component: 'status' }) }),
+    volumes,
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    runtimeName: deps.runtimeName,
+    clock,
+    logger: logger.child({ component: 'reconciler' }),
+  });
+}
+
+/** Enqueue without awaiting: a failure (Redis down) is logged; the resync after reconnect repairs it. */
+function enqueuer(queue: ReconcileQueue, logger: Logger): (ref: PodRef, reason: string) => void {
+  return (ref, reason) => {
+    queue.enqueue(ref, reason).catch((error: unknown) => {
+      logger.warn({ err: error, podUID: ref.uid, reason }, 'enqueue failed; the next resync retries');
+    });
+  };
+}
+
+/** Every `periodMs` (jittered by up to 10%), enqueues every pod the source knows. */
+function startResync(source: PodSource, periodMs: number, clock: Clock): () => void {
+  let timer: unknown;
+  const tick = (): void => {
+    source.resyncAll();
+    timer = clock.setTimeout(tick, periodMs * (1 + Math.random() * 0.1));
+  };
+  timer = clock.setTimeout(tick, periodMs);
+  return () => {
+    clock.clearTimeout(timer);
+  };
+}
+
+/** Starts the agent. Resolves once every part runs. */
+export async function startAgent(settings: AgentSettings, logger: Logger, clock: Clock = systemClock): Promise<Agent> {
+  const kubeConfig = loadKubeConfig(settings);
+  const cri = createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 10_000, logger: logger.child({ component: 'cri' }) });
+  const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
+  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger: logger.child({ component: 'queue' }) });
+  const enqueue = enqueuer(queue, logger);
+  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
+  const node = createNodeController({
+    kubeConfig,
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    hostInfo: createHostInfo({ rootDir: settings.rootDir }),
+    runtime: { version: () => Promise.resolve(runtimeVersion), readiness: runtimeReadiness(cri.runtime, pleg) },
+    logger: logger.child({ component: 'node' }),
+    clock,
+    maxPods: settings.maxPods,
+  });
+  node.start();
+  const source = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger: logger.child({ component: 'pods' }), onPod: enqueue });
+  const reconciler = buildReconciler(settings, { kubeConfig, cri, source, runtimeName: runtimeVersion.runtimeName, logger, clock });
+  queue.onResync((cause) => {
+    logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
+    source.resyncAll();
+    void pleg.relist().catch(() => undefined);
+  });
+  await queue.start((ref) => reconciler.reconcile(ref));
+  await source.start();
+  pleg.start();
+  const stopResync = startResync(source, settings.resyncPeriodMs, clock);
+  logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
+  return { stop: () => stopParts({ cri, node, queue, source, pleg, stopResync }, logger) };
+}
+
+async function stopParts(parts: Parts, logger: Logger): Promise<void> {
+  parts.stopResync();
+  parts.pleg.stop();
+  parts.source.stop();
+  await parts.queue.close();
+  await parts.node.stop();
+  parts.cri.close();
+  logger.info('nodelet agent stopped; pods keep running');
+}

@@ -1,0 +1,49 @@
+/**
+ * The `nodelet` command: parses settings, starts the agent, and stops it cleanly on SIGTERM or
+ * SIGINT (pods keep running; a restarted agent picks them up from the runtime).
+ */
+import { pino } from 'pino';
+import { startAgent } from './agent.js';
+import { FlagError, USAGE, parseSettings } from './flags.js';
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv[0] === undefined || argv[0].startsWith('-') ? ['agent', ...argv] : argv;
+  if (command !== 'agent') {
+    process.stderr.write(`unknown command "${command ?? ''}"\n\n${USAGE}`);
+    return 2;
+  }
+  let settings;
+  try {
+    settings = parseSettings(rest, process.env);
+  } catch (error) {
+    if (!(error instanceof FlagError) && !(error instanceof TypeError)) throw error;
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (settings === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const logger = pino({ level: settings.logLevel, base: { node: settings.nodeName } });
+  const agent = await startAgent(settings, logger);
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      logger.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  await agent.stop();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`nodelet: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

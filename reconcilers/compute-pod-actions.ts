@@ -1,0 +1,202 @@
+/**
+ * computePodActions: the pure decision of one reconcile. Given the desired pod and what the runtime
+ * reports, it says what to kill and what to start, with a reason for each, and nothing else. The
+ * executor performs the plan; `generatePodStatus` reports the result. Semantics follow the
+ * kubelet's `computePodActions` (pkg/kubelet/kuberuntime/kuberuntime_manager.go):
+ *
+ * - The sandbox is recreated when there is none, when the newest one is not ready, when more than
+ *   one is ready, or when a pod-network sandbox lost its IP. Recreating it kills the pod first.
+ * - A pod with restartPolicy Never whose containers have already run never gets a new sandbox: it
+ *   is done, whatever happened to its old sandbox.
+ * - A container is started when it has never run, or when it exited (or is in an unknown or
+ *   created-but-not-started state) and its restartPolicy says so.
+ * - A running container whose spec hash no longer matches the pod's is killed and, per policy,
+ *   started again. Running containers not in the spec are killed.
+ * - When nothing runs and nothing is to be started, the pod is killed (its sandbox stopped); its
+ *   exited containers stay for their logs and status.
+ * - A terminating pod (deleted, or past its deadline) is only ever killed.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { hashContainerSpec } from './container-hash.js';
+import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed-pod.js';
+import { latestContainer } from './observed-pod.js';
+
+export interface ContainerToKill {
+  readonly id: string;
+  readonly name: string;
+  /** Human-readable reason, used in events and logs. */
+  readonly reason: string;
+}
+
+export interface ContainerToStart {
+  /** Index in `pod.spec.containers`. */
+  readonly index: number;
+  readonly name: string;
+  readonly reason: string;
+  /** Restart count the new container gets (one more than the newest existing instance's). */
+  readonly restartCount: number;
+}
+
+/** The plan of one reconcile. Every field is a decision; the executor follows it in order. */
+export interface PodActions {
+  /** Stop every container and every sandbox of the pod before anything else. */
+  readonly killPod: boolean;
+  readonly killPodReason: string;
+  /** Create a new sandbox (after killing the pod if `killPod`). */
+  readonly createSandbox: boolean;
+  /** The ready sandbox to start containers in when no new one is created. */
+  readonly sandboxId: string | undefined;
+  /** Attempt number of the sandbox to create. */
+  readonly sandboxAttempt: number;
+  /** Containers to stop (when the pod itself is not killed). */
+  readonly containersToKill: readonly ContainerToKill[];
+  /** Spec containers to create and start, in spec order. */
+  readonly containersToStart: readonly ContainerToStart[];
+}
+
+export interface ComputePodActionsInput {
+  readonly pod: V1Pod;
+  readonly observed: ObservedPod;
+  /** The pod is being deleted or has reached a terminal phase: kill, never start. */
+  readonly terminating: boolean;
+}
+
+const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
+  createSandbox: false,
+  sandboxId: undefined,
+  sandboxAttempt: 0,
+  containersToKill: [],
+  containersToStart: [],
+};
+
+/** Whether an exited (or never-started) container should run again under the pod's policy. */
+export function shouldRestart(pod: V1Pod, container: ObservedContainer | undefined): boolean {
+  if (container === undefined) return true;
+  switch (container.state) {
+    case 'CONTAINER_RUNNING':
+      return false;
+    case 'CONTAINER_CREATED':
+    case 'CONTAINER_UNKNOWN':
+      return true;
+    case 'CONTAINER_EXITED':
+      return restartsAfterExit(pod, container.exitCode);
+  }
+}
+
+function restartsAfterExit(pod: V1Pod, exitCode: number): boolean {
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Never') return false;
+  if (policy === 'OnFailure') return exitCode !== 0;
+  return true;
+}
+
+/** Why the newest sandbox cannot be used, or `undefined` when it can. */
+function sandboxChangeReason(pod: V1Pod, sandboxes: readonly ObservedSandbox[]): string | undefined {
+  const latest = sandboxes[0];
+  if (latest === undefined) return 'no sandbox';
+  const ready = sandboxes.filter((s) => s.state === 'SANDBOX_READY').length;
+  if (ready > 1) return `${ready} ready sandboxes`;
+  if (latest.state !== 'SANDBOX_READY') return 'sandbox not ready';
+  if (pod.spec?.hostNetwork !== true && latest.ip === '') return 'sandbox has no IP';
+  return undefined;
+}
+
+function containersOf(pod: V1Pod): readonly V1Container[] {
+  return pod.spec?.containers ?? [];
+}
+
+function hasReadySandbox(observed: ObservedPod): boolean {
+  return observed.sandboxes.some((s) => s.state === 'SANDBOX_READY');
+}
+
+function nextRestartCount(observed: ObservedPod, name: string): number {
+  const latest = latestContainer(observed, name);
+  return latest === undefined ? 0 : latest.restartCount + 1;
+}
+
+/** The plan when the sandbox must be (re)created: kill what is left, then start every container that should run. */
+function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActions {
+  const { pod, observed } = input;
+  const attempt = observed.sandboxes[0] === undefined ? 0 : observed.sandboxes[0].attempt + 1;
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  const hasRun = observed.containers.length > 0;
+  if (policy === 'Never' && hasRun) {
+    return { ...NO_ACTIONS, killPod: hasReadySandbox(observed), killPodReason: 'pod has run to completion' };
+  }
+  const containersToStart = containersOf(pod).flatMap((c, index): ContainerToStart[] => {
+    const latest = latestContainer(observed, c.name);
+    if (policy === 'OnFailure' && latest?.state === 'CONTAINER_EXITED' && latest.exitCode === 0) return [];
+    return [{ index, name: c.name, reason: `sandbox recreated: ${reason}`, restartCount: nextRestartCount(observed, c.name) }];
+  });
+  if (containersToStart.length === 0) {
+    // Nothing left to run (OnFailure, every container succeeded): no new sandbox for nothing.
+    return { ...NO_ACTIONS, killPod: hasReadySandbox(observed), killPodReason: 'pod has run to completion' };
+  }
+  return {
+    ...NO_ACTIONS,
+    killPod: observed.sandboxes.length > 0 || observed.containers.length > 0,
+    killPodReason: `sandbox changed: ${reason}`,
+    createSandbox: true,
+    sandboxAttempt: attempt,
+    containersToStart,
+  };
+}
+
+interface ContainerDecision {
+  readonly kill?: ContainerToKill;
+  readonly start?: ContainerToStart;
+  readonly keepsRunning: boolean;
+}
+
+function decideContainer(pod: V1Pod, observed: ObservedPod, spec: V1Container, index: number): ContainerDecision {
+  const latest = latestContainer(observed, spec.name);
+  const restartCount = nextRestartCount(observed, spec.name);
+  if (latest?.state === 'CONTAINER_RUNNING') {
+    if (latest.specHash === hashContainerSpec(spec)) return { keepsRunning: true };
+    const kill = { id: latest.id, name: spec.name, reason: 'container spec changed' };
+    const start = restartsAfterExit(pod, 137) ? { index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
+    return start === undefined ? { kill, keepsRunning: false } : { kill, start, keepsRunning: false };
+  }
+  if (!shouldRestart(pod, latest)) return { keepsRunning: false };
+  const reason = latest === undefined ? 'container never started' : `container ${latest.state === 'CONTAINER_EXITED' ? 'exited' : 'not running'}`;
+  const start = { index, name: spec.name, reason, restartCount };
+  // A created-but-never-started or unknown container is removed from the way before starting anew.
+  if (latest !== undefined && latest.state !== 'CONTAINER_EXITED') {
+    return { kill: { id: latest.id, name: spec.name, reason: 'container not running' }, start, keepsRunning: false };
+  }
+  return { start, keepsRunning: false };
+}
+
+/** Running containers whose name is not in the spec. */
+function unknownRunningContainers(pod: V1Pod, observed: ObservedPod): ContainerToKill[] {
+  const names = new Set(containersOf(pod).map((c) => c.name));
+  return observed.containers
+    .filter((c) => c.state === 'CONTAINER_RUNNING' && !names.has(c.name))
+    .map((c) => ({ id: c.id, name: c.name, reason: 'container is not in the pod spec' }));
+}
+
+/** Decides what one reconcile of the pod must do. Pure: same input, same plan. */
+export function computePodActions(input: ComputePodActionsInput): PodActions {
+  const { pod, observed, terminating } = input;
+  if (terminating) {
+    return { ...NO_ACTIONS, killPod: true, killPodReason: 'pod is terminating' };
+  }
+  const changeReason = sandboxChangeReason(pod, observed.sandboxes);
+  if (changeReason !== undefined) return planNewSandbox(input, changeReason);
+
+  const decisions = containersOf(pod).map((spec, index) => decideContainer(pod, observed, spec, index));
+  const containersToKill = [...decisions.flatMap((d) => (d.kill ? [d.kill] : [])), ...unknownRunningContainers(pod, observed)];
+  const containersToStart = decisions.flatMap((d) => (d.start ? [d.start] : []));
+  const keepCount = decisions.filter((d) => d.keepsRunning).length;
+  if (keepCount === 0 && containersToStart.length === 0) {
+    return { ...NO_ACTIONS, killPod: true, killPodReason: 'all containers have exited and none will restart' };
+  }
+  return {
+    ...NO_ACTIONS,
+    killPod: false,
+    killPodReason: '',
+    sandboxId: observed.sandboxes[0]?.id,
+    containersToKill,
+    containersToStart,
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The CRI container config of one spec container: image, command and args (the image's own
+ * entrypoint when the spec gives none), env, mounts, the kubelet's log path
+ * (`<name>/<restartCount>.log` under the sandbox's log directory), and the annotations a restarted
+ * agent needs to recognise the container (restart count, spec hash, termination settings).
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { ContainerConfig, KeyValue, LinuxContainerConfig, Mount } from '../cri/types.js';
+import { hashContainerSpec } from './container-hash.js';
+import { expandCommand } from './container-env.js';
+import { parseMilliCpu, parseQuantity } from './quantity.js';
+import {
+  ANNOTATION_CONTAINER_HASH,
+  ANNOTATION_CONTAINER_KIND,
+  ANNOTATION_GRACE_PERIOD,
+  ANNOTATION_RESTART_COUNT,
+  ANNOTATION_TERMINATION_MESSAGE_PATH,
+  ANNOTATION_TERMINATION_MESSAGE_POLICY,
+  containerLabels,
+} from './runtime-labels.js';
+import { podGracePeriodSeconds, podIdentity, podNamespaces } from './sandbox-config.js';
+
+export interface ContainerConfigOptions {
+  readonly pod: V1Pod;
+  readonly container: V1Container;
+  readonly kind: 'init' | 'regular';
+  readonly nodeName: string;
+  readonly restartCount: number;
+  /** The image reference the runtime resolved (what was pulled or found). */
+  readonly imageRef: string;
+  readonly env: readonly KeyValue[];
+  readonly mounts: readonly Mount[];
+}
+
+const CPU_PERIOD_US = 100_000n;
+const MIN_SHARES = 2n;
+
+/** cgroup settings from the container's requests and limits, as the kubelet maps them. */
+export function linuxResources(container: V1Container): LinuxContainerConfig['resources'] {
+  const requests = container.resources?.requests ?? {};
+  const limits = container.resources?.limits ?? {};
+  const cpuRequest = requests.cpu ?? limits.cpu;
+  const shares = cpuRequest === undefined ? MIN_SHARES : BigInt(Math.max(2, Math.floor((parseMilliCpu(cpuRequest) * 1024) / 1000)));
+  const cpuLimit = limits.cpu === undefined ? undefined : parseMilliCpu(limits.cpu);
+  const memoryLimit = limits.memory === undefined ? undefined : parseQuantity(limits.memory);
+  return {
+    cpuShares: shares,
+    ...(cpuLimit === undefined ? {} : { cpuPeriod: CPU_PERIOD_US, cpuQuota: BigInt(Math.max(1000, Math.floor((cpuLimit * Number(CPU_PERIOD_US)) / 1000))) }),
+    ...(memoryLimit === undefined ? {} : { memoryLimitInBytes: BigInt(Math.floor(memoryLimit)) }),
+  };
+}
+
+/** User and group IDs: the container's settings override the pod's. */
+function runAsIds(pod: V1Pod, container: V1Container): { runAsUser?: bigint; runAsGroup?: bigint } {
+  const runAsUser = container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
+  const runAsGroup = container.securityContext?.runAsGroup ?? pod.spec?.securityContext?.runAsGroup;
+  return {
+    ...(runAsUser === undefined ? {} : { runAsUser: BigInt(runAsUser) }),
+    ...(runAsGroup === undefined ? {} : { runAsGroup: BigInt(runAsGroup) }),
+  };
+}
+
+function securityContext(pod: V1Pod, container: V1Container): LinuxContainerConfig['securityContext'] {
+  const sc = container.securityContext;
+  return {
+    privileged: sc?.privileged === true,
+    namespaceOptions: podNamespaces(pod),
+    ...runAsIds(pod, container),
+    supplementalGroups: (pod.spec?.securityContext?.supplementalGroups ?? []).map((g) => BigInt(g)),
+    readonlyRootfs: sc?.readOnlyRootFilesystem === true,
+    noNewPrivs: sc?.allowPrivilegeEscalation === false,
+    capabilities: { addCapabilities: sc?.capabilities?.add ?? [], dropCapabilities: sc?.capabilities?.drop ?? [] },
+  };
+}
+
+/** Builds the CRI config of one container. Pure. */
+export function buildContainerConfig(options: ContainerConfigOptions): ContainerConfig {
+  const { pod, container } = options;
+  const identity = podIdentity(pod);
+  return {
+    metadata: { name: container.name, attempt: options.restartCount },
+    image: { image: options.imageRef },
+    command: expandCommand(container.command, options.env),
+    args: expandCommand(container.args, options.env),
+    workingDir: container.workingDir ?? '',
+    envs: options.env,
+    mounts: options.mounts,
+    labels: containerLabels(identity, container.name, options.nodeName),
+    annotations: {
+      [ANNOTATION_CONTAINER_HASH]: hashContainerSpec(container),
+      [ANNOTATION_RESTART_COUNT]: String(options.restartCount),
+      [ANNOTATION_TERMINATION_MESSAGE_PATH]: container.terminationMessagePath ?? '/dev/termination-log',
+      [ANNOTATION_TERMINATION_MESSAGE_POLICY]: container.terminationMessagePolicy ?? 'File',
+      [ANNOTATION_GRACE_PERIOD]: String(podGracePeriodSeconds(pod)),
+      [ANNOTATION_CONTAINER_KIND]: options.kind,
+    },
+    logPath: `${container.name}/${options.restartCount}.log`,
+    stdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
+    tty: container.tty === true,
+    linux: { resources: linuxResources(container), securityContext: securityContext(pod, container) },
+  };
+}

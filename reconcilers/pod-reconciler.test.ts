@@ -1,0 +1,190 @@
+/**
+ * Component tests of one reconcile against the recording fake runtime: the plan is executed, the
+ * status reported, and restarts of the reconciler change nothing that runs.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { CriUnavailableError } from '../cri/errors.js';
+import { FakeRuntime } from '../cri/fake-runtime.js';
+import { createFakeClock } from '../controllers/fake-clock.js';
+import { RecordingEventRecorder } from './event-recorder.js';
+import { PodActionsExecutor } from './execute-pod-actions.js';
+import { ImagePuller } from './image-puller.js';
+import { PodReconciler } from './pod-reconciler.js';
+import type { StatusWriter } from './status-manager.js';
+import { isContainerStartError } from './sync-errors.js';
+import { basePod, UID } from './test-fixtures.js';
+import { createVolumeManager, type VolumeSourceApi } from './volumes/index.js';
+
+class RecordingStatusWriter implements StatusWriter {
+  readonly statuses: V1PodStatus[] = [];
+  readonly deleted: string[] = [];
+  constructor(private readonly store: Map<string, V1Pod>) {}
+  setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
+    this.statuses.push(status);
+    this.store.set(pod.metadata?.uid ?? '', { ...pod, status });
+    return Promise.resolve();
+  }
+  deletePod(pod: V1Pod): Promise<void> {
+    this.deleted.push(pod.metadata?.uid ?? '');
+    this.store.delete(pod.metadata?.uid ?? '');
+    return Promise.resolve();
+  }
+  forget(): void {}
+  last(): V1PodStatus | undefined {
+    return this.statuses.at(-1);
+  }
+}
+
+const noApi: VolumeSourceApi = {
+  readConfigMap: () => Promise.resolve(undefined),
+  readSecret: () => Promise.resolve(undefined),
+  requestServiceAccountToken: () => Promise.reject(new Error('no tokens in this test')),
+};
+
+interface Harness {
+  readonly runtime: FakeRuntime;
+  readonly store: Map<string, V1Pod>;
+  readonly status: RecordingStatusWriter;
+  readonly events: RecordingEventRecorder;
+  /** A reconciler sharing the runtime and store (a fresh one models an agent restart). */
+  reconciler(): PodReconciler;
+}
+
+function harness(root: string): Harness {
+  const clock = createFakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const runtime = new FakeRuntime({ now: () => clock.now(), images: ['docker.io/library/busybox:1.35'] });
+  const store = new Map<string, V1Pod>();
+  const status = new RecordingStatusWriter(store);
+  const events = new RecordingEventRecorder();
+  const logger = pino({ level: 'silent' });
+  const reconciler = (): PodReconciler => {
+    const volumes = createVolumeManager({ rootDir: root, api: noApi, logger });
+    const executor = new PodActionsExecutor({
+      runtime,
+      images: runtime,
+      puller: new ImagePuller({ images: runtime, events, clock }),
+      volumes,
+      envApi: noApi,
+      events,
+      nodeName: 'node-a',
+      nodeIp: '10.213.0.1',
+      podLogDir: path.join(root, 'logs'),
+      nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
+      logger,
+    });
+    return new PodReconciler({ store: { get: (uid) => store.get(uid) }, runtime, executor, status, volumes, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
+  };
+  return { runtime, store, status, events, reconciler };
+}
+
+const ref = { uid: UID, namespace: 'default', name: 'web' };
+
+describe('PodReconciler with the fake runtime', () => {
+  let root = '';
+  let h: Harness;
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
+    h = harness(root);
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('creates one sandbox, starts the containers in spec order, and reports Running with the sandbox IP', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.runtime.callsTo('runPodSandbox').length, 1);
+    const created = h.runtime.callsTo('createContainer').map((c) => (c.args[1] as { metadata: { name: string } }).metadata.name);
+    assert.deepEqual(created, ['app', 'sidecar']);
+    const status = h.status.last();
+    assert.equal(status?.phase, 'Running');
+    assert.match(status?.podIP ?? '', /^10\.88\.0\.\d+$/);
+    assert.deepEqual(h.events.reasons().filter((r) => r === 'Started'), ['Started', 'Started']);
+  });
+
+  it('changes nothing when reconciled again, even by a restarted agent', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    const callsBefore = h.runtime.calls.filter((c) => c.method === 'runPodSandbox' || c.method === 'createContainer' || c.method === 'stopContainer').length;
+    await h.reconciler().reconcile(ref);
+    const callsAfter = h.runtime.calls.filter((c) => c.method === 'runPodSandbox' || c.method === 'createContainer' || c.method === 'stopContainer').length;
+    assert.equal(callsAfter, callsBefore);
+    assert.deepEqual(h.status.last()?.containerStatuses?.map((c) => c.restartCount), [0, 0]);
+  });
+
+  it('restarts an exited container with the next restart count', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
+    h.runtime.setContainerExited(app?.id ?? '', 2);
+    await h.reconciler().reconcile(ref);
+    const appStatus = h.status.last()?.containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(appStatus?.restartCount, 1);
+    assert.ok(appStatus?.state?.running);
+    assert.equal(appStatus?.lastState?.terminated?.exitCode, 2);
+  });
+
+  it('reports ErrImagePull and rethrows when the image cannot be pulled', async () => {
+    h.store.set(UID, basePod((p) => (p.spec!.containers[0]!.image = 'docker.io/library/absent:1')));
+    h.runtime.injectError('pullImage', new Error('connection refused'));
+    const error = await h.reconciler().reconcile(ref).then(() => undefined, (e: unknown) => e);
+    assert.ok(isContainerStartError(error));
+    assert.equal(error.reason, 'ErrImagePull');
+    assert.equal(h.status.last()?.containerStatuses?.[0]?.state?.waiting?.reason, 'ErrImagePull');
+    assert.ok(h.events.events.some((e) => e.reason === 'Failed' && e.message.includes('Failed to pull image')));
+  });
+
+  it('keeps the pod ContainerCreating and rethrows when the runtime is unavailable at sandbox creation', async () => {
+    h.store.set(UID, basePod());
+    h.runtime.injectError('runPodSandbox', new CriUnavailableError({ method: 'RunPodSandbox', code: 14, message: 'connection refused' }));
+    await assert.rejects(h.reconciler().reconcile(ref));
+    assert.equal(h.status.last()?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
+    assert.ok(h.events.reasons().includes('FailedCreatePodSandBox'));
+  });
+
+  it('terminates a deleted pod: stops containers with its grace period, removes the sandbox, deletes the pod object', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    h.store.set(UID, basePod((p) => {
+      p.metadata!.deletionTimestamp = new Date();
+      p.metadata!.deletionGracePeriodSeconds = 7;
+      p.status = h.status.last();
+    }));
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(h.runtime.callsTo('stopContainer').map((c) => c.args[1]), [7, 7]);
+    assert.deepEqual(await h.runtime.listPodSandbox(), []);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+    assert.equal(h.status.last()?.phase, 'Failed');
+    assert.deepEqual(h.status.deleted, [UID]);
+  });
+
+  it('removes everything of a pod the API no longer has', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    h.store.delete(UID);
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(await h.runtime.listPodSandbox(), []);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
+  it('finishes a restartPolicy Never pod as Succeeded and never starts it again', async () => {
+    h.store.set(UID, basePod((p) => (p.spec!.restartPolicy = 'Never')));
+    await h.reconciler().reconcile(ref);
+    for (const c of await h.runtime.listContainers()) h.runtime.setContainerExited(c.id, 0);
+    await h.reconciler().reconcile(ref); // kills the pod (sandbox stopped)
+    await h.reconciler().reconcile(ref); // reports the terminal phase
+    assert.equal(h.status.last()?.phase, 'Succeeded');
+    const creates = h.runtime.callsTo('createContainer').length;
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.runtime.callsTo('createContainer').length, creates);
+    assert.equal(h.runtime.callsTo('runPodSandbox').length, 1);
+  });
+});

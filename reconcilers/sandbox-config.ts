@@ -1,0 +1,85 @@
+/**
+ * The CRI sandbox config of a pod: identity labels, the kubelet's log directory layout
+ * (`<podLogDir>/<namespace>_<name>_<uid>`), hostname, namespaces and port mappings.
+ */
+import path from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
+import { ANNOTATION_GRACE_PERIOD, sandboxLabels, type PodIdentity } from './runtime-labels.js';
+
+export interface SandboxConfigOptions {
+  readonly nodeName: string;
+  /** Root of pod log directories, `/var/log/pods` by default. */
+  readonly podLogDir: string;
+  readonly attempt: number;
+}
+
+/** Identity of a pod from its metadata. */
+export function podIdentity(pod: V1Pod): PodIdentity {
+  return { uid: pod.metadata?.uid ?? '', namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '' };
+}
+
+/** `<podLogDir>/<namespace>_<name>_<uid>`, where the runtime writes container logs. */
+export function podLogDirectory(pod: PodIdentity, podLogDir: string): string {
+  return path.join(podLogDir, `${pod.namespace}_${pod.name}_${pod.uid}`);
+}
+
+/** The pod's grace period: the deletion's when it is being deleted, else the spec's (default 30 s). */
+export function podGracePeriodSeconds(pod: V1Pod): number {
+  return pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+}
+
+/** Namespace modes of the pod: host network/PID/IPC or the pod's own. */
+export function podNamespaces(pod: V1Pod): NamespaceOptions {
+  const spec = pod.spec;
+  return {
+    network: spec?.hostNetwork === true ? 'NODE' : 'POD',
+    pid: spec?.hostPID === true ? 'NODE' : spec?.shareProcessNamespace === true ? 'POD' : 'CONTAINER',
+    ipc: spec?.hostIPC === true ? 'NODE' : 'POD',
+  };
+}
+
+function hostname(pod: V1Pod): string {
+  const name = pod.spec?.hostname ?? pod.metadata?.name ?? '';
+  return name.slice(0, 63).replace(/[-.]+$/, '');
+}
+
+function portMappings(pod: V1Pod): PortMapping[] {
+  return (pod.spec?.containers ?? []).flatMap((c) =>
+    (c.ports ?? [])
+      .filter((p) => p.hostPort !== undefined && p.hostPort > 0)
+      .map((p) => ({
+        protocol: (p.protocol ?? 'TCP') as PortMapping['protocol'],
+        containerPort: p.containerPort,
+        hostPort: p.hostPort ?? 0,
+        hostIp: p.hostIP ?? '',
+      })),
+  );
+}
+
+function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
+  const securityContext = pod.spec?.securityContext;
+  return {
+    namespaceOptions: podNamespaces(pod),
+    ...(securityContext?.runAsUser === undefined ? {} : { runAsUser: BigInt(securityContext.runAsUser) }),
+    ...(securityContext?.runAsGroup === undefined ? {} : { runAsGroup: BigInt(securityContext.runAsGroup) }),
+    supplementalGroups: (securityContext?.supplementalGroups ?? []).map((g) => BigInt(g)),
+  };
+}
+
+/** Builds the sandbox config for a pod. Pure. */
+export function buildSandboxConfig(pod: V1Pod, options: SandboxConfigOptions): PodSandboxConfig {
+  const identity = podIdentity(pod);
+  return {
+    metadata: { ...identity, attempt: options.attempt },
+    hostname: pod.spec?.hostNetwork === true ? '' : hostname(pod),
+    logDirectory: podLogDirectory(identity, options.podLogDir),
+    labels: { ...(pod.metadata?.labels ?? {}), ...sandboxLabels(identity, options.nodeName) },
+    annotations: { ...(pod.metadata?.annotations ?? {}), [ANNOTATION_GRACE_PERIOD]: String(podGracePeriodSeconds(pod)) },
+    portMappings: portMappings(pod),
+    linux: {
+      securityContext: sandboxSecurityContext(pod),
+      sysctls: Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [s.name, s.value])),
+    },
+  };
+}

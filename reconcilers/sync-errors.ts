@@ -1,0 +1,56 @@
+/**
+ * Why a step of a reconcile failed, in the kubelet's vocabulary. The reason is what users see in
+ * `kubectl get pods` (the container's waiting reason) and in events, so it must be one of the
+ * kubelet's: tooling and habits match on them.
+ */
+
+/** Reasons a container could not be started; each becomes the container's `waiting.reason`. */
+export type ContainerStartReason =
+  | 'ErrImagePull'
+  | 'ImagePullBackOff'
+  | 'ErrImageNeverPull'
+  | 'InvalidImageName'
+  | 'CreateContainerConfigError'
+  | 'CreateContainerError'
+  | 'RunContainerError';
+
+/** Reasons the pod as a whole could not be set up (shown as events; containers stay ContainerCreating). */
+export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedMount' | 'FailedKillPod';
+
+/** A container of the pod could not be started. */
+export class ContainerStartError extends Error {
+  constructor(
+    readonly containerName: string,
+    readonly reason: ContainerStartReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ContainerStartError';
+  }
+}
+
+/** The pod could not be set up (sandbox, volumes) or torn down. */
+export class PodSetupError extends Error {
+  constructor(
+    readonly reason: PodSetupReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PodSetupError';
+  }
+}
+
+export function isContainerStartError(error: unknown): error is ContainerStartError {
+  return error instanceof ContainerStartError;
+}
+
+export function isPodSetupError(error: unknown): error is PodSetupError {
+  return error instanceof PodSetupError;
+}
+
+/** The message of any thrown value, for events and logs. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
