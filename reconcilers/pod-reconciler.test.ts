@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriUnavailableError } from '../cri/errors.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
 import { createFakeClock } from '../controllers/fake-clock.js';
@@ -35,7 +36,9 @@ class RecordingStatusWriter implements StatusWriter {
     this.store.delete(pod.metadata?.uid ?? '');
     return Promise.resolve();
   }
-  forget(): void {}
+  forget(): void {
+    // Nothing cached per UID here: every status is recorded.
+  }
   last(): V1PodStatus | undefined {
     return this.statuses.at(-1);
   }
@@ -144,7 +147,7 @@ describe('PodReconciler with the fake runtime', () => {
 
   it('keeps the pod ContainerCreating and rethrows when the runtime is unavailable at sandbox creation', async () => {
     h.store.set(UID, basePod());
-    h.runtime.injectError('runPodSandbox', new CriUnavailableError({ method: 'RunPodSandbox', code: 14, message: 'connection refused' }));
+    h.runtime.injectError('runPodSandbox', new CriUnavailableError({ method: 'RunPodSandbox', code: GrpcStatus.UNAVAILABLE, message: 'connection refused' }));
     await assert.rejects(h.reconciler().reconcile(ref));
     assert.equal(h.status.last()?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
     assert.ok(h.events.reasons().includes('FailedCreatePodSandBox'));

@@ -102,7 +102,8 @@ export class PodReconciler {
     }
     const after = await observePod(this.options.runtime, uid, this.options.nodeName);
     await this.writeStatus(pod, after, false);
-    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(String(failure));
+    if (failure instanceof Error) throw failure;
+    if (failure !== undefined) throw new Error('pod sync failed', { cause: failure });
     return {};
   }
 

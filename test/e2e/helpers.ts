@@ -63,7 +63,8 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
       last = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
+      const cause = last instanceof Error ? `: ${last.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

@@ -1,0 +1,22 @@
+/**
+ * Pod volumes, materialised like the kubelet does: emptyDir, configMap, secret, projected
+ * (serviceAccountToken, configMap, secret, downwardAPI), downwardAPI and hostPath, under
+ * `<rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>`.
+ *
+ * Executor usage: `prepare(pod)` before creating the sandbox and on every reconcile (refreshes
+ * contents and tokens); `prepareContainerMounts(container, prepared)` (or the pure
+ * `containerMounts`) before each `createContainer`; `cleanup(uid)` once the containers are gone.
+ */
+export type {
+  IssuedToken,
+  PreparedVolumes,
+  ServiceAccountTokenRequest,
+  VolumeManager,
+  VolumeManagerOptions,
+  VolumeSourceApi,
+} from './types.js';
+export { createVolumeManager } from './manager.js';
+export { containerMounts, type ContainerMountsOptions } from './mounts.js';
+export { prepareContainerMounts } from './subpath.js';
+export { createVolumeSourceApi } from './api.js';
+export { isVolumeError, VolumeError, type VolumeErrorReason } from './errors.js';

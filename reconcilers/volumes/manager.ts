@@ -1,0 +1,198 @@
+/**
+ * The volume manager: prepares every volume of a pod in the kubelet's on-disk layout and removes
+ * them with the pod. See `types.ts` for the contract.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { writeAtomically } from './atomic-writer.js';
+import { configMapPayload } from './configmap.js';
+import { downwardApiPayload } from './downward-api.js';
+import { prepareEmptyDir } from './empty-dir.js';
+import { describeCause, failedMount, isVolumeError, VolumeError } from './errors.js';
+import { ensureDir } from './fs-util.js';
+import { prepareHostPath } from './host-path.js';
+import { pluginDir, POD_DIR_MODE, podDir, volumeDir, type VolumePluginDir } from './layout.js';
+import { applyFsGroup, fsGroupOf, fsUserOf } from './ownership.js';
+import { DEFAULT_FILE_MODE, fileMode, type Payload } from './payload.js';
+import { projectedPayload } from './projected.js';
+import { secretPayload } from './secret.js';
+import { createServiceAccountTokens, type ServiceAccountTokens } from './service-account-token.js';
+import type { PreparedVolumes, VolumeManager, VolumeManagerOptions } from './types.js';
+import { classifyVolume } from './volume-kind.js';
+
+/**
+ * Root of an atomic-writer volume: 0777 like the kubelet's (it wraps an emptyDir). Containers mount
+ * these volumes read-only, so the mode only matters to host users, and the pod directory above is 0750.
+ */
+const ATOMIC_VOLUME_ROOT_MODE = 0o777;
+
+interface ManagerContext {
+  readonly rootDir: string;
+  readonly options: VolumeManagerOptions;
+  readonly clock: () => Date;
+  readonly tokens: ServiceAccountTokens;
+  readonly logger: Logger;
+}
+
+interface PodContext extends ManagerContext {
+  readonly pod: V1Pod;
+  readonly uid: string;
+  readonly namespace: string;
+  readonly fsGroup: number | undefined;
+}
+
+interface PreparedVolume {
+  readonly hostPath: string;
+  /** Containers must mount it read-only (atomic-writer volumes). */
+  readonly readOnly: boolean;
+}
+
+/** Creates a volume manager rooted at `options.rootDir`. */
+export function createVolumeManager(options: VolumeManagerOptions): VolumeManager {
+  const clock = options.clock ?? ((): Date => new Date());
+  const context: ManagerContext = {
+    rootDir: options.rootDir,
+    options,
+    clock,
+    tokens: createServiceAccountTokens({ api: options.api, clock }),
+    logger: options.logger.child({ component: 'volumes' }),
+  };
+  return {
+    prepare: (pod) => preparePod(context, pod),
+    async cleanup(podUid: string): Promise<void> {
+      const dir = podDir(context.rootDir, podUid);
+      context.tokens.forgetPod(podUid);
+      await fs.rm(dir, { recursive: true, force: true });
+      context.logger.debug({ podUID: podUid }, 'pod volumes removed');
+    },
+  };
+}
+
+async function preparePod(context: ManagerContext, pod: V1Pod): Promise<PreparedVolumes> {
+  const uid = pod.metadata?.uid ?? '';
+  if (uid === '') throw new VolumeError({ reason: 'FailedMount', message: 'pod has no metadata.uid' });
+  const podContext: PodContext = {
+    ...context,
+    logger: context.logger.child({ podUID: uid }),
+    pod,
+    uid,
+    namespace: pod.metadata?.namespace ?? '',
+    fsGroup: fsGroupOf(pod),
+  };
+  try {
+    await ensurePodDirs(context.rootDir, uid);
+  } catch (error) {
+    throw new VolumeError({ reason: 'FailedMount', message: `pod directory: ${describeCause(error)}`, cause: error });
+  }
+
+  const hostPaths = new Map<string, string>();
+  const readOnlyVolumes = new Set<string>();
+  const failures: VolumeError[] = [];
+  for (const volume of pod.spec?.volumes ?? []) {
+    try {
+      const prepared = await prepareVolume(podContext, volume);
+      hostPaths.set(volume.name, prepared.hostPath);
+      if (prepared.readOnly) readOnlyVolumes.add(volume.name);
+    } catch (error) {
+      failures.push(isVolumeError(error) ? error : failedMount(volume.name, describeCause(error), error));
+    }
+  }
+  throwFailures(failures);
+  return { hostPaths, readOnlyVolumes };
+}
+
+function throwFailures(failures: readonly VolumeError[]): void {
+  const [first] = failures;
+  if (first === undefined) return;
+  if (failures.length === 1) throw first;
+  throw new VolumeError({
+    reason: 'FailedMount',
+    ...(first.volumeName === undefined ? {} : { volumeName: first.volumeName }),
+    message: failures.map((failure) => failure.message).join('; '),
+    cause: first,
+  });
+}
+
+async function ensurePodDirs(rootDir: string, uid: string): Promise<void> {
+  const dir = podDir(rootDir, uid);
+  await fs.mkdir(path.dirname(dir), { recursive: true, mode: POD_DIR_MODE });
+  await ensureDir(dir, POD_DIR_MODE);
+  await ensureDir(path.join(dir, 'volumes'), POD_DIR_MODE);
+}
+
+async function prepareVolume(context: PodContext, volume: V1Volume): Promise<PreparedVolume> {
+  const classified = classifyVolume(volume);
+  const { api } = context.options;
+  const { namespace } = context;
+  switch (classified.kind) {
+    case 'emptyDir': {
+      const dir = await volumeDirFor(context, 'empty-dir', volume.name);
+      await prepareEmptyDir({ dir, source: classified.source, ...(context.fsGroup === undefined ? {} : { fsGroup: context.fsGroup }) });
+      return { hostPath: dir, readOnly: false };
+    }
+    case 'hostPath':
+      return { hostPath: await prepareHostPath(classified.source), readOnly: false };
+    case 'configMap': {
+      const { source } = classified;
+      const payload = await configMapPayload({ api, namespace, source, defaultMode: fileMode(source.defaultMode, DEFAULT_FILE_MODE) });
+      return writeVolume(context, { plugin: 'configmap', volumeName: volume.name, payload });
+    }
+    case 'secret': {
+      const { secretName, items, optional, defaultMode } = classified.source;
+      const source = { name: secretName ?? '', items, optional };
+      const payload = await secretPayload({ api, namespace, source, defaultMode: fileMode(defaultMode, DEFAULT_FILE_MODE) });
+      return writeVolume(context, { plugin: 'secret', volumeName: volume.name, payload });
+    }
+    case 'projected': {
+      const payload = await projectedPayload({
+        api,
+        tokens: context.tokens,
+        pod: context.pod,
+        volumeName: volume.name,
+        source: classified.source,
+        ...optionalIds(fsUserOf(context.pod), context.fsGroup),
+      });
+      return writeVolume(context, { plugin: 'projected', volumeName: volume.name, payload });
+    }
+    case 'downwardAPI': {
+      const { items, defaultMode } = classified.source;
+      const payload = downwardApiPayload({ items, pod: context.pod, defaultMode: fileMode(defaultMode, DEFAULT_FILE_MODE) });
+      return writeVolume(context, { plugin: 'downward-api', volumeName: volume.name, payload });
+    }
+    case 'unsupported':
+      throw failedMount(volume.name, `${classified.type} volumes are not supported by nodelet`);
+  }
+}
+
+function optionalIds(fsUser: number | undefined, fsGroup: number | undefined): { fsUser?: number; fsGroup?: number } {
+  return { ...(fsUser === undefined ? {} : { fsUser }), ...(fsGroup === undefined ? {} : { fsGroup }) };
+}
+
+async function volumeDirFor(context: PodContext, plugin: VolumePluginDir, volumeName: string): Promise<string> {
+  await ensureDir(pluginDir(context.rootDir, context.uid, plugin), POD_DIR_MODE);
+  return volumeDir(context.rootDir, context.uid, plugin, volumeName);
+}
+
+interface VolumeWrite {
+  readonly plugin: VolumePluginDir;
+  readonly volumeName: string;
+  readonly payload: Payload;
+}
+
+/** Creates the volume root if needed and projects the payload into it atomically. */
+async function writeVolume(context: PodContext, write: VolumeWrite): Promise<PreparedVolume> {
+  const dir = await volumeDirFor(context, write.plugin, write.volumeName);
+  const { fsGroup } = context;
+  const created = await ensureDir(dir, ATOMIC_VOLUME_ROOT_MODE);
+  if (created && fsGroup !== undefined) await applyFsGroup(dir, { gid: fsGroup, readOnly: true });
+  const written = await writeAtomically({
+    targetDir: dir,
+    payload: write.payload,
+    now: context.clock(),
+    ...(fsGroup === undefined ? {} : { setPerms: (versionDir: string) => applyFsGroup(versionDir, { gid: fsGroup, readOnly: true }) }),
+  });
+  if (written) context.logger.debug({ volume: write.volumeName, files: write.payload.size }, 'volume contents written');
+  return { hostPath: dir, readOnly: true };
+}

@@ -1,0 +1,106 @@
+/**
+ * CRI mounts for one container from its `volumeMounts` (the kubelet's `makeMounts`): volume host
+ * paths, `subPath`/`subPathExpr` resolved inside the volume, read-only flags and mount propagation.
+ */
+import path from 'node:path';
+import type { V1Container, V1VolumeMount } from '@kubernetes/client-node';
+import type { Mount, MountPropagation } from '../../cri/types.js';
+import { VolumeError } from './errors.js';
+import type { PreparedVolumes } from './types.js';
+
+/** Extra inputs of {@link containerMounts}. */
+export interface ContainerMountsOptions {
+  /**
+   * The container's resolved environment, for `$(VAR)` references in `subPathExpr`. Defaults to the
+   * literal `value`s of `container.env` (variables from `valueFrom` are then unknown).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+function configError(message: string, volumeName?: string): VolumeError {
+  return new VolumeError({ reason: 'CreateContainerConfigError', message, ...(volumeName === undefined ? {} : { volumeName }) });
+}
+
+/** The literal `value`s of `container.env`, by name (variables from `valueFrom` are left out). */
+export function literalEnv(container: V1Container): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const variable of container.env ?? []) {
+    if (variable.value !== undefined) env[variable.name] = variable.value;
+  }
+  return env;
+}
+
+/**
+ * Expands `$(VAR)` references (`$$` is a literal `$`), as the kubelet does for `subPathExpr`.
+ * @throws VolumeError when a referenced variable is unset or empty.
+ */
+export function expandSubPathExpr(expression: string, env: Readonly<Record<string, string>>): string {
+  const missing = new Set<string>();
+  const expanded = expression.replace(/\$\$|\$\(([^)]*)\)/g, (match, name: string | undefined) => {
+    if (match === '$$') return '$';
+    const value = env[name ?? ''];
+    if (value === undefined || value === '') missing.add(name ?? '');
+    return value ?? '';
+  });
+  if (missing.size > 0) throw configError(`subPathExpr "${expression}": missing value for ${[...missing].sort().join(', ')}`);
+  return expanded;
+}
+
+/**
+ * The mount's subPath (after expansion), cleaned; `''` when it has none.
+ * @throws VolumeError when it is absolute or steps out with `..`.
+ */
+export function mountSubPath(mount: V1VolumeMount, env: Readonly<Record<string, string>>): string {
+  if (mount.subPath !== undefined && mount.subPath !== '' && mount.subPathExpr !== undefined && mount.subPathExpr !== '') {
+    throw configError(`volume mount "${mount.name}" at ${mount.mountPath}: subPath and subPathExpr are mutually exclusive`, mount.name);
+  }
+  const raw = mount.subPathExpr !== undefined && mount.subPathExpr !== '' ? expandSubPathExpr(mount.subPathExpr, env) : (mount.subPath ?? '');
+  if (raw === '') return '';
+  if (path.isAbsolute(raw)) throw configError(`subPath "${raw}" of volume "${mount.name}" must not be an absolute path`, mount.name);
+  if (raw.split('/').includes('..')) throw configError(`subPath "${raw}" of volume "${mount.name}" must not contain '..'`, mount.name);
+  const cleaned = path.posix.normalize(raw).replace(/\/+$/, '');
+  return cleaned === '.' ? '' : cleaned;
+}
+
+function propagation(mount: V1VolumeMount): MountPropagation {
+  switch (mount.mountPropagation) {
+    case undefined:
+    case '':
+    case 'None':
+      return 'PROPAGATION_PRIVATE';
+    case 'HostToContainer':
+      return 'PROPAGATION_HOST_TO_CONTAINER';
+    case 'Bidirectional':
+      return 'PROPAGATION_BIDIRECTIONAL';
+    default:
+      throw configError(`volume mount "${mount.name}": invalid mountPropagation "${mount.mountPropagation}"`, mount.name);
+  }
+}
+
+/**
+ * The CRI mounts of `container`. Pure: it checks subPaths lexically only (absolute paths and `..`
+ * are rejected); call `prepareContainerMounts` instead to also create missing subPath directories
+ * and reject subPaths that escape their volume through symlinks.
+ * @throws VolumeError (`CreateContainerConfigError`) for an unknown volume, an invalid subPath,
+ *   propagation mode, or `recursiveReadOnly: Enabled` (which the CRI mount type cannot express).
+ */
+export function containerMounts(container: V1Container, prepared: PreparedVolumes, options: ContainerMountsOptions = {}): Mount[] {
+  const env = options.env ?? literalEnv(container);
+  return (container.volumeMounts ?? []).map((mount): Mount => {
+    const volumePath = prepared.hostPaths.get(mount.name);
+    if (volumePath === undefined) {
+      throw configError(`cannot find volume "${mount.name}" to mount into container "${container.name}"`, mount.name);
+    }
+    if (mount.recursiveReadOnly === 'Enabled') {
+      throw configError(`volume mount "${mount.name}": recursiveReadOnly Enabled is not supported by nodelet`, mount.name);
+    }
+    const subPath = mountSubPath(mount, env);
+    return {
+      containerPath: mount.mountPath,
+      hostPath: subPath === '' ? volumePath : path.join(volumePath, subPath),
+      readonly: mount.readOnly === true || (prepared.readOnlyVolumes?.has(mount.name) ?? false),
+      selinuxRelabel: false,
+      propagation: propagation(mount),
+    };
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * The volume manager's contract with the executor and with the API server.
+ *
+ * The executor calls {@link VolumeManager.prepare} before creating a pod's sandbox (and again on
+ * every reconcile, which refreshes configMap/secret/projected contents and service-account tokens),
+ * builds each container's CRI mounts with `containerMounts()`, and calls
+ * {@link VolumeManager.cleanup} once the pod's containers are gone.
+ */
+import type { V1ConfigMap, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+/** A TokenRequest for a pod's service account, bound to the pod. */
+export interface ServiceAccountTokenRequest {
+  readonly namespace: string;
+  readonly serviceAccountName: string;
+  /** Omitted: the API server's default audiences. */
+  readonly audience?: string;
+  readonly expirationSeconds: number;
+  readonly podName: string;
+  readonly podUid: string;
+}
+
+/** A token the API server issued. */
+export interface IssuedToken {
+  readonly token: string;
+  /** The nominal expiry the API server reports (`status.expirationTimestamp`). */
+  readonly expiresAt: Date;
+}
+
+/** What volumes need from the API server (narrow, so tests pass plain data). */
+export interface VolumeSourceApi {
+  /** @returns the config map, or `undefined` when it does not exist. Other failures throw. */
+  readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
+  /** @returns the secret (its `data` base64-encoded, as the API serves it), or `undefined` when it does not exist. */
+  readSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
+  /** Creates a TokenRequest for `serviceAccountName`, bound to the pod (kind Pod, name + uid). */
+  requestServiceAccountToken(req: ServiceAccountTokenRequest): Promise<IssuedToken>;
+}
+
+/** Dependencies of {@link VolumeManager}. */
+export interface VolumeManagerOptions {
+  /** nodelet's root directory; pod data lives in `<rootDir>/pods/<uid>`. */
+  readonly rootDir: string;
+  readonly api: VolumeSourceApi;
+  /** Time source for token refresh and timestamped data directories; defaults to `new Date()`. */
+  readonly clock?: () => Date;
+  readonly logger: Logger;
+}
+
+/** Where each of a pod's volumes lives on the host. */
+export interface PreparedVolumes {
+  /** Volume name → host directory (or file, for a hostPath file). */
+  readonly hostPaths: ReadonlyMap<string, string>;
+  /**
+   * Volumes that containers must mount read-only whatever their `volumeMounts` say
+   * (configMap, secret, projected, downwardAPI: the kubelet mounts them read-only).
+   * Absent means none.
+   */
+  readonly readOnlyVolumes?: ReadonlySet<string>;
+}
+
+/**
+ * Materialises a pod's volumes on disk in the kubelet's layout:
+ * `<rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<volumeName>`.
+ *
+ * Calls for one pod UID must not overlap (the queue runs one reconcile per UID at a time); calls
+ * for different pods may.
+ */
+export interface VolumeManager {
+  /**
+   * Creates or refreshes every volume of the pod. Idempotent: re-running rewrites
+   * configMap/secret/projected/downwardAPI contents atomically when they changed (a reader sees
+   * either the old or the new set of files, never a mix) and refreshes a service-account token once
+   * it is past 80% of its lifetime.
+   *
+   * Every volume is attempted even when an earlier one fails (so a running pod still gets its token
+   * refreshed while one of its config maps is missing); then the failures are thrown.
+   *
+   * @throws VolumeError with reason `FailedMount` and a message naming the volume and the cause
+   *   (e.g. `volume "cfg": configmap "x" not found`) when a volume cannot be prepared. A missing
+   *   source marked `optional: true` is not an error (the volume is empty). Volume types other than
+   *   emptyDir, configMap, secret, projected (serviceAccountToken, configMap, secret, downwardAPI),
+   *   downwardAPI and hostPath fail with `volume "<name>": <type> volumes are not supported by nodelet`.
+   */
+  prepare(pod: V1Pod): Promise<PreparedVolumes>;
+  /**
+   * Removes `<rootDir>/pods/<uid>` entirely and forgets the pod's cached tokens. Call it only after
+   * the pod's containers are gone. Idempotent.
+   */
+  cleanup(podUid: string): Promise<void>;
+}
