@@ -55,6 +55,8 @@ interface Harness {
   readonly store: Map<string, V1Pod>;
   readonly status: RecordingStatusWriter;
   readonly events: RecordingEventRecorder;
+  /** What the store answers to `synced()`. */
+  readonly synced: { value: boolean };
   /** A reconciler sharing the runtime and store (a fresh one models an agent restart). */
   reconciler(): PodReconciler;
 }
@@ -65,6 +67,7 @@ function harness(root: string): Harness {
   const store = new Map<string, V1Pod>();
   const status = new RecordingStatusWriter(store);
   const events = new RecordingEventRecorder();
+  const synced = { value: true };
   const logger = pino({ level: 'silent' });
   const reconciler = (): PodReconciler => {
     const volumes = createVolumeManager({ rootDir: root, api: noApi, logger });
@@ -81,9 +84,9 @@ function harness(root: string): Harness {
       nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
       logger,
     });
-    return new PodReconciler({ store: { get: (uid) => store.get(uid) }, runtime, executor, status, volumes, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
+    return new PodReconciler({ store: { get: (uid) => store.get(uid), synced: () => synced.value }, runtime, executor, status, volumes, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
   };
-  return { runtime, store, status, events, reconciler };
+  return { runtime, store, status, events, synced, reconciler };
 }
 
 const ref = { uid: UID, namespace: 'default', name: 'web' };
@@ -176,6 +179,17 @@ describe('PodReconciler with the fake runtime', () => {
     await h.reconciler().reconcile(ref);
     assert.deepEqual(await h.runtime.listPodSandbox(), []);
     assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
+  it('tears nothing down for a pod missing from a store that has not synced yet (agent restart)', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    h.store.delete(UID);
+    h.synced.value = false;
+    const outcome = await h.reconciler().reconcile(ref);
+    assert.ok((outcome.requeueAfterMs ?? 0) > 0);
+    assert.equal(h.runtime.callsTo('stopContainer').length, 0);
+    assert.equal((await h.runtime.listPodSandbox()).length, 1);
   });
 
   it('finishes a restartPolicy Never pod as Succeeded and never starts it again', async () => {

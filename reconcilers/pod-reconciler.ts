@@ -14,7 +14,8 @@
  *   precondition), so when `kubectl delete` returns nothing of the pod is left in the runtime.
  * - gone: the API has no pod with this UID (deleted while the agent was down, or force-deleted).
  *   Stop and remove whatever the runtime still has of it, with the grace period recorded on its
- *   containers.
+ *   containers. Only once the pod source has synced: before that, absence proves nothing, and a
+ *   restarted agent must not tear down the pods it is about to find again.
  *
  * A failed step is thrown after the status is written, so the queue retries with backoff.
  */
@@ -37,6 +38,11 @@ import type { VolumeManager } from './volumes/index.js';
 /** Where the reconciler reads desired pods. */
 export interface PodStore {
   get(uid: string): V1Pod | undefined;
+  /**
+   * True once the store holds a full list from the API. Before that, a UID missing from it proves
+   * nothing (the agent just started, or the API server is down), so nothing is torn down.
+   */
+  synced(): boolean;
 }
 
 export interface PodReconcilerOptions {
@@ -58,6 +64,9 @@ export interface ReconcileOutcome {
   readonly requeueAfterMs?: number;
 }
 
+/** How long to wait before looking again at a pod the store cannot vouch for yet. */
+const UNSYNCED_RETRY_MS = 2000;
+
 /** Grace period for a pod the API no longer has: the longest recorded on its containers, else 2 s. */
 const ORPHAN_GRACE_SECONDS = 2;
 
@@ -77,6 +86,10 @@ export class PodReconciler {
     const pod = this.options.store.get(ref.uid);
     const observed = await observePod(this.options.runtime, ref.uid, this.options.nodeName);
     if (pod === undefined) {
+      if (!this.options.store.synced()) {
+        log.debug('pod source not synced yet: not deciding whether the pod is gone');
+        return { requeueAfterMs: UNSYNCED_RETRY_MS };
+      }
       await this.cleanUpGone(observed, log);
       return {};
     }
