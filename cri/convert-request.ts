@@ -1,0 +1,203 @@
+/**
+ * `types.ts` → wire: builds the request messages the gRPC adapter sends. Pure functions.
+ * bigint becomes a decimal string (protobufjs parses it into an int64 without precision loss);
+ * optional sub-messages are sent only when the caller gave them, so the runtime's defaults apply.
+ */
+import type {
+  AuthConfig,
+  ContainerConfig,
+  ContainerFilter,
+  ImageSpec,
+  LinuxContainerConfig,
+  LinuxContainerSecurityContext,
+  LinuxPodSandboxConfig,
+  LinuxSandboxSecurityContext,
+  Mount,
+  NamespaceOptions,
+  PodSandboxConfig,
+  PodSandboxFilter,
+} from './types.js';
+import type {
+  WireAuthConfigRequest,
+  WireContainerConfigRequest,
+  WireContainerFilterRequest,
+  WireImageSpecRequest,
+  WireInt64Value,
+  WireLinuxContainerSecurityContext,
+  WireLinuxPodSandboxConfig,
+  WireLinuxSandboxSecurityContext,
+  WireMountRequest,
+  WireNamespaceOption,
+  WirePodSandboxConfigRequest,
+  WirePodSandboxFilterRequest,
+} from './wire-request.js';
+
+function int64(value: bigint | undefined): string | undefined {
+  return value === undefined ? undefined : value.toString();
+}
+
+function int64Value(value: bigint | undefined): WireInt64Value | undefined {
+  return value === undefined ? undefined : { value: value.toString() };
+}
+
+function int64List(values: readonly bigint[] | undefined): string[] | undefined {
+  return values?.map((v) => v.toString());
+}
+
+function namespaceOptionToWire(options: NamespaceOptions | undefined): WireNamespaceOption | undefined {
+  return options === undefined ? undefined : { network: options.network, pid: options.pid, ipc: options.ipc };
+}
+
+function sandboxSecurityToWire(sc: LinuxSandboxSecurityContext | undefined): WireLinuxSandboxSecurityContext | undefined {
+  if (sc === undefined) return undefined;
+  return {
+    namespaceOptions: namespaceOptionToWire(sc.namespaceOptions),
+    privileged: sc.privileged,
+    runAsUser: int64Value(sc.runAsUser),
+    runAsGroup: int64Value(sc.runAsGroup),
+    supplementalGroups: int64List(sc.supplementalGroups),
+    readonlyRootfs: sc.readonlyRootfs,
+  };
+}
+
+function linuxSandboxToWire(linux: LinuxPodSandboxConfig | undefined): WireLinuxPodSandboxConfig | undefined {
+  if (linux === undefined) return undefined;
+  return {
+    cgroupParent: linux.cgroupParent,
+    securityContext: sandboxSecurityToWire(linux.securityContext),
+    sysctls: linux.sysctls === undefined ? undefined : { ...linux.sysctls },
+  };
+}
+
+/** The wire form of a sandbox config (RunPodSandbox, and the `sandbox_config` of CreateContainer/PullImage). */
+export function podSandboxConfigToWire(config: PodSandboxConfig): WirePodSandboxConfigRequest {
+  const { metadata, dnsConfig } = config;
+  return {
+    metadata: { name: metadata.name, uid: metadata.uid, namespace: metadata.namespace, attempt: metadata.attempt },
+    hostname: config.hostname,
+    logDirectory: config.logDirectory,
+    dnsConfig:
+      dnsConfig === undefined
+        ? undefined
+        : { servers: [...dnsConfig.servers], searches: [...dnsConfig.searches], options: [...dnsConfig.options] },
+    portMappings: (config.portMappings ?? []).map((p) => ({
+      protocol: p.protocol,
+      containerPort: p.containerPort,
+      hostPort: p.hostPort,
+      hostIp: p.hostIp,
+    })),
+    labels: { ...config.labels },
+    annotations: { ...config.annotations },
+    linux: linuxSandboxToWire(config.linux),
+  };
+}
+
+/** The wire form of an image reference. */
+export function imageSpecToWire(spec: ImageSpec): WireImageSpecRequest {
+  return { image: spec.image, annotations: { ...spec.annotations } };
+}
+
+function mountToWire(mount: Mount): WireMountRequest {
+  return {
+    containerPath: mount.containerPath,
+    hostPath: mount.hostPath,
+    readonly: mount.readonly ?? false,
+    selinuxRelabel: mount.selinuxRelabel ?? false,
+    propagation: mount.propagation ?? 'PROPAGATION_PRIVATE',
+  };
+}
+
+function containerSecurityToWire(
+  sc: LinuxContainerSecurityContext | undefined,
+): WireLinuxContainerSecurityContext | undefined {
+  if (sc === undefined) return undefined;
+  const caps = sc.capabilities;
+  return {
+    capabilities:
+      caps === undefined
+        ? undefined
+        : { addCapabilities: [...caps.addCapabilities], dropCapabilities: [...caps.dropCapabilities] },
+    privileged: sc.privileged,
+    namespaceOptions: namespaceOptionToWire(sc.namespaceOptions),
+    runAsUser: int64Value(sc.runAsUser),
+    runAsGroup: int64Value(sc.runAsGroup),
+    supplementalGroups: int64List(sc.supplementalGroups),
+    readonlyRootfs: sc.readonlyRootfs,
+    noNewPrivs: sc.noNewPrivs,
+  };
+}
+
+function linuxContainerToWire(linux: LinuxContainerConfig | undefined): WireContainerConfigRequest['linux'] {
+  if (linux === undefined) return undefined;
+  const r = linux.resources;
+  return {
+    resources:
+      r === undefined
+        ? undefined
+        : {
+            cpuPeriod: int64(r.cpuPeriod),
+            cpuQuota: int64(r.cpuQuota),
+            cpuShares: int64(r.cpuShares),
+            memoryLimitInBytes: int64(r.memoryLimitInBytes),
+            oomScoreAdj: int64(r.oomScoreAdj),
+          },
+    securityContext: containerSecurityToWire(linux.securityContext),
+  };
+}
+
+/** The wire form of a container config (CreateContainer). */
+export function containerConfigToWire(config: ContainerConfig): WireContainerConfigRequest {
+  return {
+    metadata: { name: config.metadata.name, attempt: config.metadata.attempt },
+    image: imageSpecToWire(config.image),
+    command: [...config.command],
+    args: [...config.args],
+    workingDir: config.workingDir,
+    envs: config.envs.map((e) => ({ key: e.key, value: e.value })),
+    mounts: config.mounts.map(mountToWire),
+    labels: { ...config.labels },
+    annotations: { ...config.annotations },
+    logPath: config.logPath,
+    stdin: config.stdin,
+    stdinOnce: config.stdinOnce,
+    tty: config.tty,
+    linux: linuxContainerToWire(config.linux),
+  };
+}
+
+/**
+ * The wire form of a sandbox filter. The state goes in a wrapper message so that "any state" (no
+ * wrapper) differs from SANDBOX_READY, whose enum value is the proto default 0.
+ */
+export function podSandboxFilterToWire(filter: PodSandboxFilter | undefined): WirePodSandboxFilterRequest | undefined {
+  if (filter === undefined) return undefined;
+  return {
+    id: filter.id,
+    state: filter.state === undefined ? undefined : { state: filter.state },
+    labelSelector: filter.labelSelector === undefined ? undefined : { ...filter.labelSelector },
+  };
+}
+
+/** The wire form of a container filter; see `podSandboxFilterToWire` for why the state is wrapped. */
+export function containerFilterToWire(filter: ContainerFilter | undefined): WireContainerFilterRequest | undefined {
+  if (filter === undefined) return undefined;
+  return {
+    id: filter.id,
+    state: filter.state === undefined ? undefined : { state: filter.state },
+    podSandboxId: filter.podSandboxId,
+    labelSelector: filter.labelSelector === undefined ? undefined : { ...filter.labelSelector },
+  };
+}
+
+/** The wire form of registry credentials. */
+export function authConfigToWire(auth: AuthConfig | undefined): WireAuthConfigRequest | undefined {
+  if (auth === undefined) return undefined;
+  return {
+    username: auth.username,
+    password: auth.password,
+    auth: auth.auth,
+    serverAddress: auth.serverAddress,
+    identityToken: auth.identityToken,
+    registryToken: auth.registryToken,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Wire → `types.ts`: converts and validates what the runtime answered. Pure functions.
+ *
+ * Validation follows the CRI client contract: an object the caller will address by ID must have
+ * one, and a status must carry its metadata; anything less is a `CriInvalidResponseError` rather
+ * than a half-filled object that would fail later, far from the cause.
+ */
+import { CriInvalidResponseError } from './errors.js';
+import type {
+  Container,
+  ContainerMetadata,
+  ContainerState,
+  ContainerStatus,
+  ExecSyncResult,
+  Image,
+  ImageSpec,
+  Mount,
+  MountPropagation,
+  PodSandbox,
+  PodSandboxMetadata,
+  PodSandboxState,
+  PodSandboxStatus,
+  RuntimeStatus,
+  VersionInfo,
+} from './types.js';
+import type {
+  WireContainer,
+  WireContainerMetadata,
+  WireContainerStatus,
+  WireEnum,
+  WireExecSyncResponse,
+  WireImage,
+  WireImageSpec,
+  WireMount,
+  WirePodSandbox,
+  WirePodSandboxMetadata,
+  WirePodSandboxStatus,
+  WireStatusResponse,
+  WireVersionResponse,
+} from './wire.js';
+
+const SANDBOX_STATES: readonly PodSandboxState[] = ['SANDBOX_READY', 'SANDBOX_NOTREADY'];
+const CONTAINER_STATES: readonly ContainerState[] = [
+  'CONTAINER_CREATED',
+  'CONTAINER_RUNNING',
+  'CONTAINER_EXITED',
+  'CONTAINER_UNKNOWN',
+];
+const PROPAGATIONS: readonly MountPropagation[] = [
+  'PROPAGATION_PRIVATE',
+  'PROPAGATION_HOST_TO_CONTAINER',
+  'PROPAGATION_BIDIRECTIONAL',
+];
+
+/** Maps a decoded enum onto a string union; a value our proto does not know becomes `fallback`. */
+function enumFromWire<T extends string>(value: WireEnum, known: readonly T[], fallback: T): T {
+  return known.find((k) => k === value) ?? fallback;
+}
+
+/** Parses an int64 decoded as a decimal string; an empty or malformed value is 0. */
+export function bigintFromWire(value: string): bigint {
+  return /^-?\d+$/.test(value) ? BigInt(value) : 0n;
+}
+
+/** Throws unless `id` is non-empty. */
+export function requireId(method: string, what: string, id: string): string {
+  if (id === '') throw new CriInvalidResponseError({ method, message: `runtime returned an empty ${what}` });
+  return id;
+}
+
+function requireMessage<T>(method: string, what: string, value: T | null): T {
+  if (value === null) throw new CriInvalidResponseError({ method, message: `runtime returned no ${what}` });
+  return value;
+}
+
+export function versionFromWire(wire: WireVersionResponse): VersionInfo {
+  return {
+    version: wire.version,
+    runtimeName: wire.runtimeName,
+    runtimeVersion: wire.runtimeVersion,
+    runtimeApiVersion: wire.runtimeApiVersion,
+  };
+}
+
+export function runtimeStatusFromWire(method: string, wire: WireStatusResponse): RuntimeStatus {
+  const status = requireMessage(method, 'status', wire.status);
+  return {
+    conditions: status.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+  };
+}
+
+function sandboxMetadataFromWire(method: string, wire: WirePodSandboxMetadata | null): PodSandboxMetadata {
+  const m = requireMessage(method, 'sandbox metadata', wire);
+  return { name: m.name, uid: m.uid, namespace: m.namespace, attempt: m.attempt };
+}
+
+export function podSandboxFromWire(method: string, wire: WirePodSandbox): PodSandbox {
+  return {
+    id: requireId(method, 'sandbox ID', wire.id),
+    metadata: sandboxMetadataFromWire(method, wire.metadata),
+    state: enumFromWire(wire.state, SANDBOX_STATES, 'SANDBOX_NOTREADY'),
+    createdAt: bigintFromWire(wire.createdAt),
+    labels: { ...wire.labels },
+    annotations: { ...wire.annotations },
+    runtimeHandler: wire.runtimeHandler,
+  };
+}
+
+export function podSandboxStatusFromWire(method: string, wire: WirePodSandboxStatus | null): PodSandboxStatus {
+  const s = requireMessage(method, 'sandbox status', wire);
+  const network = s.network;
+  return {
+    id: requireId(method, 'sandbox ID', s.id),
+    metadata: sandboxMetadataFromWire(method, s.metadata),
+    state: enumFromWire(s.state, SANDBOX_STATES, 'SANDBOX_NOTREADY'),
+    createdAt: bigintFromWire(s.createdAt),
+    ...(network === null ? {} : { network: { ip: network.ip, additionalIps: network.additionalIps.map((p) => p.ip) } }),
+    labels: { ...s.labels },
+    annotations: { ...s.annotations },
+  };
+}
+
+function containerMetadataFromWire(method: string, wire: WireContainerMetadata | null): ContainerMetadata {
+  const m = requireMessage(method, 'container metadata', wire);
+  return { name: m.name, attempt: m.attempt };
+}
+
+function imageSpecFromWire(wire: WireImageSpec | null): ImageSpec {
+  if (wire === null) return { image: '' };
+  return Object.keys(wire.annotations).length === 0
+    ? { image: wire.image }
+    : { image: wire.image, annotations: { ...wire.annotations } };
+}
+
+function mountFromWire(wire: WireMount): Mount {
+  return {
+    containerPath: wire.containerPath,
+    hostPath: wire.hostPath,
+    readonly: wire.readonly,
+    selinuxRelabel: wire.selinuxRelabel,
+    propagation: enumFromWire(wire.propagation, PROPAGATIONS, 'PROPAGATION_PRIVATE'),
+  };
+}
+
+export function containerFromWire(method: string, wire: WireContainer): Container {
+  return {
+    id: requireId(method, 'container ID', wire.id),
+    podSandboxId: wire.podSandboxId,
+    metadata: containerMetadataFromWire(method, wire.metadata),
+    image: imageSpecFromWire(wire.image),
+    imageRef: wire.imageRef,
+    state: enumFromWire(wire.state, CONTAINER_STATES, 'CONTAINER_UNKNOWN'),
+    createdAt: bigintFromWire(wire.createdAt),
+    labels: { ...wire.labels },
+    annotations: { ...wire.annotations },
+  };
+}
+
+export function containerStatusFromWire(method: string, wire: WireContainerStatus | null): ContainerStatus {
+  const s = requireMessage(method, 'container status', wire);
+  return {
+    id: requireId(method, 'container ID', s.id),
+    metadata: containerMetadataFromWire(method, s.metadata),
+    state: enumFromWire(s.state, CONTAINER_STATES, 'CONTAINER_UNKNOWN'),
+    createdAt: bigintFromWire(s.createdAt),
+    startedAt: bigintFromWire(s.startedAt),
+    finishedAt: bigintFromWire(s.finishedAt),
+    exitCode: s.exitCode,
+    image: imageSpecFromWire(s.image),
+    imageRef: s.imageRef,
+    reason: s.reason,
+    message: s.message,
+    labels: { ...s.labels },
+    annotations: { ...s.annotations },
+    mounts: s.mounts.map(mountFromWire),
+    logPath: s.logPath,
+  };
+}
+
+export function execSyncFromWire(wire: WireExecSyncResponse): ExecSyncResult {
+  return { stdout: Buffer.from(wire.stdout), stderr: Buffer.from(wire.stderr), exitCode: wire.exitCode };
+}
+
+export function imageFromWire(method: string, wire: WireImage): Image {
+  return {
+    id: requireId(method, 'image ID', wire.id),
+    repoTags: [...wire.repoTags],
+    repoDigests: [...wire.repoDigests],
+    size: bigintFromWire(wire.size),
+  };
+}

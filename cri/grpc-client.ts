@@ -1,0 +1,57 @@
+/**
+ * The CRI client nodelet uses: `RuntimeService` and `ImageService` (`types.ts`) over one gRPC
+ * channel to the runtime's unix socket, with `api.proto` loaded at runtime.
+ *
+ * ```ts
+ * const cri = createCriClient({ endpoint: 'unix:///run/containerd/containerd.sock', defaultTimeoutMs: 10_000 });
+ * const { runtimeName } = await cri.runtime.version();
+ * cri.close();
+ * ```
+ */
+import { GrpcImageService } from './image-client.js';
+import type { CriLogger } from './error-log.js';
+import { GrpcRuntimeService } from './runtime-client.js';
+import { CriTransport } from './transport.js';
+import type { ImageService, RuntimeService } from './types.js';
+
+export type { CriLogger } from './error-log.js';
+export { DEFAULT_PULL_TIMEOUT_MS } from './image-client.js';
+
+/** How to reach the runtime and how long to wait for it. */
+export interface CriClientOptions {
+  /** `unix:///path/to/containerd.sock` (a bare absolute path is accepted too). */
+  readonly endpoint: string;
+  /** Deadline of every call whose `CallOptions` give none (stop and exec add their own timeout). */
+  readonly defaultTimeoutMs: number;
+  /** Deadline of `pullImage` unless its `CallOptions` say otherwise; `DEFAULT_PULL_TIMEOUT_MS` (5 min) by default. */
+  readonly pullTimeoutMs?: number;
+  /** Receives failed calls (warn, de-duplicated) and not-found answers (debug). */
+  readonly logger?: CriLogger;
+  /** Milliseconds since the epoch, for log de-duplication; `Date.now` by default. */
+  readonly now?: () => number;
+}
+
+/** Both CRI services over one channel. */
+export interface CriClient {
+  readonly runtime: RuntimeService;
+  readonly image: ImageService;
+  /** Closes the channel; calls made afterwards fail. */
+  close(): void;
+}
+
+/**
+ * Connects lazily: nothing is dialled until the first call, so creating a client never fails
+ * because the runtime is down (only an unsupported endpoint scheme throws).
+ */
+export function createCriClient(options: CriClientOptions): CriClient {
+  if (!(options.defaultTimeoutMs > 0)) throw new RangeError('defaultTimeoutMs must be positive');
+  const transport = new CriTransport({ endpoint: options.endpoint, logger: options.logger, now: options.now });
+  const services = { transport, defaultTimeoutMs: options.defaultTimeoutMs };
+  return {
+    runtime: new GrpcRuntimeService(services),
+    image: new GrpcImageService({ ...services, pullTimeoutMs: options.pullTimeoutMs }),
+    close: () => {
+      transport.close();
+    },
+  };
+}
