@@ -83,7 +83,7 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
   const volumeApi = createVolumeSourceApi(kubeConfig);
-  const volumes = createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger: logger.child({ component: 'volumes' }) });
+  const volumes = createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger });
   const puller = new ImagePuller({ images: cri.image, events, clock });
   const executor = new PodActionsExecutor({
     runtime: cri.runtime,
@@ -137,9 +137,10 @@ function startResync(source: PodSource, periodMs: number, clock: Clock): () => v
 /** Starts the agent. Resolves once every part runs. */
 export async function startAgent(settings: AgentSettings, logger: Logger, clock: Clock = systemClock): Promise<Agent> {
   const kubeConfig = loadKubeConfig(settings);
-  const cri = createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 10_000, logger: logger.child({ component: 'cri' }) });
+  // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
+  const cri = createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }) });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
-  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger: logger.child({ component: 'queue' }) });
+  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger });
   const enqueue = enqueuer(queue, logger);
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
   const node = createNodeController({
@@ -148,12 +149,12 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
     nodeIp: settings.nodeIp,
     hostInfo: createHostInfo({ rootDir: settings.rootDir }),
     runtime: { version: () => Promise.resolve(runtimeVersion), readiness: runtimeReadiness(cri.runtime, pleg) },
-    logger: logger.child({ component: 'node' }),
+    logger,
     clock,
     maxPods: settings.maxPods,
   });
   node.start();
-  const source = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger: logger.child({ component: 'pods' }), onPod: enqueue });
+  const source = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
   const reconciler = buildReconciler(settings, { kubeConfig, cri, source, runtimeName: runtimeVersion.runtimeName, logger, clock });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');

@@ -7,6 +7,7 @@
  */
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { isForbidden } from '../controllers/api-errors.js';
 import type { Clock } from '../controllers/clock.js';
 import type { EventRecorder, PodEvent } from './event-recorder.js';
 
@@ -38,7 +39,9 @@ export class ApiEventRecorder implements EventRecorder {
 
   record(pod: V1Pod, event: PodEvent): void {
     this.chain = this.chain.then(() => this.write(pod, event)).catch((error: unknown) => {
-      this.options.logger.warn({ err: error, reason: event.reason }, 'failed to write event');
+      // Forbidden: e.g. the namespace is terminating; the kubelet drops those events too.
+      const level = isForbidden(error) ? 'debug' : 'warn';
+      this.options.logger[level]({ err: error, reason: event.reason }, 'failed to write event');
     });
   }
 

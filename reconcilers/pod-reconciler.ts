@@ -111,7 +111,8 @@ export class PodReconciler {
     } catch (error) {
       failure = error;
       if (isContainerStartError(error)) this.failuresOf(uid).set(error.containerName, { reason: error.reason, message: error.message });
-      log.warn({ err: error }, 'pod sync failed');
+      // The queue logs the failure it retries; here only the detail for debugging.
+      log.debug({ err: error }, 'pod sync failed');
     }
     const after = await observePod(this.options.runtime, uid, this.options.nodeName);
     await this.writeStatus(pod, after, false);

@@ -105,6 +105,36 @@ go_install() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
+# Some releases require pre-release versions of their dependencies (cri-tools v1.34.0 requires
+# k8s.io/* v0.34.0-rc.2), which the checksum database does not know. Requires the final release of
+# each instead (minimal version selection then picks it).
+release_prereleases() {
+  local work=$1 module=$2 version=$3 mod dep dep_version
+  mod="$(go env GOMODCACHE)/cache/download/$module/@v/$version.mod"
+  while read -r dep dep_version; do
+    (cd "$work" && go mod edit -require="$dep@${dep_version%%-rc.*}")
+  done < <(grep -E '^\s*k8s\.io/\S+ v[0-9.]+-rc\.[0-9]+' "$mod" | awk '{ print $1, $2 }')
+}
+
+# Builds one package of a module through a scratch module that requires it. Unlike `go install
+# pkg@version`, this never asks the proxy for the module's version list (which `go install` does to
+# look up deprecations, and which the proxy refuses for some modules, e.g. sigs.k8s.io/cri-tools).
+# Only for modules whose go.mod has no replace directives.
+go_build_scratch() {
+  local name=$1 module=$2 pkg=$3 version=$4 out work
+  out=$(bin_dir "$name" "$version")
+  if [[ -x $out/$name ]]; then log "$name $version cached in $out"; return; fi
+  log "building $name $version"
+  work="$cache/work/$name-$version"
+  mkdir -p "$work"
+  printf 'module nodelet.dev/build/%s\n\ngo 1.24\n\nrequire %s %s\n' "$name" "$module" "$version" >"$work/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$work/tools.go"
+  (cd "$work" && go mod download "$module@$version" && release_prereleases "$work" "$module" "$version")
+  (cd "$work" && go mod tidy -e >/dev/null && mkdir -p "$out.tmp" &&
+    go build -trimpath -ldflags "-s -w" -o "$out.tmp/$name" "$pkg")
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
 # Links every cached binary into one directory (the cluster's bin/), so PATH needs one entry.
 link_into() {
   local dest=$1
@@ -120,7 +150,8 @@ main() {
   build_etcd
   go_install helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
   # The checksum database has no record of cri-tools' module versions; the proxy serves them.
-  GONOSUMDB=sigs.k8s.io/cri-tools go_install crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"
+  GONOSUMDB=sigs.k8s.io/cri-tools go_build_scratch crictl sigs.k8s.io/cri-tools \
+    sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"
   build_kubernetes
   if [[ ${1:-} == --link ]]; then link_into "$2"; fi
 }

@@ -1,0 +1,64 @@
+/**
+ * Typed checks on failed Kubernetes API calls. client-node 2.x throws `ApiException` with the HTTP
+ * status in `.code` and the response body (a `Status` object as JSON text) in `.body`; its watch
+ * reports failures as errors carrying `statusCode`. These predicates read those fields, never the
+ * message text.
+ */
+import { ApiException } from '@kubernetes/client-node';
+
+/** HTTP status of a failed API call or watch, undefined for network-level failures. */
+export function apiStatusCode(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof err.statusCode === 'number') {
+    return err.statusCode;
+  }
+  return undefined;
+}
+
+/** The `reason` of the `Status` the API server answered with (`AlreadyExists`, `Conflict`, …). */
+export function apiStatusReason(err: unknown): string | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  const body: unknown = typeof err.body === 'string' ? parseJson(err.body) : err.body;
+  if (typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string') {
+    return body.reason;
+  }
+  return undefined;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The object does not exist (404). */
+export function isNotFound(err: unknown): boolean {
+  return apiStatusCode(err) === 404;
+}
+
+/** A create found the name taken (409, reason AlreadyExists). */
+export function isAlreadyExists(err: unknown): boolean {
+  return apiStatusCode(err) === 409 && apiStatusReason(err) === 'AlreadyExists';
+}
+
+/** An update lost an optimistic-concurrency race (409 other than AlreadyExists): re-read and retry. */
+export function isConflict(err: unknown): boolean {
+  return apiStatusCode(err) === 409 && apiStatusReason(err) !== 'AlreadyExists';
+}
+
+/** The resource version asked for is too old (410): relist. */
+export function isGone(err: unknown): boolean {
+  return apiStatusCode(err) === 410;
+}
+
+/** The caller is authenticated but not allowed (403), e.g. NodeRestriction refusing a node. */
+export function isForbidden(err: unknown): boolean {
+  return apiStatusCode(err) === 403;
+}
+
+/** The caller's credentials were not accepted (401). */
+export function isUnauthorized(err: unknown): boolean {
+  return apiStatusCode(err) === 401;
+}

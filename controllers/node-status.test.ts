@@ -1,0 +1,174 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1NodeStatus } from '@kubernetes/client-node';
+import type { HostFacts } from './host-info.js';
+import { buildNodeStatus, bytesToKi, formatRuntimeVersion, readyConditionOf, type NodeReadiness } from './node-status.js';
+
+const facts: HostFacts = {
+  cpuCount: 2,
+  memoryBytes: 25_276_026_880,
+  ephemeralStorageBytes: 66_053_021 * 4096,
+  machineId: '3d1219c7c4c5404aaa1f6d2a48adfda4',
+  systemUuid: '3d1219c7c4c5404aaa1f6d2a48adfda4',
+  bootId: 'e9380cdd-c5c4-49ae-a2bf-52e9f3583cc3',
+  kernelVersion: '6.1.0-18-amd64',
+  osImage: 'Debian GNU/Linux 12 (bookworm)',
+  architecture: 'amd64',
+  hostname: 'vm',
+};
+const ready: NodeReadiness = { ready: true, reason: '', message: '' };
+const notReady: NodeReadiness = {
+  ready: false,
+  reason: 'NetworkPluginNotReady',
+  message: 'cni plugin not initialized',
+};
+const t0 = new Date('2030-01-01T00:00:00Z');
+const t1 = new Date('2030-01-01T00:00:10.750Z');
+const t1Seconds = new Date('2030-01-01T00:00:10Z');
+
+function build(readiness: NodeReadiness, now: Date, previous?: V1NodeStatus): V1NodeStatus {
+  return buildNodeStatus(facts, {
+    runtimeVersion: 'containerd://1.6.20~ds1',
+    agentVersion: 'v0.1.0-nodelet',
+    nodeIp: '10.254.0.2',
+    readiness,
+    now,
+    previous,
+  });
+}
+
+function conditionMap(status: V1NodeStatus): Map<string, { status: string; reason?: string; transition?: number; heartbeat?: number }> {
+  return new Map(
+    (status.conditions ?? []).map((c) => [
+      c.type,
+      {
+        status: c.status,
+        reason: c.reason,
+        transition: c.lastTransitionTime?.getTime(),
+        heartbeat: c.lastHeartbeatTime?.getTime(),
+      },
+    ]),
+  );
+}
+
+describe('buildNodeStatus', () => {
+  it('reports capacity and allocatable in Kubernetes quantities with 110 pods by default', () => {
+    const status = build(ready, t0);
+    const expected = { cpu: '2', memory: '24683620Ki', 'ephemeral-storage': '264212084Ki', pods: '110' };
+    assert.deepEqual(status.capacity, expected);
+    assert.deepEqual(status.allocatable, expected);
+  });
+
+  it('honours a configured max pods', () => {
+    const status = buildNodeStatus(facts, {
+      runtimeVersion: undefined,
+      agentVersion: 'v0.1.0-nodelet',
+      nodeIp: '10.254.0.2',
+      readiness: ready,
+      maxPods: 17,
+      now: t0,
+    });
+    assert.equal(status.capacity?.pods, '17');
+  });
+
+  it('reports the internal IP and host name, nodeInfo and the kubelet endpoint port', () => {
+    const status = build(ready, t0);
+    assert.deepEqual(status.addresses, [
+      { type: 'InternalIP', address: '10.254.0.2' },
+      { type: 'Hostname', address: 'vm' },
+    ]);
+    assert.deepEqual(status.nodeInfo, {
+      machineID: facts.machineId,
+      systemUUID: facts.systemUuid,
+      bootID: facts.bootId,
+      kernelVersion: '6.1.0-18-amd64',
+      osImage: 'Debian GNU/Linux 12 (bookworm)',
+      containerRuntimeVersion: 'containerd://1.6.20~ds1',
+      kubeletVersion: 'v0.1.0-nodelet',
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+    });
+    assert.deepEqual(status.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
+  });
+
+  it('keeps the previously reported runtime version when the runtime cannot say', () => {
+    const previous = build(ready, t0);
+    const status = buildNodeStatus(facts, {
+      runtimeVersion: undefined,
+      agentVersion: 'v0.1.0-nodelet',
+      nodeIp: '10.254.0.2',
+      readiness: ready,
+      now: t1,
+      previous,
+    });
+    assert.equal(status.nodeInfo?.containerRuntimeVersion, 'containerd://1.6.20~ds1');
+  });
+
+  const transitions: {
+    name: string;
+    before: NodeReadiness | undefined;
+    after: NodeReadiness;
+    readyStatus: string;
+    readyReason: string;
+    readyTransition: Date;
+  }[] = [
+    { name: 'first post, ready', before: undefined, after: ready, readyStatus: 'True', readyReason: 'KubeletReady', readyTransition: t1Seconds },
+    { name: 'ready stays ready', before: ready, after: ready, readyStatus: 'True', readyReason: 'KubeletReady', readyTransition: t0 },
+    { name: 'ready becomes not ready', before: ready, after: notReady, readyStatus: 'False', readyReason: 'KubeletNotReady', readyTransition: t1Seconds },
+    { name: 'not ready stays not ready', before: notReady, after: notReady, readyStatus: 'False', readyReason: 'KubeletNotReady', readyTransition: t0 },
+    { name: 'not ready becomes ready', before: notReady, after: ready, readyStatus: 'True', readyReason: 'KubeletReady', readyTransition: t1Seconds },
+  ];
+  for (const tc of transitions) {
+    it(`sets Ready and its transition time correctly when ${tc.name}`, () => {
+      const previous = tc.before ? build(tc.before, t0) : undefined;
+      const conditions = conditionMap(build(tc.after, t1, previous));
+      const readyCondition = conditions.get('Ready');
+      assert.ok(readyCondition);
+      assert.equal(readyCondition.status, tc.readyStatus);
+      assert.equal(readyCondition.reason, tc.readyReason);
+      assert.equal(readyCondition.transition, tc.readyTransition.getTime());
+      assert.equal(readyCondition.heartbeat, t1Seconds.getTime(), 'heartbeat is always now');
+    });
+  }
+
+  it('keeps pressure conditions False with their transition time across heartbeats', () => {
+    const conditions = conditionMap(build(notReady, t1, build(ready, t0)));
+    assert.deepEqual(
+      [...conditions.entries()].filter(([type]) => type !== 'Ready'),
+      [
+        ['MemoryPressure', { status: 'False', reason: 'KubeletHasSufficientMemory', transition: t0.getTime(), heartbeat: t1Seconds.getTime() }],
+        ['DiskPressure', { status: 'False', reason: 'KubeletHasNoDiskPressure', transition: t0.getTime(), heartbeat: t1Seconds.getTime() }],
+        ['PIDPressure', { status: 'False', reason: 'KubeletHasSufficientPID', transition: t0.getTime(), heartbeat: t1Seconds.getTime() }],
+      ],
+    );
+  });
+
+  it("bumps Ready's transition time when the server holds Unknown (node lifecycle controller took over)", () => {
+    const previous = build(ready, t0);
+    const unknown = { ...previous, conditions: previous.conditions?.map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown' } : c)) };
+    const readyCondition = readyConditionOf(build(ready, t1, unknown));
+    assert.ok(readyCondition);
+    assert.equal(readyCondition.status, 'True');
+    assert.equal(readyCondition.lastTransitionTime?.getTime(), t1Seconds.getTime());
+  });
+
+  it("puts the runtime's reason and message in the NotReady message", () => {
+    const readyCondition = readyConditionOf(build(notReady, t0));
+    assert.equal(readyCondition?.message, 'NetworkPluginNotReady: cni plugin not initialized');
+    const bare = readyConditionOf(build({ ready: false, reason: '', message: '' }, t0));
+    assert.equal(bare?.message, 'container runtime is not ready');
+  });
+});
+
+describe('quantity and version formatting', () => {
+  it('rounds bytes down to whole Ki', () => {
+    assert.equal(bytesToKi(1024), '1Ki');
+    assert.equal(bytesToKi(2047), '1Ki');
+    assert.equal(bytesToKi(0), '0Ki');
+  });
+
+  it('prefixes the runtime version with its name as a URL scheme', () => {
+    assert.equal(formatRuntimeVersion({ runtimeName: 'containerd', runtimeVersion: '1.6.20~ds1' }), 'containerd://1.6.20~ds1');
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The Node's status as a pure function of host facts, runtime state and the previously posted
+ * status, after the kubelet's status setters: capacity and allocatable, addresses, nodeInfo,
+ * daemon endpoints and the four conditions nodelet owns.
+ */
+import type { V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
+import type { HostFacts } from './host-info.js';
+
+/** The kubelet's default `--max-pods`. */
+export const DEFAULT_MAX_PODS = 110;
+/** The port the node server listens on, reported so the API server can proxy logs and exec. */
+export const DEFAULT_KUBELET_PORT = 10250;
+
+/** Whether the container runtime can run pods, with its own explanation when it cannot. */
+export interface NodeReadiness {
+  readonly ready: boolean;
+  /** Machine-readable cause from the runtime, e.g. `NetworkPluginNotReady`; empty when ready. */
+  readonly reason: string;
+  /** Human-readable detail; empty when ready. */
+  readonly message: string;
+}
+
+/** Inputs of {@link buildNodeStatus} besides the host facts. */
+export interface BuildNodeStatusOptions {
+  /** `<runtimeName>://<version>`; when unknown the previously reported value is kept. */
+  readonly runtimeVersion: string | undefined;
+  /** Reported as `kubeletVersion`, e.g. `v0.1.0-nodelet`. */
+  readonly agentVersion: string;
+  readonly nodeIp: string;
+  readonly readiness: NodeReadiness;
+  readonly maxPods?: number;
+  readonly kubeletPort?: number;
+  readonly now: Date;
+  /** The status the API server holds now; conditions keep its lastTransitionTime if unchanged. */
+  readonly previous?: V1NodeStatus | undefined;
+}
+
+/** Formats a runtime version the way nodeInfo reports it: `containerd://1.6.20~ds1`. */
+export function formatRuntimeVersion(version: { runtimeName: string; runtimeVersion: string }): string {
+  return `${version.runtimeName}://${version.runtimeVersion}`;
+}
+
+/** Bytes as a Kubernetes quantity in Ki, rounded down (as the kubelet reports memory). */
+export function bytesToKi(bytes: number): string {
+  return `${Math.floor(bytes / 1024)}Ki`;
+}
+
+interface ConditionInput {
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * One condition: the heartbeat is always `now`; the transition time moves only when the status
+ * differs from what the API server holds (including a controller's `Unknown`).
+ */
+function condition(
+  input: ConditionInput,
+  now: Date,
+  previous: readonly V1NodeCondition[] | undefined,
+): V1NodeCondition {
+  const before = previous?.find((c) => c.type === input.type);
+  const unchanged = before?.status === input.status && before.lastTransitionTime !== undefined;
+  return {
+    ...input,
+    lastHeartbeatTime: now,
+    lastTransitionTime: unchanged ? before.lastTransitionTime : now,
+  };
+}
+
+function readyCondition(readiness: NodeReadiness): ConditionInput {
+  if (readiness.ready) {
+    return { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'nodelet is posting ready status' };
+  }
+  const detail = [readiness.reason, readiness.message].filter((part) => part !== '').join(': ');
+  return {
+    type: 'Ready',
+    status: 'False',
+    reason: 'KubeletNotReady',
+    message: detail === '' ? 'container runtime is not ready' : detail,
+  };
+}
+
+// nodelet does not evict, so it never claims pressure; these say so in the kubelet's words.
+const PRESSURE_CONDITIONS: readonly ConditionInput[] = [
+  {
+    type: 'MemoryPressure',
+    status: 'False',
+    reason: 'KubeletHasSufficientMemory',
+    message: 'nodelet has sufficient memory available',
+  },
+  { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'nodelet has no disk pressure' },
+  { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'nodelet has sufficient PID available' },
+];
+
+/** Builds the full status nodelet posts; every time in it is `now` truncated to whole seconds. */
+export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOptions): V1NodeStatus {
+  // The API server stores condition times with second precision; truncating keeps round trips equal.
+  const now = new Date(Math.floor(options.now.getTime() / 1000) * 1000);
+  const previousConditions = options.previous?.conditions;
+  const resources = {
+    cpu: String(facts.cpuCount),
+    memory: bytesToKi(facts.memoryBytes),
+    'ephemeral-storage': bytesToKi(facts.ephemeralStorageBytes),
+    pods: String(options.maxPods ?? DEFAULT_MAX_PODS),
+  };
+  return {
+    capacity: { ...resources },
+    allocatable: { ...resources },
+    addresses: [
+      { type: 'InternalIP', address: options.nodeIp },
+      { type: 'Hostname', address: facts.hostname },
+    ],
+    nodeInfo: {
+      machineID: facts.machineId,
+      systemUUID: facts.systemUuid,
+      bootID: facts.bootId,
+      kernelVersion: facts.kernelVersion,
+      osImage: facts.osImage,
+      containerRuntimeVersion: options.runtimeVersion ?? options.previous?.nodeInfo?.containerRuntimeVersion ?? '',
+      kubeletVersion: options.agentVersion,
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: facts.architecture,
+    },
+    conditions: [...PRESSURE_CONDITIONS, readyCondition(options.readiness)].map((input) =>
+      condition(input, now, previousConditions),
+    ),
+    daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },
+  };
+}
+
+/** The Ready condition of a status, if any. */
+export function readyConditionOf(status: V1NodeStatus | undefined): V1NodeCondition | undefined {
+  return status?.conditions?.find((c) => c.type === 'Ready');
+}

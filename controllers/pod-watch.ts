@@ -1,0 +1,79 @@
+/**
+ * The wire side of the pod source: a client-node list+watch of the pods bound to one node, with a
+ * liveness signal. client-node's `makeInformer` cannot pass a field selector, so this builds the same
+ * `ListWatch` it would, with `fieldSelector=spec.nodeName=<node>` and a `Watch` that asks for
+ * bookmarks and reports every sign of life (watch accepted, any event, bookmarks included).
+ */
+import {
+  CoreV1Api,
+  ListWatch,
+  Watch,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type ListPromise,
+  type V1Pod,
+} from '@kubernetes/client-node';
+
+/** How the pod source reaches the API server (a seam: unit tests pass a fake). */
+export interface PodTransport {
+  /** Lists the node's pods across all namespaces. */
+  list(): Promise<KubernetesListObject<V1Pod>>;
+  /** A stopped informer; see {@link PodInformerOptions}. */
+  informer(options: PodInformerOptions): Informer<V1Pod>;
+}
+
+/** How the pod source wires one informer. */
+export interface PodInformerOptions {
+  /** Lists the pods (the informer calls it on start and after 410 Gone). */
+  readonly listPods: ListPromise<V1Pod>;
+  /** Called whenever the watch shows life: accepted by the server, or any event, bookmarks included. */
+  readonly onActivity: () => void;
+  /** False once the informer was replaced: a watch it opens after that is closed at once. */
+  readonly isCurrent: () => boolean;
+}
+
+type WatchArgs = Parameters<Watch['watch']>;
+
+/** A watch that requests bookmarks and reports activity. */
+class ObservedWatch extends Watch {
+  constructor(
+    config: KubeConfig,
+    private readonly observer: Pick<PodInformerOptions, 'onActivity' | 'isCurrent'>,
+  ) {
+    super(config);
+  }
+
+  override async watch(path: WatchArgs[0], queryParams: WatchArgs[1], callback: WatchArgs[2], done: WatchArgs[3]): Promise<AbortController> {
+    // An object, not a let: the flag flips inside a callback, where control-flow analysis cannot see.
+    const watchState = { ended: false };
+    const controller = await super.watch(
+      path,
+      { ...queryParams, allowWatchBookmarks: true },
+      (phase: string, apiObj: unknown, watchObj?: unknown) => {
+        this.observer.onActivity();
+        callback(phase, apiObj, watchObj);
+      },
+      (err: unknown) => {
+        watchState.ended = true;
+        done(err);
+      },
+    );
+    // ListWatch.stop() cannot abort a watch still connecting; one that outlived its informer closes here.
+    if (!this.observer.isCurrent()) controller.abort();
+    // Returning without having ended means the API server answered 200: the watch is live.
+    else if (!watchState.ended) this.observer.onActivity();
+    return controller;
+  }
+}
+
+/** The real transport for `nodeName`'s pods. */
+export function createPodTransport(kubeConfig: KubeConfig, nodeName: string): PodTransport {
+  const api = kubeConfig.makeApiClient(CoreV1Api);
+  const fieldSelector = `spec.nodeName=${nodeName}`;
+  return {
+    list: () => api.listPodForAllNamespaces({ fieldSelector }),
+    informer: ({ listPods, ...observer }) =>
+      new ListWatch<V1Pod>('/api/v1/pods', new ObservedWatch(kubeConfig, observer), listPods, false, undefined, fieldSelector),
+  };
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Tears the test cluster down (npm run cluster:down). Idempotent and safe after a crash: every step
+# tolerates its object being gone already.
+#
+#   down.sh [--keep-state]   --keep-state: stop everything and remove the network, but keep
+#                            .cluster/ (etcd data, credentials, containerd's image store)
+#
+# Order matters: the agent first (so it does not recreate pods), then every pod sandbox through
+# CRI (so CNI releases addresses and veths), then the daemons, then what the kernel still holds.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+for lib in common network containerd control-plane agent; do
+  # shellcheck source=/dev/null
+  source "$here/lib/$lib.sh"
+done
+
+keep_state=0
+for arg in "$@"; do
+  case $arg in
+    --keep-state) keep_state=1 ;;
+    *) echo "usage: down.sh [--keep-state]" >&2; exit 2 ;;
+  esac
+done
+
+main() {
+  [[ $(id -u) == 0 ]] || die "tearing the test cluster down needs root"
+  agent_stop
+  containerd_stop
+  control_plane_stop
+  network_down
+  # CNI's result cache for our network (libcni keeps it under /var/lib/cni whatever the config).
+  rm -f /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null || true
+  if ((keep_state)); then
+    log "state kept in $CLUSTER_DIR"
+  else
+    unmount_containerd_leftovers
+    [[ $CLUSTER_DIR == /*/* && $CLUSTER_DIR != "$HOME" ]] || die "refusing to delete $CLUSTER_DIR"
+    if findmnt -rn -o TARGET | grep -qF "$CLUSTER_DIR/"; then
+      die "something is still mounted under $CLUSTER_DIR: not deleting it (see findmnt)"
+    fi
+    rm -rf "$CLUSTER_DIR"
+    if [[ $CONTAINERD_STATE == /run/nodelet-cluster/* ]]; then rm -rf "$(dirname "$CONTAINERD_STATE")"; fi
+    log "removed $CLUSTER_DIR (caches under $CACHE_DIR are kept)"
+  fi
+  log "test cluster is down"
+}
+
+main

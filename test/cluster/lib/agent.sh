@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# The node agent under test (nodelet), run against the harness's cluster as the node NODE_NAME.
+
+AGENT_ROOT=$CLUSTER_DIR/nodelet-root
+
+# Builds and starts nodelet unless it runs already. Returns 1 (after a warning) when the agent
+# does not exist yet, so the cluster can still come up without it.
+agent_start() {
+  if [[ ! -f $REPO_DIR/cmd/nodelet.ts ]]; then
+    warn "cmd/nodelet.ts does not exist yet: the cluster runs without a node agent"
+    return 1
+  fi
+  if ! daemon_pid nodelet "$AGENT_ROOT" >/dev/null; then
+    log "building nodelet (npm run build)"
+    (cd "$REPO_DIR" && npm run --silent build) || die "npm run build failed"
+  fi
+  mkdir -p "$AGENT_ROOT" "$POD_LOG_DIR"
+  start_daemon nodelet "$AGENT_ROOT" node "$REPO_DIR/bin/nodelet.js" \
+    --kubeconfig "$CLUSTER_DIR/kubeconfig-node" \
+    --node-name "$NODE_NAME" --node-ip "$NODE_IP" \
+    --cri-endpoint "unix://$CONTAINERD_SOCK" \
+    --redis-url "redis://127.0.0.1:$REDIS_PORT" \
+    --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR"
+}
+
+node_ready() {
+  [[ $(kubectl_admin get node "$NODE_NAME" \
+    -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+}
+
+agent_wait_ready() {
+  wait_daemon nodelet "$AGENT_ROOT" "${NODELET_READY_TIMEOUT:-120}" "node $NODE_NAME to report Ready" node_ready
+  log "node $NODE_NAME is Ready"
+}
+
+agent_stop() { stop_daemon nodelet "$AGENT_ROOT" 30; }

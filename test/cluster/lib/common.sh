@@ -1,0 +1,160 @@
+# shellcheck shell=bash disable=SC2034  # settings used by the files that source this one
+# Settings and helpers shared by up.sh, down.sh and status.sh. Sourced, never run.
+#
+# Everything the harness creates is named `nodelet*` (interfaces, iptables comment) or lives under
+# CLUSTER_DIR (default <repo>/.cluster), so teardown can find exactly what is ours.
+
+HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_DIR=$(cd "$HARNESS_DIR/../.." && pwd)
+CLUSTER_DIR=${NODELET_CLUSTER_DIR:-$REPO_DIR/.cluster}
+CACHE_DIR=${NODELET_CACHE:-$HOME/.cache/nodelet}
+export NODELET_CACHE=$CACHE_DIR
+
+# Addresses. The node's InternalIP lives on a dummy interface so it is stable and never routable
+# off the machine; pods live on a bridge whose forwarded traffic is dropped (see network.sh).
+NODE_IP=10.213.0.1
+HOST_IF=nodelet-host0
+BRIDGE=nodelet0
+POD_CIDR=10.214.0.0/24
+POD_GATEWAY=10.214.0.1
+SERVICE_CIDR=10.215.0.0/24
+FIRST_SERVICE_IP=10.215.0.1
+FW_COMMENT=nodelet-harness
+CNI_NETWORK=nodelet
+
+# Ports, all on loopback except the API server (loopback and NODE_IP).
+APISERVER_PORT=6443
+ETCD_CLIENT_PORT=12379
+ETCD_PEER_PORT=12380
+REDIS_PORT=16379
+CONTROLLER_MANAGER_PORT=10257
+SCHEDULER_PORT=10259
+
+NODE_NAME=${NODE_NAME:-$(hostname | tr '[:upper:]' '[:lower:]')}
+
+BIN_DIR=$CLUSTER_DIR/bin
+PID_DIR=$CLUSTER_DIR/pids
+LOG_DIR=$CLUSTER_DIR/logs
+PKI_DIR=$CLUSTER_DIR/pki
+CNI_CONF_DIR=$CLUSTER_DIR/cni/net.d
+CNI_IPAM_DIR=$CLUSTER_DIR/cni/ipam
+CONTAINERD_DIR=$CLUSTER_DIR/containerd
+POD_LOG_DIR=/var/log/pods
+
+# containerd's state dir holds unix sockets; a unix socket path must fit in 108 bytes, so when the
+# cluster dir is deep the state moves to a short directory under /run named by the cluster dir.
+containerd_state_dir() {
+  local state=$CONTAINERD_DIR/state
+  if ((${#state} > 60)); then
+    state=/run/nodelet-cluster/$(printf '%s' "$CLUSTER_DIR" | sha256sum | cut -c1-12)/state
+  fi
+  echo "$state"
+}
+CONTAINERD_STATE=$(containerd_state_dir)
+CONTAINERD_ROOT=$CONTAINERD_DIR/root
+CONTAINERD_SOCK=$CONTAINERD_STATE/containerd.sock
+CONTAINERD_CONFIG=$CONTAINERD_DIR/config.toml
+
+export PATH="$BIN_DIR:$PATH"
+
+log() { printf '[cluster] %s\n' "$*" >&2; }
+warn() { printf '[cluster] WARNING: %s\n' "$*" >&2; }
+die() { printf '[cluster] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# Runs a command until it succeeds or the timeout (seconds) passes. Usage: wait_for 30 desc cmd...
+wait_for() {
+  local timeout=$1 what=$2 deadline
+  shift 2
+  deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      warn "timed out after ${timeout}s waiting for $what"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# Like wait_for, for a daemon the harness started: gives up at once (showing its log) if the
+# daemon exits. Usage: wait_daemon NAME MARKER TIMEOUT DESC cmd...
+wait_daemon() {
+  local name=$1 marker=$2 timeout=$3 what=$4 deadline
+  shift 4
+  deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    daemon_pid "$name" "$marker" >/dev/null || fail_with_log "$name" "$name exited before $what"
+    ((SECONDS < deadline)) || fail_with_log "$name" "timed out after ${timeout}s waiting for $what"
+    sleep 0.5
+  done
+}
+
+pid_file() { echo "$PID_DIR/$1.pid"; }
+
+# True while a process exists and has not exited: a zombie (exited, not yet reaped by whoever
+# adopted it) counts as gone.
+alive() {
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [[ -n $state && $state != Z ]]
+}
+
+# Prints the pid of a harness daemon if its pid file names a live process whose command line
+# still contains the daemon's marker (so a recycled pid is never mistaken for ours).
+daemon_pid() {
+  local name=$1 marker=$2 pid
+  [[ -f $(pid_file "$name") ]] || return 1
+  pid=$(<"$(pid_file "$name")")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  alive "$pid" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$marker" || return 1
+  echo "$pid"
+}
+
+# Starts a daemon detached from this shell (own session, stdin closed) unless it already runs.
+# Usage: start_daemon NAME MARKER cmd...   (MARKER: a string its command line always contains)
+start_daemon() {
+  local name=$1 marker=$2 pid
+  shift 2
+  if pid=$(daemon_pid "$name" "$marker"); then
+    log "$name already running (pid $pid)"
+    return 0
+  fi
+  mkdir -p "$PID_DIR" "$LOG_DIR"
+  printf '\n==== %s starting: %s\n' "$(date -Is)" "$*" >>"$LOG_DIR/$name.log"
+  # In a non-interactive shell a background job is not a process group leader, so setsid execs
+  # the command in place and $! is the daemon's own pid.
+  setsid nohup "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+  echo $! >"$(pid_file "$name")"
+  log "$name started (pid $!, log $LOG_DIR/$name.log)"
+}
+
+# Stops a daemon by its pid file: TERM, up to `grace` seconds, then KILL. Removes the pid file.
+stop_daemon() {
+  local name=$1 marker=$2 grace=${3:-15} pid deadline
+  if pid=$(daemon_pid "$name" "$marker"); then
+    log "stopping $name (pid $pid)"
+    local started=$SECONDS
+    kill -TERM "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + grace))
+    while alive "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
+    if alive "$pid"; then
+      warn "$name did not stop in ${grace}s, killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.2
+    fi
+    log "$name stopped ($((SECONDS - started))s)"
+  fi
+  rm -f "$(pid_file "$name")"
+}
+
+# Fails with the tail of a daemon's log: for use when it did not come up.
+fail_with_log() {
+  local name=$1 what=$2
+  warn "last lines of $LOG_DIR/$name.log:"
+  tail -n 30 "$LOG_DIR/$name.log" >&2 || true
+  die "$what"
+}
+
+crictl_cmd() { crictl --runtime-endpoint "unix://$CONTAINERD_SOCK" --timeout 10s "$@"; }
+ctr_cmd() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
+kubectl_admin() { kubectl --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }

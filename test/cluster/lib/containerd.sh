@@ -1,0 +1,209 @@
+# shellcheck shell=bash
+# The harness's own containerd: Debian's binary with a config of ours, its root, state and socket
+# under the cluster dir. Never the system instance (/run/containerd/containerd.sock).
+#
+# Every image pull, whatever registry an image names, is sent to a closed loopback port, so pulls
+# fail at once and nothing leaves the machine; the test images are imported locally instead.
+
+PULL_SINK=http://127.0.0.1:5999
+
+write_containerd_config() {
+  local certs=$CONTAINERD_DIR/certs.d
+  mkdir -p "$CONTAINERD_DIR" "$CONTAINERD_ROOT" "$CONTAINERD_STATE" "$certs/_default"
+  # _default applies to every registry host without a directory of its own; there is none.
+  cat >"$certs/_default/hosts.toml" <<TOML
+# Written by test/cluster: every registry resolves to a closed loopback port, so pulls fail fast.
+server = "$PULL_SINK"
+
+[host."$PULL_SINK"]
+  capabilities = ["pull", "resolve"]
+TOML
+  cat >"$CONTAINERD_CONFIG" <<TOML
+# Written by test/cluster/lib/containerd.sh; rewritten on every cluster:up.
+version = 2
+root = "$CONTAINERD_ROOT"
+state = "$CONTAINERD_STATE"
+# Plugins this harness does not use, or that would reach for paths outside the cluster dir:
+# other snapshotters, tracing exporters, /opt/containerd. (The legacy v1 runtime stays: the 1.6
+# tasks service will not load without it.)
+disabled_plugins = [
+  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp",
+  "io.containerd.internal.v1.tracing",
+  "io.containerd.internal.v1.opt",
+]
+
+[grpc]
+  address = "$CONTAINERD_SOCK"
+
+[ttrpc]
+  address = "$CONTAINERD_SOCK.ttrpc"
+
+[debug]
+  address = ""
+  level = "info"
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "registry.k8s.io/pause:3.10"
+  # This VM denies CAP_SYS_RESOURCE: without this every sandbox fails on oom_score_adj.
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_tcp_service = true
+  enable_selinux = false
+  # Pod network namespaces under our state dir, not /var/run/netns.
+  netns_mounts_under_state_dir = true
+  max_container_log_line_size = 16384
+
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        # cgroups here are v1, driven directly (cgroupfs), not through systemd.
+        SystemdCgroup = false
+        Root = "$CONTAINERD_STATE/runc"
+
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$CNI_CONF_DIR"
+    max_conf_num = 1
+
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$certs"
+TOML
+}
+
+containerd_start() {
+  write_containerd_config
+  start_daemon containerd "$CONTAINERD_CONFIG" containerd --config "$CONTAINERD_CONFIG"
+  wait_daemon containerd "$CONTAINERD_CONFIG" 60 "containerd to answer on $CONTAINERD_SOCK" crictl_cmd info
+  wait_daemon containerd "$CONTAINERD_CONFIG" 30 "CRI to report RuntimeReady and NetworkReady" containerd_ready
+}
+
+# True once CRI reports both RuntimeReady and NetworkReady (the latter needs our CNI config).
+containerd_ready() {
+  crictl_cmd info 2>/dev/null | jq -e '[.status.conditions[] | select(.status != true)] | length == 0' >/dev/null
+}
+
+# Imports the test images unless containerd already has every name at the built digest.
+containerd_import_images() {
+  local name tar digest ref missing
+  while read -r name tar digest; do
+    missing=0
+    for ref in $(jq -r '.manifests[].annotations["io.containerd.image.name"]' "$(dirname "$tar")/layout/index.json"); do
+      if ! ctr_cmd images ls -q "name==$ref" 2>/dev/null | grep -qx "$ref" ||
+        [[ $(ctr_cmd images ls "name==$ref" 2>/dev/null | awk 'NR == 2 { print $3 }') != "$digest" ]]; then
+        missing=1
+      fi
+    done
+    if ((missing)); then
+      log "importing $name image ($digest) into containerd"
+      ctr_cmd images import "$tar" >/dev/null
+    fi
+  done < <("$REPO_DIR/test/images/build.sh")
+}
+
+# Proves that a pull of any public image fails at once against the loopback sink.
+containerd_check_pull_sink() {
+  local out started=$SECONDS
+  if out=$(crictl_cmd pull docker.io/library/alpine:3 2>&1); then
+    die "pulling docker.io/library/alpine:3 succeeded: the registry sink is not in effect"
+  fi
+  if ! grep -q '127.0.0.1' <<<"$out"; then
+    die "the pull failed, but not against the loopback sink: $out"
+  fi
+  log "image pulls go to the loopback sink (failed in $((SECONDS - started))s as intended)"
+}
+
+# Removes a sandbox's container log directory if it lies under the pod log dir (nodelet asks for
+# /var/log/pods/<namespace>_<name>_<uid>); a directory elsewhere was chosen by a test: left alone.
+remove_pod_log_dir() {
+  local dir
+  dir=$(crictl_cmd inspectp "$1" 2>/dev/null | jq -r '.info.config.log_directory // empty')
+  if [[ $dir == "$POD_LOG_DIR"/?* && $dir != *..* ]]; then rm -rf "$dir"; fi
+}
+
+# Stops and removes every pod sandbox (CNI releases the IPs and veths), then any task left in any
+# namespace (e.g. made with ctr), so no shim outlives containerd.
+containerd_remove_workloads() {
+  local ns id
+  daemon_pid containerd "$CONTAINERD_CONFIG" >/dev/null || return 0
+  for id in $(crictl_cmd pods -q 2>/dev/null); do
+    remove_pod_log_dir "$id"
+    crictl_cmd stopp "$id" >/dev/null 2>&1 || true
+    crictl_cmd rmp -f "$id" >/dev/null 2>&1 || warn "could not remove pod sandbox $id"
+  done
+  for ns in $(ctr --address "$CONTAINERD_SOCK" namespaces ls -q 2>/dev/null); do
+    for id in $(ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks ls -q 2>/dev/null); do
+      ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks kill -s KILL "$id" >/dev/null 2>&1 || true
+      sleep 0.2
+      ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks delete -f "$id" >/dev/null 2>&1 || true
+    done
+  done
+}
+
+# Shims started by our containerd carry its socket in their arguments; kill any left behind
+# (containerd crashed or was killed) together with the containers they supervised, and remove the
+# socket each leaves in /run/containerd/s (containerd 1.6 names it sha256(<address>/<ns>/<id>)).
+kill_leftover_shims() {
+  local pid args ns id
+  for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK( |$)" || true); do
+    args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+    ns=$(sed -n 's/.*-namespace \([^ ]*\).*/\1/p' <<<"$args")
+    id=$(sed -n 's/.*-id \([^ ]*\).*/\1/p' <<<"$args")
+    warn "killing leftover shim $pid ($ns/$id) and its children"
+    pkill -KILL -P "$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+    if [[ -n $ns && -n $id ]]; then
+      rm -f "/run/containerd/s/$(printf '%s' "$CONTAINERD_SOCK/$ns/$id" | sha256sum | cut -d' ' -f1)"
+    fi
+  done
+}
+
+# After a crash, task bundles stay in the state dir and their containers' cgroups stay empty in
+# every v1 hierarchy: remove those cgroups (by the path each bundle's OCI spec gave runc).
+remove_leftover_cgroups() {
+  local spec path hierarchy
+  for spec in "$CONTAINERD_STATE"/io.containerd.runtime.v2.task/*/*/config.json; do
+    [[ -f $spec ]] || continue
+    path=$(jq -r '.linux.cgroupsPath // empty' "$spec" 2>/dev/null)
+    # A systemd-style path (slice:prefix:name) is not ours to remove: this harness uses cgroupfs.
+    [[ $path == /* ]] || continue
+    for hierarchy in /sys/fs/cgroup/*/; do
+      # Killed processes take a moment to leave their cgroup: retry for up to 2 seconds.
+      for _ in 1 2 3 4 5 6 7 8 9 10; do
+        [[ -d $hierarchy${path#/} ]] || break
+        rmdir "$hierarchy${path#/}" 2>/dev/null || sleep 0.2
+      done
+    done
+  done
+  return 0
+}
+
+# Unmounts everything still mounted under our containerd dirs (shm, rootfs, netns), deepest first.
+unmount_containerd_leftovers() {
+  local dir target
+  for dir in "$CONTAINERD_STATE" "$CONTAINERD_ROOT" "$CLUSTER_DIR"; do
+    findmnt -rn -o TARGET | awk -v d="$dir/" 'index($0, d) == 1' | sort -r | while read -r target; do
+      umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || warn "could not unmount $target"
+    done
+  done
+}
+
+containerd_stop() {
+  containerd_remove_workloads
+  stop_daemon containerd "$CONTAINERD_CONFIG" 20
+  kill_leftover_shims
+  remove_leftover_cgroups
+  unmount_containerd_leftovers
+}

@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Installs what the harness needs and is missing: Debian packages, node_modules, the cluster's
+# binaries (built from Go modules, cached under ~/.cache/nodelet). Fast when all are there.
+
+DEBIAN_PACKAGES=(containerd runc containernetworking-plugins redis-server iptables busybox-static
+  docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps)
+
+install_packages() {
+  local missing=() pkg
+  for pkg in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  # The packages' own services (a system containerd, redis, registry) are of no use here: keep
+  # them from starting, the harness runs its own instances.
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d.nodelet
+  chmod +x /usr/sbin/policy-rc.d.nodelet
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then ln -s policy-rc.d.nodelet /usr/sbin/policy-rc.d; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ $(readlink /usr/sbin/policy-rc.d 2>/dev/null) == policy-rc.d.nodelet ]]; then rm -f /usr/sbin/policy-rc.d; fi
+  rm -f /usr/sbin/policy-rc.d.nodelet
+}
+
+install_node_modules() {
+  [[ -d $REPO_DIR/node_modules ]] && return 0
+  log "installing node_modules (npm ci)"
+  (cd "$REPO_DIR" && npm ci --no-audit --no-fund)
+}
+
+install_binaries() {
+  mkdir -p "$BIN_DIR"
+  bash "$HARNESS_DIR/build-binaries.sh" --link "$BIN_DIR"
+}
+
+install_all() {
+  install_packages
+  install_node_modules
+  install_binaries
+}

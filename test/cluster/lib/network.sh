@@ -1,0 +1,102 @@
+# shellcheck shell=bash
+# The harness's network: a dummy (or ifb) interface for the node address, a bridge for pods, a firewall
+# rule that keeps pod traffic on this machine, a blackhole for the service range. No masquerade.
+#
+# Pods may talk to each other (bridged), to the host's bridge address and to NODE_IP (both local,
+# so INPUT, not FORWARD). Anything a pod sends that the host would route elsewhere is dropped.
+
+# iptables rules, each tagged with the harness comment so teardown removes exactly these.
+#  1. FORWARD: drop what arrives from the pod bridge and would leave by another interface.
+#  2. INPUT:   the API server listens on every address (so both 127.0.0.1 and NODE_IP work);
+#              accept it only on loopback or NODE_IP, never on the machine's real interfaces.
+fw_rules() {
+  echo "FORWARD -i $BRIDGE ! -o $BRIDGE -m comment --comment $FW_COMMENT -j DROP"
+  echo "INPUT -p tcp --dport $APISERVER_PORT ! -i lo ! -d $NODE_IP -m comment --comment $FW_COMMENT -j DROP"
+}
+
+network_up() {
+  local rule ipt
+  if ! ip link show "$HOST_IF" >/dev/null 2>&1; then
+    # Some kernels (this VM's) are built without the dummy driver; an ifb device is the nearest
+    # stand-in: a link with no peer and no ARP whose address is simply local.
+    ip link add "$HOST_IF" type dummy 2>/dev/null || ip link add "$HOST_IF" type ifb
+  fi
+  ip addr replace "$NODE_IP/32" dev "$HOST_IF"
+  ip link set "$HOST_IF" up
+
+  # The CNI bridge plugin would create the bridge on the first pod; creating it here gives the
+  # firewall rule and the host address a stable home before any pod exists.
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge
+  fi
+  ip addr replace "$POD_GATEWAY/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    while read -r rule; do
+      [[ $ipt == ip6tables && $rule == INPUT* ]] && continue # NODE_IP is IPv4
+      # shellcheck disable=SC2086  # the rule is a list of words
+      if ! "$ipt" -C $rule 2>/dev/null; then "$ipt" -I $rule; fi
+    done < <(fw_rules)
+  done
+  ip route replace blackhole "$SERVICE_CIDR"
+  write_cni_config
+}
+
+# One conflist: bridge with host-local IPAM (state under the cluster dir), plus loopback.
+write_cni_config() {
+  mkdir -p "$CNI_CONF_DIR" "$CNI_IPAM_DIR"
+  jq -n --arg name "$CNI_NETWORK" --arg bridge "$BRIDGE" --arg subnet "$POD_CIDR" \
+    --arg gw "$POD_GATEWAY" --arg ipam "$CNI_IPAM_DIR" '{
+      cniVersion: "1.0.0", name: $name,
+      plugins: [
+        {type: "bridge", bridge: $bridge, isGateway: true, ipMasq: false, hairpinMode: true,
+         ipam: {type: "host-local", dataDir: $ipam, ranges: [[{subnet: $subnet, gateway: $gw}]],
+                routes: [{dst: "0.0.0.0/0"}]}},
+        {type: "loopback"}
+      ]
+    }' >"$CNI_CONF_DIR/10-nodelet.conflist"
+}
+
+# Deletes the network namespaces of our pods that containerd did not (after a crash). A namespace
+# is ours if it sits under our containerd state dir, or if it is a /var/run/netns/cni-* whose
+# interfaces hold an address from the pod range.
+remove_pod_netns() {
+  local ns
+  for ns in /var/run/netns/cni-*; do
+    [[ -e $ns ]] || continue
+    if ip netns exec "$(basename "$ns")" ip -o -4 addr show 2>/dev/null | grep -q " ${POD_CIDR%.*}\."; then
+      log "removing leftover network namespace $ns"
+      umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null || true
+      rm -f "$ns"
+    fi
+  done
+}
+
+network_down() {
+  local rule ipt veth
+  remove_pod_netns
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then
+    for veth in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
+      ip link del "$veth" 2>/dev/null || true
+    done
+    ip link del "$BRIDGE"
+  fi
+  if ip link show "$HOST_IF" >/dev/null 2>&1; then ip link del "$HOST_IF"; fi
+  # Every rule with our comment, whatever its other words (older versions of this file included).
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    "$ipt" -S 2>/dev/null | grep -F -- "--comment $FW_COMMENT" | while read -r rule; do
+      # shellcheck disable=SC2086
+      "$ipt" ${rule/-A /-D } || true
+    done
+  done
+  ip route del blackhole "$SERVICE_CIDR" 2>/dev/null || true
+}
+
+network_status() {
+  local up=down
+  ip link show "$BRIDGE" >/dev/null 2>&1 && ip link show "$HOST_IF" >/dev/null 2>&1 && up=up
+  printf '%-24s %s (%s on %s, pods %s on %s)\n' network "$up" "$NODE_IP" "$HOST_IF" "$POD_CIDR" "$BRIDGE"
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Brings up the single-node test cluster on this machine (npm run cluster:up). Idempotent and safe
+# after a crash: what runs already is kept, what is missing is (re)started.
+#
+#   up.sh [--no-agent]     --no-agent: everything but the node agent (nodelet)
+#
+# See README.md beside this file for what runs where.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+for lib in common install network pki containerd control-plane agent env; do
+  # shellcheck source=/dev/null
+  source "$here/lib/$lib.sh"
+done
+
+usage() { echo "usage: up.sh [--no-agent]" >&2; exit 2; }
+
+with_agent=1
+for arg in "$@"; do
+  case $arg in
+    --no-agent) with_agent=0 ;;
+    -h | --help) usage ;;
+    *) usage ;;
+  esac
+done
+
+summary() {
+  local agent=$1
+  cat <<TXT
+
+Test cluster is up ($((SECONDS))s).
+  API server   https://127.0.0.1:$APISERVER_PORT and https://$NODE_IP:$APISERVER_PORT (kubeconfig $CLUSTER_DIR/kubeconfig)
+  etcd         http://127.0.0.1:$ETCD_CLIENT_PORT
+  containerd   unix://$CONTAINERD_SOCK (namespace k8s.io; pulls go to a closed loopback port)
+  pods         $POD_CIDR on $BRIDGE (gateway $POD_GATEWAY); services $SERVICE_CIDR (blackholed)
+  redis        redis://127.0.0.1:$REDIS_PORT
+  node         $NODE_NAME ($NODE_IP): $agent
+  logs, pids   $LOG_DIR, $PID_DIR
+
+  source $CLUSTER_DIR/env     # then kubectl, crictl, ctr and the tests use this cluster
+TXT
+}
+
+main() {
+  [[ $(id -u) == 0 ]] || die "the test cluster needs root (network, containerd)"
+  mkdir -p "$CLUSTER_DIR" "$PID_DIR" "$LOG_DIR"
+  install_all
+  network_up
+  make_pki
+  write_kubeconfigs
+  write_env
+  containerd_start
+  containerd_import_images
+  containerd_check_pull_sink
+  etcd_start
+  apiserver_start
+  controller_manager_start
+  scheduler_start
+  redis_start
+  local agent="no agent (--no-agent)"
+  if ((!with_agent)) && daemon_pid nodelet "$AGENT_ROOT" >/dev/null; then
+    agent="nodelet still running from an earlier cluster:up (cluster:down or kill its pid to stop it)"
+    warn "$agent"
+  elif ((with_agent)); then
+    if agent_start; then
+      agent_wait_ready
+      agent="nodelet (log $LOG_DIR/nodelet.log)"
+    else
+      agent="no agent (cmd/nodelet.ts missing)"
+    fi
+  fi
+  summary "$agent"
+}
+
+main

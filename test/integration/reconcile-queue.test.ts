@@ -1,0 +1,611 @@
+/**
+ * The reconcile queue against a real Redis (REDIS_URL, default redis://127.0.0.1:16379).
+ * Every test uses a fresh key prefix and node name and obliterates its keys afterwards. The flush
+ * test flushes only database FLUSH_DB; the restart test runs its own redis-server on RESTART_PORT.
+ * Time bounds are "eventually" limits, never performance assertions.
+ */
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import {
+  TerminalReconcileError,
+  createReconcileQueue,
+  type PodRef,
+  type ReconcileContext,
+  type ReconcileQueue,
+  type ReconcileQueueOptions,
+  type ReconcileResult,
+  type ResyncCause,
+  type RunRecord,
+} from '../../controllers/reconcile-queue.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
+/** The only database the flush test empties. */
+const FLUSH_DB = 13;
+/** Where the restart test runs (and kills) a redis-server of its own. */
+const RESTART_PORT = 16390;
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+
+function urlWithDb(url: string, db: number): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+function pod(uid: string): PodRef {
+  return { uid, namespace: 'default', name: `pod-${uid}` };
+}
+
+/** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
+async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (await check()) return;
+    await sleep(25);
+  }
+  assert.fail(`timed out waiting until ${what}`);
+}
+
+/** One recorded reconcile. */
+interface Run {
+  readonly uid: string;
+  readonly start: number;
+  readonly end: number;
+  /** The version of the pod in `store` when the run started. */
+  readonly version: number | undefined;
+  readonly attempt: number;
+  readonly reason: string;
+  readonly instance: string;
+}
+
+/** Records runs; `behave` decides what each run does after reading the store. */
+class Recorder {
+  readonly runs: Run[] = [];
+  readonly store = new Map<string, number>();
+  /** Runs started per UID, so `behave` can act differently on the first, second… run. */
+  private readonly startedRuns = new Map<string, number>();
+
+  handler(
+    instance: string,
+    behave: (ref: PodRef, context: ReconcileContext, nth: number) => Promise<ReconcileResult> = () => Promise.resolve({}),
+  ): (ref: PodRef, context: ReconcileContext) => Promise<ReconcileResult> {
+    return async (ref, context) => {
+      const start = performance.now();
+      const version = this.store.get(ref.uid);
+      const nth = this.startedRuns.get(ref.uid) ?? 0;
+      this.startedRuns.set(ref.uid, nth + 1);
+      try {
+        return await behave(ref, context, nth);
+      } finally {
+        this.runs.push({ uid: ref.uid, start, end: performance.now(), version, attempt: context.attempt, reason: context.reason, instance });
+      }
+    };
+  }
+
+  /** Writes a new version of `ref` to the store, then enqueues it: what an informer event does. */
+  async event(queue: ReconcileQueue, ref: PodRef, reason = 'update'): Promise<void> {
+    this.store.set(ref.uid, (this.store.get(ref.uid) ?? 0) + 1);
+    await queue.enqueue(ref, reason);
+  }
+
+  runsOf(uid: string): Run[] {
+    return this.runs.filter((r) => r.uid === uid).sort((a, b) => a.start - b.start);
+  }
+}
+
+function assertNoOverlap(runs: readonly Run[]): void {
+  for (const uid of new Set(runs.map((r) => r.uid))) {
+    const ofUid = runs.filter((r) => r.uid === uid).sort((a, b) => a.start - b.start);
+    for (let i = 1; i < ofUid.length; i++) {
+      const prev = ofUid[i - 1]!;
+      const next = ofUid[i]!;
+      assert.ok(prev.end <= next.start, `reconciles of ${uid} overlap: [${prev.start}, ${prev.end}] and [${next.start}, ${next.end}]`);
+    }
+  }
+}
+
+/** The most runs that were in progress at one moment. */
+function maxParallel(runs: readonly Run[]): number {
+  const edges = runs.flatMap((r) => [
+    [r.start, 1],
+    [r.end, -1],
+  ]);
+  // Ends sort before starts at the same instant: touching runs did not overlap.
+  edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let current = 0;
+  let max = 0;
+  for (const [, delta] of edges) {
+    current += delta!;
+    max = Math.max(max, current);
+  }
+  return max;
+}
+
+function assertLatestSeen(recorder: Recorder): void {
+  for (const [uid, version] of recorder.store) {
+    const ofUid = recorder.runsOf(uid);
+    assert.ok(ofUid.length > 0, `${uid} was never reconciled`);
+    assert.equal(ofUid.at(-1)!.version, version, `the last reconcile of ${uid} did not see its latest version`);
+  }
+}
+
+/** A fresh queue namespace for one test, and its cleanup. */
+class Fixture {
+  readonly id = randomBytes(4).toString('hex');
+  readonly prefix = `nodelet-test-${this.id}`;
+  readonly nodeName = `node-${this.id}`;
+  private readonly queues: ReconcileQueue[] = [];
+  private inspectorQueue: Queue | undefined;
+  private inspectorRedis: Redis | undefined;
+
+  constructor(readonly redisUrl = REDIS_URL) {}
+
+  queue(overrides: Partial<ReconcileQueueOptions> = {}): ReconcileQueue {
+    const queue = createReconcileQueue({
+      redisUrl: this.redisUrl,
+      nodeName: this.nodeName,
+      concurrency: 4,
+      logger,
+      prefix: this.prefix,
+      shutdownTimeoutMs: 2_000,
+      ...overrides,
+    });
+    this.queues.push(queue);
+    return queue;
+  }
+
+  /** A plain BullMQ view of the same queue, to look at jobs. */
+  inspector(): Queue {
+    this.inspectorRedis ??= new Redis(this.redisUrl, { maxRetriesPerRequest: 3 });
+    this.inspectorQueue ??= new Queue(`nodelet-reconcile-${this.nodeName}`, { connection: this.inspectorRedis, prefix: this.prefix });
+    return this.inspectorQueue;
+  }
+
+  /** The queue's "delayed" events, oldest first: when each happened and when the job became due. */
+  async delayedEvents(): Promise<{ jobId: string; at: number; dueAt: number }[]> {
+    this.inspector();
+    const entries = await this.inspectorRedis!.xrange(`${this.prefix}:nodelet-reconcile-${this.nodeName}:events`, '-', '+');
+    return entries.flatMap(([id, fields]) => {
+      const f = new Map<string, string>();
+      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+      if (f.get('event') !== 'delayed') return [];
+      return [{ jobId: f.get('jobId') ?? '', at: Number(id.split('-')[0]), dueAt: Number(f.get('delay')) }];
+    });
+  }
+
+  /** Waits until nothing is waiting, active or delayed (twice in a row). */
+  async drained(queue: ReconcileQueue, timeoutMs = 15_000): Promise<void> {
+    let quietPolls = 0;
+    await eventually(async () => {
+      const c = await queue.counts();
+      quietPolls = c.waiting + c.active + c.delayed === 0 ? quietPolls + 1 : 0;
+      return quietPolls >= 2;
+    }, 'the queue drained', timeoutMs);
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.all(this.queues.map((q) => q.close().catch(() => undefined)));
+    try {
+      await this.inspector().obliterate({ force: true });
+      const redis = this.inspectorRedis!;
+      for await (const keys of redis.scanStream({ match: `${this.prefix}:*`, count: 500 })) {
+        if ((keys as string[]).length > 0) await redis.del(...(keys as string[]));
+      }
+    } catch {
+      // The restart test's server is gone by now; nothing is left to clean there.
+    }
+    await this.inspectorQueue?.close().catch(() => undefined);
+    this.inspectorRedis?.disconnect();
+  }
+}
+
+let fixtures: Fixture[] = [];
+function fixture(redisUrl?: string): Fixture {
+  const f = new Fixture(redisUrl);
+  fixtures.push(f);
+  return f;
+}
+afterEach(async () => {
+  await Promise.all(fixtures.map((f) => f.cleanup()));
+  fixtures = [];
+});
+
+async function produce(recorder: Recorder, queues: readonly ReconcileQueue[], options: { events: number; uids: number }): Promise<void> {
+  const refs = Array.from({ length: options.uids }, (_, i) => pod(`uid-${i}`));
+  for (let i = 0; i < options.events; i++) {
+    const ref = refs[Math.floor(Math.random() * refs.length)]!;
+    await recorder.event(queues[i % queues.length]!, ref, `event ${i}`);
+    await sleep(Math.floor(Math.random() * 3));
+  }
+}
+
+async function randomWork(): Promise<ReconcileResult> {
+  await sleep(1 + Math.floor(Math.random() * 5));
+  return {};
+}
+
+function parseRunLog(lines: readonly string[]): RunRecord[] {
+  return lines.map((line) => JSON.parse(line) as RunRecord);
+}
+
+void describe('reconcile queue (real Redis)', () => {
+  void it('never overlaps two reconciles of one UID and always ends on the latest event, with 8 workers', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ concurrency: 8 });
+    await queue.start(recorder.handler('a', randomWork));
+    await produce(recorder, [queue], { events: 200, uids: 20 });
+    await f.drained(queue);
+    assertNoOverlap(recorder.runs);
+    assertLatestSeen(recorder);
+  });
+
+  void it('keeps that guarantee across two queue instances sharing the node queue (2 × concurrency 4)', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const a = f.queue({ concurrency: 4 });
+    const b = f.queue({ concurrency: 4 });
+    await a.start(recorder.handler('a', randomWork));
+    await b.start(recorder.handler('b', randomWork));
+    await produce(recorder, [a, b], { events: 200, uids: 20 });
+    await f.drained(a);
+    assertNoOverlap(recorder.runs);
+    assertLatestSeen(recorder);
+    const instances = new Set(recorder.runs.map((r) => r.instance));
+    assert.deepEqual([...instances].sort(), ['a', 'b'], 'both instances should have reconciled');
+  });
+
+  void it('applies a concurrency change at runtime and rejects a concurrency below 1', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ concurrency: 1 });
+    await queue.start(
+      recorder.handler('a', async () => {
+        await sleep(60);
+        return {};
+      }),
+    );
+    for (let i = 0; i < 4; i++) await recorder.event(queue, pod(`serial-${i}`));
+    await f.drained(queue);
+    assert.equal(maxParallel(recorder.runs), 1, 'concurrency 1 reconciles one UID at a time');
+
+    queue.setConcurrency(4);
+    assert.throws(() => {
+      queue.setConcurrency(0);
+    }, RangeError);
+    const firstWave = recorder.runs.length;
+    for (let i = 0; i < 8; i++) await recorder.event(queue, pod(`parallel-${i}`));
+    await f.drained(queue);
+    const secondWave = recorder.runs.slice(firstWave);
+    assert.ok(maxParallel(secondWave) > 1, 'concurrency 4 reconciles different UIDs at once');
+    assert.ok(maxParallel(secondWave) <= 4);
+  });
+
+  void it('reconciles an idle UID at most twice for a burst of 50 events, the last run seeing the last event', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue();
+    // The burst is over long before one reconcile is: that is what a burst means here.
+    await queue.start(
+      recorder.handler('a', async () => {
+        await sleep(200);
+        return {};
+      }),
+    );
+    const ref = pod('burst');
+    for (let i = 0; i < 50; i++) await recorder.event(queue, ref);
+    await f.drained(queue);
+    const runs = recorder.runsOf('burst');
+    assert.ok(runs.length >= 1 && runs.length <= 2, `expected 1 or 2 reconciles, got ${runs.length}`);
+    assert.equal(runs.at(-1)!.version, 50);
+  });
+
+  void it('runs a UID waiting out a 60 s backoff again promptly when a new event arrives, keeping its failure count', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    await queue.start(
+      recorder.handler('a', (_ref, _ctx, nth) => (nth === 0 ? Promise.reject(new Error('runtime unavailable')) : Promise.resolve({}))),
+    );
+    const ref = pod('backoff');
+    await recorder.event(queue, ref, 'created');
+    await eventually(async () => (await queue.counts()).delayed === 1, 'the failed UID waits in delayed');
+    assert.equal(recorder.runsOf('backoff').length, 1);
+
+    await recorder.event(queue, ref, 'updated');
+    await eventually(() => recorder.runsOf('backoff').length === 2, 'the new event ran the UID', 5_000);
+    const [, second] = recorder.runsOf('backoff');
+    assert.equal(second!.attempt, 2, 'the retry still counts the earlier failure');
+    assert.equal(second!.version, 2);
+    await f.drained(queue);
+    assert.deepEqual(await queue.counts(), { waiting: 0, active: 0, delayed: 0, failed: 0, completed: 1 });
+  });
+
+  void it('runs a UID again right after a failed run when an event arrived during that run, not after the backoff', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    let releaseFirst!: () => void;
+    const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
+    await queue.start(
+      recorder.handler('a', async (_ref, _ctx, nth) => {
+        if (nth > 0) return {};
+        await firstGate;
+        throw new Error('image pull failed');
+      }),
+    );
+    const ref = pod('event-during-failure');
+    await recorder.event(queue, ref, 'created');
+    await eventually(async () => (await queue.counts()).active === 1, 'the first run started');
+    await recorder.event(queue, ref, 'updated');
+    releaseFirst();
+    await eventually(() => recorder.runsOf(ref.uid).length === 2, 'the event ran the UID again', 5_000);
+    await f.drained(queue);
+    await sleep(300);
+    const runs = recorder.runsOf(ref.uid);
+    assert.equal(runs.length, 2, 'the pending event was consumed by the second run, not run a third time');
+    assert.equal(runs[1]!.version, 2);
+  });
+
+  void it('runs a UID again after its requeueAfter delay', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue();
+    await queue.start(recorder.handler('a', (_ref, _ctx, nth) => Promise.resolve(nth === 0 ? { requeueAfterMs: 400 } : {})));
+    await recorder.event(queue, pod('requeue'));
+    await eventually(async () => (await queue.counts()).delayed === 1, 'the requeue waits in delayed');
+    const [delayed] = await f.inspector().getJobs(['delayed']);
+    assert.equal(delayed!.delay, 400);
+    await eventually(() => recorder.runsOf('requeue').length === 2, 'the requeue ran');
+    const [first, second] = recorder.runsOf('requeue');
+    assert.ok(second!.start - first!.end >= 350, `ran again after ${second!.start - first!.end} ms, before the 400 ms delay`);
+    assert.equal(second!.attempt, 1, 'a requeue is not a failure');
+  });
+
+  void it('runs a UID with a pending requeueAfter immediately on a new event, and not again later', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue();
+    await queue.start(recorder.handler('a', (_ref, _ctx, nth) => Promise.resolve(nth === 0 ? { requeueAfterMs: 30_000 } : {})));
+    const ref = pod('requeue-then-event');
+    await recorder.event(queue, ref, 'created');
+    await eventually(async () => (await queue.counts()).delayed === 1, 'the requeue waits in delayed');
+    await recorder.event(queue, ref, 'updated');
+    await eventually(() => recorder.runsOf(ref.uid).length === 2, 'the event ran the UID', 5_000);
+    await f.drained(queue);
+    await sleep(300);
+    assert.equal(recorder.runsOf(ref.uid).length, 2);
+    assert.deepEqual(await queue.counts(), { waiting: 0, active: 0, delayed: 0, failed: 0, completed: 1 });
+  });
+
+  void it('runs a UID again right after a run that asked for requeueAfter when an event arrived during that run', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue();
+    let releaseFirst!: () => void;
+    const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
+    await queue.start(
+      recorder.handler('a', async (_ref, _ctx, nth) => {
+        if (nth > 0) return {};
+        await firstGate;
+        return { requeueAfterMs: 30_000 };
+      }),
+    );
+    const ref = pod('event-during-requeue');
+    await recorder.event(queue, ref, 'created');
+    await eventually(async () => (await queue.counts()).active === 1, 'the first run started');
+    await recorder.event(queue, ref, 'updated');
+    releaseFirst();
+    await eventually(() => recorder.runsOf(ref.uid).length === 2, 'the event ran the UID', 5_000);
+    await f.drained(queue);
+    await sleep(300);
+    assert.equal(recorder.runsOf(ref.uid).length, 2);
+    assert.equal(recorder.runsOf(ref.uid)[1]!.version, 2);
+  });
+
+  void it('does not retry a TerminalReconcileError and fails the job', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ backoff: { initialMs: 50, maxMs: 1_000 } });
+    await queue.start(recorder.handler('a', () => Promise.reject(new TerminalReconcileError('invalid volume spec'))));
+    await recorder.event(queue, pod('terminal'));
+    await eventually(async () => (await queue.counts()).failed === 1, 'the job failed');
+    await sleep(300);
+    assert.equal(recorder.runsOf('terminal').length, 1);
+    assert.deepEqual(await queue.counts(), { waiting: 0, active: 0, delayed: 0, failed: 1, completed: 0 });
+    const [failed] = await f.inspector().getJobs(['failed']);
+    assert.match(failed!.failedReason, /invalid volume spec/);
+    const [record] = parseRunLog((await f.inspector().getJobLogs(failed!.id!)).logs);
+    assert.equal(record!.outcome, 'terminal');
+    assert.equal(record!.nextRunInMs, undefined);
+  });
+
+  void it('retries other errors with doubling delays, recorded on the job, then forgets them on success', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ backoff: { initialMs: 200, maxMs: 600 } });
+    await queue.start(
+      recorder.handler('a', (_ref, _ctx, nth) => (nth < 4 ? Promise.reject(new Error(`failure ${nth + 1}`)) : Promise.resolve({}))),
+    );
+    await recorder.event(queue, pod('retry'), 'created');
+    await eventually(async () => (await queue.counts()).completed === 1, 'the job completed after its retries');
+    // Every move to delayed, as BullMQ's event stream recorded it: due time minus the time of the
+    // move. The due time is fixed a little before Redis runs the move, so a loaded machine shows a
+    // few milliseconds less, never more.
+    const delays = (await f.delayedEvents()).map((e) => e.dueAt - e.at);
+    const expected = [200, 400, 600, 600];
+    assert.equal(delays.length, expected.length, `delays seen: ${delays.join(', ')}`);
+    delays.forEach((delay, i) => {
+      const want = expected[i]!;
+      assert.ok(delay <= want + 2 && delay > want - 100, `retry ${i + 1} was delayed ${delay} ms, expected ${want}`);
+    });
+    const runs = recorder.runsOf('retry');
+    assert.deepEqual(
+      runs.map((r) => r.attempt),
+      [1, 2, 3, 4, 5],
+    );
+    const [job] = await f.inspector().getJobs(['completed']);
+    const records = parseRunLog((await f.inspector().getJobLogs(job!.id!)).logs);
+    assert.deepEqual(
+      records.map((r) => [r.run, r.attempt, r.outcome, r.nextRunInMs, r.error]),
+      [
+        [1, 1, 'error', 200, 'failure 1'],
+        [2, 2, 'error', 400, 'failure 2'],
+        [3, 3, 'error', 600, 'failure 3'],
+        [4, 4, 'error', 600, 'failure 4'],
+        [5, 5, 'success', undefined, undefined],
+      ],
+    );
+    assert.deepEqual(job!.returnvalue, records.at(-1));
+    // Success forgot the failures: the next event starts at attempt 1.
+    await recorder.event(queue, pod('retry'), 'updated');
+    await eventually(() => recorder.runsOf('retry').length === 6, 'the next event ran');
+    assert.equal(recorder.runsOf('retry').at(-1)!.attempt, 1);
+  });
+
+  void it('reconciles again, alone, a job whose agent died mid-reconcile (stalled recovery)', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const stall = { lockDurationMs: 1_000, stalledIntervalMs: 300 };
+    const crashed = f.queue({ stall, shutdownTimeoutMs: 100 });
+    let releaseHung!: () => void;
+    const hung = new Promise<void>((resolve) => (releaseHung = resolve));
+    let hungStarted = false;
+    await crashed.start(async () => {
+      hungStarted = true;
+      await hung; // ignores its abort signal, like a process that froze and then died
+      return {};
+    });
+    const ref = pod('stalled');
+    await recorder.event(crashed, ref, 'created');
+    await eventually(() => hungStarted, 'the doomed run started');
+    await crashed.close(); // times out on the hung run, aborts and drops the connection without releasing the job
+    const crashedAt = performance.now();
+
+    const survivor = f.queue({ stall });
+    await survivor.start(
+      recorder.handler('survivor', async () => {
+        await sleep(100);
+        return {};
+      }),
+    );
+    await eventually(() => recorder.runsOf(ref.uid).length >= 1, 'the stalled job ran again', 10_000);
+    assert.ok(recorder.runsOf(ref.uid)[0]!.start > crashedAt);
+    for (let i = 0; i < 5; i++) {
+      await recorder.event(survivor, ref, `update ${i}`);
+      await sleep(40);
+    }
+    await f.drained(survivor);
+    assertNoOverlap(recorder.runs);
+    assertLatestSeen(recorder);
+
+    const before = await survivor.counts();
+    const runsBefore = recorder.runs.length;
+    releaseHung(); // the dead agent's run "finishes" late: it must change nothing
+    await sleep(300);
+    assert.deepEqual(await survivor.counts(), before);
+    assert.equal(recorder.runs.length, runsBefore);
+  });
+
+  void it('survives a flush of its Redis database, asks for a resync, and works for new enqueues', async () => {
+    const url = urlWithDb(REDIS_URL, FLUSH_DB);
+    const f = fixture(url);
+    const recorder = new Recorder();
+    const queue = f.queue({ stateCheckIntervalMs: 100 });
+    const causes: ResyncCause[] = [];
+    queue.onResync((cause) => {
+      causes.push(cause);
+    });
+    let releaseSlow!: () => void;
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    await queue.start(
+      recorder.handler('a', async (ref) => {
+        if (ref.uid === 'slow' && recorder.runsOf('slow').length === 0) await slowGate;
+        return {};
+      }),
+    );
+    await recorder.event(queue, pod('slow'), 'created');
+    await eventually(async () => (await queue.counts()).active === 1, 'the slow run started');
+
+    const admin = new Redis(url);
+    try {
+      await admin.flushdb();
+    } finally {
+      admin.disconnect();
+    }
+    releaseSlow(); // finishes a job whose keys are gone
+    await eventually(() => causes.includes('state-lost'), 'the resync hook fired');
+
+    await recorder.event(queue, pod('slow'), 'resync');
+    await recorder.event(queue, pod('fresh'), 'resync');
+    await eventually(() => recorder.runsOf('fresh').length === 1 && recorder.runsOf('slow').length === 2, 'enqueues after the flush ran');
+    assertLatestSeen(recorder);
+  });
+
+  void it('asks for a resync after its Redis restarts, and works again', async (t) => {
+    if (await redisAnswers(RESTART_PORT)) {
+      t.skip(`something already listens on ${RESTART_PORT}`);
+      return;
+    }
+    let server = await startRedis(RESTART_PORT);
+    try {
+      const f = fixture(`redis://127.0.0.1:${RESTART_PORT}`);
+      const recorder = new Recorder();
+      const queue = f.queue({ stateCheckIntervalMs: 100 });
+      const causes: ResyncCause[] = [];
+      queue.onResync((cause) => {
+        causes.push(cause);
+      });
+      await queue.start(recorder.handler('a'));
+      await recorder.event(queue, pod('before'));
+      await eventually(() => recorder.runsOf('before').length === 1, 'the first enqueue ran');
+
+      await stopRedis(server);
+      await assert.rejects(queue.enqueue(pod('during'), 'outage'), 'enqueue reports the outage');
+      server = await startRedis(RESTART_PORT);
+      await eventually(() => causes.length > 0, 'the resync hook fired', 10_000);
+
+      await recorder.event(queue, pod('after'));
+      await eventually(() => recorder.runsOf('after').length === 1, 'an enqueue after the restart ran', 10_000);
+    } finally {
+      await Promise.all(fixtures.map((f) => f.cleanup()));
+      fixtures = [];
+      await stopRedis(server);
+    }
+  });
+});
+
+async function redisAnswers(port: number): Promise<boolean> {
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  await eventually(() => redisAnswers(port), `redis-server on ${port} answers`, 5_000);
+  return server;
+}
+
+async function stopRedis(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = once(server, 'exit');
+  server.kill('SIGTERM');
+  await exited;
+}
