@@ -22,6 +22,7 @@ import { ApiEventRecorder } from '../reconcilers/api-event-recorder.js';
 import { PodActionsExecutor } from '../reconcilers/execute-pod-actions.js';
 import { ImagePuller } from '../reconcilers/image-puller.js';
 import { PodReconciler } from '../reconcilers/pod-reconciler.js';
+import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from '../reconcilers/restart-backoff.js';
 import { ApiStatusWriter } from '../reconcilers/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
 import type { AgentSettings } from './flags.js';
@@ -85,10 +86,12 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
   const volumeApi = createVolumeSourceApi(kubeConfig);
   const volumes = createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger });
   const puller = new ImagePuller({ images: cri.image, events, clock });
+  const restartBackoff = new RestartBackoff(CONTAINER_RESTART_BACKOFF);
   const executor = new PodActionsExecutor({
     runtime: cri.runtime,
-    images: cri.image,
     puller,
+    restartBackoff,
+    clock,
     volumes,
     envApi: volumeApi,
     events,
@@ -104,6 +107,9 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
     executor,
     status: new ApiStatusWriter({ core, logger: logger.child({ component: 'status' }) }),
     volumes,
+    events,
+    restartBackoff,
+    puller,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     runtimeName: deps.runtimeName,
@@ -152,6 +158,8 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
     logger,
     clock,
     maxPods: settings.maxPods,
+    labels: settings.nodeLabels,
+    taints: settings.registerWithTaints,
   });
   node.start();
   const source = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });

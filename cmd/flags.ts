@@ -4,6 +4,8 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import type { V1Taint } from '@kubernetes/client-node';
+import { isRegistrationFlagError, parseNodeLabels, parseTaints } from './registration-flags.js';
 
 export interface AgentSettings {
   /** Path of a kubeconfig; in-cluster configuration when absent. */
@@ -20,6 +22,10 @@ export interface AgentSettings {
   readonly maxPods: number;
   /** Period of the full resync that re-enqueues every pod (jittered by up to 10%). */
   readonly resyncPeriodMs: number;
+  /** Labels the Node is registered with and keeps (`--node-labels`). */
+  readonly nodeLabels: Readonly<Record<string, string>>;
+  /** Taints the Node is created with (`--register-with-taints`); a node cannot change them later. */
+  readonly registerWithTaints: readonly V1Taint[];
 }
 
 export class FlagError extends Error {
@@ -45,6 +51,9 @@ Flags (environment variable in brackets):
   --concurrency N          pods reconciled at once [NODELET_CONCURRENCY]; default 4
   --max-pods N             pods the node advertises; default 110
   --resync-period SECONDS  full resync period; default 60
+  --node-labels K=V,...    labels the Node is registered with and keeps
+  --register-with-taints K=V:EFFECT,...
+                           taints the Node is created with (e.g. nodelet.dev/agent=true:NoSchedule)
   -h, --help               this text
 `;
 
@@ -62,6 +71,16 @@ function defaultNodeIp(): string {
   return '127.0.0.1';
 }
 
+/** Runs a registration-flag parser, reporting its failures as a {@link FlagError}. */
+function registration<T>(parse: (raw: string) => T, raw: string): T {
+  try {
+    return parse(raw);
+  } catch (error) {
+    if (isRegistrationFlagError(error)) throw new FlagError(error.message);
+    throw error;
+  }
+}
+
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
 
 const OPTIONS = {
@@ -76,6 +95,8 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   'max-pods': { type: 'string' },
   'resync-period': { type: 'string' },
+  'node-labels': { type: 'string' },
+  'register-with-taints': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -107,5 +128,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     concurrency: positiveInt('concurrency', pick('concurrency', 'NODELET_CONCURRENCY', '4')),
     maxPods: positiveInt('max-pods', pick('max-pods', undefined, '110')),
     resyncPeriodMs: positiveInt('resync-period', pick('resync-period', undefined, '60')) * 1000,
+    nodeLabels: registration(parseNodeLabels, pick('node-labels', undefined, '')),
+    registerWithTaints: registration(parseTaints, pick('register-with-taints', undefined, '')),
   };
 }

@@ -8,6 +8,11 @@ import { FlagError, USAGE, parseSettings } from './flags.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv[0] === undefined || argv[0].startsWith('-') ? ['agent', ...argv] : argv;
+  if (command === 'dashboard') {
+    // Loaded on demand: the agent never loads the dashboard's web stack.
+    const { runDashboardCommand } = await import('../dashboard/main.js');
+    return runDashboardCommand(rest, process.env);
+  }
   if (command !== 'agent') {
     process.stderr.write(`unknown command "${command ?? ''}"\n\n${USAGE}`);
     return 2;

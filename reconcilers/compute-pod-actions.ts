@@ -17,6 +17,7 @@
  * - A terminating pod (deleted, or past its deadline) is only ever killed.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { computeInitActions, initContainersForNewSandbox } from './compute-init-actions.js';
 import { hashContainerSpec } from './container-hash.js';
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed-pod.js';
 import { latestContainer } from './observed-pod.js';
@@ -29,7 +30,9 @@ export interface ContainerToKill {
 }
 
 export interface ContainerToStart {
-  /** Index in `pod.spec.containers`. */
+  /** Which list of the pod spec the container is in. */
+  readonly kind: 'init' | 'regular';
+  /** Index in `pod.spec.initContainers` or `pod.spec.containers`. */
   readonly index: number;
   readonly name: string;
   readonly reason: string;
@@ -50,8 +53,10 @@ export interface PodActions {
   readonly sandboxAttempt: number;
   /** Containers to stop (when the pod itself is not killed). */
   readonly containersToKill: readonly ContainerToKill[];
-  /** Spec containers to create and start, in spec order. */
+  /** Spec containers to create and start: init containers (in order) first, then app containers. */
   readonly containersToStart: readonly ContainerToStart[];
+  /** Every regular init container has succeeded: app containers may run. */
+  readonly initialized: boolean;
 }
 
 export interface ComputePodActionsInput {
@@ -67,6 +72,7 @@ const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
   sandboxAttempt: 0,
   containersToKill: [],
   containersToStart: [],
+  initialized: false,
 };
 
 /** Whether an exited (or never-started) container should run again under the pod's policy. */
@@ -123,11 +129,14 @@ function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActio
   if (policy === 'Never' && hasRun) {
     return { ...NO_ACTIONS, killPod: hasReadySandbox(observed), killPodReason: 'pod has run to completion' };
   }
-  const containersToStart = containersOf(pod).flatMap((c, index): ContainerToStart[] => {
-    const latest = latestContainer(observed, c.name);
-    if (policy === 'OnFailure' && latest?.state === 'CONTAINER_EXITED' && latest.exitCode === 0) return [];
-    return [{ index, name: c.name, reason: `sandbox recreated: ${reason}`, restartCount: nextRestartCount(observed, c.name) }];
-  });
+  const hasInit = (pod.spec?.initContainers ?? []).length > 0;
+  const containersToStart = hasInit
+    ? initContainersForNewSandbox(pod, observed)
+    : containersOf(pod).flatMap((c, index): ContainerToStart[] => {
+        const latest = latestContainer(observed, c.name);
+        if (policy === 'OnFailure' && latest?.state === 'CONTAINER_EXITED' && latest.exitCode === 0) return [];
+        return [{ kind: 'regular', index, name: c.name, reason: `sandbox recreated: ${reason}`, restartCount: nextRestartCount(observed, c.name) }];
+      });
   if (containersToStart.length === 0) {
     // Nothing left to run (OnFailure, every container succeeded): no new sandbox for nothing.
     return { ...NO_ACTIONS, killPod: hasReadySandbox(observed), killPodReason: 'pod has run to completion' };
@@ -139,6 +148,7 @@ function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActio
     createSandbox: true,
     sandboxAttempt: attempt,
     containersToStart,
+    initialized: !hasInit,
   };
 }
 
@@ -154,12 +164,12 @@ function decideContainer(pod: V1Pod, observed: ObservedPod, spec: V1Container, i
   if (latest?.state === 'CONTAINER_RUNNING') {
     if (latest.specHash === hashContainerSpec(spec)) return { keepsRunning: true };
     const kill = { id: latest.id, name: spec.name, reason: 'container spec changed' };
-    const start = restartsAfterExit(pod, 137) ? { index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
+    const start = restartsAfterExit(pod, 137) ? { kind: 'regular' as const, index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
     return start === undefined ? { kill, keepsRunning: false } : { kill, start, keepsRunning: false };
   }
   if (!shouldRestart(pod, latest)) return { keepsRunning: false };
   const reason = latest === undefined ? 'container never started' : `container ${latest.state === 'CONTAINER_EXITED' ? 'exited' : 'not running'}`;
-  const start = { index, name: spec.name, reason, restartCount };
+  const start = { kind: 'regular' as const, index, name: spec.name, reason, restartCount };
   // A created-but-never-started or unknown container is removed from the way before starting anew.
   if (latest !== undefined && latest.state !== 'CONTAINER_EXITED') {
     return { kill: { id: latest.id, name: spec.name, reason: 'container not running' }, start, keepsRunning: false };
@@ -169,7 +179,7 @@ function decideContainer(pod: V1Pod, observed: ObservedPod, spec: V1Container, i
 
 /** Running containers whose name is not in the spec. */
 function unknownRunningContainers(pod: V1Pod, observed: ObservedPod): ContainerToKill[] {
-  const names = new Set(containersOf(pod).map((c) => c.name));
+  const names = new Set([...containersOf(pod), ...(pod.spec?.initContainers ?? [])].map((c) => c.name));
   return observed.containers
     .filter((c) => c.state === 'CONTAINER_RUNNING' && !names.has(c.name))
     .map((c) => ({ id: c.id, name: c.name, reason: 'container is not in the pod spec' }));
@@ -184,19 +194,26 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
   const changeReason = sandboxChangeReason(pod, observed.sandboxes);
   if (changeReason !== undefined) return planNewSandbox(input, changeReason);
 
+  const sandboxId = observed.sandboxes[0]?.id;
+  const init = computeInitActions(pod, observed);
+  if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and restartPolicy is Never' };
+  const unknown = unknownRunningContainers(pod, observed);
+  if (!init.initialized) {
+    return { ...NO_ACTIONS, killPod: false, killPodReason: '', sandboxId, containersToKill: [...init.containersToKill, ...unknown], containersToStart: init.containersToStart };
+  }
   const decisions = containersOf(pod).map((spec, index) => decideContainer(pod, observed, spec, index));
-  const containersToKill = [...decisions.flatMap((d) => (d.kill ? [d.kill] : [])), ...unknownRunningContainers(pod, observed)];
-  const containersToStart = decisions.flatMap((d) => (d.start ? [d.start] : []));
-  const keepCount = decisions.filter((d) => d.keepsRunning).length;
-  if (keepCount === 0 && containersToStart.length === 0) {
-    return { ...NO_ACTIONS, killPod: true, killPodReason: 'all containers have exited and none will restart' };
+  const appStarts = decisions.flatMap((d) => (d.start ? [d.start] : []));
+  // Sidecars do not keep a pod alive: once no app container runs or will run, the pod is done.
+  if (!decisions.some((d) => d.keepsRunning) && appStarts.length === 0) {
+    return { ...NO_ACTIONS, killPod: true, killPodReason: 'all containers have exited and none will restart', initialized: true };
   }
   return {
     ...NO_ACTIONS,
     killPod: false,
     killPodReason: '',
-    sandboxId: observed.sandboxes[0]?.id,
-    containersToKill,
-    containersToStart,
+    sandboxId,
+    containersToKill: [...init.containersToKill, ...decisions.flatMap((d) => (d.kill ? [d.kill] : [])), ...unknown],
+    containersToStart: [...init.containersToStart, ...appStarts],
+    initialized: true,
   };
 }

@@ -40,12 +40,13 @@ function terminatedState(c: ObservedContainer, runtimeName: string): V1Container
   };
 }
 
-function currentState(latest: ObservedContainer | undefined, failure: ContainerStartFailure | undefined, runtimeName: string): V1ContainerState {
+function currentState(latest: ObservedContainer | undefined, failure: ContainerStartFailure | undefined, ctx: { runtimeName: string; waitingReason: string }): V1ContainerState {
+  const { runtimeName } = ctx;
   if (latest?.state === 'CONTAINER_RUNNING') {
     return { running: latest.startedAt === undefined ? {} : { startedAt: latest.startedAt } };
   }
   if (failure !== undefined) return { waiting: { reason: failure.reason, message: failure.message } };
-  if (latest === undefined || latest.state === 'CONTAINER_CREATED') return { waiting: { reason: 'ContainerCreating' } };
+  if (latest === undefined || latest.state === 'CONTAINER_CREATED') return { waiting: { reason: ctx.waitingReason } };
   if (latest.state === 'CONTAINER_UNKNOWN') {
     return UNKNOWN_ON_TERMINATION;
   }
@@ -67,18 +68,31 @@ function lastStateOf(instances: readonly ObservedContainer[], current: V1Contain
   return previous?.state === 'CONTAINER_EXITED' ? terminatedState(previous, runtimeName) : {};
 }
 
-function containerStatus(spec: V1Container, ctx: ContainerStatusContext): V1ContainerStatus {
+/** How one list of containers is reported. */
+interface ListKind {
+  /** Waiting reason of a container not created yet: `ContainerCreating`, or `PodInitializing` before init completes. */
+  readonly waitingReason: string;
+  /** Regular init containers are ready once they succeeded; everything else while it runs. */
+  readonly readyWhenSucceeded: (spec: V1Container) => boolean;
+}
+
+function isReady(spec: V1Container, state: V1ContainerState, kind: ListKind): boolean {
+  if (kind.readyWhenSucceeded(spec)) return state.terminated?.exitCode === 0;
+  return state.running !== undefined;
+}
+
+function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: ListKind): V1ContainerStatus {
   const instances = instancesOf(ctx.observed, spec.name);
   const latest = instances[0];
   const failure = latest?.state === 'CONTAINER_RUNNING' ? undefined : ctx.startFailures.get(spec.name);
-  const observedState = currentState(latest, failure, ctx.runtimeName);
+  const observedState = currentState(latest, failure, { runtimeName: ctx.runtimeName, waitingReason: kind.waitingReason });
   const state = ctx.podIsTerminal && observedState.waiting !== undefined ? UNKNOWN_ON_TERMINATION : observedState;
   const running = state.running !== undefined;
   return {
     name: spec.name,
     state,
     lastState: lastStateOf(instances, state, ctx.runtimeName),
-    ready: running,
+    ready: isReady(spec, state, kind),
     started: running,
     restartCount: latest?.restartCount ?? 0,
     image: spec.image ?? '',
@@ -87,7 +101,14 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext): V1Cont
   };
 }
 
-/** Status of every regular container of the pod, in spec order. */
-export function generateContainerStatuses(ctx: ContainerStatusContext): V1ContainerStatus[] {
-  return (ctx.pod.spec?.containers ?? []).map((spec) => containerStatus(spec, ctx));
+/** Status of every app container of the pod, in spec order. */
+export function generateContainerStatuses(ctx: ContainerStatusContext, initialized: boolean): V1ContainerStatus[] {
+  const kind: ListKind = { waitingReason: initialized ? 'ContainerCreating' : 'PodInitializing', readyWhenSucceeded: () => false };
+  return (ctx.pod.spec?.containers ?? []).map((spec) => containerStatus(spec, ctx, kind));
+}
+
+/** Status of every init container of the pod (sidecars included), in spec order. */
+export function generateInitContainerStatuses(ctx: ContainerStatusContext): V1ContainerStatus[] {
+  const kind: ListKind = { waitingReason: 'PodInitializing', readyWhenSucceeded: (spec) => spec.restartPolicy !== 'Always' };
+  return (ctx.pod.spec?.initContainers ?? []).map((spec) => containerStatus(spec, ctx, kind));
 }

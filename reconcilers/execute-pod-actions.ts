@@ -1,37 +1,45 @@
 /**
- * The executor: performs a `PodActions` plan against the runtime in numbered steps, stopping at the
- * first failure (the next reconcile retries from what the runtime then reports), as the kubelet's
- * `SyncPod` does:
+ * The executor: performs a `PodActions` plan against the runtime in numbered steps, as the
+ * kubelet's `SyncPod` does:
  *
- *   1. kill the pod (every container, then every sandbox) when the plan says so;
+ *   1. kill the pod (app containers, then sidecars, then sandboxes) when the plan says so;
  *   2. kill the containers the plan names;
  *   3. prepare volumes and create the sandbox, when needed;
- *   4. for each container to start: ensure its image, build its config, create it, start it.
+ *   4. start the containers the plan names: init containers strictly in order (the first that
+ *      cannot start ends the step), app containers each on its own (one that cannot start does not
+ *      hold back the others).
  *
- * It never decides anything: every choice comes from the plan.
+ * Steps 1–3 stop at the first failure (thrown); the next reconcile retries from what the runtime
+ * then reports. Containers that could not start are returned with their kubelet reason. The
+ * executor never decides anything: every choice comes from the plan.
  */
+import { mkdir } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ImageService, PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import { prepareContainerMounts, type PreparedVolumes, type VolumeManager } from './volumes/index.js';
-import type { KeyValue, Mount } from '../cri/types.js';
-import type { ContainerToStart, PodActions } from './compute-pod-actions.js';
-import { buildContainerConfig } from './container-config.js';
-import { resolveContainerEnv, type EnvSourceApi } from './container-env.js';
-import { containerFieldPath, type EventRecorder } from './event-recorder.js';
+import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { Clock } from '../controllers/clock.js';
+import type { PodActions } from './compute-pod-actions.js';
+import type { EnvSourceApi } from './container-env.js';
+import type { EventRecorder } from './event-recorder.js';
 import type { ImagePuller } from './image-puller.js';
+import { PodKiller, type KillRequest } from './kill-pod.js';
 import type { ObservedPod } from './observed-pod.js';
-import { buildSandboxConfig, podGracePeriodSeconds } from './sandbox-config.js';
-import { ContainerStartError, PodSetupError, errorMessage } from './sync-errors.js';
-import { mkdir } from 'node:fs/promises';
+import type { RestartBackoff } from './restart-backoff.js';
+import { buildSandboxConfig } from './sandbox-config.js';
+import { ContainerStarter } from './start-container.js';
+import { ContainerStartError, PodSetupError, errorMessage, isContainerStartError } from './sync-errors.js';
+import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
+
+export type { KillRequest } from './kill-pod.js';
 
 export interface ExecutorOptions {
   readonly runtime: RuntimeService;
-  readonly images: ImageService;
   readonly puller: ImagePuller;
   readonly volumes: VolumeManager;
   readonly envApi: EnvSourceApi;
   readonly events: EventRecorder;
+  readonly restartBackoff: RestartBackoff;
+  readonly clock: Clock;
   readonly nodeName: string;
   readonly nodeIp: string;
   readonly podLogDir: string;
@@ -39,45 +47,48 @@ export interface ExecutorOptions {
   readonly logger: Logger;
 }
 
-/** What a kill needs: the pod (for events) and how long containers get to stop. */
-export interface KillRequest {
-  readonly pod: V1Pod | undefined;
-  readonly observed: ObservedPod;
-  readonly gracePeriodSeconds: number;
-  readonly reason: string;
+/** What happened to the containers the plan asked to start. */
+export interface ExecuteResult {
+  /** Containers that could not start, with the kubelet's reason. */
+  readonly failures: readonly ContainerStartError[];
 }
 
 export class PodActionsExecutor {
-  constructor(private readonly options: ExecutorOptions) {}
+  private readonly killer: PodKiller;
+  private readonly starter: ContainerStarter;
 
-  /** Performs the plan. Throws the first failure (`ContainerStartError`, `PodSetupError`, CRI errors). */
-  async execute(pod: V1Pod, plan: PodActions, observed: ObservedPod): Promise<void> {
+  constructor(private readonly options: ExecutorOptions) {
+    this.killer = new PodKiller(options);
+    this.starter = new ContainerStarter(options);
+  }
+
+  /** Performs the plan. Throws when the pod could not be killed or set up; returns container start failures. */
+  async execute(pod: V1Pod, plan: PodActions, observed: ObservedPod, gracePeriodSeconds: number): Promise<ExecuteResult> {
     // Step 1: kill the pod.
     if (plan.killPod) {
-      await this.killPod({ pod, observed, gracePeriodSeconds: podGracePeriodSeconds(pod), reason: plan.killPodReason });
-      if (!plan.createSandbox) return;
+      await this.killPod({ pod, observed, gracePeriodSeconds, reason: plan.killPodReason });
+      if (!plan.createSandbox) return { failures: [] };
     }
     // Step 2: kill the containers the plan names.
-    await Promise.all(plan.containersToKill.map((c) => this.killContainer(pod, c.id, { name: c.name, reason: c.reason, gracePeriodSeconds: podGracePeriodSeconds(pod) })));
-    if (!plan.createSandbox && plan.containersToStart.length === 0) return;
+    const byId = new Map(observed.containers.map((c) => [c.id, c]));
+    await Promise.all(
+      plan.containersToKill.flatMap((k) => {
+        const container = byId.get(k.id);
+        return container === undefined ? [] : [this.killer.stop({ pod, reason: k.reason }, container, gracePeriodSeconds)];
+      }),
+    );
+    if (!plan.createSandbox && plan.containersToStart.length === 0) return { failures: [] };
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
     const prepared = await this.prepareVolumes(pod);
     const sandboxConfig = buildSandboxConfig(pod, { nodeName: this.options.nodeName, podLogDir: this.options.podLogDir, attempt: plan.sandboxAttempt });
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig) : { id: plan.sandboxId, ips: podIpsOf(observed) };
-    // Step 4: containers, in spec order.
-    for (const target of plan.containersToStart) {
-      await this.startContainer({ pod, target, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips });
-    }
+    // Step 4: containers.
+    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips });
   }
 
-  /** Stops every container (in parallel, each within the grace period), then every sandbox. */
+  /** Stops the pod's containers (app containers, then sidecars) and its sandboxes. */
   async killPod(request: KillRequest): Promise<void> {
-    const { pod, observed } = request;
-    const live = observed.containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED' || c.state === 'CONTAINER_UNKNOWN');
-    await Promise.all(live.map((c) => this.killContainer(pod, c.id, { name: c.name, reason: request.reason, gracePeriodSeconds: request.gracePeriodSeconds })));
-    for (const sandbox of observed.sandboxes.filter((s) => s.state === 'SANDBOX_READY')) {
-      await this.options.runtime.stopPodSandbox(sandbox.id);
-    }
+    await this.killer.killPod(request);
   }
 
   /** Removes every sandbox of the pod (which removes its containers) after it was killed. */
@@ -86,12 +97,27 @@ export class PodActionsExecutor {
     for (const sandbox of observed.sandboxes) await this.options.runtime.removePodSandbox(sandbox.id);
   }
 
-  private async killContainer(pod: V1Pod | undefined, id: string, how: { name: string; reason: string; gracePeriodSeconds: number }): Promise<void> {
-    if (pod !== undefined) {
-      this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message: `Stopping container ${how.name}`, fieldPath: containerFieldPath(pod, how.name) });
+  private async startContainers(s: {
+    pod: V1Pod;
+    plan: PodActions;
+    observed: ObservedPod;
+    sandboxId: string;
+    sandboxConfig: PodSandboxConfig;
+    prepared: PreparedVolumes;
+    podIps: readonly string[];
+  }): Promise<ExecuteResult> {
+    const failures: ContainerStartError[] = [];
+    for (const target of s.plan.containersToStart) {
+      try {
+        await this.starter.start({ ...s, target });
+      } catch (error) {
+        if (!isContainerStartError(error)) throw error;
+        failures.push(error);
+        // Init containers run strictly in order: nothing after one that could not start.
+        if (target.kind === 'init') break;
+      }
     }
-    this.options.logger.info({ containerId: id, container: how.name, reason: how.reason, gracePeriodSeconds: how.gracePeriodSeconds }, 'stopping container');
-    await this.options.runtime.stopContainer(id, how.gracePeriodSeconds);
+    return { failures };
   }
 
   private async prepareVolumes(pod: V1Pod): Promise<PreparedVolumes> {
@@ -117,71 +143,6 @@ export class PodActionsExecutor {
       throw new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
     }
   }
-
-  private async startContainer(request: StartRequest): Promise<void> {
-    const { pod, target } = request;
-    const container = pod.spec?.containers[target.index];
-    if (container === undefined) return;
-    const fieldPath = containerFieldPath(pod, container.name);
-    const imageRef = await this.options.puller.ensureImage(pod, container);
-    const { env, mounts } = await this.configStep(pod, container.name, async () => {
-      const env = await resolveContainerEnv({
-        pod,
-        container,
-        api: this.options.envApi,
-        podIps: request.podIps,
-        nodeIp: this.options.nodeIp,
-        nodeAllocatable: this.options.nodeAllocatable,
-      });
-      return { env, mounts: await this.mountsOf(request, container.name, env) };
-    });
-    const config = buildContainerConfig({ pod, container, kind: 'regular', nodeName: this.options.nodeName, restartCount: target.restartCount, imageRef, env, mounts });
-    const id = await this.runtimeStep(pod, container.name, 'CreateContainerError', () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig));
-    this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
-    await this.runtimeStep(pod, container.name, 'RunContainerError', () => this.options.runtime.startContainer(id));
-    this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
-  }
-
-  private async mountsOf(request: StartRequest, name: string, env: readonly KeyValue[]): Promise<Mount[]> {
-    const container = request.pod.spec?.containers.find((c) => c.name === name);
-    if (container === undefined) return [];
-    try {
-      return await prepareContainerMounts(container, request.prepared, { env: Object.fromEntries(env.map((e) => [e.key, e.value])) });
-    } catch (error) {
-      throw new ContainerStartError(name, 'CreateContainerConfigError', errorMessage(error), { cause: error });
-    }
-  }
-
-  /** Runs a config-building step; its `CreateContainerConfigError` is also reported as an event. */
-  private async configStep<T>(pod: V1Pod, name: string, step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      if (error instanceof ContainerStartError) {
-        this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message: `Error: ${error.message}`, fieldPath: containerFieldPath(pod, name) });
-      }
-      throw error;
-    }
-  }
-
-  private async runtimeStep<T>(pod: V1Pod, name: string, reason: 'CreateContainerError' | 'RunContainerError', step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      const message = `Error: ${errorMessage(error)}`;
-      this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message, fieldPath: containerFieldPath(pod, name) });
-      throw new ContainerStartError(name, reason, errorMessage(error), { cause: error });
-    }
-  }
-}
-
-interface StartRequest {
-  readonly pod: V1Pod;
-  readonly target: ContainerToStart;
-  readonly sandboxId: string;
-  readonly sandboxConfig: PodSandboxConfig;
-  readonly prepared: PreparedVolumes;
-  readonly podIps: readonly string[];
 }
 
 function podIpsOf(observed: ObservedPod): string[] {

@@ -13,7 +13,8 @@
  *   sandbox is gone), startTime set once.
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
-import { generateContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
+import { computeInitActions, isSidecar } from './compute-init-actions.js';
+import { generateContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
 import { hasRunningParts, latestSandbox, type ObservedPod } from './observed-pod.js';
 import { podQosClass } from './qos.js';
 
@@ -85,6 +86,16 @@ function condition(type: string, ok: boolean, reason?: string, message?: string)
   return { type, status: ok ? 'True' : 'False', ...(ok || reason === undefined ? {} : { reason }), ...(ok || message === undefined ? {} : { message }) };
 }
 
+/** Whether every regular init container succeeded (sidecars need only run); the names of those that did not. */
+function incompleteInitContainers(pod: V1Pod, statuses: readonly V1ContainerStatus[]): string[] {
+  return (pod.spec?.initContainers ?? [])
+    .filter((spec) => {
+      const s = statuses.find((st) => st.name === spec.name);
+      return isSidecar(spec) ? s?.state?.running === undefined : s?.state?.terminated?.exitCode !== 0;
+    })
+    .map((spec) => spec.name);
+}
+
 function readinessConditions(pod: V1Pod, phase: Phase, statuses: readonly V1ContainerStatus[]): V1PodCondition[] {
   if (isTerminal(phase)) {
     return [condition('ContainersReady', false, 'PodCompleted'), condition('Ready', false, 'PodCompleted')];
@@ -117,52 +128,79 @@ function podIps(input: GeneratePodStatusInput): string[] {
   return (input.pod.status?.podIPs ?? []).map((p) => p.ip);
 }
 
-function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: readonly V1ContainerStatus[]): V1PodCondition[] {
+interface Statuses {
+  readonly containers: readonly V1ContainerStatus[];
+  readonly init: readonly V1ContainerStatus[];
+  readonly initialized: boolean;
+  readonly initFailed: boolean;
+}
+
+function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
   const sandbox = latestSandbox(input.observed);
   const sandboxReady = sandbox?.state === 'SANDBOX_READY' && (sandbox.ip !== '' || input.pod.spec?.hostNetwork === true);
+  const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
+  // Sidecars count towards readiness like app containers.
+  const sidecarNames = new Set((input.pod.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+  const readinessStatuses = [...statuses.init.filter((s) => sidecarNames.has(s.name)), ...statuses.containers];
   return [
     condition('PodReadyToStartContainers', sandboxReady),
-    condition('Initialized', true),
-    ...readinessConditions(input.pod, phase, statuses),
+    condition('Initialized', statuses.initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
+    ...readinessConditions(input.pod, phase, readinessStatuses),
   ];
 }
 
+function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
+  if (input.terminalReason !== undefined || statuses.initFailed) return 'Failed';
+  if (!statuses.initialized) return 'Pending';
+  return computePhase(input.pod, statuses.containers, input.podIsTerminal === true);
+}
+
 /** Phase with the kubelet's guards: terminal phases are sticky, and never reported while something may run. */
-function guardedPhase(input: GeneratePodStatusInput, statuses: readonly V1ContainerStatus[]): Phase {
+function guardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
   const previous = input.pod.status?.phase;
   if (isTerminal(previous)) return previous;
-  const phase = input.terminalReason === undefined ? computePhase(input.pod, statuses, input.podIsTerminal === true) : 'Failed';
-  if (isTerminal(phase) && hasRunningParts(input.observed) && input.terminalReason === undefined) {
-    // Containers may still run (or the sandbox is up): report Running until they are stopped.
-    return statuses.some((s) => s.state?.running) ? 'Running' : 'Pending';
+  const phase = unguardedPhase(input, statuses);
+  if (isTerminal(phase) && hasRunningParts(input.observed)) {
+    // Containers may still run (or the sandbox is up): not terminal until they are stopped.
+    return statuses.containers.some((s) => s.state?.running) ? 'Running' : 'Pending';
   }
   return phase;
+}
+
+/** The reason a terminal pod shows: the new one (DeadlineExceeded), else the one already in the API. */
+function terminalReasonOf(input: GeneratePodStatusInput): { reason: string; message: string } | undefined {
+  if (input.terminalReason !== undefined) return input.terminalReason;
+  const status = input.pod.status;
+  return status?.reason === undefined ? undefined : { reason: status.reason, message: status.message ?? '' };
 }
 
 /** Generates the pod's status. Pure: same input, same status. */
 export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   const { pod, now } = input;
-  const containerStatuses = generateContainerStatuses({
-    pod,
-    observed: input.observed,
-    runtimeName: input.runtimeName,
-    startFailures: input.startFailures,
-    podIsTerminal: input.podIsTerminal === true,
-  });
-  const phase = guardedPhase(input, containerStatuses);
+  const ctx = { pod, observed: input.observed, runtimeName: input.runtimeName, startFailures: input.startFailures, podIsTerminal: input.podIsTerminal === true };
+  const init = computeInitActions(pod, input.observed);
+  const statuses: Statuses = {
+    containers: generateContainerStatuses(ctx, init.initialized),
+    init: generateInitContainerStatuses(ctx),
+    initialized: init.initialized,
+    initFailed: init.failed,
+  };
+  const phase = guardedPhase(input, statuses);
   const previous = pod.status?.conditions ?? [];
   const foreign = previous.filter((c) => !OWNED_CONDITIONS.has(c.type));
   const ips = podIps(input);
-  const reason = input.terminalReason ?? (isTerminal(pod.status?.phase) && pod.status.reason !== undefined ? { reason: pod.status.reason, message: pod.status.message ?? '' } : undefined);
+  const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
   return {
     phase,
-    conditions: [...foreign, ...withTransitionTimes(ownedConditions(input, phase, containerStatuses), previous, now)],
+    conditions: [...foreign, ...withTransitionTimes(ownedConditions(input, phase, statuses), previous, now)],
     ...(reason === undefined ? {} : { reason: reason.reason, message: reason.message }),
     hostIP: input.nodeIp,
     hostIPs: [{ ip: input.nodeIp }],
     ...(ips.length === 0 ? {} : { podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) }),
     startTime: pod.status?.startTime ?? now,
     qosClass: pod.status?.qosClass ?? podQosClass(pod),
-    containerStatuses,
+    containerStatuses: [...statuses.containers],
+    ...(statuses.init.length === 0 ? {} : { initContainerStatuses: [...statuses.init] }),
+    ...(pod.metadata?.generation === undefined ? {} : { observedGeneration: pod.metadata.generation }),
   };
 }

@@ -17,6 +17,7 @@ import { RecordingEventRecorder } from './event-recorder.js';
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller } from './image-puller.js';
 import { PodReconciler } from './pod-reconciler.js';
+import { RestartBackoff } from './restart-backoff.js';
 import type { StatusWriter } from './status-manager.js';
 import { isContainerStartError } from './sync-errors.js';
 import { basePod, UID } from './test-fixtures.js';
@@ -68,13 +69,16 @@ function harness(root: string): Harness {
   const status = new RecordingStatusWriter(store);
   const events = new RecordingEventRecorder();
   const synced = { value: true };
+  const restartBackoff = new RestartBackoff();
   const logger = pino({ level: 'silent' });
   const reconciler = (): PodReconciler => {
     const volumes = createVolumeManager({ rootDir: root, api: noApi, logger });
+    const puller = new ImagePuller({ images: runtime, events, clock });
     const executor = new PodActionsExecutor({
       runtime,
-      images: runtime,
-      puller: new ImagePuller({ images: runtime, events, clock }),
+      puller,
+      restartBackoff,
+      clock,
       volumes,
       envApi: noApi,
       events,
@@ -84,7 +88,7 @@ function harness(root: string): Harness {
       nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
       logger,
     });
-    return new PodReconciler({ store: { get: (uid) => store.get(uid), synced: () => synced.value }, runtime, executor, status, volumes, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
+    return new PodReconciler({ store: { get: (uid) => store.get(uid), synced: () => synced.value }, runtime, executor, status, volumes, events, restartBackoff, puller, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
   };
   return { runtime, store, status, events, synced, reconciler };
 }

@@ -6,6 +6,7 @@
 
 /** Reasons a container could not be started; each becomes the container's `waiting.reason`. */
 export type ContainerStartReason =
+  | 'CrashLoopBackOff'
   | 'ErrImagePull'
   | 'ImagePullBackOff'
   | 'ErrImageNeverPull'
@@ -19,14 +20,18 @@ export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedMount' | 'FailedK
 
 /** A container of the pod could not be started. */
 export class ContainerStartError extends Error {
+  /** Set for backoffs (CrashLoopBackOff, ImagePullBackOff): when trying again makes sense. */
+  readonly retryAfterMs: number | undefined;
+
   constructor(
     readonly containerName: string,
     readonly reason: ContainerStartReason,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ContainerStartError';
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

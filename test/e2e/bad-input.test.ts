@@ -32,10 +32,12 @@ describe('pods nodelet cannot run', () => {
     await eventWith(namespace, 'invalid-image', 'InspectFailed', /invalid reference format/);
   });
 
-  it('reports ErrImagePull when the registry cannot serve the image', async () => {
+  it('reports ErrImagePull, then ImagePullBackOff, when the registry cannot serve the image', async () => {
     await apply(busyboxPod({ name: 'no-such-image', namespace, nodeName: NODE_NAME, image: 'docker.io/library/no-such-image:1.0', script: 'true' }));
-    await waitForWaitingReason(namespace, 'no-such-image', 'ErrImagePull');
+    // ErrImagePull shows until the next reconcile, which waits out the pull backoff.
+    await waitForWaitingReason(namespace, 'no-such-image', 'ImagePullBackOff');
     await eventWith(namespace, 'no-such-image', 'Failed', /Failed to pull image "docker.io\/library\/no-such-image:1.0"/);
+    await eventWith(namespace, 'no-such-image', 'BackOff', /Back-off pulling image "docker.io\/library\/no-such-image:1.0"/);
   });
 
   it('reports ErrImageNeverPull for an absent image with imagePullPolicy Never', async () => {

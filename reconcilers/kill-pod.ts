@@ -1,0 +1,111 @@
+/**
+ * Stopping a pod's containers as the kubelet does (killPodWithSyncResult / killContainersWithSyncResult):
+ *
+ * - App containers (and init containers that are still running) stop first, in parallel, each with
+ *   the pod's grace period: SIGTERM, then SIGKILL when the grace period runs out (the runtime does
+ *   both within `StopContainer`).
+ * - Sidecars stop after them, in reverse spec order, with what remains of the grace period (at
+ *   least 2 s), so they serve the app containers to the end.
+ * - A grace period can only shrink: while a container is stopping, `currentGracePeriodSeconds` is
+ *   read again every half second, and once the shorter deadline has passed the container is
+ *   killed at once (a second `StopContainer` with timeout 0).
+ * - Then every ready sandbox is stopped (its network torn down).
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { RuntimeService } from '../cri/types.js';
+import type { Clock } from '../controllers/clock.js';
+import { isSidecar } from './compute-init-actions.js';
+import { containerFieldPath, type EventRecorder } from './event-recorder.js';
+import type { ObservedContainer, ObservedPod } from './observed-pod.js';
+
+const MIN_SIDECAR_GRACE_SECONDS = 2;
+const SHRINK_POLL_MS = 500;
+
+export interface KillRequest {
+  /** The pod, for events and to tell sidecars apart; undefined for a pod the API no longer has. */
+  readonly pod: V1Pod | undefined;
+  readonly observed: ObservedPod;
+  readonly gracePeriodSeconds: number;
+  /** Re-read while stopping: a shorter value than `gracePeriodSeconds` cuts the wait short. */
+  readonly currentGracePeriodSeconds?: () => number;
+  readonly reason: string;
+}
+
+export interface PodKillerOptions {
+  readonly runtime: RuntimeService;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+function isLive(c: ObservedContainer): boolean {
+  return c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED' || c.state === 'CONTAINER_UNKNOWN';
+}
+
+/** Sidecar names in reverse spec order (the order they stop in). */
+function sidecarsInStopOrder(pod: V1Pod | undefined): string[] {
+  return (pod?.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name).reverse();
+}
+
+export class PodKiller {
+  constructor(private readonly options: PodKillerOptions) {}
+
+  /** Stops every container (app containers, then sidecars), then every ready sandbox. */
+  async killPod(request: KillRequest): Promise<void> {
+    const live = request.observed.containers.filter(isLive);
+    const sidecars = sidecarsInStopOrder(request.pod);
+    const deadlineMs = this.options.clock.now() + request.gracePeriodSeconds * 1000;
+    const first = live.filter((c) => !sidecars.includes(c.name));
+    await Promise.all(first.map((c) => this.stop(request, c, request.gracePeriodSeconds)));
+    for (const name of sidecars) {
+      const remaining = Math.max(MIN_SIDECAR_GRACE_SECONDS, Math.ceil((deadlineMs - this.options.clock.now()) / 1000));
+      await Promise.all(live.filter((c) => c.name === name).map((c) => this.stop(request, c, remaining)));
+    }
+    for (const sandbox of request.observed.sandboxes.filter((s) => s.state === 'SANDBOX_READY')) {
+      await this.options.runtime.stopPodSandbox(sandbox.id);
+    }
+  }
+
+  /** Stops one container with `graceSeconds`, or sooner if the grace period shrinks meanwhile. */
+  async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds'>, container: ObservedContainer, graceSeconds: number): Promise<void> {
+    const { pod } = request;
+    if (pod !== undefined) {
+      this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message: `Stopping container ${container.name}`, fieldPath: containerFieldPath(pod, container.name) });
+    }
+    this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: graceSeconds }, 'stopping container');
+    const startedMs = this.options.clock.now();
+    const watcher = this.watchShrink({ container, startedMs, graceSeconds, current: request.currentGracePeriodSeconds });
+    try {
+      await this.options.runtime.stopContainer(container.id, graceSeconds);
+    } finally {
+      watcher.cancel();
+    }
+  }
+
+  private watchShrink(w: { container: ObservedContainer; startedMs: number; graceSeconds: number; current: (() => number) | undefined }): { cancel(): void } {
+    const { clock, runtime, logger } = this.options;
+    let timer: unknown;
+    let done = false;
+    const tick = (): void => {
+      if (done || w.current === undefined) return;
+      const grace = Math.min(w.graceSeconds, w.current());
+      if (grace < w.graceSeconds && clock.now() >= w.startedMs + grace * 1000) {
+        logger.info({ containerId: w.container.id, gracePeriodSeconds: grace }, 'grace period shortened: killing now');
+        done = true;
+        runtime.stopContainer(w.container.id, 0).catch((error: unknown) => {
+          logger.warn({ err: error, containerId: w.container.id }, 'kill after a shortened grace period failed');
+        });
+        return;
+      }
+      timer = clock.setTimeout(tick, SHRINK_POLL_MS);
+    };
+    if (w.current !== undefined) timer = clock.setTimeout(tick, SHRINK_POLL_MS);
+    return {
+      cancel: () => {
+        done = true;
+        if (timer !== undefined) clock.clearTimeout(timer);
+      },
+    };
+  }
+}

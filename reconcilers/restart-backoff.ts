@@ -1,0 +1,81 @@
+/**
+ * The kubelet's restart backoff (client-go flowcontrol.Backoff as kuberuntime uses it): a
+ * container that exited waits before it is started again, 10 s after the first exit, doubling to
+ * 5 min. An entry is keyed by pod UID, container name and spec hash, and measured from the exit
+ * (`finishedAt`) that caused it. An entry untouched for twice the maximum (10 min: the container
+ * ran that long before exiting again) starts over at 10 s.
+ *
+ * The same mechanism serves image pulls (ImagePullBackOff), keyed by pod UID and image.
+ *
+ * Entries live in memory: an agent restart forgets them, as a kubelet restart does.
+ */
+
+export interface BackoffPolicy {
+  readonly initialMs: number;
+  readonly maxMs: number;
+}
+
+export const CONTAINER_RESTART_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
+export const IMAGE_PULL_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
+
+interface Entry {
+  backoffMs: number;
+  /** The event time (ms) the backoff was last advanced for. */
+  lastUpdateMs: number;
+}
+
+/** Per-key exponential backoff measured from event times. */
+export class RestartBackoff {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly policy: BackoffPolicy = CONTAINER_RESTART_BACKOFF) {}
+
+  private expired(entry: Entry, eventMs: number): boolean {
+    return eventMs - entry.lastUpdateMs > 2 * this.policy.maxMs;
+  }
+
+  /**
+   * When the key may act again after an event at `eventMs`, or `undefined` when it may act now.
+   * `nowMs` is the current time.
+   */
+  blockedUntil(key: string, eventMs: number, nowMs: number): { untilMs: number; backoffMs: number } | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined || this.expired(entry, eventMs)) return undefined;
+    const untilMs = eventMs + entry.backoffMs;
+    return nowMs < untilMs ? { untilMs, backoffMs: entry.backoffMs } : undefined;
+  }
+
+  /** Like `blockedUntil`, measured from the key's last recorded event (image pulls). */
+  blockedSinceLastUpdate(key: string, nowMs: number): { untilMs: number; backoffMs: number } | undefined {
+    const entry = this.entries.get(key);
+    return entry === undefined ? undefined : this.blockedUntil(key, entry.lastUpdateMs, nowMs);
+  }
+
+  /** Records that the key acted after an event at `eventMs`: the next wait doubles (capped). */
+  next(key: string, eventMs: number): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined || this.expired(entry, eventMs)) {
+      this.entries.set(key, { backoffMs: this.policy.initialMs, lastUpdateMs: eventMs });
+      return;
+    }
+    entry.backoffMs = Math.min(entry.backoffMs * 2, this.policy.maxMs);
+    entry.lastUpdateMs = eventMs;
+  }
+
+  /** Forgets every key that starts with `prefix` (a finished pod's entries). */
+  forgetPrefix(prefix: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** `10s`, `1m20s`, `5m0s`: Go's duration format, as the kubelet's messages print it. */
+export function formatDuration(ms: number): string {
+  const totalSeconds = Math.round(ms / 1000);
+  const minutes = Math.floor(totalSeconds / 60);
+  const seconds = totalSeconds % 60;
+  return minutes === 0 ? `${seconds}s` : `${minutes}m${seconds}s`;
+}

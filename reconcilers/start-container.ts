@@ -1,0 +1,137 @@
+/**
+ * Starts one container of a pod, as the kubelet's `startContainer` does: check the restart
+ * backoff (a container that exited waits 10 s, doubling to 5 min: CrashLoopBackOff), ensure the
+ * image, resolve env and mounts, create, start — with the kubelet's events at each step.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { KeyValue, Mount, PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { Clock } from '../controllers/clock.js';
+import type { ContainerToStart } from './compute-pod-actions.js';
+import { buildContainerConfig } from './container-config.js';
+import { resolveContainerEnv, type EnvSourceApi } from './container-env.js';
+import { hashContainerSpec } from './container-hash.js';
+import { containerFieldPath, type EventRecorder } from './event-recorder.js';
+import type { ImagePuller } from './image-puller.js';
+import { latestContainer, type ObservedPod } from './observed-pod.js';
+import { formatDuration, type RestartBackoff } from './restart-backoff.js';
+import { ContainerStartError, errorMessage } from './sync-errors.js';
+import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
+
+export interface ContainerStarterOptions {
+  readonly runtime: RuntimeService;
+  readonly puller: ImagePuller;
+  readonly envApi: EnvSourceApi;
+  readonly events: EventRecorder;
+  readonly restartBackoff: RestartBackoff;
+  readonly clock: Clock;
+  readonly nodeName: string;
+  readonly nodeIp: string;
+  readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
+  readonly logger: Logger;
+}
+
+export interface StartRequest {
+  readonly pod: V1Pod;
+  readonly target: ContainerToStart;
+  readonly observed: ObservedPod;
+  readonly sandboxId: string;
+  readonly sandboxConfig: PodSandboxConfig;
+  readonly prepared: PreparedVolumes;
+  readonly podIps: readonly string[];
+}
+
+/** The spec of the container a plan entry names. */
+export function specOf(pod: V1Pod, target: ContainerToStart): V1Container | undefined {
+  return target.kind === 'init' ? pod.spec?.initContainers?.[target.index] : pod.spec?.containers[target.index];
+}
+
+/** Backoff key: pod UID, container name and spec hash (a changed spec starts without waiting). */
+export function restartBackoffKey(podUid: string, container: V1Container): string {
+  return `${podUid}/${container.name}/${hashContainerSpec(container)}`;
+}
+
+function podDescription(pod: V1Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}
+
+export class ContainerStarter {
+  constructor(private readonly options: ContainerStarterOptions) {}
+
+  /** Starts the container, or throws a `ContainerStartError` with the kubelet's reason. */
+  async start(request: StartRequest): Promise<void> {
+    const { pod } = request;
+    const container = specOf(pod, request.target);
+    if (container === undefined) return;
+    this.checkRestartBackoff(request, container);
+    const fieldPath = containerFieldPath(pod, container.name);
+    const imageRef = await this.options.puller.ensureImage(pod, container);
+    const { env, mounts } = await this.configStep(pod, container.name, async () => {
+      const env = await resolveContainerEnv({
+        pod,
+        container,
+        api: this.options.envApi,
+        podIps: request.podIps,
+        nodeIp: this.options.nodeIp,
+        nodeAllocatable: this.options.nodeAllocatable,
+      });
+      return { env, mounts: await mountsOf(container, request.prepared, env) };
+    });
+    const config = buildContainerConfig({ pod, container, kind: request.target.kind, nodeName: this.options.nodeName, restartCount: request.target.restartCount, imageRef, env, mounts });
+    const id = await this.runtimeStep(pod, container.name, 'CreateContainerError', () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig));
+    this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
+    await this.runtimeStep(pod, container.name, 'RunContainerError', () => this.options.runtime.startContainer(id));
+    this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
+  }
+
+  /** A container that exited waits out its backoff (measured from its exit) before it restarts. */
+  private checkRestartBackoff(request: StartRequest, container: V1Container): void {
+    const latest = latestContainer(request.observed, container.name);
+    if (latest?.state !== 'CONTAINER_EXITED' || latest.finishedAt === undefined) return;
+    const key = restartBackoffKey(request.pod.metadata?.uid ?? '', container);
+    const finishedMs = latest.finishedAt.getTime();
+    const nowMs = this.options.clock.now();
+    const blocked = this.options.restartBackoff.blockedUntil(key, finishedMs, nowMs);
+    if (blocked !== undefined) {
+      const pod = podDescription(request.pod);
+      this.options.events.record(request.pod, {
+        type: 'Warning',
+        reason: 'BackOff',
+        message: `Back-off restarting failed container ${container.name} in pod ${pod}`,
+        fieldPath: containerFieldPath(request.pod, container.name),
+      });
+      const message = `back-off ${formatDuration(blocked.backoffMs)} restarting failed container=${container.name} pod=${pod}`;
+      throw new ContainerStartError(container.name, 'CrashLoopBackOff', message, { retryAfterMs: blocked.untilMs - nowMs });
+    }
+    this.options.restartBackoff.next(key, finishedMs);
+  }
+
+  /** Runs a config-building step; its `CreateContainerConfigError` is also reported as an event. */
+  private async configStep<T>(pod: V1Pod, name: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof ContainerStartError) {
+        this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message: `Error: ${error.message}`, fieldPath: containerFieldPath(pod, name) });
+      }
+      throw error;
+    }
+  }
+
+  private async runtimeStep<T>(pod: V1Pod, name: string, reason: 'CreateContainerError' | 'RunContainerError', step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message: `Error: ${errorMessage(error)}`, fieldPath: containerFieldPath(pod, name) });
+      throw new ContainerStartError(name, reason, errorMessage(error), { cause: error });
+    }
+  }
+}
+
+async function mountsOf(container: V1Container, prepared: PreparedVolumes, env: readonly KeyValue[]): Promise<Mount[]> {
+  try {
+    return await prepareContainerMounts(container, prepared, { env: Object.fromEntries(env.map((e) => [e.key, e.value])) });
+  } catch (error) {
+    throw new ContainerStartError(container.name, 'CreateContainerConfigError', errorMessage(error), { cause: error });
+  }
+}
