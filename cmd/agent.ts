@@ -14,18 +14,22 @@ import type { RuntimeService } from '../cri/types.js';
 import { systemClock, type Clock } from '../controllers/clock.js';
 import { createHostInfo } from '../controllers/host-info.js';
 import { createNodeController, type NodeController } from '../controllers/node-controller.js';
-import type { NodeReadiness } from '../controllers/node-status.js';
+import { formatRuntimeVersion, type NodeReadiness } from '../controllers/node-status.js';
+import type { NodeAgentController } from '../controllers/nodeagent-controller.js';
+import { createPauseGate } from '../controllers/nodeagent-pause.js';
+import { startNodeAgentController } from '../controllers/nodeagent-start.js';
 import { Pleg } from '../controllers/pleg.js';
 import { createPodSource, type PodSource } from '../controllers/pod-source.js';
 import { createReconcileQueue, type PodRef, type ReconcileQueue } from '../controllers/reconcile-queue.js';
 import { ApiEventRecorder } from '../reconcilers/api-event-recorder.js';
 import { PodActionsExecutor } from '../reconcilers/execute-pod-actions.js';
 import { ImagePuller } from '../reconcilers/image-puller.js';
-import { PodReconciler } from '../reconcilers/pod-reconciler.js';
+import { PodReconciler, type PodAdmission } from '../reconcilers/pod-reconciler.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from '../reconcilers/restart-backoff.js';
 import { ApiStatusWriter } from '../reconcilers/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
 import type { AgentSettings } from './flags.js';
+import { startResyncLoop, type ResyncLoop } from './resync-loop.js';
 import os from 'node:os';
 
 /** A running agent. */
@@ -76,16 +80,18 @@ interface Parts {
   readonly queue: ReconcileQueue;
   readonly source: PodSource;
   readonly pleg: Pleg;
-  readonly stopResync: () => void;
+  readonly resync: ResyncLoop;
+  readonly nodeAgent: NodeAgentController;
 }
 
-function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig; cri: CriClient; source: PodSource; runtimeName: string; logger: Logger; clock: Clock }): PodReconciler {
+function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig; cri: CriClient; source: PodSource; runtimeName: string; admission: PodAdmission; logger: Logger; clock: Clock }): PodReconciler {
   const { kubeConfig, cri, logger, clock } = deps;
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
   const volumeApi = createVolumeSourceApi(kubeConfig);
   const volumes = createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger });
-  const puller = new ImagePuller({ images: cri.image, events, clock });
+  const credentials = createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) });
+  const puller = new ImagePuller({ images: cri.image, events, clock, credentials });
   const restartBackoff = new RestartBackoff(CONTAINER_RESTART_BACKOFF);
   const executor = new PodActionsExecutor({
     runtime: cri.runtime,
@@ -98,6 +104,7 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     podLogDir: settings.podLogDir,
+    rootDir: settings.rootDir,
     nodeAllocatable: { milliCpu: os.cpus().length * 1000, memoryBytes: os.totalmem() },
     logger: logger.child({ component: 'executor' }),
   });
@@ -115,6 +122,7 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
     runtimeName: deps.runtimeName,
     clock,
     logger: logger.child({ component: 'reconciler' }),
+    admission: deps.admission,
   });
 }
 
@@ -124,19 +132,6 @@ function enqueuer(queue: ReconcileQueue, logger: Logger): (ref: PodRef, reason: 
     queue.enqueue(ref, reason).catch((error: unknown) => {
       logger.warn({ err: error, podUID: ref.uid, reason }, 'enqueue failed; the next resync retries');
     });
-  };
-}
-
-/** Every `periodMs` (jittered by up to 10%), enqueues every pod the source knows. */
-function startResync(source: PodSource, periodMs: number, clock: Clock): () => void {
-  let timer: unknown;
-  const tick = (): void => {
-    source.resyncAll();
-    timer = clock.setTimeout(tick, periodMs * (1 + Math.random() * 0.1));
-  };
-  timer = clock.setTimeout(tick, periodMs);
-  return () => {
-    clock.clearTimeout(timer);
   };
 }
 
@@ -163,7 +158,9 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
   });
   node.start();
   const source = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
-  const reconciler = buildReconciler(settings, { kubeConfig, cri, source, runtimeName: runtimeVersion.runtimeName, logger, clock });
+  // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
+  const pause = createPauseGate({ onResume: () => { source.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
+  const reconciler = buildReconciler(settings, { kubeConfig, cri, source, runtimeName: runtimeVersion.runtimeName, admission: pause, logger, clock });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     source.resyncAll();
@@ -172,13 +169,24 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
   await queue.start((ref) => reconciler.reconcile(ref));
   await source.start();
   pleg.start();
-  const stopResync = startResync(source, settings.resyncPeriodMs, clock);
+  const resync = startResyncLoop({ resyncAll: () => { source.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock });
+  // Last: it applies the NodeAgent's live settings to the parts above.
+  const nodeAgent = startNodeAgentController({
+    kubeConfig,
+    nodeName: settings.nodeName,
+    flags: settings,
+    live: { queue, resync, node, pause, logger },
+    health: { runtimeReadiness: runtimeReadiness(cri.runtime, pleg), runtimeVersion: formatRuntimeVersion(runtimeVersion), queue, source, node, pleg },
+    clock,
+    logger,
+  });
   logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
-  return { stop: () => stopParts({ cri, node, queue, source, pleg, stopResync }, logger) };
+  return { stop: () => stopParts({ cri, node, queue, source, pleg, resync, nodeAgent }, logger) };
 }
 
 async function stopParts(parts: Parts, logger: Logger): Promise<void> {
-  parts.stopResync();
+  await parts.nodeAgent.stop();
+  parts.resync.stop();
   parts.pleg.stop();
   parts.source.stop();
   await parts.queue.close();

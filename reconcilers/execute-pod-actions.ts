@@ -44,6 +44,7 @@ export interface ExecutorOptions {
   readonly nodeIp: string;
   readonly podLogDir: string;
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
+  readonly rootDir: string;
   readonly logger: Logger;
 }
 

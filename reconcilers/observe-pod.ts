@@ -7,7 +7,15 @@ import { isCriNotFound } from '../cri/errors.js';
 import { nanosToDate, nanosToOptionalDate } from '../cri/time.js';
 import type { Container, PodSandbox, RuntimeService } from '../cri/types.js';
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed-pod.js';
-import { ANNOTATION_CONTAINER_HASH, ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, intAnnotation, podSelector } from './runtime-labels.js';
+import {
+  ANNOTATION_CONTAINER_HASH,
+  ANNOTATION_RESTART_COUNT,
+  ANNOTATION_TERMINATION_MESSAGE_POLICY,
+  LABEL_CONTAINER_NAME,
+  intAnnotation,
+  podSelector,
+} from './runtime-labels.js';
+import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, readTerminationMessage } from './termination-message.js';
 
 async function ignoreNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   try {
@@ -36,6 +44,15 @@ async function observeContainer(runtime: RuntimeService, container: Container): 
   if (status === undefined) return undefined;
   const startedAt = nanosToOptionalDate(status.startedAt);
   const finishedAt = nanosToOptionalDate(status.finishedAt);
+  const message =
+    status.state === 'CONTAINER_EXITED' && status.message === ''
+      ? await readTerminationMessage({
+          hostPath: status.annotations[ANNOTATION_TERMINATION_MESSAGE_HOST_PATH],
+          policy: status.annotations[ANNOTATION_TERMINATION_MESSAGE_POLICY],
+          exitCode: status.exitCode,
+          logPath: status.logPath,
+        })
+      : status.message;
   return {
     id: container.id,
     name: container.labels[LABEL_CONTAINER_NAME] ?? container.metadata.name,
@@ -50,7 +67,7 @@ async function observeContainer(runtime: RuntimeService, container: Container): 
     ...(finishedAt === undefined ? {} : { finishedAt }),
     exitCode: status.exitCode,
     reason: status.reason,
-    message: status.message,
+    message,
     annotations: status.annotations,
   };
 }

@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriUnavailableError } from '../cri/errors.js';
 import { FakeRuntime } from '../cri/fake-runtime.js';
-import { createFakeClock } from '../controllers/fake-clock.js';
+import { createFakeClock, type FakeClock } from '../controllers/fake-clock.js';
 import { RecordingEventRecorder } from './event-recorder.js';
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller } from './image-puller.js';
@@ -56,6 +56,7 @@ interface Harness {
   readonly store: Map<string, V1Pod>;
   readonly status: RecordingStatusWriter;
   readonly events: RecordingEventRecorder;
+  readonly clock: FakeClock;
   /** What the store answers to `synced()`. */
   readonly synced: { value: boolean };
   /** A reconciler sharing the runtime and store (a fresh one models an agent restart). */
@@ -85,12 +86,13 @@ function harness(root: string): Harness {
       nodeName: 'node-a',
       nodeIp: '10.213.0.1',
       podLogDir: path.join(root, 'logs'),
+      rootDir: root,
       nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
       logger,
     });
     return new PodReconciler({ store: { get: (uid) => store.get(uid), synced: () => synced.value }, runtime, executor, status, volumes, events, restartBackoff, puller, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
   };
-  return { runtime, store, status, events, synced, reconciler };
+  return { runtime, store, status, events, synced, clock, reconciler };
 }
 
 const ref = { uid: UID, namespace: 'default', name: 'web' };
@@ -207,5 +209,39 @@ describe('PodReconciler with the fake runtime', () => {
     await h.reconciler().reconcile(ref);
     assert.equal(h.runtime.callsTo('createContainer').length, creates);
     assert.equal(h.runtime.callsTo('runPodSandbox').length, 1);
+  });
+});
+
+describe('PodReconciler restart backoff', () => {
+  let root = '';
+  let h: Harness;
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
+    h = harness(root);
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('restarts a crashing container once at once, then holds it in CrashLoopBackOff and asks to be requeued', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    const appId = async (): Promise<string> => (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } })).sort((a, b) => Number(b.createdAt - a.createdAt))[0]?.id ?? '';
+    await h.clock.advance(1000);
+    h.runtime.setContainerExited(await appId(), 1);
+    await h.clock.advance(1000);
+    await h.reconciler().reconcile(ref); // first restart: no backoff yet
+    await h.clock.advance(1000);
+    h.runtime.setContainerExited(await appId(), 1);
+    const outcome = await h.reconciler().reconcile(ref);
+    assert.ok((outcome.requeueAfterMs ?? 0) > 0 && (outcome.requeueAfterMs ?? 0) <= 10_000, `requeue after ${outcome.requeueAfterMs ?? 'none'}`);
+    const app = h.status.last()?.containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(app?.state?.waiting?.reason, 'CrashLoopBackOff');
+    assert.match(app?.state?.waiting?.message ?? '', /^back-off 10s restarting failed container=app pod=web_default\(uid-1\)$/);
+    assert.equal(app?.lastState?.terminated?.exitCode, 1);
+    assert.equal(app?.restartCount, 1);
+    assert.ok(h.events.events.some((e) => e.reason === 'BackOff' && e.message.startsWith('Back-off restarting failed container app')));
   });
 });

@@ -56,6 +56,15 @@ export interface PodStore {
   synced(): boolean;
 }
 
+/**
+ * Asked before the first sandbox of a pod is created: may new pods start now? Pods that already
+ * have a sandbox are never held (their containers keep restarting), nor are deletions.
+ */
+export interface PodAdmission {
+  /** True while new pods must not start (the NodeAgent's `spec.paused`). */
+  isPaused(): boolean;
+}
+
 export interface PodReconcilerOptions {
   readonly store: PodStore;
   readonly runtime: RuntimeService;
@@ -71,6 +80,8 @@ export interface PodReconcilerOptions {
   readonly runtimeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Holds new pods while paused; absent means never paused. */
+  readonly admission?: PodAdmission;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -140,6 +151,10 @@ export class PodReconciler {
     if (deadlineExceeded) this.options.events.record(pod, { type: 'Warning', ...DEADLINE_EXCEEDED });
     const plan = computePodActions({ pod, observed, terminating: isTerminalPhase(pod) || deadlineExceeded });
     log.debug({ plan }, 'computed pod actions');
+    if (plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
+      await this.hold(pod, observed, log);
+      return {};
+    }
     this.reportSandboxChange(pod, plan, observed);
     let result: ExecuteResult = { failures: [] };
     let setupError: unknown;
@@ -155,6 +170,20 @@ export class PodReconciler {
     if (setupError instanceof Error) throw setupError;
     if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
     return outcomeOf(result.failures, deadlineExceeded ? undefined : deadlineMs);
+  }
+
+  /**
+   * Leaves a new pod Pending (containers waiting in ContainerCreating) while the agent is paused.
+   * No requeue: unpausing resyncs every pod, and the periodic resync is the safety net.
+   */
+  private async hold(pod: V1Pod, observed: ObservedPod, log: Logger): Promise<void> {
+    log.info('nodelet is paused: not starting the pod');
+    this.options.events.record(pod, {
+      type: 'Normal',
+      reason: 'NodeletPaused',
+      message: 'nodelet on this node is paused (NodeAgent spec.paused): the pod starts once it is unpaused',
+    });
+    await this.writeStatus(pod, observed, { podIsTerminal: false });
   }
 
   private reportSandboxChange(pod: V1Pod, plan: PodActions, observed: ObservedPod): void {

@@ -16,6 +16,7 @@ import type { ImagePuller } from './image-puller.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
 import { formatDuration, type RestartBackoff } from './restart-backoff.js';
 import { ContainerStartError, errorMessage } from './sync-errors.js';
+import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
 
 export interface ContainerStarterOptions {
@@ -28,6 +29,8 @@ export interface ContainerStarterOptions {
   readonly nodeName: string;
   readonly nodeIp: string;
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
+  /** nodelet's root directory; per-container files live under `<rootDir>/pods/<uid>/containers/`. */
+  readonly rootDir: string;
   readonly logger: Logger;
 }
 
@@ -77,7 +80,24 @@ export class ContainerStarter {
       });
       return { env, mounts: await mountsOf(container, request.prepared, env) };
     });
-    const config = buildContainerConfig({ pod, container, kind: request.target.kind, nodeName: this.options.nodeName, restartCount: request.target.restartCount, imageRef, env, mounts });
+    const termination = await prepareTerminationMessageFile({
+      rootDir: this.options.rootDir,
+      podUid: pod.metadata?.uid ?? '',
+      containerName: container.name,
+      restartCount: request.target.restartCount,
+      containerPath: container.terminationMessagePath ?? '/dev/termination-log',
+    });
+    const base = buildContainerConfig({
+      pod,
+      container,
+      kind: request.target.kind,
+      nodeName: this.options.nodeName,
+      restartCount: request.target.restartCount,
+      imageRef,
+      env,
+      mounts: [...mounts, termination.mount],
+    });
+    const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
     const id = await this.runtimeStep(pod, container.name, 'CreateContainerError', () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig));
     this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
     await this.runtimeStep(pod, container.name, 'RunContainerError', () => this.options.runtime.startContainer(id));

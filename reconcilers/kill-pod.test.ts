@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { FakeRuntime } from '../cri/fake-runtime.js';
+import { createFakeClock, settle } from '../controllers/fake-clock.js';
+import { RecordingEventRecorder } from './event-recorder.js';
+import { PodKiller } from './kill-pod.js';
+import { basePod, container, observation, sandbox } from './test-fixtures.js';
+
+/** A runtime whose stops hang until released, recording (id, timeout) in call order. */
+class HangingStops extends FakeRuntime {
+  readonly stops: [string, number][] = [];
+  private readonly waiters = new Map<string, () => void>();
+  override stopContainer(containerId: string, timeoutSeconds: number): Promise<void> {
+    this.stops.push([containerId, timeoutSeconds]);
+    if (timeoutSeconds === 0) {
+      this.release(containerId);
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.set(containerId, resolve));
+  }
+  release(id: string): void {
+    this.waiters.get(id)?.();
+    this.waiters.delete(id);
+  }
+  override stopPodSandbox(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const pod = basePod((p) => {
+  p.spec!.initContainers = [
+    { name: 'proxy', image: 'busybox:1.35', restartPolicy: 'Always' },
+    { name: 'logger', image: 'busybox:1.35', restartPolicy: 'Always' },
+  ];
+});
+
+function killer(runtime: HangingStops, clock = createFakeClock()): PodKiller {
+  return new PodKiller({ runtime, events: new RecordingEventRecorder(), clock, logger: pino({ level: 'silent' }) });
+}
+
+describe('PodKiller', () => {
+  it('stops app containers first, then sidecars in reverse order', async () => {
+    const runtime = new HangingStops();
+    const observed = observation([sandbox()], [
+      container(pod, 'app'),
+      container(pod, 'sidecar'),
+      { ...container(pod, 'app'), id: 'c-proxy', name: 'proxy' },
+      { ...container(pod, 'app'), id: 'c-logger', name: 'logger' },
+    ]);
+    const done = killer(runtime).killPod({ pod, observed, gracePeriodSeconds: 30, reason: 'test' });
+    await settle();
+    assert.deepEqual(runtime.stops.map(([id]) => id).sort(), ['c-app', 'c-sidecar']);
+    runtime.release('c-app');
+    runtime.release('c-sidecar');
+    await settle();
+    assert.equal(runtime.stops[2]?.[0], 'c-logger');
+    runtime.release('c-logger');
+    await settle();
+    assert.equal(runtime.stops[3]?.[0], 'c-proxy');
+    runtime.release('c-proxy');
+    await done;
+  });
+
+  it('kills at once when the grace period shrinks below the time already waited', async () => {
+    const runtime = new HangingStops();
+    const clock = createFakeClock();
+    let grace = 30;
+    const observed = observation([sandbox()], [container(pod, 'app')]);
+    const done = killer(runtime, clock).killPod({ pod, observed, gracePeriodSeconds: 30, currentGracePeriodSeconds: () => grace, reason: 'test' });
+    await clock.advance(3000);
+    assert.deepEqual(runtime.stops, [['c-app', 30]]);
+    grace = 2;
+    await clock.advance(600);
+    assert.deepEqual(runtime.stops, [['c-app', 30], ['c-app', 0]]);
+    await done;
+  });
+
+  it('keeps waiting when the grace period shrinks but the new deadline is still ahead', async () => {
+    const runtime = new HangingStops();
+    const clock = createFakeClock();
+    let grace = 30;
+    const done = killer(runtime, clock).killPod({ pod, observed: observation([sandbox()], [container(pod, 'app')]), gracePeriodSeconds: 30, currentGracePeriodSeconds: () => grace, reason: 'test' });
+    await clock.advance(1000);
+    grace = 10;
+    await clock.advance(5000);
+    assert.equal(runtime.stops.length, 1);
+    await clock.advance(5000);
+    assert.deepEqual(runtime.stops.at(-1), ['c-app', 0]);
+    await done;
+  });
+});
