@@ -38,7 +38,7 @@ function pod(namespace: string, name: string, spec: { containers: ContainerSpec[
   };
 }
 
-async function waitFor(namespace: string, name: string, what: string, test: (p: V1Pod) => boolean, timeoutMs?: number): Promise<V1Pod> {
+async function waitFor([namespace, name]: [string, string], what: string, test: (p: V1Pod) => boolean, timeoutMs?: number): Promise<V1Pod> {
   return eventually(`${namespace}/${name}: ${what}`, async () => {
     const p = await getPod(namespace, name);
     return p !== undefined && test(p) ? p : undefined;
@@ -59,7 +59,7 @@ describe('the pod lifecycle on nodelet', () => {
 
   it('holds a crashing container in CrashLoopBackOff, counts restarts, and aggregates its BackOff events', async () => {
     await apply(pod(ns, 'crasher', { containers: [{ name: 'main', script: 'echo crashing; exit 1' }] }));
-    const p = await waitFor(ns, 'crasher', 'CrashLoopBackOff', (x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', 120_000);
+    const p = await waitFor([ns, 'crasher'], 'CrashLoopBackOff', (x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', 120_000);
     const status = p.status?.containerStatuses?.[0];
     assert.ok((status?.restartCount ?? 0) >= 1);
     assert.equal(status?.lastState?.terminated?.exitCode, 1);
@@ -93,7 +93,7 @@ describe('the pod lifecycle on nodelet', () => {
       containers: [{ name: 'app', script: 'test -f /data/second && sleep 3600', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } }],
       podSpec: { volumes: [{ name: 'data', emptyDir: {} }] },
     }));
-    const pending = await waitFor(ns, 'inits', 'initializing', (x) => x.status?.initContainerStatuses?.[0]?.state?.running !== undefined || x.status?.initContainerStatuses?.[0]?.state?.waiting !== undefined);
+    const pending = await waitFor([ns, 'inits'], 'initializing', (x) => x.status?.initContainerStatuses?.[0]?.state?.running !== undefined || x.status?.initContainerStatuses?.[0]?.state?.waiting !== undefined);
     assert.equal(pending.status?.phase, 'Pending');
     assert.equal(pending.status?.conditions?.find((c) => c.type === 'Initialized')?.status, 'False');
     assert.equal(pending.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'PodInitializing');
@@ -112,7 +112,7 @@ describe('the pod lifecycle on nodelet', () => {
 
   it('shows Init:CrashLoopBackOff for a failing init container under restartPolicy Always', async () => {
     await apply(pod(ns, 'init-loops', { init: [{ name: 'setup', script: 'exit 1' }], containers: [{ name: 'app', script: 'sleep 3600' }] }));
-    const p = await waitFor(ns, 'init-loops', 'init CrashLoopBackOff', (x) => x.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', 120_000);
+    const p = await waitFor([ns, 'init-loops'], 'init CrashLoopBackOff', (x) => x.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', 120_000);
     assert.equal(p.status?.phase, 'Pending');
     const out = await kubectl(['get', 'pod', '-n', ns, 'init-loops', '--no-headers']);
     assert.match(out, /Init:CrashLoopBackOff/);
@@ -124,7 +124,7 @@ describe('the pod lifecycle on nodelet', () => {
       containers: [{ name: 'app', script: 'test -f /data/proxy-started || exit 1; trap "sleep 3; exit 0" TERM; while true; do sleep 1; done', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } }],
       podSpec: { volumes: [{ name: 'data', emptyDir: {} }], terminationGracePeriodSeconds: 20 },
     }));
-    const p = await waitFor(ns, 'sidecar', 'app and sidecar ready', (x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+    const p = await waitFor([ns, 'sidecar'], 'app and sidecar ready', (x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
     assert.equal(p.status?.initContainerStatuses?.[0]?.started, true);
     assert.equal(p.status?.containerStatuses?.[0]?.restartCount, 0);
     await kubectl(['delete', 'pod', '-n', ns, 'sidecar', '--timeout=60s']);
