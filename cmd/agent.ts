@@ -4,8 +4,9 @@
  * collaborators; nothing here decides anything about pods.
  *
  * Start-up order: runtime first (its version is checked and written into the Node), then the Node,
- * then the queue workers, then the sources of events (informer, PLEG, resync), so no event is
- * handled before the parts it needs exist. Stop is the reverse, and leaves every pod running.
+ * then the NodeAgent's live settings (so a paused node stays paused across a restart), then the
+ * queue workers, then the sources of events (informer, PLEG, resync), so no event is handled before
+ * the parts it needs exist. Stop is the reverse, and leaves every pod running.
  */
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -17,7 +18,7 @@ import { createNodeController, type NodeController } from '../controllers/node-c
 import { formatRuntimeVersion, type NodeReadiness } from '../controllers/node-status.js';
 import type { NodeAgentController } from '../controllers/nodeagent-controller.js';
 import { createPauseGate } from '../controllers/nodeagent-pause.js';
-import { startNodeAgentController } from '../controllers/nodeagent-start.js';
+import { buildNodeAgentController } from '../controllers/nodeagent-start.js';
 import { Pleg } from '../controllers/pleg.js';
 import { createPodSource, type PodSource } from '../controllers/pod-source.js';
 import { createReconcileQueue, type PodRef, type ReconcileQueue } from '../controllers/reconcile-queue.js';
@@ -25,8 +26,9 @@ import { ApiEventRecorder } from '../reconcilers/api-event-recorder.js';
 import { PodActionsExecutor } from '../reconcilers/execute-pod-actions.js';
 import { ImagePuller } from '../reconcilers/image-puller.js';
 import { PodReconciler, type PodAdmission } from '../reconcilers/pod-reconciler.js';
+import { createPullCredentials } from '../reconcilers/pull-secrets.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from '../reconcilers/restart-backoff.js';
-import { ApiStatusWriter } from '../reconcilers/status-manager.js';
+import { StatusManager, podStatusApi } from '../reconcilers/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
 import type { AgentSettings } from './flags.js';
 import { startResyncLoop, type ResyncLoop } from './resync-loop.js';
@@ -108,11 +110,14 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
     nodeAllocatable: { milliCpu: os.cpus().length * 1000, memoryBytes: os.totalmem() },
     logger: logger.child({ component: 'executor' }),
   });
+  // The status manager retries unwritten statuses on its own (unref'd) timer, through API outages.
+  const status = new StatusManager({ api: podStatusApi(core), clock, logger: logger.child({ component: 'status' }) });
+  status.start();
   return new PodReconciler({
     store: deps.source,
     runtime: cri.runtime,
     executor,
-    status: new ApiStatusWriter({ core, logger: logger.child({ component: 'status' }) }),
+    status,
     volumes,
     events,
     restartBackoff,
@@ -166,12 +171,8 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
     source.resyncAll();
     void pleg.relist().catch(() => undefined);
   });
-  await queue.start((ref) => reconciler.reconcile(ref));
-  await source.start();
-  pleg.start();
   const resync = startResyncLoop({ resyncAll: () => { source.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock });
-  // Last: it applies the NodeAgent's live settings to the parts above.
-  const nodeAgent = startNodeAgentController({
+  const nodeAgent = buildNodeAgentController({
     kubeConfig,
     nodeName: settings.nodeName,
     flags: settings,
@@ -180,6 +181,13 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
     clock,
     logger,
   });
+  // Before any pod is reconciled: a NodeAgent paused before this restart holds pods from the first
+  // reconcile on (gives up after a few seconds when the NodeAgent cannot be read).
+  await nodeAgent.start();
+  await queue.start((ref) => reconciler.reconcile(ref));
+  await source.start();
+  pleg.start();
+  nodeAgent.startReporting();
   logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   return { stop: () => stopParts({ cri, node, queue, source, pleg, resync, nodeAgent }, logger) };
 }

@@ -14,7 +14,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return runDashboardCommand(rest, process.env);
   }
   if (command !== 'agent') {
-    process.stderr.write(`unknown command "${command ?? ''}"\n\n${USAGE}`);
+    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard)\n\n${USAGE}`);
     return 2;
   }
   let settings;

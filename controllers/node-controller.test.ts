@@ -129,6 +129,24 @@ describe('node controller', () => {
     await controller.stop();
   });
 
+  it('advertises a new max-pods at once when it changes, and posts nothing when it does not', async () => {
+    const { controller, nodeApi } = setup();
+    controller.start();
+    await settle();
+    assert.equal(nodeApi.nodes.get('worker-1')?.status?.capacity?.pods, '110');
+    const posts = (): number => nodeApi.calls.filter((c) => c === 'patchNodeStatus').length;
+    const before = posts();
+    controller.setMaxPods(110);
+    await settle();
+    assert.equal(posts(), before);
+    controller.setMaxPods(20);
+    await settle();
+    assert.equal(posts(), before + 1);
+    assert.equal(nodeApi.nodes.get('worker-1')?.status?.capacity?.pods, '20');
+    assert.equal(nodeApi.nodes.get('worker-1')?.status?.allocatable?.pods, '20');
+    await controller.stop();
+  });
+
   it('reports NotReady while the runtime does not answer, keeping the last runtime version', async () => {
     const { controller, nodeApi, setRuntimeUp } = setup();
     controller.start();

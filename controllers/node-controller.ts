@@ -14,6 +14,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { HostInfo } from './host-info.js';
 import { createNodeLease, DEFAULT_LEASE_DURATION_SECONDS, type LeaseApi } from './lease.js';
 import { forbiddenNodeLabels } from './node-labels.js';
+import { DEFAULT_MAX_PODS } from './node-status.js';
 import type { NodeApi } from './node-registration.js';
 import { createNodeStatusReporter, type NodeRuntime } from './node-status-reporter.js';
 import { createPeriodicLoop } from './periodic-loop.js';
@@ -57,6 +58,8 @@ export interface NodeController {
   healthy(): boolean;
   /** The Node as last returned by the API server, undefined before registration. */
   node(): V1Node | undefined;
+  /** Changes the `pods` capacity and allocatable the Node advertises; a change is posted at once. */
+  setMaxPods(maxPods: number): void;
 }
 
 /** Configured labels that NodeRestriction would refuse: registration could never succeed. */
@@ -128,10 +131,13 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
       await lease.renew();
     },
   });
+  let maxPods = options.maxPods ?? DEFAULT_MAX_PODS;
+  let started = false;
   const fresh = (at: number | undefined): boolean => at !== undefined && clock.now() - at <= leaseDurationMs;
 
   return {
     start(): void {
+      started = true;
       statusLoop.start();
       leaseLoop.start();
     },
@@ -141,5 +147,13 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     refreshNow: () => statusLoop.runNow(),
     healthy: () => reporter.node() !== undefined && fresh(statusLoop.lastSuccessAt()) && fresh(leaseLoop.lastSuccessAt()),
     node: () => reporter.node(),
+    setMaxPods(next: number): void {
+      if (next === maxPods) return;
+      maxPods = next;
+      reporter.setMaxPods(next);
+      // Not awaited: a failed post is retried by the status loop itself. Before start, the first
+      // post carries the new value anyway.
+      if (started) void statusLoop.runNow();
+    },
   };
 }

@@ -40,6 +40,8 @@ export interface NodeStatusReporter {
   post(): Promise<void>;
   /** The Node as last returned by the API server, undefined until registered. */
   node(): V1Node | undefined;
+  /** Changes the `pods` capacity reported from the next `post()` on. */
+  setMaxPods(maxPods: number): void;
 }
 
 async function probeReadiness(runtime: NodeRuntime, logger: Logger): Promise<NodeReadiness> {
@@ -65,6 +67,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
   const { api, nodeName, logger } = options;
   let current: V1Node | undefined;
   let runtimeVersion: string | undefined;
+  let maxPods = options.maxPods;
 
   async function ensureRegistered(): Promise<V1Node> {
     if (current) return current;
@@ -100,7 +103,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       agentVersion: options.agentVersion,
       nodeIp: options.nodeIp,
       readiness,
-      maxPods: options.maxPods,
+      maxPods,
       now: new Date(options.clock.now()),
       previous,
     });
@@ -118,5 +121,11 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
     logReadyTransition(previous, current.status);
   }
 
-  return { post, node: () => current };
+  return {
+    post,
+    node: () => current,
+    setMaxPods: (next) => {
+      maxPods = next;
+    },
+  };
 }

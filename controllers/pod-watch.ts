@@ -2,7 +2,8 @@
  * The wire side of the pod source: a client-node list+watch of the pods bound to one node, with a
  * liveness signal. client-node's `makeInformer` cannot pass a field selector, so this builds the same
  * `ListWatch` it would, with `fieldSelector=spec.nodeName=<node>` and a `Watch` that asks for
- * bookmarks and reports every sign of life (watch accepted, any event, bookmarks included).
+ * bookmarks, lets the server end each watch before client-node's 30 s inactivity timeout, and reports
+ * every sign of life (watch accepted, any event, bookmarks included).
  */
 import {
   CoreV1Api,
@@ -35,6 +36,15 @@ export interface PodInformerOptions {
 
 type WatchArgs = Parameters<Watch['watch']>;
 
+/**
+ * Server-side watch timeout. client-node aborts a watch after 30 s without a byte, before the API
+ * server's first periodic bookmark (1 min), so on a quiet node the resourceVersion never advances and
+ * the watch cache answers 410 Gone after a few minutes, forcing a relist. A watch that times out on
+ * the server first gets a bookmark just before its deadline: the version stays fresh, and the informer
+ * reconnects at once (a bookmark resets its reconnect delay).
+ */
+const WATCH_TIMEOUT_SECONDS = 25;
+
 /** A watch that requests bookmarks and reports activity. */
 class ObservedWatch extends Watch {
   constructor(
@@ -49,7 +59,7 @@ class ObservedWatch extends Watch {
     const watchState = { ended: false };
     const controller = await super.watch(
       path,
-      { ...queryParams, allowWatchBookmarks: true },
+      { timeoutSeconds: WATCH_TIMEOUT_SECONDS, ...queryParams, allowWatchBookmarks: true },
       (phase: string, apiObj: unknown, watchObj?: unknown) => {
         this.observer.onActivity();
         callback(phase, apiObj, watchObj);

@@ -9,7 +9,7 @@
 # CRI (so CNI releases addresses and veths), then the daemons, then what the kernel still holds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common network containerd control-plane agent; do
+for lib in common network containerd registry control-plane agent; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -26,6 +26,7 @@ main() {
   [[ $(id -u) == 0 ]] || die "tearing the test cluster down needs root"
   agent_stop
   containerd_stop
+  registry_stop
   control_plane_stop
   network_down
   # CNI's result cache for our network (libcni keeps it under /var/lib/cni whatever the config).

@@ -3,7 +3,7 @@
 # the network, the node, the pod sandboxes, Redis. Exits 0 when every daemon runs, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common network containerd control-plane agent; do
+for lib in common network containerd registry control-plane agent; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -41,6 +41,7 @@ main() {
   fi
   network_status
   component containerd "$CONTAINERD_CONFIG" 1
+  component registry "$REGISTRY_CONFIG" 1
   component etcd "$CLUSTER_DIR/etcd" 1
   component kube-apiserver "$PKI_DIR/apiserver.crt" 1
   component kube-controller-manager "$CLUSTER_DIR/kubeconfig-controller-manager" 1

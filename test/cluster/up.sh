@@ -7,7 +7,7 @@
 # See README.md beside this file for what runs where.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common install network pki containerd control-plane agent env; do
+for lib in common install network pki containerd registry control-plane crds agent env; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -31,6 +31,7 @@ Test cluster is up ($((SECONDS))s).
   API server   https://127.0.0.1:$APISERVER_PORT and https://$NODE_IP:$APISERVER_PORT (kubeconfig $CLUSTER_DIR/kubeconfig)
   etcd         http://127.0.0.1:$ETCD_CLIENT_PORT
   containerd   unix://$CONTAINERD_SOCK (namespace k8s.io; pulls go to a closed loopback port)
+  registry     http://$REGISTRY_ADDR (basic auth: $REGISTRY_DIR/credentials; pulls of $REGISTRY_ADDR/... go here)
   pods         $POD_CIDR on $BRIDGE (gateway $POD_GATEWAY); services $SERVICE_CIDR (blackholed)
   redis        redis://127.0.0.1:$REDIS_PORT
   node         $NODE_NAME ($NODE_IP): $agent
@@ -51,10 +52,12 @@ main() {
   containerd_start
   containerd_import_images
   containerd_check_pull_sink
+  registry_start
   etcd_start
   apiserver_start
   controller_manager_start
   scheduler_start
+  crds_apply
   redis_start
   local agent="no agent (--no-agent)"
   if ((!with_agent)) && daemon_pid nodelet "$AGENT_ROOT" >/dev/null; then

@@ -2,8 +2,11 @@
 # Installs what the harness needs and is missing: Debian packages, node_modules, the cluster's
 # binaries (built from Go modules, cached under ~/.cache/nodelet). Fast when all are there.
 
+# chromium: the headless browser of the dashboard e2e test (driven by playwright-core; never a
+# downloaded browser build).
 DEBIAN_PACKAGES=(containerd runc containernetworking-plugins redis-server iptables busybox-static
-  docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps)
+  docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps
+  chromium)
 
 install_packages() {
   local missing=() pkg

@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1
+# nodelet's image: the agent (`nodelet agent`), the queue dashboard (`nodelet dashboard`) and the
+# dedicated container runtime the Helm chart runs next to the agent (`containerd --config ...`,
+# with runc and the CNI plugins). One image, so the runtime and the agent always come together.
+#
+# Build:  docker build -t <registry>/nodelet:$(node -p 'require("./package.json").version') .
+#
+# It is not built in this repository's environment (no container registry to pull the base image
+# from, no Docker engine); the chart's tests render and install the chart without it. What the
+# image must contain is pinned here and checked by test/integration/helm-chart.test.ts.
+
+# --- build: compile TypeScript to dist/ -------------------------------------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# `npm install`, not `npm ci`, until package-lock.json lists the optional platform packages of
+# msgpackr-extract (the registry this repository is developed against has none, so `npm ci` calls
+# the lock out of sync; see test/test-all.sh). `npm install` installs exactly the locked versions.
+RUN npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY cmd ./cmd
+COPY controllers ./controllers
+COPY reconcilers ./reconcilers
+COPY cri ./cri
+COPY dashboard ./dashboard
+RUN npm run build
+
+# --- runtime -------------------------------------------------------------------------------------
+# Node 20 LTS on Debian 12: the containerd (1.6), runc and CNI plugins below are the same Debian
+# packages the test cluster runs.
+FROM node:20-bookworm-slim
+# containerd + runc: nodelet's own runtime (never the kubelet's); containernetworking-plugins: the
+# bridge, host-local, portmap and loopback plugins in /usr/lib/cni (they need iptables, a dependency);
+# ca-certificates: TLS to registries and to an external rediss:// Redis.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+# Production dependencies only (the same `npm install` caveat as above).
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY --from=build /src/dist ./dist
+# The CRI client loads the proto at run time, from ../../cri/api.proto relative to dist/cri/.
+COPY cri/api.proto ./cri/api.proto
+ENTRYPOINT ["node", "bin/nodelet.js"]

@@ -1,0 +1,97 @@
+/**
+ * The raw limit of the machine for the pod-startup benchmark: N pods driven straight through the
+ * project's CRI client, no API server, queue or agent: RunPodSandbox + CreateContainer +
+ * StartContainer per pod, at a given concurrency (or all at once). The configs are the ones the
+ * agent builds (`buildSandboxConfig`, `buildContainerConfig`) for the same busybox pod, but
+ * labelled with a node name of their own (`nodelet-bench-raw`), so the agent on this node never
+ * touches them. Teardown (StopPodSandbox + RemovePodSandbox) is timed too.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { ImageService, RuntimeService } from '../cri/types.js';
+import { buildContainerConfig } from '../reconcilers/container-config.js';
+import { LABEL_NODE } from '../reconcilers/runtime-labels.js';
+import { buildSandboxConfig } from '../reconcilers/sandbox-config.js';
+import { BENCH_IMAGE, SLEEPER_SCRIPT } from './nodelet-startup.js';
+import { inPool, summarize, type LatencySummary } from './stats.js';
+
+/** The node label value of the benchmark's own sandboxes: not the agent's node, so it leaves them alone. */
+export const RAW_NODE = 'nodelet-bench-raw';
+
+export interface RawRunOptions {
+  readonly runtime: RuntimeService;
+  readonly images: ImageService;
+  readonly count: number;
+  /** Pods in flight at once; `undefined`: all of them. */
+  readonly concurrency: number | undefined;
+  readonly log: (line: string) => void;
+}
+
+export interface RawRunResult {
+  readonly count: number;
+  readonly concurrency: number | undefined;
+  readonly create: LatencySummary;
+  /** Stop + remove of every sandbox, at the same concurrency. */
+  readonly teardownMs: number;
+}
+
+const CONTAINER: V1Container = { name: 'main', image: BENCH_IMAGE, command: ['sh', '-c', SLEEPER_SCRIPT] };
+
+function syntheticPod(namespace: string, name: string): V1Pod {
+  return { metadata: { name, namespace, uid: randomUUID() }, spec: { containers: [CONTAINER] } };
+}
+
+/** Stops and removes every sandbox the benchmark left behind (an interrupted earlier run included). */
+export async function removeRawLeftovers(runtime: RuntimeService): Promise<number> {
+  const left = await runtime.listPodSandbox({ labelSelector: { [LABEL_NODE]: RAW_NODE } });
+  await inPool(left, 8, async (sandbox) => {
+    await runtime.stopPodSandbox(sandbox.id);
+    await runtime.removePodSandbox(sandbox.id);
+  });
+  return left.length;
+}
+
+async function startPod(runtime: RuntimeService, pod: V1Pod, context: { imageRef: string; logRoot: string }): Promise<string> {
+  const sandboxConfig = buildSandboxConfig(pod, { nodeName: RAW_NODE, podLogDir: context.logRoot, attempt: 0 });
+  await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
+  const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+  const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [] });
+  const containerId = await runtime.createContainer(sandboxId, config, sandboxConfig);
+  await runtime.startContainer(containerId);
+  return sandboxId;
+}
+
+/** Starts `count` pods straight through the CRI, measures, and removes them again. */
+export async function benchRawCri(options: RawRunOptions): Promise<RawRunResult> {
+  const { runtime, count, concurrency, log } = options;
+  const imageRef = (await options.images.imageStatus({ image: BENCH_IMAGE }))?.id;
+  if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime: run npm run cluster:up`);
+  const logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-bench-'));
+  const namespace = `bench-raw-${randomBytes(3).toString('hex')}`;
+  const pods = Array.from({ length: count }, (_, i) => syntheticPod(namespace, `raw-${String(i).padStart(3, '0')}`));
+  const sandboxIds: string[] = [];
+  const latencies: number[] = [];
+  try {
+    log(`raw CRI: starting ${count} pods, ${concurrency === undefined ? 'all at once' : `${concurrency} at a time`}`);
+    const startedAt = performance.now();
+    await inPool(pods, concurrency, async (pod) => {
+      sandboxIds.push(await startPod(runtime, pod, { imageRef, logRoot }));
+      latencies.push(performance.now() - startedAt);
+    });
+    const create = summarize(latencies);
+    log(`raw CRI: removing ${count} pods`);
+    const teardownFrom = performance.now();
+    await inPool(sandboxIds, concurrency, async (id) => {
+      await runtime.stopPodSandbox(id);
+      await runtime.removePodSandbox(id);
+    });
+    return { count, concurrency, create, teardownMs: performance.now() - teardownFrom };
+  } finally {
+    await removeRawLeftovers(runtime);
+    await rm(logRoot, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,159 @@
+{{/* Names, labels and the few values several templates derive the same way. */}}
+
+{{- define "nodelet.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The prefix of every object name; 40 characters leave room for suffixes like "-dashboard-auth". */}}
+{{- define "nodelet.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "nodelet.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of every object; `component` is added per object. */}}
+{{- define "nodelet.labels" -}}
+helm.sh/chart: {{ include "nodelet.chart" . }}
+{{ include "nodelet.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: nodelet
+{{- end }}
+
+{{- define "nodelet.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "nodelet.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "nodelet.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "nodelet.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "nodelet.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* True (non-empty) when the chart runs nodelet's own containerd next to the agent. */}}
+{{- define "nodelet.ownRuntime" -}}
+{{- if not .Values.runtime.socket }}true{{ end }}
+{{- end }}
+
+{{/* The CRI socket the agent dials, as a path. */}}
+{{- define "nodelet.criSocket" -}}
+{{- if .Values.runtime.socket }}
+{{- .Values.runtime.socket }}
+{{- else }}
+{{- printf "%s/containerd.sock" (trimSuffix "/" .Values.runtime.containerd.stateDir) }}
+{{- end }}
+{{- end }}
+
+{{/* The node's labels: the configured ones plus nodelet.dev/agent=true, which nothing may remove. */}}
+{{- define "nodelet.nodeLabels" -}}
+{{- $labels := merge (dict "nodelet.dev/agent" "true") (deepCopy .Values.node.labels) }}
+{{- $items := list }}
+{{- range $key, $value := $labels }}
+{{- $items = append $items (printf "%s=%s" $key $value) }}
+{{- end }}
+{{- join "," $items }}
+{{- end }}
+
+{{/* --register-with-taints value: key=value:Effect or key:Effect, comma-separated. */}}
+{{- define "nodelet.nodeTaints" -}}
+{{- $items := list }}
+{{- range .Values.node.taints }}
+{{- if hasKey . "value" }}
+{{- $items = append $items (printf "%s=%s:%s" .key .value .effect) }}
+{{- else }}
+{{- $items = append $items (printf "%s:%s" .key .effect) }}
+{{- end }}
+{{- end }}
+{{- join "," $items }}
+{{- end }}
+
+{{- define "nodelet.redisName" -}}
+{{- printf "%s-redis" (include "nodelet.fullname" .) }}
+{{- end }}
+
+{{/*
+The Redis URL without credentials: the internal Service, or the external url (rediss:// when tls).
+*/}}
+{{- define "nodelet.redisBaseUrl" -}}
+{{- if eq .Values.redis.mode "internal" }}
+{{- printf "redis://%s.%s.svc:6379" (include "nodelet.redisName" .) .Release.Namespace }}
+{{- else }}
+{{- $url := required "redis.url is required when redis.mode is external" .Values.redis.url }}
+{{- if and .Values.redis.tls (hasPrefix "redis://" $url) }}
+{{- $url = printf "rediss://%s" (trimPrefix "redis://" $url) }}
+{{- end }}
+{{- $url }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment that gives a container REDIS_URL: with an external password, REDIS_PASSWORD comes from
+the Secret and the URL embeds it through Kubernetes' $(VAR) expansion, so it never appears in the
+pod spec.
+*/}}
+{{- define "nodelet.redisEnv" -}}
+{{- $base := include "nodelet.redisBaseUrl" . }}
+{{- if and (eq .Values.redis.mode "external") .Values.redis.password.existingSecret }}
+{{- $scheme := ternary "rediss://" "redis://" (hasPrefix "rediss://" $base) }}
+{{- $rest := trimPrefix $scheme $base }}
+{{- if contains "@" $rest }}
+{{- fail "redis.url must not contain credentials when redis.password.existingSecret is set" }}
+{{- end }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.redis.password.existingSecret }}
+      key: {{ .Values.redis.password.key }}
+- name: REDIS_URL
+  value: {{ printf "%s:$(REDIS_PASSWORD)@%s" $scheme $rest | quote }}
+{{- else }}
+- name: REDIS_URL
+  value: {{ $base | quote }}
+{{- end }}
+{{- end }}
+
+{{- define "nodelet.dashboardAuthSecretName" -}}
+{{- default (printf "%s-dashboard-auth" (include "nodelet.fullname" .)) .Values.dashboard.auth.existingSecret }}
+{{- end }}
+
+{{/*
+The agent's affinity: agent.affinity with "nodelet.dev/agent DoesNotExist" in every required node
+selector term (a single term with only that rule when there is none).
+*/}}
+{{- define "nodelet.agentAffinity" -}}
+{{- $affinity := deepCopy .Values.agent.affinity }}
+{{- $guard := dict "key" "nodelet.dev/agent" "operator" "DoesNotExist" }}
+{{- $nodeAffinity := default (dict) $affinity.nodeAffinity }}
+{{- $required := default (dict) (get $nodeAffinity "requiredDuringSchedulingIgnoredDuringExecution") }}
+{{- $terms := list }}
+{{- range (default (list) (get $required "nodeSelectorTerms")) }}
+{{- $term := deepCopy . }}
+{{- $_ := set $term "matchExpressions" (append (default (list) (get $term "matchExpressions")) $guard) }}
+{{- $terms = append $terms $term }}
+{{- end }}
+{{- if not $terms }}
+{{- $terms = list (dict "matchExpressions" (list $guard)) }}
+{{- end }}
+{{- $_ := set $required "nodeSelectorTerms" $terms }}
+{{- $_ = set $nodeAffinity "requiredDuringSchedulingIgnoredDuringExecution" $required }}
+{{- $_ = set $affinity "nodeAffinity" $nodeAffinity }}
+{{- toYaml $affinity }}
+{{- end }}

@@ -1,0 +1,201 @@
+/**
+ * NodeAgent `spec` → the agent's live settings, as a pure function. The API server validates the
+ * spec against the CRD's schema first; this parser checks the same bounds again because the object
+ * may come from an older or hand-installed CRD, and a bad value must never crash the agent: a field
+ * that fails is replaced by its default and reported (SettingsApplied=False, reason InvalidSettings).
+ *
+ * An unset field means the agent's default: for concurrency, resync period, max pods and log level
+ * that is the value of the agent's command-line flag, so deleting a field (or the whole object)
+ * returns to what the agent was started with.
+ */
+
+/** Log levels the spec may name (pino's; the flags also accept `fatal` and `silent`). */
+export const SPEC_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof SPEC_LOG_LEVELS)[number] | 'fatal' | 'silent';
+
+/** Garbage-collection thresholds (stored, validated, not acted on: nodelet has no GC yet). */
+export interface GcSettings {
+  readonly maxDeadContainersPerPod: number;
+  readonly minContainerAgeSeconds: number;
+  readonly imageHighThresholdPercent: number;
+  readonly imageLowThresholdPercent: number;
+}
+
+/** Container log rotation (stored, validated, not acted on: nodelet does not rotate logs yet). */
+export interface LogRotationSettings {
+  /** A quantity such as `10Mi`. */
+  readonly containerLogMaxSize: string;
+  readonly containerLogMaxFiles: number;
+}
+
+/** Every setting the NodeAgent spec controls, resolved. */
+export interface LiveSettings {
+  readonly workerConcurrency: number;
+  readonly resyncPeriodSeconds: number;
+  readonly maxPods: number;
+  readonly paused: boolean;
+  readonly logLevel: LogLevel;
+  readonly gc: GcSettings;
+  readonly logRotation: LogRotationSettings;
+}
+
+/** What an unset field means: the agent's flag values. */
+export interface BaseSettings {
+  readonly workerConcurrency: number;
+  readonly resyncPeriodSeconds: number;
+  readonly maxPods: number;
+  readonly logLevel: LogLevel;
+}
+
+/** A field whose value was refused; its default was used instead. */
+export interface SettingProblem {
+  /** e.g. `spec.gc.imageLowThresholdPercent`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** The outcome of {@link resolveSettings}. */
+export interface SettingsResolution {
+  readonly settings: LiveSettings;
+  readonly invalid: readonly SettingProblem[];
+  /** Fields set to a non-default value that nodelet stores but does not act on yet (paths under `spec.`). */
+  readonly notImplemented: readonly string[];
+}
+
+/** The kubelet's defaults for the settings nodelet does not implement yet. */
+export const DEFAULT_GC: GcSettings = {
+  maxDeadContainersPerPod: 1,
+  minContainerAgeSeconds: 0,
+  imageHighThresholdPercent: 85,
+  imageLowThresholdPercent: 80,
+};
+export const DEFAULT_LOG_ROTATION: LogRotationSettings = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
+
+/** Bounds of the integer fields, as in the CRD schema. */
+interface IntBounds {
+  readonly min: number;
+  readonly max: number;
+}
+
+const BOUNDS = {
+  workerConcurrency: { min: 1, max: 64 },
+  resyncPeriodSeconds: { min: 5, max: 3600 },
+  maxPods: { min: 1, max: 1000 },
+  maxDeadContainersPerPod: { min: 0, max: 100 },
+  minContainerAgeSeconds: { min: 0, max: 86400 },
+  imageHighThresholdPercent: { min: 0, max: 100 },
+  imageLowThresholdPercent: { min: 0, max: 100 },
+  containerLogMaxFiles: { min: 2, max: 20 },
+} as const satisfies Record<string, IntBounds>;
+
+const LOG_SIZE = /^([1-9][0-9]*)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads fields of one object of the spec, collecting problems; every reader returns the fallback on a bad value. */
+class FieldReader {
+  constructor(
+    private readonly object: Record<string, unknown>,
+    private readonly prefix: string,
+    private readonly problems: SettingProblem[],
+  ) {}
+
+  int(key: keyof typeof BOUNDS, fallback: number): number {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    const { min, max } = BOUNDS[key];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+    return this.refuse(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, fallback);
+  }
+
+  bool(key: string, fallback: boolean): boolean {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    if (typeof value === 'boolean') return value;
+    return this.refuse(key, `must be true or false, got ${JSON.stringify(value)}`, fallback);
+  }
+
+  logLevel(key: string, fallback: LogLevel): LogLevel {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    const level = SPEC_LOG_LEVELS.find((l) => l === value);
+    if (level !== undefined) return level;
+    return this.refuse(key, `must be one of ${SPEC_LOG_LEVELS.join(', ')}, got ${JSON.stringify(value)}`, fallback);
+  }
+
+  logSize(key: string, fallback: string): string {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    if (typeof value === 'string' && LOG_SIZE.test(value)) return value;
+    return this.refuse(key, `must be a positive quantity such as 10Mi, got ${JSON.stringify(value)}`, fallback);
+  }
+
+  /** A nested object; a present non-object is refused and read as empty. */
+  nested(key: string): FieldReader {
+    const value = this.object[key];
+    if (value !== undefined && !isRecord(value)) this.refuse(key, 'must be an object', undefined);
+    return new FieldReader(isRecord(value) ? value : {}, `${this.prefix}.${key}`, this.problems);
+  }
+
+  /** Records a problem with a field of this object. */
+  refuse<T>(key: string, message: string, fallback: T): T {
+    this.problems.push({ field: `${this.prefix}.${key}`, message });
+    return fallback;
+  }
+}
+
+function readGc(reader: FieldReader): GcSettings {
+  const gc: GcSettings = {
+    maxDeadContainersPerPod: reader.int('maxDeadContainersPerPod', DEFAULT_GC.maxDeadContainersPerPod),
+    minContainerAgeSeconds: reader.int('minContainerAgeSeconds', DEFAULT_GC.minContainerAgeSeconds),
+    imageHighThresholdPercent: reader.int('imageHighThresholdPercent', DEFAULT_GC.imageHighThresholdPercent),
+    imageLowThresholdPercent: reader.int('imageLowThresholdPercent', DEFAULT_GC.imageLowThresholdPercent),
+  };
+  if (gc.imageLowThresholdPercent < gc.imageHighThresholdPercent) return gc;
+  const message = `must be lower than imageHighThresholdPercent (${gc.imageHighThresholdPercent}), got ${gc.imageLowThresholdPercent}`;
+  return reader.refuse('imageLowThresholdPercent', message, {
+    ...gc,
+    imageHighThresholdPercent: DEFAULT_GC.imageHighThresholdPercent,
+    imageLowThresholdPercent: DEFAULT_GC.imageLowThresholdPercent,
+  });
+}
+
+/** Bytes of a log size already validated by {@link LOG_SIZE}. */
+function logSizeBytes(size: string): number {
+  const match = LOG_SIZE.exec(size);
+  return match === null ? Number.NaN : Number(match[1]) * (SIZE_UNITS[match[2] ?? ''] ?? 1);
+}
+
+/** Paths of the GC and log-rotation fields whose value differs from the default. */
+function fieldsNotImplemented(gc: GcSettings, logRotation: LogRotationSettings): string[] {
+  const changed = (Object.keys(DEFAULT_GC) as (keyof GcSettings)[]).filter((key) => gc[key] !== DEFAULT_GC[key]).map((key) => `spec.gc.${key}`);
+  if (logSizeBytes(logRotation.containerLogMaxSize) !== logSizeBytes(DEFAULT_LOG_ROTATION.containerLogMaxSize)) {
+    changed.push('spec.logRotation.containerLogMaxSize');
+  }
+  if (logRotation.containerLogMaxFiles !== DEFAULT_LOG_ROTATION.containerLogMaxFiles) changed.push('spec.logRotation.containerLogMaxFiles');
+  return changed;
+}
+
+/** Resolves a NodeAgent spec (untrusted JSON; absent means empty) against the agent's flag values. */
+export function resolveSettings(spec: unknown, base: BaseSettings): SettingsResolution {
+  const invalid: SettingProblem[] = [];
+  if (spec !== undefined && spec !== null && !isRecord(spec)) invalid.push({ field: 'spec', message: 'must be an object' });
+  const reader = new FieldReader(isRecord(spec) ? spec : {}, 'spec', invalid);
+  const rotation = reader.nested('logRotation');
+  const settings: LiveSettings = {
+    workerConcurrency: reader.int('workerConcurrency', base.workerConcurrency),
+    resyncPeriodSeconds: reader.int('resyncPeriodSeconds', base.resyncPeriodSeconds),
+    maxPods: reader.int('maxPods', base.maxPods),
+    paused: reader.bool('paused', false),
+    logLevel: reader.logLevel('logLevel', base.logLevel),
+    gc: readGc(reader.nested('gc')),
+    logRotation: {
+      containerLogMaxSize: rotation.logSize('containerLogMaxSize', DEFAULT_LOG_ROTATION.containerLogMaxSize),
+      containerLogMaxFiles: rotation.int('containerLogMaxFiles', DEFAULT_LOG_ROTATION.containerLogMaxFiles),
+    },
+  };
+  return { settings, invalid, notImplemented: fieldsNotImplemented(settings.gc, settings.logRotation) };
+}

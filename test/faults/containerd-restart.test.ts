@@ -1,0 +1,111 @@
+/**
+ * Fault: containerd is killed with SIGKILL and started again by `up.sh`, the agent running
+ * throughout. While containerd is down, the processes of three containers are killed (SIGKILL, as
+ * an OOM kill or a crash would): under restartPolicy Always and OnFailure they must be restarted
+ * once containerd is back, under Never the pod must end Failed. A fourth container, untouched,
+ * must keep running with the same ID. The node may go NotReady while the runtime is away, but
+ * only briefly, and must come back Ready.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import { createNamespace, eventually, getPod, kubectl, requireCluster } from '../e2e/helpers.js';
+import { sleeperPod } from './churn.js';
+import { clusterUp, daemonPid, ensureClusterUp, killDaemon, killProcess } from './harness.js';
+import { ReadinessSampler } from './readiness-sampler.js';
+import { containerPid, deleteNamespaceAndWait, listPods, runningContainers, runtimeContainers, type RunningContainer } from './state.js';
+
+const POLICIES = { steady: 'Always', always: 'Always', onfailure: 'OnFailure', never: 'Never' } as const;
+type PodName = keyof typeof POLICIES;
+const VICTIMS: readonly PodName[] = ['always', 'onfailure', 'never'];
+/** "Briefly": containerd is down ~5 s plus its restart; the node status is refreshed every 10 s. */
+const NOT_READY_BUDGET_MS = 60_000;
+
+/** Waits for the pod's main container to satisfy `test` and returns the pod. */
+async function waitForMain(namespace: string, name: PodName, what: string, test: (pod: V1Pod) => boolean): Promise<V1Pod> {
+  return eventually(`${namespace}/${name}: ${what}`, async () => {
+    const pod = await getPod(namespace, name);
+    return pod !== undefined && test(pod) ? pod : undefined;
+  }, 120_000);
+}
+
+describe('containerd killed and started again while containers die', () => {
+  let namespace = '';
+  let agentPid: number | undefined;
+  const recorded = new Map<string, RunningContainer>();
+  const sampler = new ReadinessSampler();
+  let outageMs = 0;
+
+  before(async () => {
+    requireCluster();
+    await ensureClusterUp();
+    agentPid = await daemonPid('nodelet');
+    namespace = await createNamespace('faults-ctrd');
+    const items = Object.entries(POLICIES).map(([name, policy]) => sleeperPod(namespace, name, policy));
+    await kubectl(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    const running = await eventually('all four pods to run', async () => {
+      const containers = runningContainers(await listPods(namespace));
+      return containers.length === items.length ? containers : undefined;
+    }, 120_000);
+    for (const c of running) recorded.set(c.podName, c);
+    const victimPids = await Promise.all(VICTIMS.map((name) => containerPid(recorded.get(name)!.containerId)));
+
+    sampler.start();
+    const downAt = Date.now();
+    await killDaemon('containerd');
+    await Promise.all(victimPids.map((pid) => killProcess(pid, 'SIGKILL')));
+    // Leave the agent without a runtime for a while: its CRI calls fail, PLEG relists fail.
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await clusterUp();
+    outageMs = Date.now() - downAt;
+  });
+
+  after(async () => {
+    await sampler.stop();
+    if (namespace !== '') await deleteNamespaceAndWait(namespace);
+  });
+
+  it('keeps the untouched container running with the same ID and restart count', async () => {
+    const was = recorded.get('steady')!;
+    const runtime = await runtimeContainers(namespace);
+    assert.equal(runtime.find((c) => c.id === was.containerId)?.state, 'CONTAINER_RUNNING');
+    const pod = await waitForMain(namespace, 'steady', 'Running', (p) => p.status?.phase === 'Running');
+    assert.equal(pod.status?.containerStatuses?.[0]?.containerID, `containerd://${was.containerId}`);
+    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0);
+  });
+
+  for (const name of ['always', 'onfailure'] as const) {
+    it(`restarts the container killed while containerd was down under restartPolicy ${POLICIES[name]}`, async () => {
+      const was = recorded.get(name)!;
+      const pod = await waitForMain(namespace, name, 'restarted and running', (p) => {
+        const status = p.status?.containerStatuses?.[0];
+        return (status?.restartCount ?? 0) >= 1 && status?.state?.running !== undefined;
+      });
+      const status = pod.status?.containerStatuses?.[0];
+      assert.notEqual(status?.containerID, `containerd://${was.containerId}`);
+      assert.equal(status?.lastState?.terminated?.exitCode, 137);
+      assert.equal(status?.restartCount, 1);
+      const running = (await runtimeContainers(namespace)).filter((c) => c.uid === was.uid && c.state === 'CONTAINER_RUNNING');
+      assert.equal(running.length, 1);
+      assert.equal(running[0]?.attempt, 1);
+    });
+  }
+
+  it('leaves the restartPolicy Never pod Failed with exit code 137, not restarted', async () => {
+    const was = recorded.get('never')!;
+    const pod = await waitForMain(namespace, 'never', 'Failed', (p) => p.status?.phase === 'Failed');
+    const status = pod.status?.containerStatuses?.[0];
+    assert.equal(status?.state?.terminated?.exitCode, 137);
+    assert.equal(status?.restartCount, 0);
+    assert.equal(status?.containerID, `containerd://${was.containerId}`);
+    const running = (await runtimeContainers(namespace)).filter((c) => c.uid === was.uid && c.state === 'CONTAINER_RUNNING');
+    assert.deepEqual(running, []);
+  });
+
+  it('keeps the agent running and reports the node NotReady at most briefly, then Ready', async () => {
+    assert.equal(await daemonPid('nodelet'), agentPid, 'the agent survived the runtime outage');
+    await eventually('the node to be Ready', () => Promise.resolve(sampler.samples.at(-1)?.status === 'True' ? true : undefined), 60_000);
+    const notReadyMs = sampler.longestNotReadyMs();
+    assert.ok(notReadyMs <= NOT_READY_BUDGET_MS, `not Ready for ${notReadyMs} ms (kill to up.sh done: ${outageMs} ms): ${sampler.transitions()}`);
+  });
+});

@@ -1,0 +1,245 @@
+/**
+ * The chart's RBAC is enough, and no more: its ServiceAccount, ClusterRole, Role and bindings are
+ * rendered by `helm template` and applied to the test cluster; then nodelet's own modules run with
+ * that ServiceAccount's token and make every API call the agent makes: register a Node (with the
+ * chart's label and taint), post its status and renew its Lease, list and watch its pods, write pod
+ * status and events, read configmaps and secrets, request a service account token, delete a pod,
+ * and create, watch and report on its NodeAgent. Calls outside the rules must be forbidden.
+ *
+ * Everything is named `rbac-<random>` and removed afterwards; the registered Node carries the
+ * nodelet.dev/agent NoSchedule taint (nothing else is scheduled onto it) and lives for seconds.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { isForbidden, isNotFound } from '../../controllers/api-errors.js';
+import { systemClock } from '../../controllers/clock.js';
+import { createHostInfo } from '../../controllers/host-info.js';
+import { NODE_LEASE_NAMESPACE } from '../../controllers/lease.js';
+import { createNodeAgentApi } from '../../controllers/nodeagent-api.js';
+import { newNodeAgent } from '../../controllers/nodeagent-types.js';
+import { createNodeController, type NodeController } from '../../controllers/node-controller.js';
+import { createPodSource, type PodSource } from '../../controllers/pod-source.js';
+import { ApiEventRecorder } from '../../reconcilers/api-event-recorder.js';
+import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status-manager.js';
+import { createVolumeSourceApi } from '../../reconcilers/volumes/api.js';
+import { helm, CHART_DIR } from './helm-chart-helpers.js';
+
+const run = promisify(execFile);
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+
+async function kubectl(args: readonly string[], input?: string): Promise<string> {
+  const child = run('kubectl', [...args], { maxBuffer: 16 * 1024 * 1024, timeout: 120_000 });
+  if (input !== undefined) child.child.stdin?.end(input);
+  return (await child).stdout;
+}
+
+/** Polls `read` until it yields a value; fails naming `what` after `timeoutMs`. */
+async function eventually<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+/** A kubeconfig for the same API server as the admin's, authenticated by a bearer token. */
+function tokenKubeConfig(admin: KubeConfig, token: string): KubeConfig {
+  const cluster = admin.getCurrentCluster();
+  assert.ok(cluster !== null, 'the admin kubeconfig has no current cluster');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'nodelet-sa', token }],
+    contexts: [{ name: 'nodelet-sa', cluster: cluster.name, user: 'nodelet-sa' }],
+    currentContext: 'nodelet-sa',
+  });
+  return kubeConfig;
+}
+
+async function rejectsForbidden(what: string, call: () => Promise<unknown>): Promise<void> {
+  await assert.rejects(call, (err: unknown) => isForbidden(err), `${what} was not forbidden`);
+}
+
+describe("the chart's RBAC, used by nodelet's own modules", () => {
+  const suffix = randomBytes(3).toString('hex');
+  const namespace = `rbac-${suffix}`;
+  const release = `rbac-${suffix}`;
+  const serviceAccount = `${release}-nodelet`;
+  const nodeName = `rbac-${suffix}-nodelet`;
+  const admin = new KubeConfig();
+  let rbacManifest = '';
+  let agentConfig: KubeConfig;
+  let adminCore: CoreV1Api;
+  let controller: NodeController | undefined;
+  let source: PodSource | undefined;
+  const seenPods = new Set<string>();
+  let pod: V1Pod;
+
+  before(async () => {
+    assert.ok(process.env.KUBECONFIG !== undefined, 'KUBECONFIG is not set: run `npm run cluster:up` and `source .cluster/env`');
+    admin.loadFromFile(process.env.KUBECONFIG);
+    adminCore = admin.makeApiClient(CoreV1Api);
+    const rendered = await helm(['template', release, CHART_DIR, '--namespace', namespace, '--show-only', 'templates/serviceaccount.yaml', '--show-only', 'templates/rbac.yaml']);
+    assert.equal(rendered.code, 0, rendered.stderr);
+    rbacManifest = rendered.stdout;
+    await kubectl(['create', 'namespace', namespace]);
+    await kubectl(['apply', '-f', '-'], rbacManifest);
+    const token = (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=10m'])).trim();
+    agentConfig = tokenKubeConfig(admin, token);
+    await kubectl(['create', 'configmap', 'cm', '-n', namespace, '--from-literal=k=v']);
+    await kubectl(['create', 'secret', 'generic', 'sec', '-n', namespace, '--from-literal=k=v']);
+    await eventually('the default service account', () => kubectl(['get', 'serviceaccount', 'default', '-n', namespace]));
+  });
+
+  after(async () => {
+    source?.stop();
+    await controller?.stop();
+    const leases = admin.makeApiClient(CoordinationV1Api);
+    await leases.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
+    await adminCore.deleteNode({ name: nodeName }).catch(() => undefined);
+    await kubectl(['delete', 'nodeagent', nodeName, '--ignore-not-found']).catch(() => undefined);
+    if (rbacManifest !== '') await kubectl(['delete', '-f', '-', '--ignore-not-found'], rbacManifest).catch(() => undefined);
+    await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']).catch(() => undefined);
+  });
+
+  it('registers the Node with the chart label and taint, posts its status and renews its lease', async () => {
+    controller = createNodeController({
+      kubeConfig: agentConfig,
+      nodeName,
+      nodeIp: '127.0.0.1',
+      hostInfo: createHostInfo({ rootDir: os.tmpdir() }),
+      runtime: {
+        version: () => Promise.resolve({ runtimeName: 'containerd', runtimeVersion: '1.6.20~ds1' }),
+        readiness: () => Promise.resolve({ ready: true, reason: '', message: '' }),
+      },
+      logger,
+      labels: { 'nodelet.dev/agent': 'true' },
+      taints: [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }],
+    });
+    controller.start();
+    const node = await eventually('the Node to be Ready', async () => {
+      const current: V1Node = await adminCore.readNode({ name: nodeName });
+      return current.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? current : undefined;
+    });
+    assert.equal(node.metadata?.labels?.['nodelet.dev/agent'], 'true');
+    assert.ok(node.spec?.taints?.some((t) => t.key === 'nodelet.dev/agent' && t.value === 'true' && t.effect === 'NoSchedule'));
+    await eventually('the Lease', () => admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }));
+    await eventually('the controller to be healthy', () => Promise.resolve(controller?.healthy() === true ? true : undefined));
+  });
+
+  it('lists and watches the pods bound to its Node', async () => {
+    source = createPodSource({ kubeConfig: agentConfig, nodeName, logger, onPod: (ref) => seenPods.add(ref.uid) });
+    await source.start();
+    assert.equal(source.synced(), true);
+    pod = await adminCore.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'bound', namespace },
+        spec: {
+          nodeName,
+          tolerations: [{ key: 'nodelet.dev/agent', operator: 'Exists' }],
+          containers: [{ name: 'main', image: 'busybox:1.35' }],
+        },
+      },
+    });
+    const uid = pod.metadata?.uid ?? '';
+    await eventually('the watch to deliver the pod', () => Promise.resolve(seenPods.has(uid) ? true : undefined));
+  });
+
+  it('writes pod status and events, and reads what pod volumes need', async () => {
+    const core = agentConfig.makeApiClient(CoreV1Api);
+    // The status manager's own API calls (it swallows failures to retry them; this must not fail).
+    const target = { namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' };
+    await podStatusApi(core).patchStatus(target, statusPatch(target.uid, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True' }], message: 'rbac test' }));
+    const patched = await adminCore.readNamespacedPod({ name: 'bound', namespace });
+    assert.equal(patched.status?.message, 'rbac test');
+
+    // Two identical events within the aggregation window: a create, then a count patch.
+    const events = new ApiEventRecorder({ core, nodeName, clock: systemClock, logger });
+    events.record(pod, { type: 'Normal', reason: 'RbacCheck', message: 'checking' });
+    events.record(pod, { type: 'Normal', reason: 'RbacCheck', message: 'checking' });
+    await events.flush();
+    const list = await adminCore.listNamespacedEvent({ namespace, fieldSelector: 'reason=RbacCheck' });
+    assert.deepEqual(list.items.map((e: CoreV1Event) => e.count), [2]);
+
+    const volumes = createVolumeSourceApi(agentConfig);
+    assert.equal((await volumes.readConfigMap(namespace, 'cm'))?.data?.k, 'v');
+    assert.equal(Buffer.from((await volumes.readSecret(namespace, 'sec'))?.data?.k ?? '', 'base64').toString(), 'v');
+    const token = await volumes.requestServiceAccountToken({
+      namespace,
+      serviceAccountName: 'default',
+      expirationSeconds: 600,
+      podName: 'bound',
+      podUid: pod.metadata?.uid ?? '',
+    });
+    assert.ok(token.token.length > 0);
+  });
+
+  it('deletes a finished pod with a UID precondition', async () => {
+    await new StatusManager({ api: podStatusApi(agentConfig.makeApiClient(CoreV1Api)), clock: systemClock, logger }).deletePod(pod);
+    await eventually('the pod to be gone', async () => {
+      try {
+        await adminCore.readNamespacedPod({ name: 'bound', namespace });
+        return undefined;
+      } catch (err: unknown) {
+        return isNotFound(err) ? true : undefined;
+      }
+    });
+  });
+
+  it('creates its NodeAgent, watches it and reports its status', async () => {
+    const api = createNodeAgentApi(agentConfig);
+    assert.equal(await api.get(nodeName), undefined);
+    const created = await api.create(newNodeAgent(nodeName));
+    const events: string[] = [];
+    const watch = await api.watch(
+      { name: nodeName, resourceVersion: created.metadata.resourceVersion ?? '', timeoutSeconds: 30 },
+      { onEvent: (type) => events.push(type), onEnd: (err) => events.push(`end:${String(err)}`) },
+    );
+    try {
+      const reported = await api.replaceStatus({ ...created, status: { nodeName } });
+      assert.equal(reported.status?.nodeName, nodeName);
+      await eventually('the watch to see the status change', () => Promise.resolve(events.includes('MODIFIED') ? true : undefined));
+    } finally {
+      watch.stop();
+    }
+    assert.equal((await api.get(nodeName))?.status?.nodeName, nodeName);
+  });
+
+  it('is refused everything outside its rules', async () => {
+    const core = agentConfig.makeApiClient(CoreV1Api);
+    await rejectsForbidden('listing secrets', () => core.listNamespacedSecret({ namespace }));
+    await rejectsForbidden('deleting a Node', () => core.deleteNode({ name: nodeName }));
+    await rejectsForbidden('creating a pod', () => core.createNamespacedPod({ namespace, body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] } } }));
+    await rejectsForbidden('a lease outside kube-node-lease', () =>
+      agentConfig.makeApiClient(CoordinationV1Api).createNamespacedLease({ namespace, body: { metadata: { name: 'x' }, spec: {} } }),
+    );
+    // The spec is the user's: the agent only reads it and writes status.
+    await rejectsForbidden('patching a NodeAgent', () =>
+      agentConfig.makeApiClient(CustomObjectsApi).patchClusterCustomObject(
+        { group: 'nodelet.dev', version: 'v1alpha1', plural: 'nodeagents', name: nodeName, body: { spec: { paused: true } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  });
+});
+

@@ -1,0 +1,550 @@
+/**
+ * The Helm chart (`charts/nodelet`) and the image recipe (`Dockerfile`).
+ *
+ * Rendered: `helm lint`, then `helm template` with defaults and with variations; the manifests are
+ * parsed into client-node objects and their fields asserted (not snapshots). The rendered agent
+ * arguments are fed to the agent's own flag parser; the rendered containerd config is loaded by
+ * Debian's containerd (the one the image installs). Invalid values must fail on the schema.
+ *
+ * Installed: `helm install` into the test cluster, in a namespace of its own, with node selectors
+ * that match no node, so none of the chart's pods lands on the test node (their images could not be
+ * pulled anyway: pulls go to a closed loopback port). Every object must exist and the CRD be
+ * Established; then `helm uninstall`. The CRD stays (helm never deletes `crds/`, and the running
+ * agent's NodeAgent lives in it).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import type {
+  KubernetesObject,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1DaemonSet,
+  V1Deployment,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+  V1Service,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
+import { parseSettings } from '../../cmd/flags.js';
+import { parseDashboardSettings } from '../../dashboard/settings.js';
+import {
+  CHART_DIR,
+  REPO_DIR,
+  allOf,
+  containerOf,
+  envOf,
+  expandArgs,
+  helm,
+  oneOf,
+  parseManifests,
+  renderChart,
+  valueArgs,
+} from './helm-chart-helpers.js';
+
+const run = promisify(execFile);
+const KUBELET_SOCKET = '/run/containerd/containerd.sock';
+const SCHEMA_ERROR = "values don't meet the specifications of the schema";
+
+/** Rules as "group/resource" → sorted verbs, over every rule of the given roles. */
+function verbsByResource(roles: readonly (V1ClusterRole | V1Role)[]): Record<string, string[]> {
+  const table: Record<string, string[]> = {};
+  const rules: V1PolicyRule[] = roles.flatMap((role) => role.rules ?? []);
+  for (const rule of rules) {
+    for (const group of rule.apiGroups ?? []) {
+      for (const resource of rule.resources ?? []) {
+        const key = `${group === '' ? 'core' : group}/${resource}`;
+        table[key] = [...new Set([...(table[key] ?? []), ...rule.verbs])].sort();
+      }
+    }
+  }
+  return table;
+}
+
+/** The value of `--name=` in `args`. */
+function flagValue(args: readonly string[], name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return args.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+
+/** The dashboard's settings from the Deployment's args and env, as `nodelet dashboard` parses them. */
+function dashboardSettings(deployment: V1Deployment, secretEnv: Readonly<Record<string, string>>): ReturnType<typeof parseDashboardSettings> {
+  const container = deployment.spec?.template.spec?.containers[0];
+  assert.ok(container !== undefined);
+  const env: Record<string, string> = { ...secretEnv };
+  for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = variable.value;
+  const [command, ...argv] = expandArgs(container.args ?? [], env);
+  assert.equal(command, 'dashboard');
+  return parseDashboardSettings({ argv, env, readFile: () => assert.fail('the chart passes no token file') });
+}
+
+/** Loads a containerd config with the containerd on this machine (Debian's, as in the image). */
+async function containerdConfigDump(toml: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-chart-'));
+  try {
+    const file = path.join(dir, 'containerd.toml');
+    await writeFile(file, toml);
+    const { stdout } = await run('containerd', ['--config', file, 'config', 'dump'], { timeout: 30_000 });
+    return stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the nodelet chart, linted and rendered with defaults', () => {
+  let objects: KubernetesObject[] = [];
+  let daemonSet: V1DaemonSet;
+
+  before(async () => {
+    objects = await renderChart();
+    daemonSet = oneOf<V1DaemonSet>(objects, 'DaemonSet');
+  });
+
+  it('passes helm lint --strict, with defaults and with an external Redis', async () => {
+    const plain = await helm(['lint', '--strict', CHART_DIR]);
+    assert.equal(plain.code, 0, plain.stdout + plain.stderr);
+    const external = await helm(['lint', '--strict', CHART_DIR, ...valueArgs({ set: ['redis.mode=external', 'redis.url=redis://redis.example:6379'] })]);
+    assert.equal(external.code, 0, external.stdout + external.stderr);
+  });
+
+  it("declares package.json's version as the chart's appVersion", async () => {
+    const chart = await readFile(path.join(CHART_DIR, 'Chart.yaml'), 'utf8');
+    const pkg = JSON.parse(await readFile(path.join(REPO_DIR, 'package.json'), 'utf8')) as { version: string };
+    assert.match(chart, /^apiVersion: v2$/m);
+    assert.equal(/^appVersion:\s*"?([^"\s]+)"?\s*$/m.exec(chart)?.[1], pkg.version);
+    assert.equal(containerOf(daemonSet, 'agent').image, `nodelet:${pkg.version}`);
+  });
+
+  it("ships the repository's NodeAgent CRD byte for byte", async () => {
+    const shipped = await readFile(path.join(CHART_DIR, 'crds/nodeagents.nodelet.dev.yaml'), 'utf8');
+    const source = await readFile(path.join(REPO_DIR, 'crds/nodeagents.nodelet.dev.yaml'), 'utf8');
+    assert.ok(shipped === source, 'charts/nodelet/crds/nodeagents.nodelet.dev.yaml differs from crds/: copy it again');
+  });
+
+  it('runs the agent privileged on the host network, with the downward API for the node name and IP', () => {
+    const pod = daemonSet.spec?.template.spec;
+    const agent = containerOf(daemonSet, 'agent');
+    assert.equal(agent.securityContext?.privileged, true);
+    assert.equal(pod?.hostNetwork, true);
+    assert.equal(pod?.dnsPolicy, 'ClusterFirstWithHostNet');
+    assert.equal(envOf(agent, 'NODE_NAME')?.valueFrom?.fieldRef?.fieldPath, 'spec.nodeName');
+    assert.equal(envOf(agent, 'NODE_IP')?.valueFrom?.fieldRef?.fieldPath, 'status.hostIP');
+    assert.equal(pod?.serviceAccountName, 'rel-nodelet');
+    assert.deepEqual(pod?.tolerations, [{ operator: 'Exists' }]);
+    assert.ok(agent.resources?.requests?.cpu !== undefined && agent.resources.limits?.memory !== undefined);
+  });
+
+  it('rolls out one node at a time', () => {
+    assert.equal(daemonSet.spec?.updateStrategy?.type, 'RollingUpdate');
+    assert.equal(daemonSet.spec?.updateStrategy?.rollingUpdate?.maxUnavailable, 1);
+  });
+
+  it('registers "<host>-nodelet" with the nodelet.dev/agent label and NoSchedule taint', () => {
+    const args = containerOf(daemonSet, 'agent').args ?? [];
+    assert.equal(args[0], 'agent');
+    assert.equal(flagValue(args, 'node-name'), '$(NODE_NAME)-nodelet');
+    assert.equal(flagValue(args, 'register-with-taints'), 'nodelet.dev/agent=true:NoSchedule');
+    assert.equal(flagValue(args, 'node-labels'), 'nodelet.dev/agent=true');
+  });
+
+  it("passes arguments the agent's own flag parser accepts, naming the Node after the host", () => {
+    const agent = containerOf(daemonSet, 'agent');
+    const args = expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' });
+    const settings = parseSettings(args, { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.equal(settings.nodeName, 'worker-1-nodelet');
+    assert.equal(settings.nodeIp, '192.0.2.10');
+    assert.equal(settings.criEndpoint, 'unix:///run/nodelet-containerd/containerd.sock');
+    assert.equal(settings.redisUrl, 'redis://rel-nodelet-redis.nodelet-system.svc:6379');
+    assert.equal(settings.podLogDir, '/var/log/nodelet-pods');
+    assert.equal(settings.concurrency, 4);
+    assert.deepEqual(settings.nodeLabels, { 'nodelet.dev/agent': 'true' });
+    assert.deepEqual(settings.registerWithTaints, [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }]);
+  });
+
+  it("keeps the DaemonSet off nodelet's own Nodes", () => {
+    const terms = daemonSet.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    assert.equal(terms.length, 1);
+    assert.deepEqual(terms[0]?.matchExpressions, [{ key: 'nodelet.dev/agent', operator: 'DoesNotExist' }]);
+  });
+
+  it("runs its own containerd next to the agent, on its own socket, never the kubelet's", async () => {
+    const runtime = containerOf(daemonSet, 'runtime');
+    assert.equal(runtime.securityContext?.privileged, true);
+    assert.match((runtime.command ?? []).join(' '), /exec containerd --config \/etc\/nodelet\/containerd\.toml\s*$/);
+    assert.equal(daemonSet.spec?.template.spec?.hostPID, true);
+    const config = oneOf<V1ConfigMap>(objects, 'ConfigMap', 'rel-nodelet-runtime');
+    const dump = await containerdConfigDump(config.data?.['containerd.toml'] ?? '');
+    assert.match(dump, /^\s*address = "\/run\/nodelet-containerd\/containerd\.sock"$/m);
+    assert.match(dump, /^root = "\/var\/lib\/nodelet-containerd"$/m);
+    assert.match(dump, /^state = "\/run\/nodelet-containerd"$/m);
+    assert.match(dump, /^\s*SystemdCgroup = false$/m);
+    assert.match(dump, /^\s*ShimCgroup = "\/nodelet-shims"$/m);
+    assert.match(dump, /^\s*conf_dir = "\/etc\/nodelet\/cni\/net\.d"$/m);
+    assert.ok(!dump.includes(KUBELET_SOCKET), "the runtime's config names the kubelet's socket");
+    assert.equal(flagValue(containerOf(daemonSet, 'agent').args ?? [], 'cri-endpoint'), 'unix:///run/nodelet-containerd/containerd.sock');
+  });
+
+  it('switches containerd to the systemd cgroup driver, with D-Bus, when asked', async () => {
+    const systemd = await renderChart({ set: ['runtime.containerd.cgroupDriver=systemd'] });
+    const dump = await containerdConfigDump(oneOf<V1ConfigMap>(systemd, 'ConfigMap', 'rel-nodelet-runtime').data?.['containerd.toml'] ?? '');
+    assert.match(dump, /^\s*SystemdCgroup = true$/m);
+    const volumes = oneOf<V1DaemonSet>(systemd, 'DaemonSet').spec?.template.spec?.volumes ?? [];
+    assert.deepEqual(volumes.filter((v) => v.name === 'dbus' || v.name === 'systemd-run').map((v) => v.hostPath?.path).sort(), ['/run/dbus', '/run/systemd']);
+  });
+
+  it('mounts exactly the host paths it needs, and none of the kubelet runtime', () => {
+    const volumes = daemonSet.spec?.template.spec?.volumes ?? [];
+    const hostPaths = volumes.flatMap((v) => (v.hostPath === undefined ? [] : [v.hostPath.path])).sort();
+    assert.deepEqual(hostPaths, [
+      '/etc/machine-id',
+      '/run/nodelet-containerd',
+      '/run/nodelet-containerd/cni',
+      '/run/nodelet-containerd/s',
+      '/sys/fs/cgroup',
+      '/var/lib/nodelet',
+      '/var/lib/nodelet-containerd',
+      '/var/log/nodelet-pods',
+    ]);
+    for (const forbidden of ['/run/containerd', KUBELET_SOCKET, '/var/lib/containerd', '/var/lib/kubelet', '/var/log/pods']) {
+      assert.ok(!hostPaths.includes(forbidden), `${forbidden} is mounted`);
+    }
+    const mounts = (name: string): Record<string, string | undefined> =>
+      Object.fromEntries((containerOf(daemonSet, name).volumeMounts ?? []).map((m) => [m.mountPath, m.mountPropagation]));
+    assert.equal(mounts('runtime')['/var/lib/nodelet-containerd'], 'Bidirectional');
+    assert.equal(mounts('runtime')['/run/nodelet-containerd'], 'Bidirectional');
+    assert.equal(mounts('agent')['/run/nodelet-containerd'], 'HostToContainer');
+    // Pod volumes and logs at the same paths in both containers: the runtime bind-mounts what the agent wrote.
+    for (const shared of ['/var/lib/nodelet', '/var/log/nodelet-pods']) {
+      assert.ok(shared in mounts('agent') && shared in mounts('runtime'), `${shared} is not in both containers`);
+    }
+  });
+
+  it('gives the runtime a CNI bridge network on its own bridge and subnet', () => {
+    const config = oneOf<V1ConfigMap>(objects, 'ConfigMap', 'rel-nodelet-runtime');
+    const conflist = JSON.parse(config.data?.['10-nodelet.conflist'] ?? '') as { plugins: { type: string; bridge?: string; ipam?: { ranges: { subnet: string }[][]; dataDir: string } }[] };
+    const bridge = conflist.plugins.find((p) => p.type === 'bridge');
+    assert.equal(bridge?.bridge, 'nodelet-cni0');
+    assert.equal(bridge?.ipam?.ranges[0]?.[0]?.subnet, '10.222.0.0/16');
+    assert.equal(bridge?.ipam?.dataDir, '/run/nodelet-containerd/cni/networks');
+  });
+
+  it('grants exactly the verbs the agent uses, leases only in kube-node-lease', () => {
+    const clusterRole = oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-agent');
+    assert.deepEqual(verbsByResource([clusterRole]), {
+      'core/nodes': ['create', 'get', 'patch'],
+      'core/nodes/status': ['patch'],
+      'core/pods': ['delete', 'list', 'watch'],
+      'core/pods/status': ['patch'],
+      'core/events': ['create', 'patch'],
+      'core/configmaps': ['get'],
+      'core/secrets': ['get'],
+      'core/serviceaccounts/token': ['create'],
+      'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
+      'nodelet.dev/nodeagents/status': ['update'],
+    });
+    const role = oneOf<V1Role>(objects, 'Role', 'rel-nodelet-agent-lease');
+    assert.equal(role.metadata?.namespace, 'kube-node-lease');
+    assert.deepEqual(verbsByResource([role]), { 'coordination.k8s.io/leases': ['create', 'get', 'update'] });
+    const subject = { kind: 'ServiceAccount', name: 'rel-nodelet', namespace: 'nodelet-system' };
+    assert.deepEqual(oneOf<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding').subjects, [subject]);
+    assert.deepEqual(oneOf<V1RoleBinding>(objects, 'RoleBinding').subjects, [subject]);
+    assert.equal(oneOf<V1RoleBinding>(objects, 'RoleBinding').metadata?.namespace, 'kube-node-lease');
+  });
+
+  it('runs an internal Redis StatefulSet without persistence, and points the agent at its Service', () => {
+    const redis = oneOf<V1StatefulSet>(objects, 'StatefulSet', 'rel-nodelet-redis');
+    const pod = redis.spec?.template.spec;
+    assert.equal(pod?.containers[0]?.image, 'docker.io/library/redis:7-alpine');
+    assert.deepEqual(pod?.volumes, [{ name: 'data', emptyDir: {} }]);
+    assert.equal(redis.spec?.volumeClaimTemplates, undefined);
+    assert.equal(oneOf<V1Service>(objects, 'Service', 'rel-nodelet-redis').spec?.ports?.[0]?.port, 6379);
+  });
+
+  it('serves the dashboard behind a generated token, on a ClusterIP Service', () => {
+    const deployment = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard');
+    const container = deployment.spec?.template.spec?.containers[0];
+    assert.deepEqual(container?.args?.slice(0, 2), ['dashboard', '--listen=0.0.0.0:8080']);
+    assert.ok(!(container?.args ?? []).includes('--no-auth'));
+    assert.equal(envOf(container, 'NODELET_DASHBOARD_TOKEN')?.valueFrom?.secretKeyRef?.name, 'rel-nodelet-dashboard-auth');
+    const token = Buffer.from(oneOf<V1Secret>(objects, 'Secret', 'rel-nodelet-dashboard-auth').data?.token ?? '', 'base64').toString();
+    assert.match(token, /^[A-Za-z0-9]{40}$/);
+    assert.equal(oneOf<V1Service>(objects, 'Service', 'rel-nodelet-dashboard').spec?.type, 'ClusterIP');
+  });
+});
+
+describe('the nodelet chart, rendered with other values', () => {
+  it('drops its own containerd and dials runtime.socket when given a dedicated runtime', async () => {
+    const objects = await renderChart({ set: ['runtime.socket=/run/dedicated/containerd.sock'] });
+    const daemonSet = oneOf<V1DaemonSet>(objects, 'DaemonSet');
+    assert.deepEqual(daemonSet.spec?.template.spec?.containers.map((c) => c.name), ['agent']);
+    assert.equal(flagValue(containerOf(daemonSet, 'agent').args ?? [], 'cri-endpoint'), 'unix:///run/dedicated/containerd.sock');
+    assert.equal(daemonSet.spec?.template.spec?.volumes?.find((v) => v.name === 'cri-socket')?.hostPath?.path, '/run/dedicated');
+    assert.equal(allOf(objects, 'ConfigMap').length, 0);
+    assert.equal(daemonSet.spec?.template.spec?.hostPID, undefined);
+  });
+
+  it('has no Redis of its own in external mode and hands the agent and dashboard the URL', async () => {
+    const objects = await renderChart({ set: ['redis.mode=external', 'redis.url=redis://queue.example:6380/2'] });
+    assert.equal(allOf(objects, 'StatefulSet').length, 0);
+    assert.ok(!allOf<V1Service>(objects, 'Service').some((s) => s.metadata?.name === 'rel-nodelet-redis'));
+    const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
+    assert.equal(envOf(agent, 'REDIS_URL')?.value, 'redis://queue.example:6380/2');
+    const dashboard = oneOf<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
+    assert.equal(envOf(dashboard!, 'REDIS_URL')?.value, 'redis://queue.example:6380/2');
+  });
+
+  it('takes an external password from a Secret and switches to rediss:// for TLS', async () => {
+    const objects = await renderChart({ set: ['redis.mode=external', 'redis.url=redis://queue.example:6380', 'redis.tls=true', 'redis.password.existingSecret=queue-auth'] });
+    const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
+    assert.deepEqual(envOf(agent, 'REDIS_PASSWORD')?.valueFrom?.secretKeyRef, { name: 'queue-auth', key: 'password' });
+    assert.equal(envOf(agent, 'REDIS_URL')?.value, 'rediss://:$(REDIS_PASSWORD)@queue.example:6380');
+    // Kubernetes expands $(VAR) only from variables defined earlier in the list.
+    const names = (agent.env ?? []).map((e) => e.name);
+    assert.ok(names.indexOf('REDIS_PASSWORD') < names.indexOf('REDIS_URL'));
+  });
+
+  it('keeps Redis data on a volume claim when persistence is on', async () => {
+    const objects = await renderChart({ set: ['redis.persistence.enabled=true', 'redis.persistence.size=2Gi'] });
+    const redis = oneOf<V1StatefulSet>(objects, 'StatefulSet');
+    assert.equal(redis.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '2Gi');
+    assert.equal(redis.spec?.template.spec?.volumes, undefined);
+    assert.ok(redis.spec?.template.spec?.containers[0]?.args?.includes('--appendonly'));
+  });
+
+  it('uses an existing token Secret instead of generating one', async () => {
+    const objects = await renderChart({ set: ['dashboard.auth.existingSecret=my-token'] });
+    assert.equal(allOf(objects, 'Secret').length, 0);
+    const container = oneOf<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
+    assert.equal(envOf(container!, 'NODELET_DASHBOARD_TOKEN')?.valueFrom?.secretKeyRef?.name, 'my-token');
+  });
+
+  it('serves the dashboard without authentication only when auth.disabled is set', async () => {
+    const objects = await renderChart({ set: ['dashboard.auth.disabled=true'] });
+    const container = oneOf<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
+    assert.ok(container?.args?.includes('--no-auth'));
+    assert.equal(envOf(container!, 'NODELET_DASHBOARD_TOKEN'), undefined);
+    assert.equal(allOf(objects, 'Secret').length, 0);
+    const settings = dashboardSettings(oneOf<V1Deployment>(objects, 'Deployment'), {});
+    assert.ok(settings !== 'help');
+    assert.equal(settings.auth.kind, 'none');
+  });
+
+  it("passes arguments the dashboard's own flag parser accepts: all interfaces, the token, read-only", async () => {
+    const settings = dashboardSettings(oneOf<V1Deployment>(await renderChart(), 'Deployment'), { NODELET_DASHBOARD_TOKEN: 'from-the-secret' });
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.listen, { host: '0.0.0.0', port: 8080 });
+    assert.equal(settings.redisUrl, 'redis://rel-nodelet-redis.nodelet-system.svc:6379');
+    assert.deepEqual(settings.auth, { kind: 'token', token: 'from-the-secret' });
+    assert.equal(settings.allowActions, false);
+  });
+
+  it('renders no dashboard when it is disabled', async () => {
+    const objects = await renderChart({ set: ['dashboard.enabled=false'] });
+    assert.equal(allOf(objects, 'Deployment').length, 0);
+    assert.ok(!allOf<V1Service>(objects, 'Service').some((s) => s.metadata?.name === 'rel-nodelet-dashboard'));
+  });
+
+  it('registers custom taints and labels, always keeping nodelet.dev/agent', async () => {
+    const objects = await renderChart({
+      set: ['node.nameSuffix=-edge', 'node.taints[0].key=dedicated', 'node.taints[0].effect=NoExecute'],
+      setString: ['node.labels.zone=a'],
+    });
+    const args = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent').args ?? [];
+    assert.equal(flagValue(args, 'node-name'), '$(NODE_NAME)-edge');
+    assert.equal(flagValue(args, 'register-with-taints'), 'dedicated:NoExecute');
+    assert.equal(flagValue(args, 'node-labels'), 'nodelet.dev/agent=true,zone=a');
+  });
+
+  it('adds the nodelet.dev/agent rule to every required term of a custom affinity', async () => {
+    const objects = await renderChart({
+      set: [
+        'agent.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool',
+        'agent.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists',
+      ],
+    });
+    const terms = oneOf<V1DaemonSet>(objects, 'DaemonSet').spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    assert.deepEqual(terms, [{ matchExpressions: [{ key: 'pool', operator: 'Exists' }, { key: 'nodelet.dev/agent', operator: 'DoesNotExist' }] }]);
+  });
+});
+
+describe('the values schema', () => {
+  const invalid: readonly { readonly name: string; readonly set: readonly string[]; readonly path: string }[] = [
+    { name: 'a concurrency of 0', set: ['agent.concurrency=0'], path: '/agent/concurrency' },
+    { name: 'a fractional concurrency', set: ['agent.concurrency=2.5'], path: '/agent/concurrency' },
+    { name: 'an unknown Redis mode', set: ['redis.mode=bogus'], path: '/redis/mode' },
+    { name: 'external Redis without a URL', set: ['redis.mode=external'], path: '/redis/url' },
+    { name: 'a Redis URL of another scheme', set: ['redis.mode=external', 'redis.url=http://queue.example'], path: '/redis/url' },
+    { name: 'an unknown pull policy', set: ['image.pullPolicy=Sometimes'], path: '/image/pullPolicy' },
+    { name: "the kubelet's containerd socket", set: [`runtime.socket=${KUBELET_SOCKET}`], path: '/runtime/socket' },
+    { name: "the host runtime's state dir", set: ['runtime.containerd.stateDir=/run/containerd'], path: '/runtime/containerd/stateDir' },
+    { name: 'an unknown cgroup driver', set: ['runtime.containerd.cgroupDriver=cgroupv3'], path: '/runtime/containerd/cgroupDriver' },
+    { name: 'a taint effect the API does not know', set: ['node.taints[0].key=a', 'node.taints[0].effect=Never'], path: '/node/taints/0/effect' },
+    { name: 'a misspelt key', set: ['agent.concurency=4'], path: '/agent' },
+    { name: 'a relative root dir', set: ['agent.rootDir=var/lib/nodelet'], path: '/agent/rootDir' },
+  ];
+  for (const { name, set, path: valuePath } of invalid) {
+    it(`refuses ${name} at helm template`, async () => {
+      const result = await helm(['template', 'rel', CHART_DIR, ...valueArgs({ set })]);
+      assert.notEqual(result.code, 0, `helm template accepted ${set.join(' ')}`);
+      assert.ok(result.stderr.includes(SCHEMA_ERROR), result.stderr);
+      assert.ok(result.stderr.includes(`'${valuePath}'`), `the error does not name ${valuePath}: ${result.stderr}`);
+    });
+  }
+
+  it('accepts a complete external-Redis configuration', async () => {
+    const objects = await renderChart({ set: ['redis.mode=external', 'redis.url=rediss://queue.example:6380', 'redis.password.existingSecret=queue-auth'] });
+    assert.equal(allOf(objects, 'DaemonSet').length, 1);
+  });
+});
+
+describe('the Dockerfile', () => {
+  it('builds on Node 20 LTS, installs the dedicated runtime, and carries dist/ and the CRI proto', async () => {
+    const dockerfile = await readFile(path.join(REPO_DIR, 'Dockerfile'), 'utf8');
+    const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    assert.ok(froms.length > 0 && froms.every((image) => image === 'node:20-bookworm-slim'), `base images: ${froms.join(', ')}`);
+    assert.match(dockerfile, /apt-get install[^\n]*\bcontainerd\b[^\n]*\brunc\b[^\n]*\bcontainernetworking-plugins\b/);
+    assert.match(dockerfile, /--omit=dev/);
+    assert.match(dockerfile, /^COPY --from=build \/src\/dist \.\/dist$/m);
+    // cri/proto.ts looks for ../../cri/api.proto relative to dist/cri/.
+    assert.match(dockerfile, /^COPY cri\/api\.proto \.\/cri\/api\.proto$/m);
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "bin\/nodelet\.js"\]$/m);
+  });
+
+  it('copies only sources that exist, and the context keeps them', async () => {
+    const dockerfile = await readFile(path.join(REPO_DIR, 'Dockerfile'), 'utf8');
+    const ignored = (await readFile(path.join(REPO_DIR, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim());
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
+    assert.ok(sources.length > 0);
+    for (const source of sources) {
+      await stat(path.join(REPO_DIR, source)); // rejects when the source is missing
+      assert.ok(!ignored.includes(source.split('/')[0]!), `${source} is excluded by .dockerignore`);
+    }
+  });
+});
+
+/** Fails fast when the test cluster is not up. */
+function requireCluster(): void {
+  if (process.env.KUBECONFIG === undefined || process.env.CLUSTER_DIR === undefined) {
+    throw new Error('the test cluster is not up: run `npm run cluster:up` and `source .cluster/env`');
+  }
+}
+
+async function kubectl(args: readonly string[]): Promise<string> {
+  const { stdout } = await run('kubectl', [...args], { maxBuffer: 16 * 1024 * 1024, timeout: 120_000 });
+  return stdout;
+}
+
+async function exists(kind: string, name: string, namespace?: string): Promise<boolean> {
+  try {
+    await kubectl(['get', kind, name, ...(namespace === undefined ? [] : ['-n', namespace]), '-o', 'name']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the nodelet chart, installed into the test cluster', () => {
+  const suffix = randomBytes(3).toString('hex');
+  const namespace = `helm-it-${suffix}`;
+  const release = `it-${suffix}`;
+  const fullname = `${release}-nodelet`;
+  // No node has this label: nothing of the chart is scheduled onto the test node.
+  const nowhere = ['agent.nodeSelector.nodelet\\.dev/never=true', 'redis.nodeSelector.nodelet\\.dev/never=true', 'dashboard.nodeSelector.nodelet\\.dev/never=true'];
+  let installOutput = '';
+
+  before(async () => {
+    requireCluster();
+    const result = await helm(['install', release, CHART_DIR, '--namespace', namespace, '--create-namespace', '--wait=false', ...valueArgs({ setString: nowhere })]);
+    assert.equal(result.code, 0, result.stderr);
+    installOutput = result.stdout;
+  });
+
+  after(async () => {
+    if (process.env.KUBECONFIG === undefined) return;
+    await helm(['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s']);
+    await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']).catch(() => undefined);
+  });
+
+  it('creates every object of the release', async () => {
+    const manifest = await helm(['get', 'manifest', release, '--namespace', namespace]);
+    assert.equal(manifest.code, 0, manifest.stderr);
+    const objects = parseManifests(manifest.stdout);
+    const kinds = new Set(objects.map((o) => o.kind));
+    for (const kind of ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'Secret', 'Service', 'DaemonSet', 'StatefulSet', 'Deployment']) {
+      assert.ok(kinds.has(kind), `the release has no ${kind}`);
+    }
+    for (const object of objects) {
+      const name = object.metadata?.name ?? '';
+      assert.ok(await exists(object.kind ?? '', name, object.metadata?.namespace), `${object.kind} ${name} was not created`);
+    }
+  });
+
+  it('has the NodeAgent CRD established', async () => {
+    await kubectl(['wait', '--for=condition=Established', 'crd/nodeagents.nodelet.dev', '--timeout=60s']);
+    assert.match(await kubectl(['get', 'crd', 'nodeagents.nodelet.dev', '-o', 'jsonpath={.spec.scope}']), /^Cluster$/);
+  });
+
+  it('schedules no agent onto the test node', async () => {
+    const status = JSON.parse(await kubectl(['get', 'daemonset', fullname, '-n', namespace, '-o', 'json'])) as V1DaemonSet;
+    assert.equal(status.status?.desiredNumberScheduled ?? 0, 0);
+    const pods = await kubectl(['get', 'pods', '-n', namespace, '-o', 'jsonpath={range .items[*]}{.spec.nodeName}{"\\n"}{end}']);
+    assert.deepEqual(pods.split('\n').filter((n) => n !== ''), [], 'a pod of the chart was bound to a node');
+  });
+
+  it('has pod templates the API server would admit as pods (priority class, privileges, mounts)', async () => {
+    const manifest = await helm(['get', 'manifest', release, '--namespace', namespace]);
+    const workloads = parseManifests(manifest.stdout).filter((o) => ['DaemonSet', 'StatefulSet', 'Deployment'].includes(o.kind ?? ''));
+    assert.equal(workloads.length, 3);
+    for (const workload of workloads as V1DaemonSet[]) {
+      const template = workload.spec?.template;
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `dry-run-${workload.kind?.toLowerCase() ?? ''}`, labels: template?.metadata?.labels }, spec: template?.spec };
+      // Server-side dry run: admission and validation as for a real pod; nothing is stored.
+      const child = run('kubectl', ['create', '--dry-run=server', '-n', namespace, '-f', '-'], { timeout: 60_000 });
+      child.child.stdin?.end(JSON.stringify(pod));
+      const { stdout } = await child;
+      assert.match(stdout, /created \(server dry run\)/);
+    }
+  });
+
+  it('tells the user what to run next', () => {
+    assert.match(installOutput, /kubectl get nodeagents/);
+    assert.match(installOutput, /kubectl get nodes -l nodelet\.dev\/agent/);
+    assert.ok(installOutput.includes(`port-forward service/${fullname}-dashboard`), installOutput);
+    assert.ok(installOutput.includes(`get secret ${fullname}-dashboard-auth`), installOutput);
+  });
+
+  it('keeps the dashboard token across an upgrade', async () => {
+    const read = (): Promise<string> => kubectl(['get', 'secret', `${fullname}-dashboard-auth`, '-n', namespace, '-o', 'jsonpath={.data.token}']);
+    const before = await read();
+    const upgrade = await helm(['upgrade', release, CHART_DIR, '--namespace', namespace, '--wait=false', ...valueArgs({ setString: nowhere })]);
+    assert.equal(upgrade.code, 0, upgrade.stderr);
+    assert.notEqual(before, '');
+    assert.equal(await read(), before);
+  });
+
+  it('refuses invalid values at install, before creating anything', async () => {
+    const result = await helm(['install', `${release}-bad`, CHART_DIR, '--namespace', namespace, '--set', 'agent.concurrency=0']);
+    assert.notEqual(result.code, 0);
+    assert.ok(result.stderr.includes(SCHEMA_ERROR), result.stderr);
+    assert.equal(await exists('clusterrole', `${release}-bad-nodelet-agent`), false);
+  });
+
+  it('removes its cluster-wide objects and the lease Role on uninstall', async () => {
+    const uninstall = await helm(['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s']);
+    assert.equal(uninstall.code, 0, uninstall.stderr);
+    assert.equal(await exists('clusterrole', `${fullname}-agent`), false);
+    assert.equal(await exists('clusterrolebinding', `${fullname}-agent`), false);
+    assert.equal(await exists('role', `${fullname}-agent-lease`, 'kube-node-lease'), false);
+    // helm never deletes crds/: the running agent's NodeAgent lives there.
+    assert.equal(await exists('crd', 'nodeagents.nodelet.dev'), true);
+  });
+});
