@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import { startAgent } from './agent.js';
 import { FlagError, USAGE, parseSettings } from './flags.js';
+import { waitForShutdownSignal } from './signals.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv[0] === undefined || argv[0].startsWith('-') ? ['agent', ...argv] : argv;
@@ -31,14 +32,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const logger = pino({ level: settings.logLevel, base: { node: settings.nodeName } });
   const agent = await startAgent(settings, logger);
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      logger.info({ signal }, 'shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  });
+  await waitForShutdownSignal(logger);
   await agent.stop();
   return 0;
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { startDashboard } from './server.js';
 import { DASHBOARD_USAGE, isDashboardFlagError, parseDashboardSettings } from './settings.js';
+import { waitForShutdownSignal } from '../cmd/signals.js';
 
 /** Runs the dashboard command with the arguments after `dashboard`. */
 export async function runDashboardCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -24,14 +25,7 @@ export async function runDashboardCommand(argv: readonly string[], env: NodeJS.P
   const logger = pino({ level: settings.logLevel });
   if (settings.auth.kind === 'none') logger.warn('authentication is disabled (--no-auth): anyone who can reach the port can read the queues');
   const dashboard = await startDashboard({ settings, logger });
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      logger.info({ signal }, 'shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  });
+  await waitForShutdownSignal(logger);
   await dashboard.close();
   return 0;
 }

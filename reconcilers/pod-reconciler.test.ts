@@ -3,111 +3,22 @@
  * status reported, and restarts of the reconciler change nothing that runs.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { pino } from 'pino';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriUnavailableError } from '../cri/errors.js';
-import { FakeRuntime } from '../cri/fake-runtime.js';
-import { createFakeClock, type FakeClock } from '../controllers/fake-clock.js';
-import { RecordingEventRecorder } from './event-recorder.js';
-import { PodActionsExecutor } from './execute-pod-actions.js';
-import { ImagePuller } from './image-puller.js';
-import { PodReconciler } from './pod-reconciler.js';
-import { RestartBackoff } from './restart-backoff.js';
-import type { StatusWriter } from './status-manager.js';
 import { isContainerStartError } from './sync-errors.js';
+import { createReconcilerHarness, ref, type ReconcilerHarness } from './reconciler-test-harness.js';
 import { basePod, UID } from './test-fixtures.js';
-import { createVolumeManager, type VolumeSourceApi } from './volumes/index.js';
-
-class RecordingStatusWriter implements StatusWriter {
-  readonly statuses: V1PodStatus[] = [];
-  readonly deleted: string[] = [];
-  constructor(private readonly store: Map<string, V1Pod>) {}
-  setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
-    this.statuses.push(status);
-    this.store.set(pod.metadata?.uid ?? '', { ...pod, status });
-    return Promise.resolve();
-  }
-  deletePod(pod: V1Pod): Promise<void> {
-    this.deleted.push(pod.metadata?.uid ?? '');
-    this.store.delete(pod.metadata?.uid ?? '');
-    return Promise.resolve();
-  }
-  forget(): void {
-    // Nothing cached per UID here: every status is recorded.
-  }
-  last(): V1PodStatus | undefined {
-    return this.statuses.at(-1);
-  }
-}
-
-const noApi: VolumeSourceApi = {
-  readConfigMap: () => Promise.resolve(undefined),
-  readSecret: () => Promise.resolve(undefined),
-  requestServiceAccountToken: () => Promise.reject(new Error('no tokens in this test')),
-};
-
-interface Harness {
-  readonly runtime: FakeRuntime;
-  readonly store: Map<string, V1Pod>;
-  readonly status: RecordingStatusWriter;
-  readonly events: RecordingEventRecorder;
-  readonly clock: FakeClock;
-  /** What the store answers to `synced()`. */
-  readonly synced: { value: boolean };
-  /** A reconciler sharing the runtime and store (a fresh one models an agent restart). */
-  reconciler(): PodReconciler;
-}
-
-function harness(root: string): Harness {
-  const clock = createFakeClock(Date.parse('2026-01-01T00:00:00Z'));
-  const runtime = new FakeRuntime({ now: () => clock.now(), images: ['docker.io/library/busybox:1.35'] });
-  const store = new Map<string, V1Pod>();
-  const status = new RecordingStatusWriter(store);
-  const events = new RecordingEventRecorder();
-  const synced = { value: true };
-  const restartBackoff = new RestartBackoff();
-  const logger = pino({ level: 'silent' });
-  const reconciler = (): PodReconciler => {
-    const volumes = createVolumeManager({ rootDir: root, api: noApi, logger });
-    const puller = new ImagePuller({ images: runtime, events, clock });
-    const executor = new PodActionsExecutor({
-      runtime,
-      puller,
-      restartBackoff,
-      clock,
-      volumes,
-      envApi: noApi,
-      events,
-      nodeName: 'node-a',
-      nodeIp: '10.213.0.1',
-      podLogDir: path.join(root, 'logs'),
-      rootDir: root,
-      nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
-      logger,
-    });
-    return new PodReconciler({ store: { get: (uid) => store.get(uid), synced: () => synced.value }, runtime, executor, status, volumes, events, restartBackoff, puller, nodeName: 'node-a', nodeIp: '10.213.0.1', runtimeName: 'containerd', clock, logger });
-  };
-  return { runtime, store, status, events, synced, clock, reconciler };
-}
-
-const ref = { uid: UID, namespace: 'default', name: 'web' };
 
 describe('PodReconciler with the fake runtime', () => {
-  let root = '';
-  let h: Harness;
+  let h: ReconcilerHarness;
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
-    h = harness(root);
+    h = await createReconcilerHarness();
   });
 
   afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
+    await h.cleanup();
   });
 
   it('creates one sandbox, starts the containers in spec order, and reports Running with the sandbox IP', async () => {
@@ -213,16 +124,14 @@ describe('PodReconciler with the fake runtime', () => {
 });
 
 describe('PodReconciler restart backoff', () => {
-  let root = '';
-  let h: Harness;
+  let h: ReconcilerHarness;
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
-    h = harness(root);
+    h = await createReconcilerHarness();
   });
 
   afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
+    await h.cleanup();
   });
 
   it('restarts a crashing container once at once, then holds it in CrashLoopBackOff and asks to be requeued', async () => {
