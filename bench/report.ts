@@ -54,11 +54,12 @@ nodelet is slower) and for throughput (below 1 means nodelet starts fewer pods p
 Run it on the test cluster, with nothing else running on it (\`npm run cluster:up\` first):
 
 \`\`\`sh
-npm run bench                       # N = 30 and 100; rewrites the results below
+npm run bench                          # N = 30 and 100; rewrites the results below
 npm run bench -- --sizes 10 --no-doc   # a quick look, printed only
 \`\`\`
 
-Numbers from one run on a small shared VM: expect noise of ±20 %; compare ratios, not absolutes.
+Each run is one sample on a small VM and runs vary: compare the ratios within one run, not
+absolute times across runs or machines.
 `;
 
 function seconds(ms: number): string {

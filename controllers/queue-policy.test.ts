@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FailureCounter, outcomeOf, planNextRun, type RunOutcome, type RunPlan } from './queue-policy.js';
 import { TerminalReconcileError } from './queue-errors.js';
+import { KeyedSerializer } from './queue-runner.js';
 
 const policy = { initialMs: 1_000, maxMs: 300_000 };
 
@@ -98,5 +99,31 @@ void describe('FailureCounter', () => {
     assert.equal(counter.get('b'), 0);
     assert.equal(counter.get('a'), 2);
     assert.equal(counter.get('c'), 1);
+  });
+});
+
+describe('KeyedSerializer (one run per UID even when Redis forgets its deduplication keys)', () => {
+  it('runs work for one key one at a time, and work for different keys side by side', async () => {
+    const serializer = new KeyedSerializer();
+    const log: string[] = [];
+    let releaseFirst = (): void => undefined;
+    const first = serializer.run('a', () => new Promise<void>((resolve) => {
+      log.push('a1 start');
+      releaseFirst = () => { log.push('a1 end'); resolve(); };
+    }));
+    const second = serializer.run('a', () => { log.push('a2 start'); return Promise.resolve(); });
+    const other = serializer.run('b', () => { log.push('b start'); return Promise.resolve(); });
+    await other;
+    assert.deepEqual(log, ['a1 start', 'b start']);
+    releaseFirst();
+    await Promise.all([first, second]);
+    assert.deepEqual(log, ['a1 start', 'b start', 'a1 end', 'a2 start']);
+    assert.equal(serializer.size, 0);
+  });
+
+  it('runs the next work for a key after the previous one failed', async () => {
+    const serializer = new KeyedSerializer();
+    await assert.rejects(serializer.run('a', () => Promise.reject(new Error('boom'))));
+    assert.equal(await serializer.run('a', () => Promise.resolve(42)), 42);
   });
 });

@@ -55,15 +55,42 @@ export type ReconcileProcessor = (
   signal: AbortSignal | undefined,
 ) => Promise<RunRecord>;
 
+/**
+ * Runs work for one key at a time within this process: a second run for a key waits for the first.
+ * Redis deduplication already guarantees one job per UID; this guard keeps the guarantee when
+ * Redis loses that state mid-run (a flush or failover drops the deduplication key while the job
+ * runs, and the resync enqueues the UID again).
+ */
+export class KeyedSerializer {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const current = previous.catch(() => undefined).then(work);
+    this.tails.set(key, current);
+    try {
+      return await current;
+    } finally {
+      if (this.tails.get(key) === current) this.tails.delete(key);
+    }
+  }
+
+  /** Keys with work running or waiting. */
+  get size(): number {
+    return this.tails.size;
+  }
+}
+
 /** Builds the processor that runs one job of the reconcile queue. */
 export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
+  const perUid = new KeyedSerializer();
   return async (job, token, signal) => {
     const { uid, namespace, name, reason } = job.data;
     const ref: PodRef = { uid, namespace, name };
     const failuresBefore = deps.failures.get(uid);
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();
-    const settled = await settle(() => deps.handler(ref, { reason, attempt, signal }));
+    const settled = await perUid.run(uid, () => settle(() => deps.handler(ref, { reason, attempt, signal })));
     const durationMs = deps.clock.now() - startedMs;
     const outcome = outcomeOf(settled);
     const plan = planNextRun(outcome, failuresBefore, deps.backoff);

@@ -147,6 +147,18 @@ const cases: Case[] = [
     kills: ['c-old'],
   },
   {
+    name: 'a second running instance of a container is killed and the newest kept',
+    pod: always,
+    observed: observation([sandbox()], [
+      container(always, 'app', { id: 'c-app-new', restartCount: 1, createdAt: new Date('2026-01-01T00:00:05Z') }),
+      container(always, 'app', { id: 'c-app-old' }),
+      container(always, 'sidecar'),
+    ]),
+    expected: { killPod: false },
+    starts: [],
+    kills: ['c-app-old'],
+  },
+  {
     name: 'a terminating pod is only killed',
     pod: always,
     observed: observation([sandbox()], [container(always, 'app'), container(always, 'sidecar')]),

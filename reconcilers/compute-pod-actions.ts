@@ -177,12 +177,20 @@ function decideContainer(pod: V1Pod, observed: ObservedPod, spec: V1Container, i
   return { start, keepsRunning: false };
 }
 
-/** Running containers whose name is not in the spec. */
-function unknownRunningContainers(pod: V1Pod, observed: ObservedPod): ContainerToKill[] {
+/**
+ * Running containers that must not run: those whose name is not in the spec, and any instance of a
+ * name that is not its newest (two reconciles that overlapped, e.g. after the queue lost its state,
+ * may each have started one; only the newest counts).
+ */
+function extraRunningContainers(pod: V1Pod, observed: ObservedPod): ContainerToKill[] {
   const names = new Set([...containersOf(pod), ...(pod.spec?.initContainers ?? [])].map((c) => c.name));
   return observed.containers
-    .filter((c) => c.state === 'CONTAINER_RUNNING' && !names.has(c.name))
-    .map((c) => ({ id: c.id, name: c.name, reason: 'container is not in the pod spec' }));
+    .filter((c) => c.state === 'CONTAINER_RUNNING')
+    .flatMap((c): ContainerToKill[] => {
+      if (!names.has(c.name)) return [{ id: c.id, name: c.name, reason: 'container is not in the pod spec' }];
+      if (latestContainer(observed, c.name)?.id !== c.id) return [{ id: c.id, name: c.name, reason: 'a newer instance of the container runs' }];
+      return [];
+    });
 }
 
 /** Decides what one reconcile of the pod must do. Pure: same input, same plan. */
@@ -197,7 +205,7 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
   const sandboxId = observed.sandboxes[0]?.id;
   const init = computeInitActions(pod, observed);
   if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and restartPolicy is Never' };
-  const unknown = unknownRunningContainers(pod, observed);
+  const unknown = extraRunningContainers(pod, observed);
   if (!init.initialized) {
     return { ...NO_ACTIONS, killPod: false, killPodReason: '', sandboxId, containersToKill: [...init.containersToKill, ...unknown], containersToStart: init.containersToStart };
   }

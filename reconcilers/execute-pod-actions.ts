@@ -57,6 +57,13 @@ export interface ExecuteResult {
 export class PodActionsExecutor {
   private readonly killer: PodKiller;
   private readonly starter: ContainerStarter;
+  /**
+   * The last volumes prepared for each pod that has a sandbox. When refreshing them fails (the API
+   * server is unreachable, so the token or a configmap cannot be fetched), containers of a pod
+   * whose volumes are already on disk still (re)start from them, as the kubelet's mounted volumes
+   * stay usable when a refresh fails. Dropped when the pod is removed.
+   */
+  private readonly prepared = new Map<string, PreparedVolumes>();
 
   constructor(private readonly options: ExecutorOptions) {
     this.killer = new PodKiller(options);
@@ -80,7 +87,7 @@ export class PodActionsExecutor {
     );
     if (!plan.createSandbox && plan.containersToStart.length === 0) return { failures: [] };
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
-    const prepared = await this.prepareVolumes(pod);
+    const prepared = await this.prepareVolumes(pod, plan.createSandbox);
     const sandboxConfig = buildSandboxConfig(pod, { nodeName: this.options.nodeName, podLogDir: this.options.podLogDir, attempt: plan.sandboxAttempt });
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig) : { id: plan.sandboxId, ips: podIpsOf(observed) };
     // Step 4: containers.
@@ -94,6 +101,7 @@ export class PodActionsExecutor {
 
   /** Removes every sandbox of the pod (which removes its containers) after it was killed. */
   async removePod(observed: ObservedPod): Promise<void> {
+    this.prepared.delete(observed.uid);
     for (const container of observed.containers) await this.options.runtime.removeContainer(container.id);
     for (const sandbox of observed.sandboxes) await this.options.runtime.removePodSandbox(sandbox.id);
   }
@@ -121,12 +129,21 @@ export class PodActionsExecutor {
     return { failures };
   }
 
-  private async prepareVolumes(pod: V1Pod): Promise<PreparedVolumes> {
+  private async prepareVolumes(pod: V1Pod, newSandbox: boolean): Promise<PreparedVolumes> {
+    const uid = pod.metadata?.uid ?? '';
     try {
-      return await this.options.volumes.prepare(pod);
+      const prepared = await this.options.volumes.prepare(pod);
+      this.prepared.set(uid, prepared);
+      return prepared;
     } catch (error) {
       const message = `MountVolume.SetUp failed: ${errorMessage(error)}`;
       this.options.events.record(pod, { type: 'Warning', reason: 'FailedMount', message });
+      const previous = this.prepared.get(uid);
+      // A new sandbox starts from scratch; an existing one keeps what it has on disk.
+      if (previous !== undefined && !newSandbox) {
+        this.options.logger.warn({ podUID: uid, err: error }, 'volume refresh failed; starting containers from the volumes already prepared');
+        return previous;
+      }
       throw new PodSetupError('FailedMount', message, { cause: error });
     }
   }

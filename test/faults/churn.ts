@@ -33,6 +33,8 @@ export interface ChurnFault {
 
 export interface ChurnOutcome {
   readonly expectation: Expectation;
+  /** How many pods ran when the fault was injected. */
+  readonly runningAtFault: number;
   /** Containers Running before the fault in pods that were not deleted: must survive unchanged. */
   readonly survivors: readonly RunningContainer[];
 }
@@ -99,6 +101,7 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
       present: [...initial.filter((name) => !gone.has(name)), ...extra],
       deletedUids: doomed.map((name) => uidByName.get(name) ?? ''),
     },
+    runningAtFault: runningBefore.length,
     survivors: runningBefore.filter((c) => !gone.has(c.podName)),
   };
 }

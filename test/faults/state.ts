@@ -170,8 +170,12 @@ export async function nodeReadyStatus(): Promise<string> {
   }
 }
 
-/** Deletes the namespace and waits (bounded) until it is gone, so the next fault test starts on a quiet node. */
+/**
+ * Deletes the namespace and waits (bounded) until it is gone, so the next fault test starts on a
+ * quiet node. `FAULTS_KEEP_NAMESPACES=1` keeps it, to look at what a failed test left.
+ */
 export async function deleteNamespaceAndWait(namespace: string, timeoutMs = 180_000): Promise<void> {
+  if (process.env.FAULTS_KEEP_NAMESPACES === '1') return;
   await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']);
   await eventually(`namespace ${namespace} to be deleted`, async () => {
     const out = await kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'name']);
