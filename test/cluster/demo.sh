@@ -25,6 +25,9 @@ nodelet is the node agent of node $NODE_NAME. Try next (after: source .cluster/e
   crictl pods; crictl ps                            what nodelet created in containerd
   kubectl delete pod $pod                    nodelet stops it, the Deployment makes another
   kubectl scale deployment hello-nodelet --replicas=5
+  kubectl get nodeagents                            the agent's health and live settings (kubectl edit nodeagent $NODE_NAME)
+  NODELET_DASHBOARD_TOKEN=secret node bin/nodelet.js dashboard --redis-url redis://127.0.0.1:16379
+                                                    the queue dashboard on http://127.0.0.1:3000 (password: secret)
   tail -f .cluster/logs/nodelet.log                 the agent's own log (pino JSON)
   redis-cli -p 16379 keys 'nodelet:*'               the work queue in Redis
   npm run cluster:status / npm run cluster:down
