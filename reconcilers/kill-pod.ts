@@ -17,7 +17,7 @@ import type { RuntimeService } from '../cri/types.js';
 import type { Clock } from '../controllers/clock.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './event-recorder.js';
-import type { ObservedContainer, ObservedPod } from './observed-pod.js';
+import { isLiveContainer, type ObservedContainer, type ObservedPod } from './observed-pod.js';
 
 const MIN_SIDECAR_GRACE_SECONDS = 2;
 const SHRINK_POLL_MS = 500;
@@ -39,10 +39,6 @@ export interface PodKillerOptions {
   readonly logger: Logger;
 }
 
-function isLive(c: ObservedContainer): boolean {
-  return c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED' || c.state === 'CONTAINER_UNKNOWN';
-}
-
 /** Sidecar names in reverse spec order (the order they stop in). */
 function sidecarsInStopOrder(pod: V1Pod | undefined): string[] {
   return (pod?.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name).reverse();
@@ -53,7 +49,7 @@ export class PodKiller {
 
   /** Stops every container (app containers, then sidecars), then every ready sandbox. */
   async killPod(request: KillRequest): Promise<void> {
-    const live = request.observed.containers.filter(isLive);
+    const live = request.observed.containers.filter(isLiveContainer);
     const sidecars = sidecarsInStopOrder(request.pod);
     const deadlineMs = this.options.clock.now() + request.gracePeriodSeconds * 1000;
     const first = live.filter((c) => !sidecars.includes(c.name));

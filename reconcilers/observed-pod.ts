@@ -60,10 +60,12 @@ export function latestContainer(observed: ObservedPod, name: string): ObservedCo
   return observed.containers.find((c) => c.name === name);
 }
 
-/** Whether anything of the pod may still be running (a ready sandbox or a non-exited container). */
+/** Whether a container may still run: anything but exited (created and unknown ones included). */
+export function isLiveContainer(container: ObservedContainer): boolean {
+  return container.state !== 'CONTAINER_EXITED';
+}
+
+/** Whether anything of the pod may still be running (a ready sandbox or a container that is not exited). */
 export function hasRunningParts(observed: ObservedPod): boolean {
-  return (
-    observed.sandboxes.some((s) => s.state === 'SANDBOX_READY') ||
-    observed.containers.some((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED' || c.state === 'CONTAINER_UNKNOWN')
-  );
+  return observed.sandboxes.some((s) => s.state === 'SANDBOX_READY') || observed.containers.some(isLiveContainer);
 }

@@ -9,11 +9,7 @@
  *
  * Entries live in memory: an agent restart forgets them, as a kubelet restart does.
  */
-
-export interface BackoffPolicy {
-  readonly initialMs: number;
-  readonly maxMs: number;
-}
+import type { BackoffPolicy } from '../controllers/backoff.js';
 
 export const CONTAINER_RESTART_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
 export const IMAGE_PULL_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };

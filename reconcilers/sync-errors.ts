@@ -16,7 +16,7 @@ export type ContainerStartReason =
   | 'RunContainerError';
 
 /** Reasons the pod as a whole could not be set up (shown as events; containers stay ContainerCreating). */
-export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedMount' | 'FailedKillPod';
+export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedMount';
 
 /** A container of the pod could not be started. */
 export class ContainerStartError extends Error {
