@@ -5,7 +5,7 @@
  * (`kubectl get nodes -l nodelet.dev/agent`) and so the chart's DaemonSet never lands on it.
  */
 import type { V1Taint } from '@kubernetes/client-node';
-import { forbiddenNodeLabels } from '../controllers/node-labels.js';
+import { forbiddenNodeLabels } from '../controllers/node/labels.js';
 
 /** A flag value that does not parse; the message names the flag and the offending part. */
 export class RegistrationFlagError extends Error {

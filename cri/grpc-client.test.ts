@@ -8,8 +8,8 @@ import { status } from '@grpc/grpc-js';
 import { createCriClient } from './grpc-client.js';
 import type { CriClient, CriLogger } from './grpc-client.js';
 import { CriError, isCriDeadline, isCriError, isCriInvalidResponse, isCriNotFound, isCriUnavailable } from './errors.js';
-import { startTestCriServer, TestServerStatus } from './grpc-test-server.js';
-import type { TestCriServer } from './grpc-test-server.js';
+import { startTestCriServer, TestServerStatus } from '../test/doubles/grpc-test-server.js';
+import type { TestCriServer } from '../test/doubles/grpc-test-server.js';
 import type { ContainerConfig, PodSandboxConfig } from './types.js';
 
 const sandboxConfig: PodSandboxConfig = {

@@ -1,5 +1,5 @@
 /** Short human renderings of durations, times and run outcomes, shared by the job labels and pages. */
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 
 /** `850 ms`, `1.2 s`, `42 s`, `3 min 5 s`, `2 h 10 min`. */
 export function formatDuration(ms: number): string {

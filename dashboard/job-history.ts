@@ -7,8 +7,8 @@
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { ReconcileJobData } from '../controllers/queue-redis.js';
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { ReconcileJobData } from '../controllers/queue/redis.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 import type { NodeQueue } from './queue-directory.js';
 import { asJobData, jobIdPrefixOf, parseJobData, parseRunRecord } from './run-records.js';
 

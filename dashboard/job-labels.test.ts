@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 import { LastRunCache, jobLabel } from './job-labels.js';
 
 const data = { uid: 'u-1', namespace: 'shop', name: 'api-0', reason: 'pod updated' };

@@ -6,7 +6,7 @@
  * adapter reads the newest log line when it lists jobs and leaves it in a {@link LastRunCache} for
  * the formatter.
  */
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 import { describeOutcome, formatDuration } from './format.js';
 import { asJobData, asRunRecord } from './run-records.js';
 

@@ -1,5 +1,5 @@
 /** The dashboard's URL layout, in one place: its own pages and bull-board's (mounted at `/queues`). */
-import { reconcileQueueName } from '../controllers/queue-redis.js';
+import { reconcileQueueName } from '../controllers/queue/redis.js';
 
 /** Where bull-board is mounted. */
 export const BULL_BOARD_BASE = '/queues';

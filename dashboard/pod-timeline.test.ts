@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 import type { JobSnapshot } from './job-history.js';
 import { buildTimeline } from './pod-timeline.js';
 

@@ -4,7 +4,7 @@
  * too often); and a one-line verdict of where the pod stands, so a stuck pod's reason is the first
  * thing a user reads.
  */
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 import type { JobSnapshot, JobStateName } from './job-history.js';
 import { nextRunAt } from './run-records.js';
 

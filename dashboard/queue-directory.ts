@@ -8,10 +8,10 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Clock } from '../controllers/clock.js';
-import { createPeriodicLoop } from '../controllers/periodic-loop.js';
-import type { PeriodicLoop } from '../controllers/periodic-loop.js';
-import { reconcileQueueName } from '../controllers/queue-redis.js';
+import type { Clock } from '../util/clock.js';
+import { createPeriodicLoop } from '../util/periodic-loop.js';
+import type { PeriodicLoop } from '../util/periodic-loop.js';
+import { reconcileQueueName } from '../controllers/queue/redis.js';
 
 /** One node's queue, opened for reading. */
 export interface NodeQueue {

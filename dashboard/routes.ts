@@ -4,7 +4,7 @@
  */
 import { Router } from 'express';
 import type { Request, Response } from 'express';
-import type { Clock } from '../controllers/clock.js';
+import type { Clock } from '../util/clock.js';
 import { renderIndexPage, renderSearchPage } from './index-page.js';
 import type { JobHistory } from './job-history.js';
 import { timelinePath } from './paths.js';

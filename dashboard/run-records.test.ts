@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newJobId } from '../controllers/queue-redis.js';
+import { newJobId } from '../controllers/queue/redis.js';
 import { asJobData, jobIdPrefixOf, nextRunAt, parseJobData, parseRunRecord } from './run-records.js';
 
 const RECORD = {

@@ -1,10 +1,10 @@
 /**
  * Reading what the reconcile queue writes about its jobs: the job data (`ReconcileJobData`) and
- * the JSON {@link RunRecord} logged per run (`controllers/queue-runner.ts`). Redis content is
+ * the JSON {@link RunRecord} logged per run (`controllers/queue/runner.ts`). Redis content is
  * untrusted input here: anything malformed reads as absent, never as a crash of the dashboard.
  */
-import type { ReconcileJobData } from '../controllers/queue-redis.js';
-import type { RunRecord } from '../controllers/queue-runner.js';
+import type { ReconcileJobData } from '../controllers/queue/redis.js';
+import type { RunRecord } from '../controllers/queue/runner.js';
 
 const OUTCOMES = new Set<string>(['success', 'requeue', 'error', 'terminal'] satisfies RunRecord['outcome'][]);
 
@@ -63,7 +63,7 @@ export function nextRunAt(record: RunRecord): number | undefined {
 }
 
 /**
- * The prefix of every job ID of `uid` (see `newJobId` in `controllers/queue-redis.ts`: the UID
+ * The prefix of every job ID of `uid` (see `newJobId` in `controllers/queue/redis.ts`: the UID
  * with `:` replaced, a dot, a unique suffix). The unit test ties the two together.
  */
 export function jobIdPrefixOf(uid: string): string {

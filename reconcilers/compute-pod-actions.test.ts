@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
 import type { ObservedPod } from './observed-pod.js';
-import { basePod, container, exited, observation, sandbox } from './test-fixtures.js';
+import { basePod, container, exited, observation, sandbox } from '../test/doubles/pod-fixtures.js';
 
 interface Case {
   readonly name: string;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { FakeRuntime } from '../cri/fake-runtime.js';
-import { createFakeClock, settle } from '../controllers/fake-clock.js';
-import { RecordingEventRecorder } from './event-recorder.js';
+import { FakeRuntime } from '../test/doubles/fake-runtime.js';
+import { createFakeClock, settle } from '../test/doubles/fake-clock.js';
+import { RecordingEventRecorder } from './events/event-recorder.js';
 import { PodKiller } from './kill-pod.js';
-import { basePod, container, observation, sandbox } from './test-fixtures.js';
+import { basePod, container, observation, sandbox } from '../test/doubles/pod-fixtures.js';
 
 /** A runtime whose stops hang until released, recording (id, timeout) in call order. */
 class HangingStops extends FakeRuntime {

@@ -14,9 +14,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../cri/types.js';
-import type { Clock } from '../controllers/clock.js';
+import type { Clock } from '../util/clock.js';
 import { isSidecar } from './compute-init-actions.js';
-import { containerFieldPath, type EventRecorder } from './event-recorder.js';
+import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
 import { isLiveContainer, type ObservedContainer, type ObservedPod } from './observed-pod.js';
 
 const MIN_SIDECAR_GRACE_SECONDS = 2;

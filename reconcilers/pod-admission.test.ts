@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { createReconcilerHarness, ref, type ReconcilerHarness } from './reconciler-test-harness.js';
-import { basePod, UID } from './test-fixtures.js';
+import { createReconcilerHarness, ref, type ReconcilerHarness } from '../test/doubles/reconciler-harness.js';
+import { basePod, UID } from '../test/doubles/pod-fixtures.js';
 
 describe('PodReconciler admission (NodeAgent paused)', () => {
   let h: ReconcilerHarness;

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriUnavailableError } from '../cri/errors.js';
 import { isContainerStartError } from './sync-errors.js';
-import { createReconcilerHarness, ref, type ReconcilerHarness } from './reconciler-test-harness.js';
-import { basePod, UID } from './test-fixtures.js';
+import { createReconcilerHarness, ref, type ReconcilerHarness } from '../test/doubles/reconciler-harness.js';
+import { basePod, UID } from '../test/doubles/pod-fixtures.js';
 
 describe('PodReconciler with the fake runtime', () => {
   let h: ReconcilerHarness;

@@ -30,19 +30,19 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../cri/types.js';
-import type { Clock } from '../controllers/clock.js';
+import type { Clock } from '../util/clock.js';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
-import type { ContainerStartFailure } from './container-statuses.js';
-import type { EventRecorder } from './event-recorder.js';
+import type { ContainerStartFailure } from './status/container-statuses.js';
+import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
-import { generatePodStatus } from './generate-pod-status.js';
-import type { ImagePuller } from './image-puller.js';
+import { generatePodStatus } from './status/generate-pod-status.js';
+import type { ImagePuller } from './images/image-puller.js';
 import { hasRunningParts, type ObservedPod } from './observed-pod.js';
 import { observePod } from './observe-pod.js';
 import type { RestartBackoff } from './restart-backoff.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation, type PodIdentity } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
-import type { StatusWriter } from './status-manager.js';
+import type { StatusWriter } from './status/status-manager.js';
 import type { ContainerStartError } from './sync-errors.js';
 import type { VolumeManager } from './volumes/index.js';
 

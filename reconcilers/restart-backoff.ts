@@ -9,7 +9,7 @@
  *
  * Entries live in memory: an agent restart forgets them, as a kubelet restart does.
  */
-import type { BackoffPolicy } from '../controllers/backoff.js';
+import type { BackoffPolicy } from '../util/backoff.js';
 
 export const CONTAINER_RESTART_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
 export const IMAGE_PULL_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };

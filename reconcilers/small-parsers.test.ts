@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { expandVars } from './expand-vars.js';
-import { InvalidImageReferenceError, normalizeImageReference } from './image-reference.js';
-import { pullPolicyOf } from './image-puller.js';
+import { InvalidImageReferenceError, normalizeImageReference } from './images/image-reference.js';
+import { pullPolicyOf } from './images/image-puller.js';
 import { parseMilliCpu, parseQuantity } from './quantity.js';
 
 describe('image references', () => {

@@ -6,13 +6,13 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KeyValue, Mount, PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { Clock } from '../controllers/clock.js';
+import type { Clock } from '../util/clock.js';
 import type { ContainerToStart } from './compute-pod-actions.js';
 import { buildContainerConfig } from './container-config.js';
 import { resolveContainerEnv, type EnvSourceApi } from './container-env.js';
 import { hashContainerSpec } from './container-hash.js';
-import { containerFieldPath, type EventRecorder } from './event-recorder.js';
-import type { ImagePuller } from './image-puller.js';
+import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
+import type { ImagePuller } from './images/image-puller.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
 import { formatDuration, type RestartBackoff } from './restart-backoff.js';
 import { ContainerStartError, errorMessage } from './sync-errors.js';

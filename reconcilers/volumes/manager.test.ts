@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { isVolumeError, type VolumeError } from './errors.js';
-import { createFakeVolumeSourceApi, type FakeVolumeSourceApi } from './fake-source-api.js';
+import { createFakeVolumeSourceApi, type FakeVolumeSourceApi } from '../../test/doubles/fake-volume-source-api.js';
 import { createVolumeManager } from './manager.js';
 import type { VolumeManager } from './types.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { createFakeVolumeSourceApi } from './fake-source-api.js';
+import { createFakeVolumeSourceApi } from '../../test/doubles/fake-volume-source-api.js';
 import { createServiceAccountTokens, tokenNeedsRefresh } from './service-account-token.js';
 
 const T0 = new Date('2024-05-01T00:00:00Z');

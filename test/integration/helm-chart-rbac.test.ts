@@ -28,16 +28,16 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { isForbidden, isNotFound } from '../../controllers/api-errors.js';
-import { systemClock } from '../../controllers/clock.js';
-import { createHostInfo } from '../../controllers/host-info.js';
-import { NODE_LEASE_NAMESPACE } from '../../controllers/lease.js';
-import { createNodeAgentApi } from '../../controllers/nodeagent-api.js';
-import { newNodeAgent } from '../../controllers/nodeagent-types.js';
-import { createNodeController, type NodeController } from '../../controllers/node-controller.js';
-import { createPodSource, type PodSource } from '../../controllers/pod-source.js';
-import { ApiEventRecorder } from '../../reconcilers/api-event-recorder.js';
-import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status-manager.js';
+import { isForbidden, isNotFound } from '../../util/api-errors.js';
+import { systemClock } from '../../util/clock.js';
+import { createHostInfo } from '../../controllers/node/host-info.js';
+import { NODE_LEASE_NAMESPACE } from '../../controllers/node/lease.js';
+import { createNodeAgentApi } from '../../controllers/nodeagent/api.js';
+import { newNodeAgent } from '../../controllers/nodeagent/types.js';
+import { createNodeController, type NodeController } from '../../controllers/node/node-controller.js';
+import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
+import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
+import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
 import { createVolumeSourceApi } from '../../reconcilers/volumes/api.js';
 import { helm, CHART_DIR } from './helm-chart-helpers.js';
 

@@ -24,12 +24,12 @@ import {
   type V1Node,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { isForbidden, isNotFound } from '../../controllers/api-errors.js';
-import { createFakeClock, type FakeClock } from '../../controllers/fake-clock.js';
-import { createHostInfo, parseOsRelease } from '../../controllers/host-info.js';
-import { NODE_LEASE_NAMESPACE } from '../../controllers/lease.js';
-import { createNodeController, type NodeController, type NodeRuntime } from '../../controllers/node-controller.js';
-import type { NodeReadiness } from '../../controllers/node-status.js';
+import { isForbidden, isNotFound } from '../../util/api-errors.js';
+import { createFakeClock, type FakeClock } from '../doubles/fake-clock.js';
+import { createHostInfo, parseOsRelease } from '../../controllers/node/host-info.js';
+import { NODE_LEASE_NAMESPACE } from '../../controllers/node/lease.js';
+import { createNodeController, type NodeController, type NodeRuntime } from '../../controllers/node/node-controller.js';
+import type { NodeReadiness } from '../../controllers/node/node-status.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const run = promisify(execFile);

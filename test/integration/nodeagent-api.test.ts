@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { isAlreadyExists, isConflict } from '../../controllers/api-errors.js';
-import { systemClock } from '../../controllers/clock.js';
-import { createNodeAgentApi, type WatchEventType } from '../../controllers/nodeagent-api.js';
-import { NODEAGENT_GROUP, NODEAGENT_PLURAL, NODEAGENT_VERSION, newNodeAgent, type NodeAgent } from '../../controllers/nodeagent-types.js';
-import { createNodeAgentWatch } from '../../controllers/nodeagent-watch.js';
+import { isAlreadyExists, isConflict } from '../../util/api-errors.js';
+import { systemClock } from '../../util/clock.js';
+import { createNodeAgentApi, type WatchEventType } from '../../controllers/nodeagent/api.js';
+import { NODEAGENT_GROUP, NODEAGENT_PLURAL, NODEAGENT_VERSION, newNodeAgent, type NodeAgent } from '../../controllers/nodeagent/types.js';
+import { createNodeAgentWatch } from '../../controllers/nodeagent/watch.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const NODE_NAME = process.env.NODE_NAME ?? '';

@@ -10,8 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { isAlreadyExists, isNotFound } from '../../controllers/api-errors.js';
-import { createPodSource, type PodEventReason, type PodSource } from '../../controllers/pod-source.js';
+import { isAlreadyExists, isNotFound } from '../../util/api-errors.js';
+import { createPodSource, type PodEventReason, type PodSource } from '../../controllers/pod-sources/api-source.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 

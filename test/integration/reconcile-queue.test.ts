@@ -24,7 +24,7 @@ import {
   type ReconcileResult,
   type ResyncCause,
   type RunRecord,
-} from '../../controllers/reconcile-queue.js';
+} from '../../controllers/queue/reconcile-queue.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
 /** The only database the flush test empties. */

@@ -1,0 +1,71 @@
+/**
+ * Registering the Node, after the kubelet's registerWithAPIServer: create it with nodelet's labels
+ * and taints; if it already exists, bring the labels nodelet owns up to date with a merge patch that
+ * names only those keys, so labels others set survive. Taints are only set at creation: under
+ * NodeRestriction a node may not change its own taints.
+ */
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { isAlreadyExists } from '../../util/api-errors.js';
+import { labelsToReconcile } from './labels.js';
+
+/** The Node calls nodelet makes (satisfied by client-node's `CoreV1Api`). */
+export type NodeApi = Pick<CoreV1Api, 'createNode' | 'readNode' | 'patchNode' | 'patchNodeStatus'>;
+
+/** What the Node object is created with. */
+export interface NodeSpecInput {
+  readonly nodeName: string;
+  /** Every label nodelet owns: defaults plus configured ones. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly V1Taint[];
+}
+
+/** The Node object nodelet creates (status follows in a separate patch). */
+export function buildNode(input: NodeSpecInput): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: input.nodeName, labels: { ...input.labels } },
+    spec: input.taints.length > 0 ? { taints: [...input.taints] } : {},
+  };
+}
+
+/** Options of {@link registerNode}. */
+export interface RegisterNodeOptions extends NodeSpecInput {
+  readonly api: NodeApi;
+  readonly logger: Logger;
+}
+
+function missingTaints(node: V1Node, wanted: readonly V1Taint[]): V1Taint[] {
+  const present = node.spec?.taints ?? [];
+  return wanted.filter((t) => !present.some((p) => p.key === t.key && p.effect === t.effect && p.value === t.value));
+}
+
+/** Brings the owned labels of an existing Node up to date; returns the Node as the server has it. */
+async function reconcileExisting(options: RegisterNodeOptions): Promise<V1Node> {
+  const { api, nodeName, logger } = options;
+  const existing = await api.readNode({ name: nodeName });
+  const absentTaints = missingTaints(existing, options.taints);
+  if (absentTaints.length > 0) {
+    logger.warn({ node: nodeName, taints: absentTaints }, 'existing node lacks configured taints; a node may not add its own');
+  }
+  const labels = labelsToReconcile(existing.metadata?.labels, options.labels);
+  if (Object.keys(labels).length === 0) return existing;
+  logger.info({ node: nodeName, labels }, 'updating labels nodelet owns on the existing node');
+  return api.patchNode(
+    { name: nodeName, body: { metadata: { labels } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** Creates the Node, or adopts and reconciles an existing one. Rejects on any other API failure. */
+export async function registerNode(options: RegisterNodeOptions): Promise<V1Node> {
+  try {
+    const created = await options.api.createNode({ body: buildNode(options) });
+    options.logger.info({ node: options.nodeName, uid: created.metadata?.uid }, 'registered node');
+    return created;
+  } catch (err: unknown) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  return reconcileExisting(options);
+}

@@ -1,0 +1,131 @@
+/**
+ * One status heartbeat: make sure the Node is registered, gather host facts and runtime state, and
+ * patch `nodes/status`. The Node the API server returns is the `previous` of the next heartbeat, so
+ * transition times follow what the server holds (including `Unknown` set by the node lifecycle
+ * controller while nodelet was away).
+ */
+import { PatchStrategy, setHeaderOptions, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { isNotFound } from '../../util/api-errors.js';
+import type { Clock } from '../../util/clock.js';
+import type { HostInfo } from './host-info.js';
+import { defaultNodeLabels } from './labels.js';
+import { registerNode, type NodeApi } from './registration.js';
+import { buildNodeStatus, formatRuntimeVersion, readyConditionOf, type NodeReadiness } from './node-status.js';
+
+/** What the node controller asks the container runtime (the agent adapts CRI Version/Status to it). */
+export interface NodeRuntime {
+  version(): Promise<{ runtimeName: string; runtimeVersion: string }>;
+  readiness(): Promise<NodeReadiness>;
+}
+
+/** Options of {@link createNodeStatusReporter}. */
+export interface NodeStatusReporterOptions {
+  readonly api: NodeApi;
+  readonly nodeName: string;
+  readonly nodeIp: string;
+  readonly hostInfo: HostInfo;
+  readonly runtime: NodeRuntime;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly V1Taint[];
+  readonly maxPods: number | undefined;
+  readonly agentVersion: string;
+}
+
+/** Registers the Node on first use and posts its status. */
+export interface NodeStatusReporter {
+  /** Registers if needed, then patches status. Rejects on API failure (the caller retries). */
+  post(): Promise<void>;
+  /** The Node as last returned by the API server, undefined until registered. */
+  node(): V1Node | undefined;
+  /** Changes the `pods` capacity reported from the next `post()` on. */
+  setMaxPods(maxPods: number): void;
+}
+
+async function probeReadiness(runtime: NodeRuntime, logger: Logger): Promise<NodeReadiness> {
+  try {
+    return await runtime.readiness();
+  } catch (err: unknown) {
+    logger.debug({ err }, 'runtime readiness probe failed');
+    return { ready: false, reason: 'ContainerRuntimeDown', message: 'container runtime is not responding' };
+  }
+}
+
+async function probeRuntimeVersion(runtime: NodeRuntime, logger: Logger): Promise<string | undefined> {
+  try {
+    return formatRuntimeVersion(await runtime.version());
+  } catch (err: unknown) {
+    logger.debug({ err }, 'runtime version probe failed');
+    return undefined;
+  }
+}
+
+/** Creates the reporter; nothing is sent until `post()`. */
+export function createNodeStatusReporter(options: NodeStatusReporterOptions): NodeStatusReporter {
+  const { api, nodeName, logger } = options;
+  let current: V1Node | undefined;
+  let runtimeVersion: string | undefined;
+  let maxPods = options.maxPods;
+
+  async function ensureRegistered(): Promise<V1Node> {
+    if (current) return current;
+    const facts = await options.hostInfo.read();
+    current = await registerNode({
+      api,
+      logger,
+      nodeName,
+      // Defaults last: a configured label cannot override what nodelet must report about the host.
+      labels: { ...options.labels, ...defaultNodeLabels(nodeName, facts.architecture) },
+      taints: options.taints,
+    });
+    return current;
+  }
+
+  function logReadyTransition(before: V1Node['status'], after: V1Node['status']): void {
+    const was = readyConditionOf(before);
+    const now = readyConditionOf(after);
+    if (was?.status === now?.status) return;
+    logger.info({ from: was?.status, to: now?.status, reason: now?.reason, message: now?.message }, 'node Ready changed');
+  }
+
+  async function post(): Promise<void> {
+    const previous = (await ensureRegistered()).status;
+    const [facts, readiness, probedVersion] = await Promise.all([
+      options.hostInfo.read(),
+      probeReadiness(options.runtime, logger),
+      probeRuntimeVersion(options.runtime, logger),
+    ]);
+    runtimeVersion = probedVersion ?? runtimeVersion;
+    const status = buildNodeStatus(facts, {
+      runtimeVersion,
+      agentVersion: options.agentVersion,
+      nodeIp: options.nodeIp,
+      readiness,
+      maxPods,
+      now: new Date(options.clock.now()),
+      previous,
+    });
+    try {
+      // Strategic merge: conditions and addresses merge by type, so entries set by others survive.
+      current = await api.patchNodeStatus(
+        { name: nodeName, body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+    } catch (err: unknown) {
+      // The Node was deleted under us: register it again on the next heartbeat.
+      if (isNotFound(err)) current = undefined;
+      throw err;
+    }
+    logReadyTransition(previous, current.status);
+  }
+
+  return {
+    post,
+    node: () => current,
+    setMaxPods: (next) => {
+      maxPods = next;
+    },
+  };
+}

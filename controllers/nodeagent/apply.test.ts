@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { applySettings, type SettingsTargets } from './apply.js';
+import { resolveSettings, type LiveSettings } from './settings.js';
+
+const base = { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, logLevel: 'info' } as const;
+
+function settings(spec: object): LiveSettings {
+  return resolveSettings(spec, base).settings;
+}
+
+/** Targets that record each call, and throw for the setters named in `failing`. */
+function recordingTargets(failing: ReadonlySet<string> = new Set()): SettingsTargets & { calls: string[] } {
+  const calls: string[] = [];
+  const call = (name: string, value: unknown): void => {
+    if (failing.has(name)) throw new Error(`${name} is broken`);
+    calls.push(`${name}(${String(value)})`);
+  };
+  return {
+    calls,
+    setWorkerConcurrency: (n) => { call('setWorkerConcurrency', n); },
+    setResyncPeriodSeconds: (s) => { call('setResyncPeriodSeconds', s); },
+    setMaxPods: (n) => { call('setMaxPods', n); },
+    setPaused: (p) => { call('setPaused', p); },
+    setLogLevel: (l) => { call('setLogLevel', l); },
+  };
+}
+
+describe('applySettings', () => {
+  it('applies every live setting on the first apply', () => {
+    const targets = recordingTargets();
+    const outcome = applySettings({}, settings({}), targets);
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)']);
+    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info' });
+    assert.deepEqual(outcome.failures, []);
+  });
+
+  it('applies only what changed afterwards, and nothing for GC or log-rotation changes', () => {
+    const first = applySettings({}, settings({}), recordingTargets());
+    const targets = recordingTargets();
+    const outcome = applySettings(first.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 } }), targets);
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(8)', 'setPaused(true)']);
+    assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused']);
+    assert.equal(outcome.applied.workerConcurrency, 8);
+  });
+
+  it('keeps going past a failing setter, reports it, and retries it on the next apply', () => {
+    const first = applySettings({}, settings({}), recordingTargets());
+    const next = settings({ maxPods: 50, logLevel: 'debug' });
+    const broken = recordingTargets(new Set(['setMaxPods']));
+    const outcome = applySettings(first.applied, next, broken);
+    assert.deepEqual(broken.calls, ['setLogLevel(debug)']);
+    assert.deepEqual(outcome.failures, [{ field: 'spec.maxPods', message: 'setMaxPods is broken' }]);
+    assert.equal(outcome.applied.maxPods, 110);
+    const fixed = recordingTargets();
+    const retried = applySettings(outcome.applied, next, fixed);
+    assert.deepEqual(fixed.calls, ['setMaxPods(50)']);
+    assert.deepEqual(retried.failures, []);
+  });
+
+  it('retries a setting whose very first apply failed', () => {
+    const outcome = applySettings({}, settings({}), recordingTargets(new Set(['setPaused'])));
+    assert.equal(outcome.applied.paused, undefined);
+    const targets = recordingTargets();
+    applySettings(outcome.applied, settings({}), targets);
+    assert.deepEqual(targets.calls, ['setPaused(false)']);
+  });
+});

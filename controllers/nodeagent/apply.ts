@@ -1,0 +1,70 @@
+/**
+ * Applies resolved live settings to the running agent: only the settings that changed, each through
+ * its own setter, so one that throws neither stops the others nor crashes the agent. A setting whose
+ * setter threw keeps its previous value in the outcome, so the next apply (the next spec event or
+ * resync) tries it again.
+ */
+import type { LiveSettings, LogLevel, SettingProblem } from './settings.js';
+
+/** Where each live setting takes effect (the agent wires these to its parts). */
+export interface SettingsTargets {
+  /** The reconcile queue's worker concurrency. */
+  setWorkerConcurrency(n: number): void;
+  /** The full-resync loop's period. */
+  setResyncPeriodSeconds(seconds: number): void;
+  /** The `pods` capacity the Node advertises. */
+  setMaxPods(n: number): void;
+  /** Whether new pods may start (the reconciler's admission). */
+  setPaused(paused: boolean): void;
+  /** The root logger's level (children follow it). */
+  setLogLevel(level: LogLevel): void;
+}
+
+/** The settings that act at once; GC and log rotation are stored only. */
+type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel';
+
+const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: SettingsTargets, s: LiveSettings) => void }[] = [
+  { field: 'workerConcurrency', apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
+  { field: 'resyncPeriodSeconds', apply: (t, s) => { t.setResyncPeriodSeconds(s.resyncPeriodSeconds); } },
+  { field: 'maxPods', apply: (t, s) => { t.setMaxPods(s.maxPods); } },
+  { field: 'paused', apply: (t, s) => { t.setPaused(s.paused); } },
+  { field: 'logLevel', apply: (t, s) => { t.setLogLevel(s.logLevel); } },
+];
+
+/** The live settings known to be in effect; a field is absent until a setter succeeded for it. */
+export type AppliedSettings = Partial<Pick<LiveSettings, LiveField>>;
+
+/** The outcome of {@link applySettings}. */
+export interface ApplyOutcome {
+  /** What is in effect now: `next`'s value for every field applied, the earlier value where the setter failed. */
+  readonly applied: AppliedSettings;
+  /** Fields whose value changed and was applied, as `spec.<field>`. */
+  readonly changed: readonly string[];
+  readonly failures: readonly SettingProblem[];
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Applies every field of `next` that differs from what is known to be in effect (all of them on the
+ * first apply after start, when `applied` is empty). A failed field stays different, so the next
+ * apply tries it again.
+ */
+export function applySettings(applied: AppliedSettings, next: LiveSettings, targets: SettingsTargets): ApplyOutcome {
+  let inEffect = applied;
+  const changed: string[] = [];
+  const failures: SettingProblem[] = [];
+  for (const { field, apply } of APPLIERS) {
+    if (applied[field] === next[field]) continue;
+    try {
+      apply(targets, next);
+      inEffect = { ...inEffect, [field]: next[field] };
+      changed.push(`spec.${field}`);
+    } catch (err: unknown) {
+      failures.push({ field: `spec.${field}`, message: errorText(err) });
+    }
+  }
+  return { applied: inEffect, changed, failures };
+}

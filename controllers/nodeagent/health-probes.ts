@@ -1,0 +1,98 @@
+/**
+ * One health sample of the running agent for the NodeAgent status: runtime readiness, whether Redis
+ * answers, whether the API-facing parts are current, and the counts. Each probe is bounded and
+ * caught: a sample always resolves, describing failures instead of throwing them.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { HealthSample, QueueJobCounts, Readiness } from './status.js';
+
+/** What the sampler asks of the agent's parts (narrow, so tests pass plain functions). */
+export interface AgentProbes {
+  /** The runtime's readiness as the Node reports it (runtime conditions and PLEG health). */
+  readonly runtimeReadiness: () => Promise<Readiness>;
+  /** `<runtime>://<version>`, undefined when unknown. */
+  readonly runtimeVersion: () => string | undefined;
+  readonly queueCounts: () => Promise<QueueJobCounts>;
+  /** Pods bound to the node, as the pod source holds them. */
+  readonly pods: () => readonly V1Pod[];
+  readonly podSourceHealthy: () => boolean;
+  readonly nodeHealthy: () => boolean;
+  /** Epoch ms of the last successful runtime relist, undefined before the first. */
+  readonly lastRelistMs: () => number | undefined;
+  readonly clock: Clock;
+  /** How long a probe may take before it counts as failed; default 5 s. */
+  readonly timeoutMs?: number;
+}
+
+/** A probe that did not answer in time. */
+export class ProbeTimeoutError extends Error {
+  override readonly name = 'ProbeTimeoutError';
+  constructor(readonly probe: string, readonly timeoutMs: number) {
+    super(`${probe} did not answer within ${timeoutMs} ms`);
+  }
+}
+
+/** True when `err` is a {@link ProbeTimeoutError}. */
+export function isProbeTimeoutError(err: unknown): err is ProbeTimeoutError {
+  return err instanceof ProbeTimeoutError;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Resolves or rejects like `work`, or rejects with a {@link ProbeTimeoutError} first. */
+async function bounded<T>(work: Promise<T>, probe: string, options: { readonly clock: Clock; readonly timeoutMs: number }): Promise<T> {
+  let timer: TimerHandle | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = options.clock.setTimeout(() => {
+      reject(new ProbeTimeoutError(probe, options.timeoutMs));
+    }, options.timeoutMs);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    options.clock.clearTimeout(timer);
+  }
+}
+
+function isRunning(pod: V1Pod): boolean {
+  const phase = pod.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+function apiReadiness(probes: AgentProbes): Readiness {
+  if (!probes.podSourceHealthy()) {
+    return { ready: false, reason: 'PodWatchNotHealthy', message: 'the pod watch has not synced since its last error, or has gone silent' };
+  }
+  if (!probes.nodeHealthy()) {
+    return { ready: false, reason: 'NodeStatusStale', message: 'the Node status or lease has not been written within the lease duration' };
+  }
+  return { ready: true, reason: '', message: '' };
+}
+
+/** Creates the sampler the NodeAgent controller calls. */
+export function createHealthSampler(probes: AgentProbes): () => Promise<HealthSample> {
+  const limits = { clock: probes.clock, timeoutMs: probes.timeoutMs ?? 5000 };
+  return async () => {
+    const [runtime, queue] = await Promise.all([
+      bounded(probes.runtimeReadiness(), 'container runtime', limits).catch(
+        (err: unknown): Readiness => ({ ready: false, reason: 'RuntimeUnavailable', message: errorText(err) }),
+      ),
+      bounded(probes.queueCounts(), 'Redis', limits).then(
+        (counts) => ({ readiness: { ready: true, reason: '', message: '' }, counts }),
+        (err: unknown) => ({ readiness: { ready: false, reason: 'RedisUnavailable', message: errorText(err) }, counts: undefined }),
+      ),
+    ]);
+    return {
+      runtime,
+      queue: queue.readiness,
+      api: apiReadiness(probes),
+      queueCounts: queue.counts,
+      pods: probes.pods().filter(isRunning).length,
+      runtimeVersion: probes.runtimeVersion(),
+      lastRelistMs: probes.lastRelistMs(),
+    };
+  };
+}

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_GC, DEFAULT_LOG_ROTATION, resolveSettings, type BaseSettings } from './settings.js';
+
+const base: BaseSettings = { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, logLevel: 'info' };
+
+describe('resolveSettings', () => {
+  it('uses the flag values and the kubelet defaults when the spec is empty or absent', () => {
+    for (const spec of [{}, undefined, null]) {
+      const { settings, invalid, notImplemented } = resolveSettings(spec, base);
+      assert.deepEqual(settings, {
+        workerConcurrency: 4,
+        resyncPeriodSeconds: 60,
+        maxPods: 110,
+        paused: false,
+        logLevel: 'info',
+        gc: DEFAULT_GC,
+        logRotation: DEFAULT_LOG_ROTATION,
+      });
+      assert.deepEqual(invalid, []);
+      assert.deepEqual(notImplemented, []);
+    }
+  });
+
+  it('takes every valid value from the spec', () => {
+    const { settings, invalid } = resolveSettings(
+      { workerConcurrency: 64, resyncPeriodSeconds: 5, maxPods: 1, paused: true, logLevel: 'debug' },
+      { ...base, logLevel: 'warn' },
+    );
+    assert.deepEqual(invalid, []);
+    assert.equal(settings.workerConcurrency, 64);
+    assert.equal(settings.resyncPeriodSeconds, 5);
+    assert.equal(settings.maxPods, 1);
+    assert.equal(settings.paused, true);
+    assert.equal(settings.logLevel, 'debug');
+  });
+
+  it('falls back to the flag value for each out-of-range or mistyped field and names it', () => {
+    const { settings, invalid } = resolveSettings({ workerConcurrency: 0, resyncPeriodSeconds: 2.5, maxPods: '12', paused: 'yes', logLevel: 'loud' }, base);
+    assert.deepEqual(settings, { ...resolveSettings({}, base).settings });
+    assert.deepEqual(
+      invalid.map((p) => p.field),
+      ['spec.workerConcurrency', 'spec.resyncPeriodSeconds', 'spec.maxPods', 'spec.paused', 'spec.logLevel'],
+    );
+    assert.match(invalid[0]?.message ?? '', /from 1 to 64, got 0/);
+  });
+
+  it('refuses a low image threshold that is not below the high one and keeps both defaults', () => {
+    const { settings, invalid } = resolveSettings({ gc: { imageHighThresholdPercent: 70, imageLowThresholdPercent: 75 } }, base);
+    assert.equal(settings.gc.imageHighThresholdPercent, 85);
+    assert.equal(settings.gc.imageLowThresholdPercent, 80);
+    assert.deepEqual(invalid.map((p) => p.field), ['spec.gc.imageLowThresholdPercent']);
+  });
+
+  it('reports GC and log-rotation fields set to non-default values as not implemented', () => {
+    const { settings, invalid, notImplemented } = resolveSettings(
+      { gc: { maxDeadContainersPerPod: 3, imageHighThresholdPercent: 85 }, logRotation: { containerLogMaxSize: '20Mi', containerLogMaxFiles: 5 } },
+      base,
+    );
+    assert.deepEqual(invalid, []);
+    assert.equal(settings.gc.maxDeadContainersPerPod, 3);
+    assert.equal(settings.logRotation.containerLogMaxSize, '20Mi');
+    assert.deepEqual(notImplemented, ['spec.gc.maxDeadContainersPerPod', 'spec.logRotation.containerLogMaxSize']);
+  });
+
+  it('treats a log size equal to the default in other units as the default', () => {
+    assert.deepEqual(resolveSettings({ logRotation: { containerLogMaxSize: '10240Ki' } }, base).notImplemented, []);
+  });
+
+  it('refuses a log size that is not a positive quantity', () => {
+    for (const size of ['0', '10MB', '-1Mi', 10]) {
+      const { settings, invalid } = resolveSettings({ logRotation: { containerLogMaxSize: size } }, base);
+      assert.equal(settings.logRotation.containerLogMaxSize, '10Mi');
+      assert.deepEqual(invalid.map((p) => p.field), ['spec.logRotation.containerLogMaxSize'], String(size));
+    }
+  });
+
+  it('reports a spec or nested field that is not an object and reads it as empty', () => {
+    assert.deepEqual(resolveSettings([1], base).invalid.map((p) => p.field), ['spec']);
+    const { settings, invalid } = resolveSettings({ gc: 5, logRotation: 'big' }, base);
+    assert.deepEqual(settings.gc, DEFAULT_GC);
+    assert.deepEqual(invalid.map((p) => p.field), ['spec.logRotation', 'spec.gc']);
+  });
+});

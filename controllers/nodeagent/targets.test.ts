@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { createSettingsTargets } from './targets.js';
+
+/** A pino destination that keeps each line's message. */
+function capture(): { stream: Writable; messages: string[] } {
+  const messages: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      const line = JSON.parse(chunk.toString()) as { msg: string };
+      messages.push(line.msg);
+      done();
+    },
+  });
+  return { stream, messages };
+}
+
+describe('settings targets', () => {
+  it('hands each setting to the part that uses it', () => {
+    const calls: string[] = [];
+    const logger = pino({ level: 'silent' });
+    const targets = createSettingsTargets({
+      queue: { setConcurrency: (n) => calls.push(`queue.setConcurrency(${n})`) },
+      resync: { setPeriodMs: (ms) => calls.push(`resync.setPeriodMs(${ms})`) },
+      node: { setMaxPods: (n) => calls.push(`node.setMaxPods(${n})`) },
+      pause: { setPaused: (p) => calls.push(`pause.setPaused(${p})`) },
+      logger,
+    });
+    targets.setWorkerConcurrency(8);
+    targets.setResyncPeriodSeconds(30);
+    targets.setMaxPods(20);
+    targets.setPaused(true);
+    assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)']);
+  });
+
+  it('changes the level of component loggers created before the change', async () => {
+    const { stream, messages } = capture();
+    const root = pino({ level: 'info' }, stream);
+    const component = root.child({ component: 'reconciler' }).child({ podUID: 'u1' });
+    const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setPaused: () => undefined };
+    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root });
+    component.debug('hidden at info');
+    targets.setLogLevel('debug');
+    component.debug('shown at debug');
+    targets.setLogLevel('error');
+    component.warn('hidden at error');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.deepEqual(messages, ['shown at debug']);
+  });
+});

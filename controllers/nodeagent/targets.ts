@@ -1,0 +1,40 @@
+/**
+ * Where each live setting of the NodeAgent lands in the running agent. Kept apart from the agent's
+ * wiring so that "does a change of X reach the part that uses X" is tested in one place.
+ */
+import type { Logger } from 'pino';
+import type { SettingsTargets } from './apply.js';
+
+/** The agent's parts that take live settings (narrow, so tests pass plain objects). */
+export interface LiveParts {
+  readonly queue: { setConcurrency(n: number): void };
+  readonly resync: { setPeriodMs(ms: number): void };
+  readonly node: { setMaxPods(n: number): void };
+  readonly pause: { setPaused(paused: boolean): void };
+  /**
+   * The root logger. pino children created without a level of their own read the root's level
+   * through their prototype, so setting it here reaches every component's child logger.
+   */
+  readonly logger: Logger;
+}
+
+/** Maps each setting to its part. */
+export function createSettingsTargets(parts: LiveParts): SettingsTargets {
+  return {
+    setWorkerConcurrency: (n) => {
+      parts.queue.setConcurrency(n);
+    },
+    setResyncPeriodSeconds: (seconds) => {
+      parts.resync.setPeriodMs(seconds * 1000);
+    },
+    setMaxPods: (n) => {
+      parts.node.setMaxPods(n);
+    },
+    setPaused: (paused) => {
+      parts.pause.setPaused(paused);
+    },
+    setLogLevel: (level) => {
+      parts.logger.level = level;
+    },
+  };
+}

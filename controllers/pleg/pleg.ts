@@ -1,0 +1,132 @@
+/**
+ * PLEG, the pod lifecycle event generator (kubelet pkg/kubelet/pleg/generic.go): containerd 1.6
+ * has no `GetContainerEvents`, so the runtime is relisted every second and compared with the
+ * previous listing. Pods whose sandboxes or containers changed (appeared, changed state, vanished)
+ * are handed to `onPodChanged`; the reconcile then looks at the pod as a whole.
+ *
+ * - The first relist reports every pod the runtime has of this node: after an agent restart, that
+ *   is how orphans (pods deleted while the agent was down) reach the reconciler.
+ * - A failed relist keeps the previous snapshot, so the changes are reported by the next one.
+ * - `healthy()` is false when no relist has succeeded for `unhealthyAfterMs` (3 min, as the
+ *   kubelet): the node then reports NotReady.
+ */
+import type { Logger } from 'pino';
+import type { RuntimeService } from '../../cri/types.js';
+import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector, type PodIdentity } from '../../reconcilers/runtime-labels.js';
+import type { Clock, TimerHandle } from '../../util/clock.js';
+
+/** One pod as the runtime listing shows it: identity plus a fingerprint of its parts' states. */
+export interface PodRecord {
+  readonly pod: PodIdentity;
+  /** Sorted `kind/id=state` entries; equal fingerprints mean nothing changed. */
+  readonly fingerprint: string;
+}
+
+export type Snapshot = ReadonlyMap<string, PodRecord>;
+
+export interface PlegOptions {
+  readonly runtime: RuntimeService;
+  readonly nodeName: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly onPodChanged: (pod: PodIdentity, reason: string) => void;
+  readonly periodMs?: number;
+  readonly unhealthyAfterMs?: number;
+}
+
+interface Part {
+  readonly kind: 'sandbox' | 'container';
+  readonly id: string;
+  readonly state: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** Groups a runtime listing into per-pod records. Pure. */
+export function buildSnapshot(parts: readonly Part[]): Snapshot {
+  const entries = new Map<string, { pod: PodIdentity; items: string[] }>();
+  for (const part of parts) {
+    const uid = part.labels[LABEL_POD_UID];
+    if (uid === undefined) continue;
+    const entry = entries.get(uid) ?? {
+      pod: { uid, name: part.labels[LABEL_POD_NAME] ?? '', namespace: part.labels[LABEL_POD_NAMESPACE] ?? '' },
+      items: [],
+    };
+    entry.items.push(`${part.kind}/${part.id}=${part.state}`);
+    entries.set(uid, entry);
+  }
+  return new Map([...entries].map(([uid, e]) => [uid, { pod: e.pod, fingerprint: e.items.sort().join(',') }]));
+}
+
+/** The pods whose records differ between two snapshots, with why. Pure. */
+export function diffSnapshots(previous: Snapshot, current: Snapshot): { pod: PodIdentity; reason: string }[] {
+  const changed: { pod: PodIdentity; reason: string }[] = [];
+  for (const [uid, record] of current) {
+    const old = previous.get(uid);
+    if (old === undefined) changed.push({ pod: record.pod, reason: 'runtime: pod appeared' });
+    else if (old.fingerprint !== record.fingerprint) changed.push({ pod: record.pod, reason: 'runtime: containers changed' });
+  }
+  for (const [uid, record] of previous) {
+    if (!current.has(uid)) changed.push({ pod: record.pod, reason: 'runtime: pod vanished' });
+  }
+  return changed;
+}
+
+export class Pleg {
+  private snapshot: Snapshot = new Map();
+  private lastSuccessMs: number;
+  private timer: TimerHandle | undefined;
+  private running = false;
+
+  constructor(private readonly options: PlegOptions) {
+    this.lastSuccessMs = options.clock.now();
+  }
+
+  start(): void {
+    this.running = true;
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** True while relists succeed (the last within `unhealthyAfterMs`). */
+  healthy(): boolean {
+    return this.options.clock.now() - this.lastSuccessMs < (this.options.unhealthyAfterMs ?? 3 * 60_000);
+  }
+
+  /** Milliseconds since the epoch of the last successful relist. */
+  lastRelistMs(): number {
+    return this.lastSuccessMs;
+  }
+
+  /** Lists the runtime once and reports the pods that changed. */
+  async relist(): Promise<void> {
+    const { runtime, nodeName } = this.options;
+    const labelSelector = nodeSelector(nodeName);
+    const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }), runtime.listContainers({ labelSelector })]);
+    const current = buildSnapshot([
+      ...sandboxes.map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
+      ...containers.map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
+    ]);
+    const changes = diffSnapshots(this.snapshot, current);
+    this.snapshot = current;
+    this.lastSuccessMs = this.options.clock.now();
+    for (const change of changes) this.options.onPodChanged(change.pod, change.reason);
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    this.timer = this.options.clock.setTimeout(() => {
+      this.relist()
+        .catch((error: unknown) => {
+          this.options.logger.warn({ err: error }, 'PLEG relist failed');
+        })
+        .finally(() => {
+          this.schedule(this.options.periodMs ?? 1000);
+        });
+    }, delayMs);
+  }
+}

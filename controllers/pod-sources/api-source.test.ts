@@ -1,0 +1,309 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeConfig, type ErrorCallback, type Informer, type KubernetesListObject, type ListPromise, type ObjectCallback, type V1Pod } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
+import { createPodSource, isStaleInformerError, type PodEventReason, type PodRef } from './api-source.js';
+import type { PodTransport } from './pod-watch.js';
+
+type Verb = 'add' | 'update' | 'delete' | 'change' | 'error' | 'connect';
+
+/** Behaves like client-node's ListWatch as far as the pod source can tell. */
+class FakeInformer implements Informer<V1Pod> {
+  readonly objectCallbacks = new Map<string, ObjectCallback<V1Pod>[]>();
+  readonly errorCallbacks: ErrorCallback[] = [];
+  readonly cache = new Map<string, V1Pod>();
+  stopped = false;
+  startError: unknown;
+
+  constructor(
+    private readonly listPods: ListPromise<V1Pod>,
+    readonly onActivity: () => void,
+  ) {}
+
+  on(verb: Verb, cb: ObjectCallback<V1Pod> | ErrorCallback): void {
+    if (verb === 'error' || verb === 'connect') this.errorCallbacks.push(cb as ErrorCallback);
+    else this.objectCallbacks.set(verb, [...(this.objectCallbacks.get(verb) ?? []), cb as ObjectCallback<V1Pod>]);
+  }
+
+  off(): void {
+    throw new Error('not used');
+  }
+
+  async start(): Promise<void> {
+    let list: KubernetesListObject<V1Pod>;
+    try {
+      list = await this.listPods();
+    } catch (err: unknown) {
+      this.startError = err;
+      this.fail(err);
+      return;
+    }
+    for (const [key, old] of this.cache) {
+      if (!list.items.some((p) => keyOf(p) === key)) this.emit('delete', old);
+    }
+    for (const item of list.items) this.emit(this.cache.has(keyOf(item)) ? 'update' : 'add', item);
+    this.onActivity();
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    return Promise.resolve();
+  }
+
+  emit(verb: 'add' | 'update' | 'delete', pod: V1Pod): void {
+    if (verb === 'delete') this.cache.delete(keyOf(pod));
+    else this.cache.set(keyOf(pod), pod);
+    for (const cb of this.objectCallbacks.get(verb) ?? []) cb(pod);
+  }
+
+  fail(err: unknown): void {
+    for (const cb of this.errorCallbacks) cb(err);
+  }
+}
+
+const keyOf = (p: V1Pod): string => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
+
+function pod(name: string, uid: string, resourceVersion = '1', labels?: Record<string, string>): V1Pod {
+  return { metadata: { name, namespace: 'ns', uid, resourceVersion, labels }, spec: { nodeName: 'n1', containers: [] } };
+}
+
+function setup(initial: V1Pod[] = []) {
+  const clock = createFakeClock(0);
+  const server = { pods: initial, listError: undefined as Error | undefined, lists: 0, listGate: undefined as Promise<void> | undefined };
+  const informers: FakeInformer[] = [];
+  const transport: PodTransport = {
+    list: async () => {
+      server.lists += 1;
+      await server.listGate;
+      if (server.listError) throw server.listError;
+      return { items: [...server.pods], metadata: { resourceVersion: String(server.lists) } };
+    },
+    informer: ({ listPods, onActivity }) => {
+      const informer = new FakeInformer(listPods, onActivity);
+      informers.push(informer);
+      return informer;
+    },
+  };
+  const events: [string, PodEventReason][] = [];
+  const source = createPodSource({
+    kubeConfig: new KubeConfig(),
+    nodeName: 'n1',
+    logger: pino({ level: 'silent' }),
+    onPod: (ref: PodRef, reason) => events.push([ref.uid, reason]),
+    clock,
+    silenceTimeoutMs: 60_000,
+    transport,
+  });
+  const current = (): FakeInformer => informers.at(-1)!;
+  return { clock, server, informers, current, events, source };
+}
+
+describe('pod source', () => {
+  it('lists on start, reports every listed pod as relisted and serves them by UID', async () => {
+    const { source, events } = setup([pod('a', 'u1'), pod('b', 'u2')]);
+    assert.equal(source.synced(), false);
+    await source.start();
+    assert.deepEqual(events, [
+      ['u1', 'relisted'],
+      ['u2', 'relisted'],
+    ]);
+    assert.equal(source.get('u2')?.metadata?.name, 'b');
+    assert.equal(source.list().length, 2);
+    assert.equal(source.synced(), true);
+    assert.equal(source.healthy(), true);
+    source.stop();
+  });
+
+  it('maps add, update and delete events to UIDs and keeps the latest object', async () => {
+    const { source, events, current } = setup();
+    await source.start();
+    current().emit('add', pod('a', 'u1', '1'));
+    current().emit('update', pod('a', 'u1', '2', { tier: 'web' }));
+    current().emit('update', pod('a', 'u1', '2', { tier: 'web' }));
+    assert.deepEqual(source.get('u1')?.metadata?.labels, { tier: 'web' });
+    current().emit('delete', pod('a', 'u1', '3'));
+    assert.equal(source.get('u1'), undefined);
+    assert.deepEqual(events, [
+      ['u1', 'added'],
+      ['u1', 'updated'],
+      ['u1', 'deleted'],
+    ]);
+    source.stop();
+  });
+
+  it('restarts a failed informer after 1 s with a full relist, reporting pods deleted meanwhile as vanished', async () => {
+    const { source, events, informers, current, server, clock } = setup([pod('a', 'u1'), pod('b', 'u2')]);
+    await source.start();
+    events.length = 0;
+    current().fail(Object.assign(new Error('watch failed'), { statusCode: 500 }));
+    assert.equal(source.healthy(), false);
+    assert.equal(informers[0]!.stopped, true);
+    server.pods = [pod('b', 'u2', '7')];
+    await clock.advance(999);
+    assert.equal(informers.length, 1);
+    await clock.advance(1);
+    assert.equal(informers.length, 2);
+    assert.deepEqual(events, [
+      ['u1', 'vanished'],
+      ['u2', 'relisted'],
+    ]);
+    assert.equal(source.get('u1'), undefined);
+    assert.equal(source.get('u2')?.metadata?.resourceVersion, '7');
+    assert.equal(source.healthy(), true);
+    source.stop();
+  });
+
+  it('backs off 1 s, 2 s, 4 s … capped at 30 s while the API server keeps failing', async () => {
+    const { source, informers, server, clock } = setup();
+    server.listError = new TypeError('fetch failed');
+    await source.start();
+    const startedAt: number[] = [];
+    for (let t = 0; t < 100_000; t += 500) {
+      const before = informers.length;
+      await clock.advance(500);
+      if (informers.length > before) startedAt.push(clock.now());
+    }
+    assert.deepEqual(startedAt.slice(0, 7), [1000, 3000, 7000, 15_000, 31_000, 61_000, 91_000]);
+    assert.equal(source.synced(), false);
+    server.listError = undefined;
+    await clock.advance(30_000);
+    assert.equal(source.healthy(), true);
+    source.stop();
+  });
+
+  it('backs off exponentially in an outage that starts after a long healthy period', async () => {
+    const { source, informers, current, server, clock } = setup([pod('a', 'u1')]);
+    await source.start();
+    await clock.advance(50_000);
+    current().onActivity();
+    server.listError = new TypeError('fetch failed: connect ECONNREFUSED');
+    current().fail(new TypeError('fetch failed: connect ECONNREFUSED'));
+    const failedAt = clock.now();
+    const startedAfter: number[] = [];
+    for (let t = 0; t < 20_000; t += 250) {
+      const before = informers.length;
+      await clock.advance(250);
+      if (informers.length > before) startedAfter.push(clock.now() - failedAt);
+    }
+    assert.deepEqual(startedAfter, [1000, 3000, 7000, 15_000]);
+    source.stop();
+  });
+
+  it('sees a pod re-created under the same name during an outage as the old UID vanished', async () => {
+    const { source, events, current, server, clock } = setup([pod('a', 'u1')]);
+    await source.start();
+    events.length = 0;
+    current().fail(new Error('connection reset'));
+    server.pods = [pod('a', 'u9', '20')];
+    await clock.advance(1000);
+    assert.deepEqual(events, [
+      ['u1', 'vanished'],
+      ['u9', 'relisted'],
+    ]);
+    source.stop();
+  });
+
+  it('reports a relist the informer does on its own (after 410 Gone) the same level-triggered way', async () => {
+    const { source, events, current, server } = setup([pod('a', 'u1'), pod('b', 'u2')]);
+    await source.start();
+    events.length = 0;
+    server.pods = [pod('b', 'u2'), pod('c', 'u3')];
+    await current().start();
+    assert.deepEqual(events, [
+      ['u1', 'vanished'],
+      ['u2', 'relisted'],
+      ['u3', 'relisted'],
+    ]);
+  });
+
+  it('replaces a watch that showed no sign of life for the silence timeout', async () => {
+    const { source, informers, current, clock } = setup([pod('a', 'u1')]);
+    await source.start();
+    await clock.advance(45_000);
+    current().onActivity();
+    await clock.advance(45_000);
+    assert.equal(informers.length, 1, 'activity at 45 s keeps the watch');
+    assert.equal(source.healthy(), true);
+    await clock.advance(30_000);
+    assert.equal(informers.length, 2);
+    assert.equal(informers[0]!.stopped, true);
+    assert.equal(source.healthy(), true);
+    source.stop();
+  });
+
+  it('drops events from an informer it has replaced', async () => {
+    const { source, events, informers, clock } = setup();
+    await source.start();
+    informers[0]!.fail(new Error('boom'));
+    await clock.advance(1000);
+    events.length = 0;
+    informers[0]!.emit('add', pod('ghost', 'u-ghost'));
+    assert.equal(source.get('u-ghost'), undefined);
+    assert.deepEqual(events, []);
+    source.stop();
+  });
+
+  it('refuses a list that returns after its informer was replaced, so it never watches', async () => {
+    const { source, informers, server, clock } = setup([pod('a', 'u1')]);
+    let release: () => void = () => undefined;
+    server.listGate = new Promise<void>((resolve) => (release = resolve));
+    const started = source.start();
+    await settle();
+    // Nothing answers for the silence timeout: the watchdog launches a second informer.
+    await clock.advance(75_000);
+    assert.equal(informers.length, 2);
+    release();
+    await started;
+    await settle();
+    assert.ok(isStaleInformerError(informers[0]!.startError));
+    assert.equal(source.get('u1')?.metadata?.name, 'a');
+    source.stop();
+  });
+
+  it('reports every known pod on resyncAll', async () => {
+    const { source, events } = setup([pod('a', 'u1'), pod('b', 'u2')]);
+    await source.start();
+    events.length = 0;
+    source.resyncAll();
+    assert.deepEqual(events, [
+      ['u1', 'resync'],
+      ['u2', 'resync'],
+    ]);
+    source.stop();
+  });
+
+  it('keeps delivering when the onPod handler throws', async () => {
+    const { clock } = setup();
+    const seen: string[] = [];
+    const source = createPodSource({
+      kubeConfig: new KubeConfig(),
+      nodeName: 'n1',
+      logger: pino({ level: 'silent' }),
+      onPod: (ref) => {
+        seen.push(ref.uid);
+        throw new Error('queue exploded');
+      },
+      clock,
+      transport: {
+        list: () => Promise.resolve({ items: [pod('a', 'u1'), pod('b', 'u2')] }),
+        informer: ({ listPods, onActivity }) => new FakeInformer(listPods, onActivity),
+      },
+    });
+    await source.start();
+    assert.deepEqual(seen, ['u1', 'u2']);
+    source.stop();
+  });
+
+  it('never restarts once stopped', async () => {
+    const { source, informers, current, clock } = setup();
+    await source.start();
+    const informer = current();
+    source.stop();
+    informer.fail(new Error('late error'));
+    await clock.advance(120_000);
+    assert.equal(informers.length, 1);
+    assert.equal(source.healthy(), false);
+    assert.equal(clock.pendingTimers(), 0);
+  });
+});

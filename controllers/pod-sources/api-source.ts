@@ -1,0 +1,129 @@
+/**
+ * The pod source: every pod bound to this node (an informer on `spec.nodeName=<node>` across all
+ * namespaces), kept in a UID-keyed index, each change handed to `onPod` as a UID and a reason.
+ * Handlers do nothing else; the reconciler reads the pod from `get(uid)` and decides.
+ *
+ * Supervision, because client-node's informer stops for good on most errors:
+ *   - after an `error`, the informer is replaced by a fresh one (full relist) after a capped
+ *     exponential backoff (1 s → 30 s; the count resets once a sync has held for the cap);
+ *   - if the watch shows no sign of life (no accepted watch, event or bookmark) for
+ *     `silenceTimeoutMs`, it is replaced the same way;
+ *   - every relist, including the informer's own after 410 Gone, is level-triggered: `onPod` for
+ *     every listed pod, and for every UID the index held that the list no longer has, so deletions
+ *     missed during an outage still reach the reconciler.
+ */
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { BackoffPolicy } from '../../util/backoff.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { createPodIndex, type PodRef } from './pod-index.js';
+import { createInformerSupervisor, createSupervisorState } from './informer-supervisor.js';
+import { createPodTransport, type PodTransport } from './pod-watch.js';
+
+export type { PodRef } from './pod-index.js';
+export { isStaleInformerError, StaleInformerError } from './informer-supervisor.js';
+
+/**
+ * Why `onPod` was called: an informer event (`added`, `updated`, `deleted`), a full list
+ * (`relisted`), a UID gone from a list or replaced under its name (`vanished`), or `resyncAll()`.
+ */
+export type PodEventReason = 'added' | 'updated' | 'deleted' | 'relisted' | 'vanished' | 'resync';
+
+/** Options of {@link createPodSource}. */
+export interface PodSourceOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly nodeName: string;
+  readonly logger: Logger;
+  /** Called for every change; must not throw (a throw is logged) and should only enqueue. */
+  readonly onPod: (ref: PodRef, reason: PodEventReason) => void;
+  readonly clock?: Clock;
+  /** Restart delay after informer errors; default 1 s doubling to 30 s. */
+  readonly backoff?: BackoffPolicy;
+  /** Replace a watch silent for this long; default 3 minutes. */
+  readonly silenceTimeoutMs?: number;
+  /** Test seam; defaults to the API server behind `kubeConfig`. */
+  readonly transport?: PodTransport;
+}
+
+/** The node's desired pods. */
+export interface PodSource {
+  /** Starts the informer; resolves after the first attempt has synced or failed (it keeps retrying). */
+  start(): Promise<void>;
+  /** Stops watching; the index keeps its last contents. */
+  stop(): void;
+  /** Latest object of a pod bound to this node, undefined once deleted. */
+  get(uid: string): V1Pod | undefined;
+  list(): V1Pod[];
+  /** True once a full list has been applied. */
+  synced(): boolean;
+  /** True while the informer runs, has synced since its last error, and the watch is not silent. */
+  healthy(): boolean;
+  /** Calls `onPod` for every known pod (periodic safety net, or after the queue lost its state). */
+  resyncAll(): void;
+}
+
+const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
+const DEFAULT_SILENCE_TIMEOUT_MS = 3 * 60_000;
+
+/** Creates the pod source; nothing is watched until `start()`. */
+export function createPodSource(options: PodSourceOptions): PodSource {
+  const clock = options.clock ?? systemClock;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const silenceTimeoutMs = options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS;
+  const logger = options.logger.child({ component: 'pod-source' });
+  const transport = options.transport ?? createPodTransport(options.kubeConfig, options.nodeName);
+  const index = createPodIndex();
+  const state = createSupervisorState(clock);
+
+  function notify(ref: PodRef, reason: PodEventReason): void {
+    try {
+      options.onPod(ref, reason);
+    } catch (err: unknown) {
+      logger.error({ err, podUID: ref.uid, reason }, 'onPod handler threw');
+    }
+  }
+
+  function applyList(items: readonly V1Pod[]): void {
+    for (const ref of index.replaceAll(items)) notify(ref, 'vanished');
+    for (const ref of index.refs()) notify(ref, 'relisted');
+    state.markSynced();
+    logger.debug({ pods: items.length }, 'pods relisted');
+  }
+
+  function applyUpsert(pod: V1Pod): void {
+    const outcome = index.upsert(pod);
+    if (!outcome) return;
+    if (outcome.replaced) notify(outcome.replaced, 'vanished');
+    if (outcome.kind !== 'unchanged') notify(outcome.ref, outcome.kind);
+  }
+
+  function applyDelete(pod: V1Pod): void {
+    // A UID the index no longer holds was already reported (as vanished by a relist).
+    const ref = index.remove(pod);
+    if (ref) notify(ref, 'deleted');
+  }
+
+  const supervisor = createInformerSupervisor({
+    transport,
+    logger,
+    clock,
+    backoff,
+    silenceTimeoutMs,
+    state,
+    handlers: { applyList, applyUpsert, applyDelete },
+  });
+
+  return {
+    start: () => supervisor.start(),
+    stop: () => {
+      supervisor.stop();
+    },
+    get: (uid) => index.get(uid),
+    list: () => index.list(),
+    synced: () => state.everSynced,
+    healthy: () => supervisor.healthy(),
+    resyncAll(): void {
+      for (const ref of index.refs()) notify(ref, 'resync');
+    },
+  };
+}

@@ -1,0 +1,392 @@
+/**
+ * The reconcile queue: turns "something about pod UID X may have changed" into reconciles of X.
+ * One BullMQ queue per node (`nodelet-reconcile-<node>`, key prefix `nodelet` by default); a job
+ * carries only `{ uid, namespace, name, reason }`, never the pod: the handler reads the newest
+ * state itself (level-triggered).
+ *
+ * Guarantees (the analogue of client-go's workqueue `doc.go`):
+ *
+ * - **Stingy per UID.** At most one reconcile of a UID runs at any moment, across every worker of
+ *   every process sharing the node's queue. Different UIDs run in parallel up to the concurrency
+ *   (`setConcurrency` changes it at runtime). Mechanism: BullMQ deduplication with the UID as
+ *   deduplication ID and `keepLastIfActive`: the UID's deduplication key points at its one live
+ *   job (waiting, delayed or active) until that job finishes, so no second job of the UID exists.
+ * - **Bursts coalesce; the latest state wins.** While the UID has a job waiting, an enqueue adds
+ *   nothing (the waiting job has not read the state yet). While its job is active, enqueues are
+ *   remembered once (BullMQ's "dedup-next" payload, latest wins) and become one new job the
+ *   moment the active one finishes, so a reconcile always starts after the newest event.
+ * - **A new event never waits behind a delay.** If the UID's pending job is delayed (a backoff
+ *   retry or a requeue-after), an enqueue makes it due now in the same Redis script
+ *   (`reschedule: true`; the same job, so its run log continues). If the event arrived while the
+ *   job was running and the run then asks for a delay, the job runs again at once instead (see
+ *   `runAgainLater` in `runner.ts`). So the earliest wake-up wins; and a requeue-after never
+ *   postpones a pending event, because the pending event is what runs.
+ *   Job IDs are `<uid>.<unique suffix>`, not the bare UID: finished jobs stay in the history and
+ *   BullMQ ignores an add whose ID exists, so an ID per enqueue is needed; the deduplication ID
+ *   is the bare UID.
+ * - **Outcomes** (all policy in `planNextRun`, `policy.ts`):
+ *   `{}` → completed, backoff forgotten; `{ requeueAfterMs }` → backoff forgotten, the job moves
+ *   to delayed and runs again after that delay; a thrown error → the UID's failure count grows and
+ *   the job runs again after `base · 2^(failures−1)` (1 s doubling, capped at 5 min by default);
+ *   a thrown {@link TerminalReconcileError} → the job fails, no retry (a later event starts over).
+ *   A requeued or retried job stays the same BullMQ job: moving it from active to delayed keeps
+ *   the UID's deduplication key, so nothing can slip in between. Failure counts live in memory
+ *   per queue instance, like client-go's rate limiter: an agent restart forgets them.
+ * - **Agent restarts.** A job whose worker died stays "active" with an expiring lock; BullMQ's
+ *   stalled check of any live worker moves it back to waiting, still holding the UID's
+ *   deduplication key, so it runs again, alone, within `lockDurationMs + stalledIntervalMs`
+ *   (15 s + 10 s by default). A job found stalled more than `maxStalledCount` times (it keeps
+ *   killing the agent) fails; the next event or resync starts it over. BullMQ cannot tell a dead
+ *   agent from one frozen longer than the lock: when a run loses its lock while alive (a frozen
+ *   event loop, Redis unreachable for a lock period), its `signal` is aborted and it should stop.
+ * - **Losing Redis.** Redis holds only queue state. Connections reconnect forever (ioredis retry);
+ *   `enqueue` rejects during an outage instead of hanging. When the queue may have lost jobs (a
+ *   reconnect, or a flush noticed through a sentinel key), `onResync` listeners are called: the
+ *   agent must then re-enqueue every pod it knows (informer store and runtime), which is always
+ *   safe because enqueues coalesce.
+ * - **History.** Finished jobs are kept for a dashboard (default: the last 1000 completed and 1000
+ *   failed, at most an hour old). Each run appends a JSON {@link RunRecord} (run number, reason,
+ *   attempt, outcome, start, duration, next run, error) to the job's log; a completed job's return
+ *   value is its last run's record; a failed job's `failedReason` names the terminal error.
+ *
+ * Use (the agent):
+ * ```ts
+ * const queue = createReconcileQueue({ redisUrl, nodeName, concurrency: 4, logger });
+ * queue.onResync(() => enqueueEveryKnownPod(queue));   // store + runtime, reason 'resync'
+ * await queue.start((ref, ctx) => reconcilePod(ref, ctx));
+ * // in an informer handler: map the event to a UID and nothing else
+ * queue.enqueue({ uid, namespace, name }, 'pod updated').catch((err: unknown) => log.warn({ err }));
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { DEFAULT_RECONCILE_BACKOFF, FailureCounter } from './policy.js';
+import type { BackoffPolicy } from '../../util/backoff.js';
+import {
+  DEFAULT_HISTORY,
+  RECONCILE_JOB_NAME,
+  dropPendingNextIfDelayed,
+  enqueueOptions,
+  jobDataOf,
+  logConnectionErrors,
+  newJobId,
+  producerConnection,
+  reconcileQueueName,
+  redisSentinel,
+  workerConnection,
+} from './redis.js';
+import type { JobHistory, ReconcileJobData } from './redis.js';
+import { InFlightRuns, TerminalRunFailure, createProcessor } from './runner.js';
+import type { RunRecord } from './runner.js';
+import { ResyncWatcher } from './state-watch.js';
+import type { ResyncListener } from './state-watch.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { ReconcileQueueStateError } from './errors.js';
+import type { Redis } from 'ioredis';
+
+export { TerminalReconcileError, isTerminalReconcileError } from './errors.js';
+export type { ResyncCause, ResyncListener } from './state-watch.js';
+export type { RunRecord } from './runner.js';
+
+/** Identifies a pod: the UID is the key, namespace/name are for humans. */
+export interface PodRef {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** What a reconcile returns on success. */
+export interface ReconcileResult {
+  /** Run the UID again after this many milliseconds (forgets the failure backoff). Absent or ≤ 0: no requeue. */
+  readonly requeueAfterMs?: number;
+}
+
+/** What a reconcile is told besides the pod. */
+export interface ReconcileContext {
+  /** Why the job was enqueued (the event that created it). */
+  readonly reason: string;
+  /** 1 + the UID's consecutive failed reconciles before this one. */
+  readonly attempt: number;
+  /** Aborted when the run should stop: shutdown timed out, or the run lost its lock. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Reconciles one pod. Resolves `{}` or `{ requeueAfterMs }`; throws to be retried with backoff,
+ * or throws a {@link TerminalReconcileError} to stop retrying.
+ */
+export type ReconcileHandler = (ref: PodRef, context: ReconcileContext) => Promise<ReconcileResult>;
+
+/** Job counts of the node's queue. */
+export interface QueueCounts {
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+  readonly failed: number;
+  readonly completed: number;
+}
+
+/** The node's reconcile queue; semantics in this file's header. */
+export interface ReconcileQueue {
+  /** Asks for a reconcile of `ref.uid`; coalesces with whatever is pending. Rejects while Redis is unreachable. */
+  enqueue(ref: PodRef, reason: string): Promise<void>;
+  /** Starts this instance's workers, calling `handler` for each job; resolves once Redis is reachable. Call once. */
+  start(handler: ReconcileHandler): Promise<void>;
+  /** Changes how many different UIDs this instance reconciles at once (an integer ≥ 1). */
+  setConcurrency(n: number): void;
+  /** Job counts of the queue (all instances). */
+  counts(): Promise<QueueCounts>;
+  /** Calls `listener` whenever jobs may have been lost (Redis reconnected or flushed). Returns an unsubscribe function. */
+  onResync(listener: ResyncListener): () => void;
+  /**
+   * Stops: lets active reconciles finish for up to `shutdownTimeoutMs`, then aborts their signals
+   * and leaves their jobs to stalled recovery by the next agent; closes every connection.
+   */
+  close(): Promise<void>;
+}
+
+/** Lock and stalled-check settings of the workers (see "Agent restarts" in this file's header). */
+export interface StallSettings {
+  /** A running job's lock lifetime; renewed every half of it. Default 15000. */
+  readonly lockDurationMs?: number;
+  /** How often workers look for jobs whose lock expired. Default 10000. */
+  readonly stalledIntervalMs?: number;
+  /** Times a job may be found stalled before it fails. Default 3. */
+  readonly maxStalledCount?: number;
+}
+
+/** Options of {@link createReconcileQueue}. */
+export interface ReconcileQueueOptions {
+  /** e.g. `redis://127.0.0.1:16379` (a `/<db>` suffix selects the database). */
+  readonly redisUrl: string;
+  readonly nodeName: string;
+  /** Initial number of UIDs reconciled at once by this instance. */
+  readonly concurrency: number;
+  readonly logger: Logger;
+  /** Redis key prefix. Default `nodelet`. */
+  readonly prefix?: string;
+  /** Per-UID failure backoff (`initialMs`, `maxMs`). Default 1 s doubling, at most 5 min. */
+  readonly backoff?: Partial<BackoffPolicy>;
+  /** Finished-job history kept for a dashboard. */
+  readonly history?: Partial<JobHistory>;
+  readonly stall?: StallSettings;
+  /** How long `close()` waits for active reconciles. Default 30000. */
+  readonly shutdownTimeoutMs?: number;
+  /** How often to check that Redis still holds the queue (see `onResync`). Default 10000. */
+  readonly stateCheckIntervalMs?: number;
+  /** Clock for run durations, the state check and the shutdown timeout. Default the system clock. */
+  readonly clock?: Clock;
+}
+
+/** Creates the node's reconcile queue; connects to Redis in the background. */
+export function createReconcileQueue(options: ReconcileQueueOptions): ReconcileQueue {
+  return new BullReconcileQueue(options);
+}
+
+const DEFAULT_STALL = { lockDurationMs: 15_000, stalledIntervalMs: 10_000, maxStalledCount: 3 } as const;
+
+class BullReconcileQueue implements ReconcileQueue {
+  private readonly name: string;
+  private readonly prefix: string;
+  private readonly logger: Logger;
+  private readonly history: JobHistory;
+  private readonly producer: Redis;
+  private readonly queue: Queue<ReconcileJobData, RunRecord>;
+  private readonly watcher: ResyncWatcher;
+  private readonly failures = new FailureCounter();
+  private readonly inFlight = new InFlightRuns();
+  private readonly clock: Clock;
+  private concurrency: number;
+  private worker: Worker<ReconcileJobData, RunRecord> | undefined;
+  private workerRedis: Redis | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: ReconcileQueueOptions) {
+    this.name = reconcileQueueName(options.nodeName);
+    this.clock = options.clock ?? systemClock;
+    this.prefix = options.prefix ?? 'nodelet';
+    this.logger = options.logger.child({ component: 'reconcile-queue', queue: this.name });
+    this.history = { ...DEFAULT_HISTORY, ...options.history };
+    this.concurrency = validConcurrency(options.concurrency);
+    this.producer = producerConnection(options.redisUrl);
+    logConnectionErrors(this.producer, this.logger, 'producer');
+    this.queue = new Queue<ReconcileJobData, RunRecord>(this.name, { connection: this.producer, prefix: this.prefix });
+    this.queue.on('error', (err) => {
+      // The queue re-emits its connection's errors, which logConnectionErrors already reports.
+      this.logger.debug({ err }, 'queue error');
+    });
+    const intervalMs = options.stateCheckIntervalMs ?? 10_000;
+    const sentinelKey = this.queue.toKey(`nodelet-sentinel:${randomUUID()}`);
+    this.watcher = new ResyncWatcher({
+      store: redisSentinel(this.producer, sentinelKey, Math.max(3 * intervalMs, 60_000)),
+      intervalMs,
+      logger: this.logger,
+      clock: this.clock,
+    });
+    this.watcher.start();
+  }
+
+  async enqueue(ref: PodRef, reason: string): Promise<void> {
+    this.assertOpen('enqueue');
+    if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
+    const jobId = newJobId(ref.uid, this.clock.now());
+    await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), enqueueOptions(ref.uid, jobId, this.history));
+  }
+
+  async start(handler: ReconcileHandler): Promise<void> {
+    this.assertOpen('start');
+    if (this.worker) throw new ReconcileQueueStateError('reconcile queue already started');
+    const stall = { ...DEFAULT_STALL, ...this.options.stall };
+    const workerRedis = workerConnection(this.options.redisUrl);
+    logConnectionErrors(workerRedis, this.logger, 'worker');
+    const processor = createProcessor({
+      handler,
+      failures: this.failures,
+      backoff: { ...DEFAULT_RECONCILE_BACKOFF, ...this.options.backoff },
+      clock: this.clock,
+      logger: this.logger,
+      dropPendingNextIfDelayed: (job) => this.dropPendingNext(job),
+    });
+    const tracked: typeof processor = (job, token, signal) => this.inFlight.track(processor(job, token, signal));
+    const worker = new Worker<ReconcileJobData, RunRecord>(this.name, tracked, {
+      connection: workerRedis,
+      prefix: this.prefix,
+      concurrency: this.concurrency,
+      lockDuration: stall.lockDurationMs,
+      stalledInterval: stall.stalledIntervalMs,
+      maxStalledCount: stall.maxStalledCount,
+      // After a connection error, try again in a second, not BullMQ's default 15 s.
+      runRetryDelay: 1_000,
+    });
+    this.worker = worker;
+    this.workerRedis = workerRedis;
+    this.watchWorker(worker);
+    await worker.waitUntilReady();
+  }
+
+  setConcurrency(n: number): void {
+    this.concurrency = validConcurrency(n);
+    if (this.worker) this.worker.concurrency = this.concurrency;
+  }
+
+  async counts(): Promise<QueueCounts> {
+    const c = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    return {
+      waiting: c.waiting ?? 0,
+      active: c.active ?? 0,
+      delayed: c.delayed ?? 0,
+      failed: c.failed ?? 0,
+      completed: c.completed ?? 0,
+    };
+  }
+
+  onResync(listener: ResyncListener): () => void {
+    return this.watcher.onResync(listener);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.watcher.stop();
+    const forced = this.worker ? await this.stopWorker(this.worker) : false;
+    await this.queue.close().catch((err: unknown) => {
+      this.logger.debug({ err }, 'closing the queue failed');
+    });
+    for (const redis of [this.producer, this.workerRedis]) {
+      if (redis === undefined) continue;
+      if (forced) {
+        redis.disconnect();
+      } else {
+        await redis.quit().catch(() => {
+          redis.disconnect();
+        });
+      }
+    }
+  }
+
+  /**
+   * Stops fetching, waits for this instance's runs up to the shutdown timeout, then closes the
+   * worker; returns true when it had to force. A forced close stops renewing locks and drops the
+   * connections without releasing the jobs, so the next agent's stalled check recovers them.
+   */
+  private async stopWorker(worker: Worker<ReconcileJobData, RunRecord>): Promise<boolean> {
+    const timeoutMs = this.options.shutdownTimeoutMs ?? 30_000;
+    const deadline = this.clock.now() + timeoutMs;
+    // pause(true) only stops fetching; BullMQ's own waiting (pause(false), close(false)) keeps
+    // renewing the locks of runs that never end, and pause(false) reconnects when they do.
+    await worker.pause(true).catch((err: unknown) => {
+      this.logger.debug({ err }, 'pausing the worker failed');
+    });
+    const drained = await within(this.clock, deadline - this.clock.now(), this.inFlight.idle());
+    if (drained) {
+      const closed = await within(this.clock, Math.max(deadline - this.clock.now(), 1_000), worker.close(false));
+      if (closed) return false;
+    }
+    this.logger.warn({ timeoutMs, running: this.inFlight.size }, 'reconciles still running at shutdown; aborting them, the next agent recovers their jobs');
+    worker.cancelAllJobs('nodelet shutting down');
+    await worker.close(true).catch((err: unknown) => {
+      this.logger.debug({ err }, 'closing the worker failed');
+    });
+    return true;
+  }
+
+  private watchWorker(worker: Worker<ReconcileJobData, RunRecord>): void {
+    worker.on('error', (err) => {
+      // Connection errors are retried by BullMQ without an event (and logged by the connection);
+      // what arrives here is a failed queue operation, e.g. finishing a job that a flush deleted.
+      this.logger.warn({ err }, 'reconcile worker error');
+    });
+    worker.on('failed', (job, err) => {
+      if (err instanceof TerminalRunFailure) return; // the runner logged it
+      this.logger.warn({ err, jobId: job?.id, podUID: job?.data.uid }, 'reconcile job failed');
+    });
+    worker.on('stalled', (jobId) => {
+      this.logger.warn({ jobId }, 'reconcile job stalled (its worker died); running it again');
+    });
+    worker.on('lockRenewalFailed', (jobIds) => {
+      for (const jobId of jobIds) {
+        // Another worker may run this job soon: tell the handler it no longer owns the UID.
+        worker.cancelJob(jobId, 'lost the job lock');
+      }
+    });
+  }
+
+  private dropPendingNext(job: Job<ReconcileJobData>): Promise<boolean> {
+    if (job.id === undefined) return Promise.resolve(false);
+    const keys = { delayed: this.queue.toKey('delayed'), dedupNext: this.queue.toKey(`dn:${job.data.uid}`) };
+    return dropPendingNextIfDelayed(this.producer, keys, job.id);
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closing) throw new ReconcileQueueStateError(`${operation}: reconcile queue is closed`);
+  }
+}
+
+function validConcurrency(n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${n}`);
+  return n;
+}
+
+/** Resolves true when `work` settles within `ms`, false otherwise (`work` is left running). */
+async function within(clock: Clock, ms: number, work: Promise<unknown>): Promise<boolean> {
+  let timer: ReturnType<Clock['setTimeout']> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = clock.setTimeout(() => {
+      resolve(false);
+    }, Math.max(0, ms));
+  });
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([settled, timeout]);
+  } finally {
+    if (timer !== undefined) clock.clearTimeout(timer);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Redis-facing pieces of the reconcile queue: connections, job identity and options, the queue
+ * sentinel, and the one script that touches a BullMQ key directly.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { JobsOptions, KeepJobs } from 'bullmq';
+import type { Logger } from 'pino';
+import type { PodRef } from './reconcile-queue.js';
+import type { SentinelStore } from './state-watch.js';
+
+/** What a job carries: the UID plus namespace/name for humans, and why it was enqueued. Never the pod. */
+export interface ReconcileJobData {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** The BullMQ job name of every reconcile job. */
+export const RECONCILE_JOB_NAME = 'reconcile';
+
+/** The queue of one node. */
+export function reconcileQueueName(nodeName: string): string {
+  return `nodelet-reconcile-${nodeName}`;
+}
+
+/**
+ * A fresh job ID for one enqueue of `uid`: the UID (readable in a dashboard) plus a time-ordered
+ * random suffix. Job IDs must be unique per enqueue, not per UID: finished jobs stay in the
+ * history under their ID, and BullMQ turns an add whose ID exists into a no-op. BullMQ rejects
+ * `:` in custom IDs, which Kubernetes UIDs never contain; it is replaced to be safe.
+ */
+export function newJobId(uid: string, nowMs: number): string {
+  return `${uid.replaceAll(':', '_')}.${nowMs.toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+/** How many finished jobs of each kind Redis keeps for the dashboard. */
+export interface JobHistory {
+  /** At most this many completed (and, separately, failed) jobs. */
+  readonly count: number;
+  /** Finished jobs older than this many seconds are dropped. */
+  readonly ageSeconds: number;
+  /** Log lines (one per run) kept per job. */
+  readonly logsPerJob: number;
+}
+
+/** Defaults: enough for a dashboard, small enough to never matter to Redis. */
+export const DEFAULT_HISTORY: JobHistory = { count: 1000, ageSeconds: 3600, logsPerJob: 50 };
+
+/**
+ * Options of every enqueue: deduplication by UID. What BullMQ 6.7.0's scripts do with each
+ * deduplication option (`includes/deduplicateJob*.lua`, `storeDeduplicatedNextJob.lua`,
+ * `requeueDeduplicatedJob.lua`), and what we pick:
+ * - `keepLastIfActive` (used): while the UID's job is active, an add stores its payload once
+ *   (latest wins) and becomes a new job when the active one finishes, completed or failed. The
+ *   deduplication key then never expires while the job lives: it is the per-UID lock.
+ * - `ttl` (not used): the key expires after `ttl` ms, letting a second job of the UID in while the
+ *   first still runs; ignored anyway with `keepLastIfActive`.
+ * - `extend` (not used): with `ttl`, each duplicate renews the window (a debounce).
+ * - `replace` (not used): if the UID's job is delayed, delete it and add the new one (new ID,
+ *   discarded run log); `reschedule` gets "run now" without losing the job.
+ * - `reschedule` (used): if the UID's job is delayed, move it to the add's delay (0 for an
+ *   event), keeping the job. Adds are always immediate, so this only ever makes it earlier.
+ */
+export function enqueueOptions(uid: string, jobId: string, history: JobHistory): JobsOptions {
+  const keep: KeepJobs = { count: history.count, age: history.ageSeconds };
+  return {
+    jobId,
+    deduplication: { id: uid, keepLastIfActive: true, reschedule: true },
+    removeOnComplete: keep,
+    removeOnFail: keep,
+    keepLogs: history.logsPerJob,
+  };
+}
+
+/** The job data of `ref`. */
+export function jobDataOf(ref: PodRef, reason: string): ReconcileJobData {
+  return { uid: ref.uid, namespace: ref.namespace, name: ref.name, reason };
+}
+
+/**
+ * A connection for the producer side (adds, counts, the sentinel): commands fail after a few
+ * reconnect attempts instead of queueing forever, so `enqueue` reports an outage promptly (the
+ * resync after the reconnect repairs what was lost).
+ */
+export function producerConnection(redisUrl: string): Redis {
+  return new Redis(redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-queue' });
+}
+
+/** A connection for a BullMQ Worker, which requires `maxRetriesPerRequest: null`. */
+export function workerConnection(redisUrl: string): Redis {
+  return new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: 'nodelet-worker' });
+}
+
+/** Logs a connection's errors: the first of an outage as a warning, the rest at debug. */
+export function logConnectionErrors(redis: Redis, logger: Logger, role: string): void {
+  let down = false;
+  redis.on('error', (err: unknown) => {
+    if (down) {
+      logger.debug({ err, role }, 'redis connection error');
+      return;
+    }
+    down = true;
+    logger.warn({ err, role }, 'redis connection error; reconnecting');
+  });
+  redis.on('ready', () => {
+    if (down) logger.info({ role }, 'redis connection ready again');
+    down = false;
+  });
+}
+
+/** A sentinel key kept alive by one queue instance; see `state-watch.ts`. */
+export function redisSentinel(redis: Redis, key: string, ttlMs: number): SentinelStore {
+  return {
+    isReady: () => redis.status === 'ready',
+    onReady: (listener) => {
+      redis.on('ready', listener);
+      return () => {
+        redis.off('ready', listener);
+      };
+    },
+    create: async () => {
+      await redis.set(key, '1', 'PX', ttlMs);
+    },
+    refresh: async () => (await redis.set(key, '1', 'PX', ttlMs, 'XX')) !== null,
+    remove: async () => {
+      await redis.del(key);
+    },
+  };
+}
+
+// KEYS[1] the queue's delayed zset, KEYS[2] BullMQ's "dedup-next" hash of the UID; ARGV[1] job id.
+const DROP_PENDING_NEXT = `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('DEL', KEYS[2])
+  return 1
+end
+return 0`;
+
+/** The keys {@link dropPendingNextIfDelayed} touches, from the queue's `toKey`. */
+export interface PendingNextKeys {
+  /** The queue's delayed zset (`queue.toKey('delayed')`). */
+  readonly delayed: string;
+  /** BullMQ's dedup-next hash for the UID (`queue.toKey('dn:' + uid)`). */
+  readonly dedupNext: string;
+}
+
+/**
+ * After a job moved itself to delayed: if an event arrived while it ran (BullMQ stored it as the
+ * UID's "dedup-next" payload, to become a job when this one *finishes*), discard that payload and
+ * return true, so the caller promotes this job instead. Atomic with the check that the job is
+ * still delayed: once the payload is gone the job's next run starts after that event, whether the
+ * caller's promote or the timer starts it. This reads BullMQ internals (`dn:<dedup id>`, see
+ * `storeDeduplicatedNextJob.lua` in bullmq 6.7.0); the integration test covers it.
+ */
+export async function dropPendingNextIfDelayed(redis: Redis, keys: PendingNextKeys, jobId: string): Promise<boolean> {
+  const dropped = await redis.eval(DROP_PENDING_NEXT, 2, keys.delayed, keys.dedupNext, jobId);
+  return dropped === 1;
+}

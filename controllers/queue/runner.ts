@@ -1,0 +1,214 @@
+/**
+ * One run of a reconcile job: call the handler, turn its settlement into the next step (see
+ * `policy.ts`), record the run on the job, and carry the step out in BullMQ terms.
+ */
+import { DelayedError, ErrorCode, UnrecoverableError } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { FailureCounter, outcomeOf, planNextRun } from './policy.js';
+import type { NextStep, RunOutcome } from './policy.js';
+import type { BackoffPolicy } from '../../util/backoff.js';
+import type { Clock } from '../../util/clock.js';
+import type { ReconcileJobData } from './redis.js';
+import type { PodRef, ReconcileHandler, ReconcileResult } from './reconcile-queue.js';
+
+/** What the queue records about one run: a job log line per run, and the job's return value. */
+export interface RunRecord {
+  /** 1 for the job's first run; more when the job was requeued, retried or recovered after a stall. */
+  readonly run: number;
+  /** Why the job was enqueued (the event that created it). */
+  readonly reason: string;
+  /** The UID's attempt number: 1 + its consecutive failures before this run. */
+  readonly attempt: number;
+  readonly outcome: RunOutcome['kind'];
+  readonly startedAt: string;
+  readonly durationMs: number;
+  /** When the job runs again (requeue-after or backoff), in milliseconds from the end of this run. */
+  readonly nextRunInMs?: number;
+  /** The error's message, for `error` and `terminal`. */
+  readonly error?: string;
+}
+
+/** A job failed because its handler threw a terminal error; the 'failed' event need not log it again. */
+export class TerminalRunFailure extends UnrecoverableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TerminalRunFailure';
+  }
+}
+
+/** What {@link createProcessor} needs. */
+export interface RunnerDeps {
+  readonly handler: ReconcileHandler;
+  readonly failures: FailureCounter;
+  readonly backoff: BackoffPolicy;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** See `dropPendingNextIfDelayed` in `redis.ts`. */
+  readonly dropPendingNextIfDelayed: (job: Job<ReconcileJobData>) => Promise<boolean>;
+}
+
+/** The job processor passed to the BullMQ Worker; declares three parameters so BullMQ passes a signal. */
+export type ReconcileProcessor = (
+  job: Job<ReconcileJobData, RunRecord>,
+  token: string | undefined,
+  signal: AbortSignal | undefined,
+) => Promise<RunRecord>;
+
+/**
+ * Runs work for one key at a time within this process: a second run for a key waits for the first.
+ * Redis deduplication already guarantees one job per UID; this guard keeps the guarantee when
+ * Redis loses that state mid-run (a flush or failover drops the deduplication key while the job
+ * runs, and the resync enqueues the UID again).
+ */
+export class KeyedSerializer {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const current = previous.catch(() => undefined).then(work);
+    this.tails.set(key, current);
+    try {
+      return await current;
+    } finally {
+      if (this.tails.get(key) === current) this.tails.delete(key);
+    }
+  }
+
+  /** Keys with work running or waiting. */
+  get size(): number {
+    return this.tails.size;
+  }
+}
+
+/** Builds the processor that runs one job of the reconcile queue. */
+export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
+  const perUid = new KeyedSerializer();
+  return async (job, token, signal) => {
+    const { uid, namespace, name, reason } = job.data;
+    const ref: PodRef = { uid, namespace, name };
+    const failuresBefore = deps.failures.get(uid);
+    const attempt = failuresBefore + 1;
+    const startedMs = deps.clock.now();
+    const settled = await perUid.run(uid, () => settle(() => deps.handler(ref, { reason, attempt, signal })));
+    const durationMs = deps.clock.now() - startedMs;
+    const outcome = outcomeOf(settled);
+    const plan = planNextRun(outcome, failuresBefore, deps.backoff);
+    deps.failures.set(uid, plan.failures);
+    const record = runRecord({ job, attempt, outcome, next: plan.next, startedMs, durationMs });
+    const logger = deps.logger.child({ podUID: uid, pod: `${namespace}/${name}`, jobId: job.id });
+    logRun(logger, record, outcome);
+    await job.log(JSON.stringify(record)).catch((err: unknown) => {
+      logger.debug({ err }, 'could not append the run record to the job log');
+    });
+    switch (plan.next.kind) {
+      case 'complete':
+        return record;
+      case 'run-again':
+        await runAgainLater(job, { token, delayMs: plan.next.delayMs, deps, logger });
+        throw new DelayedError(`runs again in ${plan.next.delayMs} ms`);
+      case 'fail':
+        throw new TerminalRunFailure(`terminal reconcile error: ${record.error ?? 'unknown'}`);
+    }
+  };
+}
+
+async function settle(
+  run: () => Promise<ReconcileResult>,
+): Promise<{ readonly value: ReconcileResult } | { readonly error: unknown }> {
+  try {
+    return { value: await run() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function runRecord(input: {
+  readonly job: Job<ReconcileJobData>;
+  readonly attempt: number;
+  readonly outcome: RunOutcome;
+  readonly next: NextStep;
+  readonly startedMs: number;
+  readonly durationMs: number;
+}): RunRecord {
+  const { job, attempt, outcome, next, startedMs, durationMs } = input;
+  return {
+    run: Math.max(1, job.attemptsStarted),
+    reason: job.data.reason,
+    attempt,
+    outcome: outcome.kind,
+    startedAt: new Date(startedMs).toISOString(),
+    durationMs,
+    ...(next.kind === 'run-again' ? { nextRunInMs: next.delayMs } : {}),
+    ...(outcome.kind === 'error' || outcome.kind === 'terminal' ? { error: messageOf(outcome.error) } : {}),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function logRun(logger: Logger, record: RunRecord, outcome: RunOutcome): void {
+  switch (outcome.kind) {
+    case 'success':
+    case 'requeue':
+      logger.debug({ run: record }, 'reconciled');
+      return;
+    case 'error':
+      logger.warn({ run: record, err: outcome.error }, 'reconcile failed; retrying with backoff');
+      return;
+    case 'terminal':
+      logger.error({ run: record, err: outcome.error }, 'reconcile failed terminally; not retrying');
+      return;
+  }
+}
+
+/**
+ * Moves the running job back to delayed (atomically, keeping its deduplication key, so no other
+ * job of the UID can start meanwhile). If an event arrived during this run, it must not wait out
+ * the delay: the event's pending payload is dropped and this job promoted, so it runs now with
+ * the newest state. BullMQ's wall clock is used for the due time, as BullMQ itself does.
+ */
+async function runAgainLater(
+  job: Job<ReconcileJobData>,
+  options: { readonly token: string | undefined; readonly delayMs: number; readonly deps: RunnerDeps; readonly logger: Logger },
+): Promise<void> {
+  const { token, delayMs, deps, logger } = options;
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  if (!(await deps.dropPendingNextIfDelayed(job))) return;
+  try {
+    await job.promote();
+    logger.debug('an event arrived during the run; running again now instead of after the delay');
+  } catch (err) {
+    // It left the delayed set on its own (due already); it runs after the event either way.
+    if (!isNotInStateError(err)) throw err;
+  }
+}
+
+function isNotInStateError(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === ErrorCode.JobNotInState;
+}
+
+/** The runs in flight in this process, so shutdown can wait for them without BullMQ's help. */
+export class InFlightRuns {
+  private readonly runs = new Set<Promise<unknown>>();
+
+  /** Tracks `run` until it settles; returns it unchanged. */
+  track<T>(run: Promise<T>): Promise<T> {
+    this.runs.add(run);
+    const forget = (): void => {
+      this.runs.delete(run);
+    };
+    run.then(forget, forget);
+    return run;
+  }
+
+  /** Resolves when no run is in flight (runs started meanwhile are waited for too). */
+  async idle(): Promise<void> {
+    while (this.runs.size > 0) await Promise.allSettled([...this.runs]);
+  }
+
+  get size(): number {
+    return this.runs.size;
+  }
+}

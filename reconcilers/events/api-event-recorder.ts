@@ -1,0 +1,110 @@
+/**
+ * Events written to the API server as `core/v1` Events, the way `kubectl describe pod` lists them.
+ * Repeats of the same event (same pod, type, reason, message, field path) within ten minutes bump
+ * the existing event's `count` and `lastTimestamp` instead of creating another, like client-go's
+ * event correlator. Writes are serialised on an internal chain: recording never blocks a reconcile,
+ * and a failed write is logged, never thrown.
+ */
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { isForbidden } from '../../util/api-errors.js';
+import type { Clock } from '../../util/clock.js';
+import type { EventRecorder, PodEvent } from './event-recorder.js';
+
+interface Aggregate {
+  readonly name: string;
+  readonly namespace: string;
+  count: number;
+  lastSeenMs: number;
+}
+
+export interface ApiEventRecorderOptions {
+  readonly core: CoreV1Api;
+  readonly nodeName: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Component shown in the event's source (`kubectl describe`'s "From"). */
+  readonly component?: string;
+}
+
+const AGGREGATION_WINDOW_MS = 10 * 60 * 1000;
+const MAX_AGGREGATES = 4096;
+
+export class ApiEventRecorder implements EventRecorder {
+  private readonly aggregates = new Map<string, Aggregate>();
+  private chain: Promise<void> = Promise.resolve();
+  private sequence = 0;
+
+  constructor(private readonly options: ApiEventRecorderOptions) {}
+
+  record(pod: V1Pod, event: PodEvent): void {
+    this.chain = this.chain.then(() => this.write(pod, event)).catch((error: unknown) => {
+      // Forbidden: e.g. the namespace is terminating; the kubelet drops those events too.
+      const level = isForbidden(error) ? 'debug' : 'warn';
+      this.options.logger[level]({ err: error, reason: event.reason }, 'failed to write event');
+    });
+  }
+
+  /** Resolves when every event recorded so far has been written (or failed). */
+  async flush(): Promise<void> {
+    await this.chain;
+  }
+
+  private async write(pod: V1Pod, event: PodEvent): Promise<void> {
+    const nowMs = this.options.clock.now();
+    const key = aggregationKey(pod, event);
+    const existing = this.aggregates.get(key);
+    const now = new Date(nowMs);
+    if (existing !== undefined && nowMs - existing.lastSeenMs < AGGREGATION_WINDOW_MS) {
+      existing.count++;
+      existing.lastSeenMs = nowMs;
+      await this.options.core.patchNamespacedEvent(
+        { name: existing.name, namespace: existing.namespace, body: { count: existing.count, lastTimestamp: now } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      return;
+    }
+    const body = this.newEvent(pod, event, now);
+    const namespace = body.metadata.namespace ?? 'default';
+    await this.options.core.createNamespacedEvent({ namespace, body });
+    this.remember(key, { name: body.metadata.name ?? '', namespace, count: 1, lastSeenMs: nowMs });
+  }
+
+  private newEvent(pod: V1Pod, event: PodEvent, now: Date): CoreV1Event {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const component = this.options.component ?? 'nodelet';
+    return {
+      metadata: { name: `${name}.${(now.getTime() * 1000 + (this.sequence++ % 1000)).toString(16)}`, namespace },
+      involvedObject: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        name,
+        namespace,
+        uid: pod.metadata?.uid ?? '',
+        ...(event.fieldPath === undefined ? {} : { fieldPath: event.fieldPath }),
+      },
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      source: { component, host: this.options.nodeName },
+      reportingComponent: component,
+      reportingInstance: this.options.nodeName,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+  }
+
+  private remember(key: string, aggregate: Aggregate): void {
+    if (this.aggregates.size >= MAX_AGGREGATES) {
+      const oldest = this.aggregates.keys().next();
+      if (oldest.done !== true) this.aggregates.delete(oldest.value);
+    }
+    this.aggregates.set(key, aggregate);
+  }
+}
+
+function aggregationKey(pod: V1Pod, event: PodEvent): string {
+  return JSON.stringify([pod.metadata?.uid, event.type, event.reason, event.message, event.fieldPath ?? '']);
+}

@@ -1,0 +1,114 @@
+/**
+ * Makes sure a container's image is present, per its `imagePullPolicy`, as the kubelet's image
+ * manager does: `Always` pulls every time a container starts, `IfNotPresent` pulls when absent,
+ * `Never` fails with `ErrImageNeverPull` when absent. The default policy (the API server normally
+ * sets one) is `Always` for `:latest` or untagged images, else `IfNotPresent`. An unparseable
+ * reference is `InvalidImageName` before any pull; a failed pull is `ErrImagePull`.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { AuthConfig, ImageService } from '../../cri/types.js';
+import type { Clock } from '../../util/clock.js';
+import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
+import { InvalidImageReferenceError, normalizeImageReference, parseImageReference } from './image-reference.js';
+import { IMAGE_PULL_BACKOFF, RestartBackoff } from '../restart-backoff.js';
+import { ContainerStartError, errorMessage } from '../sync-errors.js';
+
+export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+
+/** Finds registry credentials for an image among the pod's pull secrets; none means anonymous. */
+export type PullCredentials = (pod: V1Pod, image: string) => Promise<readonly AuthConfig[]>;
+
+export interface ImagePullerOptions {
+  readonly images: ImageService;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly credentials?: PullCredentials;
+  /** Failed pulls of an image by a pod wait 10 s, doubling to 5 min, before the next try (ImagePullBackOff). */
+  readonly backoff?: RestartBackoff;
+}
+
+/** The effective pull policy of a container. */
+export function pullPolicyOf(container: V1Container): PullPolicy {
+  const explicit = container.imagePullPolicy;
+  if (explicit === 'Always' || explicit === 'IfNotPresent' || explicit === 'Never') return explicit;
+  try {
+    const ref = parseImageReference(container.image ?? '');
+    return ref.digest === undefined && (ref.tag === undefined || ref.tag === 'latest') ? 'Always' : 'IfNotPresent';
+  } catch {
+    return 'IfNotPresent';
+  }
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(3)}s`;
+}
+
+export class ImagePuller {
+  private readonly backoff: RestartBackoff;
+
+  constructor(private readonly options: ImagePullerOptions) {
+    this.backoff = options.backoff ?? new RestartBackoff(IMAGE_PULL_BACKOFF);
+  }
+
+  /** Forgets a finished pod's pull backoffs. */
+  forget(podUid: string): void {
+    this.backoff.forgetPrefix(`${podUid}/`);
+  }
+
+  /** Ensures the image of `container` is present and returns the runtime's reference to it. */
+  async ensureImage(pod: V1Pod, container: V1Container): Promise<string> {
+    const fieldPath = containerFieldPath(pod, container.name);
+    const image = container.image ?? '';
+    let normalized: string;
+    try {
+      normalized = normalizeImageReference(image);
+    } catch (error) {
+      if (!(error instanceof InvalidImageReferenceError)) throw error;
+      this.options.events.record(pod, { type: 'Warning', reason: 'InspectFailed', message: error.message, fieldPath });
+      throw new ContainerStartError(container.name, 'InvalidImageName', error.message);
+    }
+    const policy = pullPolicyOf(container);
+    if (policy !== 'Always') {
+      const present = await this.options.images.imageStatus({ image: normalized });
+      if (present !== undefined) {
+        this.options.events.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
+        return present.id;
+      }
+      if (policy === 'Never') {
+        const message = `Container image "${image}" is not present with pull policy of Never`;
+        this.options.events.record(pod, { type: 'Warning', reason: 'ErrImageNeverPull', message, fieldPath });
+        throw new ContainerStartError(container.name, 'ErrImageNeverPull', message);
+      }
+    }
+    return this.pull(pod, { container, image, normalized, fieldPath });
+  }
+
+  private async pull(pod: V1Pod, target: { container: V1Container; image: string; normalized: string; fieldPath: string }): Promise<string> {
+    const { events, clock, images } = this.options;
+    const key = `${pod.metadata?.uid ?? ''}/${target.normalized}`;
+    const blocked = this.backoff.blockedSinceLastUpdate(key, clock.now());
+    if (blocked !== undefined) {
+      const message = `Back-off pulling image "${target.image}"`;
+      events.record(pod, { type: 'Normal', reason: 'BackOff', message, fieldPath: target.fieldPath });
+      throw new ContainerStartError(target.container.name, 'ImagePullBackOff', message, { retryAfterMs: blocked.untilMs - clock.now() });
+    }
+    events.record(pod, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${target.image}"`, fieldPath: target.fieldPath });
+    const started = clock.now();
+    const credentials = (await this.options.credentials?.(pod, target.normalized)) ?? [];
+    let lastError: unknown;
+    for (const auth of credentials.length === 0 ? [undefined] : credentials) {
+      try {
+        const ref = await images.pullImage({ image: target.normalized }, auth);
+        const message = `Successfully pulled image "${target.image}" in ${seconds(clock.now() - started)}`;
+        events.record(pod, { type: 'Normal', reason: 'Pulled', message, fieldPath: target.fieldPath });
+        return ref;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    this.backoff.next(key, clock.now());
+    const message = `Failed to pull image "${target.image}": ${errorMessage(lastError)}`;
+    events.record(pod, { type: 'Warning', reason: 'Failed', message, fieldPath: target.fieldPath });
+    throw new ContainerStartError(target.container.name, 'ErrImagePull', message, { cause: lastError });
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Container statuses as the kubelet reports them (`convertToAPIContainerStatuses`): the newest
+ * runtime container of each spec container gives `state`, the one before it `lastState`; a start
+ * failure from the last reconcile (image pull, config error) shows as `waiting` with its reason.
+ */
+import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
+
+/** Why the last attempt to start a container failed (kubelet's reason cache entry). */
+export interface ContainerStartFailure {
+  /** A kubelet reason: `ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`, `CreateContainerConfigError`, … */
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface ContainerStatusContext {
+  readonly pod: V1Pod;
+  readonly observed: ObservedPod;
+  /** e.g. `containerd`, for `containerID: containerd://<id>`. */
+  readonly runtimeName: string;
+  readonly startFailures: ReadonlyMap<string, ContainerStartFailure>;
+  /** The pod is terminal: a container that is not running and has no exit to show was lost. */
+  readonly podIsTerminal: boolean;
+}
+
+const UNKNOWN_ON_TERMINATION: V1ContainerState = {
+  terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated' },
+};
+
+function terminatedState(c: ObservedContainer, runtimeName: string): V1ContainerState {
+  return {
+    terminated: {
+      exitCode: c.exitCode,
+      reason: c.reason === '' ? (c.exitCode === 0 ? 'Completed' : 'Error') : c.reason,
+      ...(c.message === '' ? {} : { message: c.message }),
+      ...(c.startedAt === undefined ? {} : { startedAt: c.startedAt }),
+      ...(c.finishedAt === undefined ? {} : { finishedAt: c.finishedAt }),
+      containerID: `${runtimeName}://${c.id}`,
+    },
+  };
+}
+
+function currentState(latest: ObservedContainer | undefined, failure: ContainerStartFailure | undefined, ctx: { runtimeName: string; waitingReason: string }): V1ContainerState {
+  const { runtimeName } = ctx;
+  if (latest?.state === 'CONTAINER_RUNNING') {
+    return { running: latest.startedAt === undefined ? {} : { startedAt: latest.startedAt } };
+  }
+  if (failure !== undefined) return { waiting: { reason: failure.reason, message: failure.message } };
+  if (latest === undefined || latest.state === 'CONTAINER_CREATED') return { waiting: { reason: ctx.waitingReason } };
+  if (latest.state === 'CONTAINER_UNKNOWN') {
+    return UNKNOWN_ON_TERMINATION;
+  }
+  return terminatedState(latest, runtimeName);
+}
+
+/** The instances of one container, newest first. */
+function instancesOf(observed: ObservedPod, name: string): ObservedContainer[] {
+  return observed.containers.filter((c) => c.name === name);
+}
+
+/**
+ * The instance shown as `lastState`: the newest exited instance older than the one `state` shows.
+ * When a start failure hides a newest exited instance (the restart failed), that one is `lastState`.
+ */
+function lastStateOf(instances: readonly ObservedContainer[], current: V1ContainerState, runtimeName: string): V1ContainerState {
+  const hidden = current.waiting !== undefined && instances[0]?.state === 'CONTAINER_EXITED';
+  const previous = instances[hidden ? 0 : 1];
+  return previous?.state === 'CONTAINER_EXITED' ? terminatedState(previous, runtimeName) : {};
+}
+
+/** How one list of containers is reported. */
+interface ListKind {
+  /** Waiting reason of a container not created yet: `ContainerCreating`, or `PodInitializing` before init completes. */
+  readonly waitingReason: string;
+  /** Regular init containers are ready once they succeeded; everything else while it runs. */
+  readonly readyWhenSucceeded: (spec: V1Container) => boolean;
+}
+
+function isReady(spec: V1Container, state: V1ContainerState, kind: ListKind): boolean {
+  if (kind.readyWhenSucceeded(spec)) return state.terminated?.exitCode === 0;
+  return state.running !== undefined;
+}
+
+function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: ListKind): V1ContainerStatus {
+  const instances = instancesOf(ctx.observed, spec.name);
+  const latest = instances[0];
+  const failure = latest?.state === 'CONTAINER_RUNNING' ? undefined : ctx.startFailures.get(spec.name);
+  const observedState = currentState(latest, failure, { runtimeName: ctx.runtimeName, waitingReason: kind.waitingReason });
+  const state = ctx.podIsTerminal && observedState.waiting !== undefined ? UNKNOWN_ON_TERMINATION : observedState;
+  const running = state.running !== undefined;
+  return {
+    name: spec.name,
+    state,
+    lastState: lastStateOf(instances, state, ctx.runtimeName),
+    ready: isReady(spec, state, kind),
+    started: running,
+    restartCount: latest?.restartCount ?? 0,
+    image: spec.image ?? '',
+    imageID: latest?.imageRef ?? '',
+    ...(latest === undefined ? {} : { containerID: `${ctx.runtimeName}://${latest.id}` }),
+  };
+}
+
+/** Status of every app container of the pod, in spec order. */
+export function generateContainerStatuses(ctx: ContainerStatusContext, initialized: boolean): V1ContainerStatus[] {
+  const kind: ListKind = { waitingReason: initialized ? 'ContainerCreating' : 'PodInitializing', readyWhenSucceeded: () => false };
+  return (ctx.pod.spec?.containers ?? []).map((spec) => containerStatus(spec, ctx, kind));
+}
+
+/** Status of every init container of the pod (sidecars included), in spec order. */
+export function generateInitContainerStatuses(ctx: ContainerStatusContext): V1ContainerStatus[] {
+  const kind: ListKind = { waitingReason: 'PodInitializing', readyWhenSucceeded: (spec) => spec.restartPolicy !== 'Always' };
+  return (ctx.pod.spec?.initContainers ?? []).map((spec) => containerStatus(spec, ctx, kind));
+}

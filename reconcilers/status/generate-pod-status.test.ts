@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import { generatePodStatus, type GeneratePodStatusInput } from './generate-pod-status.js';
+import type { ObservedPod } from '../observed-pod.js';
+import { basePod, container, exited, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
+
+const NOW = new Date('2026-01-01T00:05:00Z');
+const EARLIER = new Date('2026-01-01T00:00:00Z');
+
+function status(pod: V1Pod, observed: ObservedPod, extra: Partial<GeneratePodStatusInput> = {}): V1PodStatus {
+  return generatePodStatus({ pod, observed, nodeIp: '10.213.0.1', runtimeName: 'containerd', now: NOW, startFailures: new Map(), ...extra });
+}
+
+function conditionStatus(s: V1PodStatus, type: string): string | undefined {
+  return s.conditions?.find((c) => c.type === type)?.status;
+}
+
+const always = basePod();
+const never = basePod((p) => (p.spec!.restartPolicy = 'Never'));
+const onFailure = basePod((p) => (p.spec!.restartPolicy = 'OnFailure'));
+const running = observation([sandbox()], [container(always, 'app'), container(always, 'sidecar')]);
+
+describe('generatePodStatus: phase', () => {
+  const cases: { name: string; pod: V1Pod; observed: ObservedPod; phase: string; extra?: Partial<GeneratePodStatusInput> }[] = [
+    { name: 'a pod with nothing created yet is Pending', pod: always, observed: observation([], []), phase: 'Pending' },
+    { name: 'a pod whose containers all run is Running', pod: always, observed: running, phase: 'Running' },
+    { name: 'a pod with one container still being created is Pending', pod: always, observed: observation([sandbox()], [container(always, 'app')]), phase: 'Pending' },
+    {
+      name: 'a Never pod whose containers all exited 0 is Succeeded once the sandbox is down',
+      pod: never,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(never, 'app', 0), exited(never, 'sidecar', 0)]),
+      phase: 'Succeeded',
+    },
+    {
+      name: 'a Never pod with a failed container is Failed once the sandbox is down',
+      pod: never,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(never, 'app', 1), exited(never, 'sidecar', 0)]),
+      phase: 'Failed',
+    },
+    {
+      name: 'a Never pod whose containers exited is not reported terminal while its sandbox still runs',
+      pod: never,
+      observed: observation([sandbox()], [exited(never, 'app', 0), exited(never, 'sidecar', 0)]),
+      phase: 'Pending',
+    },
+    {
+      name: 'an Always pod whose containers exited is Running (they restart)',
+      pod: always,
+      observed: observation([sandbox()], [exited(always, 'app', 1), exited(always, 'sidecar', 0)]),
+      phase: 'Running',
+    },
+    {
+      name: 'an OnFailure pod with a failed container is Running (it restarts)',
+      pod: onFailure,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(onFailure, 'app', 1), exited(onFailure, 'sidecar', 0)]),
+      phase: 'Running',
+    },
+    {
+      name: 'a deleted Always pod whose containers were stopped is Failed (podIsTerminal)',
+      pod: always,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(always, 'app', 137), exited(always, 'sidecar', 143)]),
+      extra: { podIsTerminal: true },
+      phase: 'Failed',
+    },
+    {
+      name: 'a deleted pod whose containers never started is Failed, its containers ContainerStatusUnknown',
+      pod: always,
+      observed: observation([], []),
+      extra: { podIsTerminal: true },
+      phase: 'Failed',
+    },
+    {
+      name: 'a terminal phase already in the API is never left',
+      pod: basePod((p) => (p.status = { phase: 'Succeeded' })),
+      observed: observation([], []),
+      phase: 'Succeeded',
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      assert.equal(status(c.pod, c.observed, c.extra).phase, c.phase);
+    });
+  }
+});
+
+describe('generatePodStatus: conditions', () => {
+  it('reports every condition True for a running pod', () => {
+    const s = status(always, running);
+    for (const type of ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready']) {
+      assert.equal(conditionStatus(s, type), 'True', type);
+    }
+  });
+
+  it('names the unready containers while one is still being created', () => {
+    const s = status(always, observation([sandbox()], [container(always, 'app')]));
+    const ready = s.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, 'ContainersNotReady');
+    assert.equal(ready?.message, 'containers with unready status: [sidecar]');
+  });
+
+  it('keeps lastTransitionTime when a condition does not change and moves it when it does', () => {
+    const pod = basePod((p) => {
+      p.status = {
+        phase: 'Running',
+        conditions: [
+          { type: 'Ready', status: 'True', lastTransitionTime: EARLIER },
+          { type: 'ContainersReady', status: 'False', lastTransitionTime: EARLIER },
+        ],
+      };
+    });
+    const s = status(pod, running);
+    assert.deepEqual(s.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime, EARLIER);
+    assert.deepEqual(s.conditions?.find((c) => c.type === 'ContainersReady')?.lastTransitionTime, NOW);
+  });
+
+  it('keeps conditions it does not own, such as PodScheduled', () => {
+    const pod = basePod((p) => (p.status = { conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: EARLIER }] }));
+    assert.equal(conditionStatus(status(pod, running), 'PodScheduled'), 'True');
+  });
+
+  it('holds Ready False until every readiness gate is True', () => {
+    const gated = basePod((p) => {
+      p.spec!.readinessGates = [{ conditionType: 'example.com/lb' }];
+      p.status = { conditions: [{ type: 'example.com/lb', status: 'False' }] };
+    });
+    const s = status(gated, running);
+    assert.equal(conditionStatus(s, 'ContainersReady'), 'True');
+    assert.equal(conditionStatus(s, 'Ready'), 'False');
+    assert.equal(s.conditions?.find((c) => c.type === 'Ready')?.reason, 'ReadinessGatesNotReady');
+  });
+
+  it('reports PodReadyToStartContainers False when the sandbox is gone', () => {
+    assert.equal(conditionStatus(status(always, observation([], [])), 'PodReadyToStartContainers'), 'False');
+  });
+
+  it('marks a completed pod not ready with reason PodCompleted', () => {
+    const s = status(never, observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(never, 'app', 0), exited(never, 'sidecar', 0)]));
+    assert.equal(s.conditions?.find((c) => c.type === 'Ready')?.reason, 'PodCompleted');
+  });
+});
+
+describe('generatePodStatus: containers and addresses', () => {
+  it('reports running containers with containerID, imageID and startedAt', () => {
+    const s = status(always, running);
+    const app = s.containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(app?.ready, true);
+    assert.equal(app?.started, true);
+    assert.equal(app?.containerID, 'containerd://c-app');
+    assert.equal(app?.imageID, 'sha256:abc');
+    assert.deepEqual(app?.state?.running?.startedAt, new Date('2026-01-01T00:00:02Z'));
+  });
+
+  it('shows a start failure as the waiting reason, with the previous exit as lastState', () => {
+    const observed = observation([sandbox()], [exited(always, 'app', 1, { restartCount: 3 }), container(always, 'sidecar')]);
+    const s = status(always, observed, { startFailures: new Map([['app', { reason: 'ErrImagePull', message: 'pull failed' }]]) });
+    const app = s.containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(app?.state?.waiting?.reason, 'ErrImagePull');
+    assert.equal(app?.state?.waiting?.message, 'pull failed');
+    assert.equal(app?.lastState?.terminated?.exitCode, 1);
+    assert.equal(app?.restartCount, 3);
+  });
+
+  it('shows ContainerCreating for a container not created yet', () => {
+    const s = status(always, observation([sandbox()], []));
+    assert.equal(s.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
+  });
+
+  it('shows the previous instance of a restarted container as lastState', () => {
+    const observed = observation([sandbox()], [
+      container(always, 'app', { id: 'c-app-2', restartCount: 1, createdAt: new Date('2026-01-01T00:02:00Z') }),
+      exited(always, 'app', 2, { id: 'c-app-1' }),
+      container(always, 'sidecar'),
+    ]);
+    const app = status(always, observed).containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(app?.restartCount, 1);
+    assert.equal(app?.lastState?.terminated?.exitCode, 2);
+    assert.equal(app?.lastState?.terminated?.containerID, 'containerd://c-app-1');
+  });
+
+  it('reports the node IP as hostIP and the sandbox IP as podIP', () => {
+    const s = status(always, running);
+    assert.equal(s.hostIP, '10.213.0.1');
+    assert.deepEqual(s.hostIPs, [{ ip: '10.213.0.1' }]);
+    assert.equal(s.podIP, '10.214.0.5');
+    assert.deepEqual(s.podIPs, [{ ip: '10.214.0.5' }]);
+  });
+
+  it('keeps the previous podIP once the sandbox is gone', () => {
+    const pod = basePod((p) => (p.status = { podIP: '10.214.0.9', podIPs: [{ ip: '10.214.0.9' }] }));
+    assert.equal(status(pod, observation([], [])).podIP, '10.214.0.9');
+  });
+
+  it('uses the node IP as the podIP of a host-network pod', () => {
+    const pod = basePod((p) => (p.spec!.hostNetwork = true));
+    assert.equal(status(pod, observation([sandbox({ ip: '' })], [])).podIP, '10.213.0.1');
+  });
+
+  it('sets startTime once and keeps it', () => {
+    assert.deepEqual(status(always, running).startTime, NOW);
+    const started = basePod((p) => (p.status = { startTime: EARLIER }));
+    assert.deepEqual(status(started, running).startTime, EARLIER);
+  });
+
+  it('computes the QoS class when the API has none', () => {
+    const guaranteed = basePod((p) => {
+      for (const c of p.spec!.containers) c.resources = { limits: { cpu: '100m', memory: '64Mi' } };
+    });
+    assert.equal(status(guaranteed, running).qosClass, 'Guaranteed');
+    assert.equal(status(always, running).qosClass, 'BestEffort');
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * generatePodStatus: the pure mapping from (desired pod, observed runtime state) to the pod's API
+ * status, as the kubelet's `generateAPIPodStatus` and `getPhase` compute it:
+ *
+ * - phase: Pending while any container waits without having run; Running while any runs; when all
+ *   have stopped, Running under restartPolicy Always (or OnFailure with failures), Succeeded when
+ *   every container exited 0, else Failed. A terminal phase already in the API is never left, and a
+ *   terminal phase is never reported while anything of the pod may still run.
+ * - conditions PodReadyToStartContainers, Initialized, ContainersReady, Ready (respecting
+ *   readiness gates); conditions nodelet does not own (PodScheduled, DisruptionTarget, gates) are
+ *   kept; `lastTransitionTime` only moves when a condition's status changes.
+ * - hostIP(s) from the node, podIP(s) from the sandbox (kept from the previous status once the
+ *   sandbox is gone), startTime set once.
+ */
+import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
+import { computeInitActions, isSidecar } from '../compute-init-actions.js';
+import { generateContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
+import { hasRunningParts, latestSandbox, type ObservedPod } from '../observed-pod.js';
+import { podQosClass } from '../qos.js';
+
+export type { ContainerStartFailure } from './container-statuses.js';
+
+export interface GeneratePodStatusInput {
+  readonly pod: V1Pod;
+  readonly observed: ObservedPod;
+  /** The node's InternalIP. */
+  readonly nodeIp: string;
+  readonly runtimeName: string;
+  readonly now: Date;
+  /** Start failures of the last reconcile, by container name. */
+  readonly startFailures: ReadonlyMap<string, ContainerStartFailure>;
+  /**
+   * The pod is terminating (deleted, or terminal) and none of its containers runs any more: its
+   * containers will not restart whatever the restart policy, so the phase is terminal (the kubelet's
+   * `podIsTerminal`).
+   */
+  readonly podIsTerminal?: boolean;
+  /** Set when the pod ran out its `activeDeadlineSeconds`: the phase becomes Failed with this reason. */
+  readonly terminalReason?: { readonly reason: string; readonly message: string };
+}
+
+type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
+
+const OWNED_CONDITIONS = new Set(['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready']);
+
+function isTerminal(phase: string | undefined): phase is 'Succeeded' | 'Failed' {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+/** The kubelet's getPhase over regular containers. */
+interface PhaseCounts {
+  waiting: number;
+  running: number;
+  stopped: number;
+  succeeded: number;
+}
+
+/** Counts containers the way getPhase does: a waiting container that ran before counts as stopped. */
+function countContainers(statuses: readonly V1ContainerStatus[]): PhaseCounts {
+  const counts: PhaseCounts = { waiting: 0, running: 0, stopped: 0, succeeded: 0 };
+  for (const s of statuses) {
+    if (s.state?.running) counts.running++;
+    else if (s.state?.terminated) {
+      counts.stopped++;
+      if (s.state.terminated.exitCode === 0) counts.succeeded++;
+    } else if (s.lastState?.terminated) counts.stopped++;
+    else counts.waiting++;
+  }
+  return counts;
+}
+
+export function computePhase(pod: V1Pod, statuses: readonly V1ContainerStatus[], podIsTerminal = false): Phase {
+  const { waiting, running, stopped, succeeded } = countContainers(statuses);
+  if (waiting > 0) return 'Pending';
+  if (running > 0) return 'Running';
+  if (stopped === 0) return 'Pending';
+  if (podIsTerminal) return stopped === succeeded ? 'Succeeded' : 'Failed';
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Always') return 'Running';
+  if (stopped === succeeded) return 'Succeeded';
+  if (policy === 'OnFailure') return 'Running';
+  return 'Failed';
+}
+
+function condition(type: string, ok: boolean, reason?: string, message?: string): V1PodCondition {
+  return { type, status: ok ? 'True' : 'False', ...(ok || reason === undefined ? {} : { reason }), ...(ok || message === undefined ? {} : { message }) };
+}
+
+/** Whether every regular init container succeeded (sidecars need only run); the names of those that did not. */
+function incompleteInitContainers(pod: V1Pod, statuses: readonly V1ContainerStatus[]): string[] {
+  return (pod.spec?.initContainers ?? [])
+    .filter((spec) => {
+      const s = statuses.find((st) => st.name === spec.name);
+      return isSidecar(spec) ? s?.state?.running === undefined : s?.state?.terminated?.exitCode !== 0;
+    })
+    .map((spec) => spec.name);
+}
+
+function readinessConditions(pod: V1Pod, phase: Phase, statuses: readonly V1ContainerStatus[]): V1PodCondition[] {
+  if (isTerminal(phase)) {
+    return [condition('ContainersReady', false, 'PodCompleted'), condition('Ready', false, 'PodCompleted')];
+  }
+  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const containersReady = unready.length === 0 && statuses.length > 0;
+  const notReadyMessage = `containers with unready status: [${unready.join(' ')}]`;
+  const gates = (pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
+  const unmetGates = gates.filter((g) => pod.status?.conditions?.find((c) => c.type === g)?.status !== 'True');
+  const ready = containersReady && unmetGates.length === 0;
+  const readyCondition = !containersReady
+    ? condition('Ready', false, 'ContainersNotReady', notReadyMessage)
+    : condition('Ready', ready, 'ReadinessGatesNotReady', `corresponding condition of pod readiness gate "${unmetGates.join('", "')}" does not exist.`);
+  return [condition('ContainersReady', containersReady, 'ContainersNotReady', notReadyMessage), readyCondition];
+}
+
+/** Keeps `lastTransitionTime` of a condition whose status did not change. */
+function withTransitionTimes(conditions: readonly V1PodCondition[], previous: readonly V1PodCondition[], now: Date): V1PodCondition[] {
+  return conditions.map((c) => {
+    const old = previous.find((p) => p.type === c.type);
+    const lastTransitionTime = old?.status === c.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : now;
+    return { ...c, lastTransitionTime };
+  });
+}
+
+function podIps(input: GeneratePodStatusInput): string[] {
+  if (input.pod.spec?.hostNetwork === true) return [input.nodeIp];
+  const sandbox = latestSandbox(input.observed);
+  if (sandbox !== undefined && sandbox.ip !== '') return [sandbox.ip, ...sandbox.additionalIps];
+  return (input.pod.status?.podIPs ?? []).map((p) => p.ip);
+}
+
+interface Statuses {
+  readonly containers: readonly V1ContainerStatus[];
+  readonly init: readonly V1ContainerStatus[];
+  readonly initialized: boolean;
+  readonly initFailed: boolean;
+}
+
+function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
+  const sandbox = latestSandbox(input.observed);
+  const sandboxReady = sandbox?.state === 'SANDBOX_READY' && (sandbox.ip !== '' || input.pod.spec?.hostNetwork === true);
+  const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
+  // Sidecars count towards readiness like app containers.
+  const sidecarNames = new Set((input.pod.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+  const readinessStatuses = [...statuses.init.filter((s) => sidecarNames.has(s.name)), ...statuses.containers];
+  return [
+    condition('PodReadyToStartContainers', sandboxReady),
+    condition('Initialized', statuses.initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
+    ...readinessConditions(input.pod, phase, readinessStatuses),
+  ];
+}
+
+function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
+  if (input.terminalReason !== undefined || statuses.initFailed) return 'Failed';
+  if (!statuses.initialized) return 'Pending';
+  return computePhase(input.pod, statuses.containers, input.podIsTerminal === true);
+}
+
+/** Phase with the kubelet's guards: terminal phases are sticky, and never reported while something may run. */
+function guardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
+  const previous = input.pod.status?.phase;
+  if (isTerminal(previous)) return previous;
+  const phase = unguardedPhase(input, statuses);
+  if (isTerminal(phase) && hasRunningParts(input.observed)) {
+    // Containers may still run (or the sandbox is up): not terminal until they are stopped.
+    return statuses.containers.some((s) => s.state?.running) ? 'Running' : 'Pending';
+  }
+  return phase;
+}
+
+/** The reason a terminal pod shows: the new one (DeadlineExceeded), else the one already in the API. */
+function terminalReasonOf(input: GeneratePodStatusInput): { reason: string; message: string } | undefined {
+  if (input.terminalReason !== undefined) return input.terminalReason;
+  const status = input.pod.status;
+  return status?.reason === undefined ? undefined : { reason: status.reason, message: status.message ?? '' };
+}
+
+/** Generates the pod's status. Pure: same input, same status. */
+export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
+  const { pod, now } = input;
+  const ctx = { pod, observed: input.observed, runtimeName: input.runtimeName, startFailures: input.startFailures, podIsTerminal: input.podIsTerminal === true };
+  const init = computeInitActions(pod, input.observed);
+  const statuses: Statuses = {
+    containers: generateContainerStatuses(ctx, init.initialized),
+    init: generateInitContainerStatuses(ctx),
+    initialized: init.initialized,
+    initFailed: init.failed,
+  };
+  const phase = guardedPhase(input, statuses);
+  const previous = pod.status?.conditions ?? [];
+  const foreign = previous.filter((c) => !OWNED_CONDITIONS.has(c.type));
+  const ips = podIps(input);
+  const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
+  return {
+    phase,
+    conditions: [...foreign, ...withTransitionTimes(ownedConditions(input, phase, statuses), previous, now)],
+    ...(reason === undefined ? {} : { reason: reason.reason, message: reason.message }),
+    hostIP: input.nodeIp,
+    hostIPs: [{ ip: input.nodeIp }],
+    ...(ips.length === 0 ? {} : { podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) }),
+    startTime: pod.status?.startTime ?? now,
+    qosClass: pod.status?.qosClass ?? podQosClass(pod),
+    containerStatuses: [...statuses.containers],
+    ...(statuses.init.length === 0 ? {} : { initContainerStatuses: [...statuses.init] }),
+    ...(pod.metadata?.generation === undefined ? {} : { observedGeneration: pod.metadata.generation }),
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * A reconciler wired to the recording fake runtime, a map as the pod store, a recording status
+ * writer and a temporary root directory: the component-test bed of `pod-reconciler.test.ts` and
+ * `pod-admission.test.ts`. Not used by production code.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { FakeRuntime } from './fake-runtime.js';
+import { createFakeClock, type FakeClock } from './fake-clock.js';
+import { RecordingEventRecorder } from '../../reconcilers/events/event-recorder.js';
+import { PodActionsExecutor } from '../../reconcilers/execute-pod-actions.js';
+import { ImagePuller } from '../../reconcilers/images/image-puller.js';
+import { PodReconciler } from '../../reconcilers/pod-reconciler.js';
+import { RestartBackoff } from '../../reconcilers/restart-backoff.js';
+import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
+import { UID } from './pod-fixtures.js';
+import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
+
+/** Records every status and deletion, and keeps the store's pod in step like the informer would. */
+export class RecordingStatusWriter implements StatusWriter {
+  readonly statuses: V1PodStatus[] = [];
+  readonly deleted: string[] = [];
+  constructor(private readonly store: Map<string, V1Pod>) {}
+  setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
+    this.statuses.push(status);
+    this.store.set(pod.metadata?.uid ?? '', { ...pod, status });
+    return Promise.resolve();
+  }
+  deletePod(pod: V1Pod): Promise<void> {
+    this.deleted.push(pod.metadata?.uid ?? '');
+    this.store.delete(pod.metadata?.uid ?? '');
+    return Promise.resolve();
+  }
+  forget(): void {
+    // Nothing cached per UID here: every status is recorded.
+  }
+  last(): V1PodStatus | undefined {
+    return this.statuses.at(-1);
+  }
+}
+
+const noApi: VolumeSourceApi = {
+  readConfigMap: () => Promise.resolve(undefined),
+  readSecret: () => Promise.resolve(undefined),
+  requestServiceAccountToken: () => Promise.reject(new Error('no tokens in this test')),
+};
+
+export interface ReconcilerHarness {
+  readonly root: string;
+  readonly runtime: FakeRuntime;
+  readonly store: Map<string, V1Pod>;
+  readonly status: RecordingStatusWriter;
+  readonly events: RecordingEventRecorder;
+  readonly clock: FakeClock;
+  /** What the store answers to `synced()`. */
+  readonly synced: { value: boolean };
+  /** What the admission seam answers to `isPaused()`. */
+  readonly paused: { value: boolean };
+  /** A reconciler sharing the runtime, store and backoffs (a fresh one models an agent restart). */
+  reconciler(): PodReconciler;
+  /** Removes the temporary root directory. */
+  cleanup(): Promise<void>;
+}
+
+export const ref = { uid: UID, namespace: 'default', name: 'web' };
+
+export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
+  const clock = createFakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const runtime = new FakeRuntime({ now: () => clock.now(), images: ['docker.io/library/busybox:1.35'] });
+  const store = new Map<string, V1Pod>();
+  const status = new RecordingStatusWriter(store);
+  const events = new RecordingEventRecorder();
+  const synced = { value: true };
+  const paused = { value: false };
+  const restartBackoff = new RestartBackoff();
+  const logger = pino({ level: 'silent' });
+  const reconciler = (): PodReconciler => {
+    const volumes = createVolumeManager({ rootDir: root, api: noApi, logger });
+    const puller = new ImagePuller({ images: runtime, events, clock });
+    const executor = new PodActionsExecutor({
+      runtime,
+      puller,
+      restartBackoff,
+      clock,
+      volumes,
+      envApi: noApi,
+      events,
+      nodeName: 'node-a',
+      nodeIp: '10.213.0.1',
+      podLogDir: path.join(root, 'logs'),
+      rootDir: root,
+      nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
+      logger,
+    });
+    return new PodReconciler({
+      store: { get: (uid) => store.get(uid), synced: () => synced.value },
+      runtime,
+      executor,
+      status,
+      volumes,
+      events,
+      restartBackoff,
+      puller,
+      nodeName: 'node-a',
+      nodeIp: '10.213.0.1',
+      runtimeName: 'containerd',
+      clock,
+      logger,
+      admission: { isPaused: () => paused.value },
+    });
+  };
+  return { root, runtime, store, status, events, clock, synced, paused, reconciler, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
