@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { FakeRuntime } from '../test/doubles/fake-runtime.js';
+import { hasRunningParts } from './observed-pod.js';
+import { observePod } from './observe-pod.js';
 import { createFakeClock, settle } from '../test/doubles/fake-clock.js';
 import { RecordingEventRecorder } from './events/event-recorder.js';
 import { PodKiller } from './kill-pod.js';
@@ -88,5 +90,25 @@ describe('PodKiller', () => {
     await clock.advance(5000);
     assert.deepEqual(runtime.stops.at(-1), ['c-app', 0]);
     await done;
+  });
+
+  it('removes a container that was created but never started, so the pod can finish terminating (regression: pods stuck Terminating after an agent kill between CreateContainer and StartContainer)', async () => {
+    const runtime = new FakeRuntime();
+    runtime.addImage('busybox:1.35');
+    const labels = { 'io.kubernetes.pod.uid': 'u1', 'nodelet.dev/node': 'n1' };
+    const sandboxConfig = { metadata: { name: 'p', namespace: 'ns', uid: 'u1', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels, annotations: {} };
+    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const containerConfig = { metadata: { name: 'app', attempt: 0 }, image: { image: 'busybox:1.35' }, command: [], args: [], workingDir: '', envs: [], mounts: [], labels: { ...labels, 'io.kubernetes.container.name': 'app' }, annotations: {}, logPath: '', stdin: false, stdinOnce: false, tty: false };
+    const created = await runtime.createContainer(sandboxId, containerConfig, sandboxConfig);
+    const before = await observePod(runtime, 'u1', 'n1');
+    assert.equal(before.containers[0]?.state, 'CONTAINER_CREATED');
+    // As containerd does, the fake ignores StopContainer on a container that is not running.
+    await runtime.stopContainer(created, 30);
+    assert.equal((await observePod(runtime, 'u1', 'n1')).containers[0]?.state, 'CONTAINER_CREATED');
+    await new PodKiller({ runtime, events: new RecordingEventRecorder(), clock: createFakeClock(), logger: pino({ level: 'silent' }) }).killPod({ pod, observed: before, gracePeriodSeconds: 30, reason: 'test' });
+    const after = await observePod(runtime, 'u1', 'n1');
+    assert.deepEqual(after.containers, []);
+    assert.equal(after.sandboxes.length, 1);
+    assert.equal(hasRunningParts(after), false);
   });
 });

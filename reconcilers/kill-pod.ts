@@ -9,6 +9,10 @@
  * - A grace period can only shrink: while a container is stopping, `currentGracePeriodSeconds` is
  *   read again every half second, and once the shorter deadline has passed the container is
  *   killed at once (a second `StopContainer` with timeout 0).
+ * - A container that was created but never started (the agent died between CreateContainer and
+ *   StartContainer) is removed instead: the runtime's StopContainer does nothing to a container
+ *   that is not running (containerd returns at once), so it would stay "created" forever and the
+ *   pod could never finish terminating. It never ran, so it has no logs or status worth keeping.
  * - Then every ready sandbox is stopped (its network torn down).
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -63,9 +67,17 @@ export class PodKiller {
     }
   }
 
-  /** Stops one container with `graceSeconds`, or sooner if the grace period shrinks meanwhile. */
+  /**
+   * Stops one container with `graceSeconds`, or sooner if the grace period shrinks meanwhile; a
+   * container that never started is removed (see the file header).
+   */
   async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds'>, container: ObservedContainer, graceSeconds: number): Promise<void> {
     const { pod } = request;
+    if (container.state === 'CONTAINER_CREATED') {
+      this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason }, 'removing container that never started');
+      await this.options.runtime.removeContainer(container.id);
+      return;
+    }
     if (pod !== undefined) {
       this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message: `Stopping container ${container.name}`, fieldPath: containerFieldPath(pod, container.name) });
     }
