@@ -50,6 +50,15 @@ export class CriDeadlineError extends CriError {
   override readonly name = 'CriDeadlineError';
 }
 
+/**
+ * The caller cancelled the call through its `AbortSignal` (gRPC `CANCELLED`): nothing is wrong with
+ * the runtime; whatever the call was doing may or may not have happened, and the next reconcile
+ * looks again.
+ */
+export class CriCancelledError extends CriError {
+  override readonly name = 'CriCancelledError';
+}
+
 /** The runtime answered, but the answer breaks the CRI contract (e.g. an empty ID). */
 export class CriInvalidResponseError extends CriError {
   override readonly name = 'CriInvalidResponseError';
@@ -74,6 +83,10 @@ export function isCriDeadline(e: unknown): e is CriDeadlineError {
   return e instanceof CriDeadlineError;
 }
 
+export function isCriCancelled(e: unknown): e is CriCancelledError {
+  return e instanceof CriCancelledError;
+}
+
 export function isCriInvalidResponse(e: unknown): e is CriInvalidResponseError {
   return e instanceof CriInvalidResponseError;
 }
@@ -83,5 +96,6 @@ export function criErrorFromStatus(options: CriErrorOptions): CriError {
   if (options.code === GrpcStatus.NOT_FOUND) return new CriNotFoundError(options);
   if (options.code === GrpcStatus.UNAVAILABLE) return new CriUnavailableError(options);
   if (options.code === GrpcStatus.DEADLINE_EXCEEDED) return new CriDeadlineError(options);
+  if (options.code === GrpcStatus.CANCELLED) return new CriCancelledError(options);
   return new CriError(options);
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import { createCriClient } from './grpc-client.js';
 import type { CriClient, CriLogger } from './grpc-client.js';
-import { CriError, isCriDeadline, isCriError, isCriInvalidResponse, isCriNotFound, isCriUnavailable } from './errors.js';
+import { CriError, isCriCancelled, isCriDeadline, isCriError, isCriInvalidResponse, isCriNotFound, isCriUnavailable } from './errors.js';
 import { startTestCriServer, TestServerStatus } from '../test/doubles/grpc-test-server.js';
 import type { TestCriServer } from '../test/doubles/grpc-test-server.js';
 import type { ContainerConfig, PodSandboxConfig } from './types.js';
@@ -127,6 +127,27 @@ void describe('gRPC CRI client against an in-process server', () => {
       isCriDeadline(e),
     );
     assert.ok(Date.now() - started < 450, 'the per-call deadline, not the default, applied');
+  });
+
+  void it('cancels a call in flight when its signal aborts, with CriCancelledError, and logs no warning', async () => {
+    let release: () => void = () => undefined;
+    server.handlers.set('StopContainer', () => new Promise<object>((resolve) => (release = () => { resolve({}); })));
+    const controller = new AbortController();
+    const stopping = connect({ defaultTimeoutMs: 5000 }).runtime.stopContainer('c1', 30, { signal: controller.signal });
+    await sleep(100);
+    assert.equal(server.requests.length, 1, 'the call reached the runtime before the abort');
+    controller.abort(new Error('lost the job lock'));
+    await assert.rejects(stopping, (e: unknown) => isCriCancelled(e) && e.message.length > 0 && e.method === 'StopContainer');
+    release();
+    assert.deepEqual(logs.filter((l) => l.level === 'warn'), []);
+  });
+
+  void it('rejects at once, sending nothing, when the signal is already aborted', async () => {
+    server.handlers.set('ListContainers', () => ({ containers: [] }));
+    const controller = new AbortController();
+    controller.abort();
+    await assert.rejects(connect().runtime.listContainers(undefined, { signal: controller.signal }), (e: unknown) => isCriCancelled(e));
+    assert.deepEqual(server.requests, []);
   });
 
   void it('extends the stopContainer deadline by the stop timeout', async () => {

@@ -24,6 +24,7 @@ interface ImageCall<M extends ImageMethod> {
   readonly request: object;
   readonly timeoutMs: number;
   readonly subject?: string;
+  readonly signal?: AbortSignal;
 }
 
 export class GrpcImageService implements ImageService {
@@ -32,7 +33,7 @@ export class GrpcImageService implements ImageService {
   async imageStatus(image: ImageSpec, options?: CallOptions): Promise<Image | undefined> {
     requireArgument('ImageStatus', 'image', image.image);
     const request = { image: imageSpecToWire(image), verbose: false };
-    const call = { method: 'ImageStatus', request, timeoutMs: this.timeout(options), subject: image.image } as const;
+    const call = { method: 'ImageStatus', request, timeoutMs: this.timeout(options), subject: image.image, ...signalOf(options) } as const;
     try {
       return await this.call(call, (wire) =>
         wire.image === null ? undefined : imageFromWire('ImageStatus', wire.image),
@@ -57,19 +58,19 @@ export class GrpcImageService implements ImageService {
       sandboxConfig: sandboxConfig === undefined ? undefined : podSandboxConfigToWire(sandboxConfig),
     };
     const timeoutMs = options?.timeoutMs ?? this.options.pullTimeoutMs ?? DEFAULT_PULL_TIMEOUT_MS;
-    const call = { method: 'PullImage', request, timeoutMs, subject: image.image } as const;
+    const call = { method: 'PullImage', request, timeoutMs, subject: image.image, ...signalOf(options) } as const;
     return this.call(call, (wire) => requireId('PullImage', 'image reference', wire.imageRef));
   }
 
   listImages(options?: CallOptions): Promise<Image[]> {
-    const call = { method: 'ListImages', request: {}, timeoutMs: this.timeout(options) } as const;
+    const call = { method: 'ListImages', request: {}, timeoutMs: this.timeout(options), ...signalOf(options) } as const;
     return this.call(call, (wire) => wire.images.map((i) => imageFromWire('ListImages', i)));
   }
 
   async removeImage(image: ImageSpec, options?: CallOptions): Promise<void> {
     requireArgument('RemoveImage', 'image', image.image);
     const request = { image: imageSpecToWire(image) };
-    const call = { method: 'RemoveImage', request, timeoutMs: this.timeout(options), subject: image.image } as const;
+    const call = { method: 'RemoveImage', request, timeoutMs: this.timeout(options), subject: image.image, ...signalOf(options) } as const;
     await ignoreNotFound(this.call(call, () => undefined));
   }
 
@@ -82,4 +83,8 @@ export class GrpcImageService implements ImageService {
     // The loader options and api.proto guarantee this shape for method M (see wire.ts).
     return this.options.transport.call({ service: 'ImageService', ...call }, (wire) => convert(wire as ImageResponses[M]));
   }
+}
+
+function signalOf(options: CallOptions | undefined): { signal?: AbortSignal } {
+  return options?.signal === undefined ? {} : { signal: options.signal };
 }

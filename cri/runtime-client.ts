@@ -187,6 +187,7 @@ export class GrpcRuntimeService implements RuntimeService {
         request: call.request,
         timeoutMs: base + (call.extraTimeoutMs ?? 0),
         subject: call.subject,
+        ...(call.options?.signal === undefined ? {} : { signal: call.options.signal }),
       },
       // The loader options and api.proto guarantee this shape for method M (see wire.ts).
       (wire) => convert(wire as RuntimeResponses[M]),

@@ -5,7 +5,7 @@
  */
 import { Client, Metadata, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { ChannelOptions, ServiceError } from '@grpc/grpc-js';
-import { CriError, criErrorFromStatus, isCriError, isCriNotFound } from './errors.js';
+import { CriCancelledError, CriError, criErrorFromStatus, isCriCancelled, isCriError, isCriNotFound } from './errors.js';
 import { ErrorLogReducer } from './error-log.js';
 import type { CriLogger } from './error-log.js';
 import { criMethod } from './proto.js';
@@ -41,6 +41,8 @@ export interface UnaryCall {
   readonly method: string;
   readonly request: object;
   readonly timeoutMs: number;
+  /** Cancels the call when aborted (see `CallOptions.signal`). */
+  readonly signal?: AbortSignal;
   /** What the call is about (container ID, image name…): repeated failures are de-duplicated per subject. */
   readonly subject?: string;
 }
@@ -116,8 +118,9 @@ export class CriTransport {
   }
 
   private log(key: string, error: CriError): void {
-    // NotFound is an answer ("no such container"), not a fault of the runtime: never a warning.
-    if (isCriNotFound(error)) {
+    // NotFound is an answer ("no such container"), and a cancellation is the caller's choice:
+    // neither is a fault of the runtime, so never a warning.
+    if (isCriNotFound(error) || isCriCancelled(error)) {
       this.logger?.debug({ method: error.method, key, err: error }, 'CRI object not found');
       return;
     }
@@ -127,8 +130,10 @@ export class CriTransport {
   private send(spec: UnaryCall): Promise<object> {
     const method = criMethod(spec.service, spec.method);
     const deadline = Date.now() + spec.timeoutMs;
+    const { signal } = spec;
+    if (signal?.aborted === true) return Promise.reject(cancelled(spec.method, signal));
     return new Promise<object>((resolve, reject) => {
-      this.client.makeUnaryRequest(
+      const call = this.client.makeUnaryRequest(
         method.path,
         method.requestSerialize,
         method.responseDeserialize,
@@ -136,11 +141,22 @@ export class CriTransport {
         new Metadata(),
         { deadline },
         (error, response) => {
-          if (error) reject(error);
+          signal?.removeEventListener('abort', onAbort);
+          if (error) reject(signal?.aborted === true ? cancelled(spec.method, signal, error) : error);
           else if (response === undefined) reject(new Error('empty response'));
           else resolve(response);
         },
       );
+      function onAbort(): void {
+        call.cancel();
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+function cancelled(method: string, signal: AbortSignal, cause?: unknown): CriCancelledError {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
+  return new CriCancelledError({ method, code: GrpcStatus.CANCELLED, message: `cancelled by the caller: ${why}`, cause: cause ?? reason });
 }

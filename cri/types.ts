@@ -18,6 +18,12 @@
 export interface CallOptions {
   /** Deadline for this call in milliseconds; the client's default when absent. */
   readonly timeoutMs?: number;
+  /**
+   * Cancels the call when aborted (the reconcile lost its queue lock, or the agent is shutting
+   * down): the gRPC call is cancelled and the promise rejects with a `CriCancelledError`. An
+   * already aborted signal rejects before anything is sent.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface KeyValue {

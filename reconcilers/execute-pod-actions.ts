@@ -16,8 +16,9 @@
 import { mkdir } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { CallOptions, PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
+import { podKeyOf, type PodKey } from '../util/pod-key.js';
 import type { PodActions } from './compute-pod-actions.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
@@ -27,7 +28,8 @@ import type { ObservedPod } from './observed-pod.js';
 import type { RestartBackoff } from './restart-backoff.js';
 import { buildSandboxConfig } from './sandbox-config.js';
 import { ContainerStarter } from './start-container.js';
-import { ContainerStartError, PodSetupError, errorMessage, isContainerStartError } from './sync-errors.js';
+import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.js';
+import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
 import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
 
 export type { KillRequest } from './kill-pod.js';
@@ -46,6 +48,16 @@ export interface ExecutorOptions {
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
   readonly rootDir: string;
   readonly logger: Logger;
+  /** Told about every sandbox and container this executor starts. */
+  readonly lifecycle: PodStartEvents;
+}
+
+/** How one plan is carried out. */
+export interface ExecuteOptions {
+  /** The grace period of the containers the plan kills. */
+  readonly gracePeriodSeconds: number;
+  /** Cancels the run: every runtime call is cancelled and no further step starts. */
+  readonly signal?: AbortSignal;
 }
 
 /** What happened to the containers the plan asked to start. */
@@ -54,7 +66,7 @@ export interface ExecuteResult {
   readonly failures: readonly ContainerStartError[];
 }
 
-export class PodActionsExecutor {
+export class PodActionsExecutor implements PodLifecycleObserver {
   private readonly killer: PodKiller;
   private readonly starter: ContainerStarter;
   /**
@@ -70,11 +82,12 @@ export class PodActionsExecutor {
     this.starter = new ContainerStarter(options);
   }
 
-  /** Performs the plan. Throws when the pod could not be killed or set up; returns container start failures. */
-  async execute(pod: V1Pod, plan: PodActions, observed: ObservedPod, gracePeriodSeconds: number): Promise<ExecuteResult> {
+  /** Performs the plan. Throws when the pod could not be killed or set up, or the run was cancelled; returns container start failures. */
+  async execute(pod: V1Pod, plan: PodActions, observed: ObservedPod, how: ExecuteOptions): Promise<ExecuteResult> {
+    const { gracePeriodSeconds, signal } = how;
     // Step 1: kill the pod.
     if (plan.killPod) {
-      await this.killPod({ pod, observed, gracePeriodSeconds, reason: plan.killPodReason });
+      await this.killPod({ pod, observed, gracePeriodSeconds, reason: plan.killPodReason, ...signalOf(signal) });
       if (!plan.createSandbox) return { failures: [] };
     }
     // Step 2: kill the containers the plan names.
@@ -82,16 +95,17 @@ export class PodActionsExecutor {
     await Promise.all(
       plan.containersToKill.flatMap((k) => {
         const container = byId.get(k.id);
-        return container === undefined ? [] : [this.killer.stop({ pod, reason: k.reason }, container, gracePeriodSeconds)];
+        return container === undefined ? [] : [this.killer.stop({ pod, reason: k.reason, ...signalOf(signal) }, container, gracePeriodSeconds)];
       }),
     );
     if (!plan.createSandbox && plan.containersToStart.length === 0) return { failures: [] };
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
+    signal?.throwIfAborted();
     const prepared = await this.prepareVolumes(pod, plan.createSandbox);
     const sandboxConfig = buildSandboxConfig(pod, { nodeName: this.options.nodeName, podLogDir: this.options.podLogDir, attempt: plan.sandboxAttempt });
-    const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig) : { id: plan.sandboxId, ips: podIpsOf(observed) };
+    const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: podIpsOf(observed) };
     // Step 4: containers.
-    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips });
+    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips, signal });
   }
 
   /** Stops the pod's containers (app containers, then sidecars) and its sandboxes. */
@@ -99,11 +113,16 @@ export class PodActionsExecutor {
     await this.killer.killPod(request);
   }
 
-  /** Removes every sandbox of the pod (which removes its containers) after it was killed. */
-  async removePod(observed: ObservedPod): Promise<void> {
-    this.prepared.delete(observed.uid);
-    for (const container of observed.containers) await this.options.runtime.removeContainer(container.id);
-    for (const sandbox of observed.sandboxes) await this.options.runtime.removePodSandbox(sandbox.id);
+  /** Removes every container and sandbox of the pod after it was killed. */
+  async removePod(observed: ObservedPod, signal?: AbortSignal): Promise<void> {
+    const options: CallOptions = signalOf(signal);
+    for (const container of observed.containers) await this.options.runtime.removeContainer(container.id, options);
+    for (const sandbox of observed.sandboxes) await this.options.runtime.removePodSandbox(sandbox.id, options);
+  }
+
+  /** Drops the volumes remembered for a pod that is gone. */
+  podForgotten(key: PodKey): void {
+    this.prepared.delete(key.uid);
   }
 
   private async startContainers(s: {
@@ -114,11 +133,15 @@ export class PodActionsExecutor {
     sandboxConfig: PodSandboxConfig;
     prepared: PreparedVolumes;
     podIps: readonly string[];
+    signal: AbortSignal | undefined;
   }): Promise<ExecuteResult> {
     const failures: ContainerStartError[] = [];
+    const key = podKeyOf(s.pod);
     for (const target of s.plan.containersToStart) {
+      s.signal?.throwIfAborted();
       try {
-        await this.starter.start({ ...s, target });
+        const started = await this.starter.start({ ...s, target });
+        if (started !== undefined) this.options.lifecycle.containerStarted(key, { name: target.name, id: started.id });
       } catch (error) {
         if (!isContainerStartError(error)) throw error;
         failures.push(error);
@@ -148,14 +171,16 @@ export class PodActionsExecutor {
     }
   }
 
-  private async createSandbox(pod: V1Pod, config: PodSandboxConfig): Promise<{ id: string; ips: string[] }> {
+  private async createSandbox(pod: V1Pod, config: PodSandboxConfig, signal: AbortSignal | undefined): Promise<{ id: string; ips: string[] }> {
     try {
       await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
-      const id = await this.options.runtime.runPodSandbox(config, pod.spec?.runtimeClassName ?? '');
-      const status = await this.options.runtime.podSandboxStatus(id);
+      const id = await this.options.runtime.runPodSandbox(config, pod.spec?.runtimeClassName ?? '', signalOf(signal));
+      this.options.lifecycle.sandboxStarted(podKeyOf(pod), id);
+      const status = await this.options.runtime.podSandboxStatus(id, signalOf(signal));
       const ip = status.network?.ip ?? '';
       return { id, ips: ip === '' ? [] : [ip, ...(status.network?.additionalIps ?? [])] };
     } catch (error) {
+      if (isCancellation(error, signal)) throw error;
       const message = `Failed to create pod sandbox: ${errorMessage(error)}`;
       this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
       throw new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
@@ -166,4 +191,8 @@ export class PodActionsExecutor {
 function podIpsOf(observed: ObservedPod): string[] {
   const sandbox = observed.sandboxes[0];
   return sandbox === undefined || sandbox.ip === '' ? [] : [sandbox.ip, ...sandbox.additionalIps];
+}
+
+function signalOf(signal: AbortSignal | undefined): CallOptions {
+  return signal === undefined ? {} : { signal };
 }

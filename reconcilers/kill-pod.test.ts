@@ -5,7 +5,7 @@ import { FakeRuntime } from '../test/doubles/fake-runtime.js';
 import { hasRunningParts } from './observed-pod.js';
 import { observePod } from './observe-pod.js';
 import { createFakeClock, settle } from '../test/doubles/fake-clock.js';
-import { RecordingEventRecorder } from './events/event-recorder.js';
+import { RecordingEventRecorder } from '../test/doubles/recording-event-recorder.js';
 import { PodKiller } from './kill-pod.js';
 import { basePod, container, observation, sandbox } from '../test/doubles/pod-fixtures.js';
 

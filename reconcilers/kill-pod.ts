@@ -17,7 +17,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { RuntimeService } from '../cri/types.js';
+import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
@@ -34,6 +34,8 @@ export interface KillRequest {
   /** Re-read while stopping: a shorter value than `gracePeriodSeconds` cuts the wait short. */
   readonly currentGracePeriodSeconds?: () => number;
   readonly reason: string;
+  /** Cancels the runtime calls (the run lost its lock, or the agent is stopping). */
+  readonly signal?: AbortSignal;
 }
 
 export interface PodKillerOptions {
@@ -63,7 +65,7 @@ export class PodKiller {
       await Promise.all(live.filter((c) => c.name === name).map((c) => this.stop(request, c, remaining)));
     }
     for (const sandbox of request.observed.sandboxes.filter((s) => s.state === 'SANDBOX_READY')) {
-      await this.options.runtime.stopPodSandbox(sandbox.id);
+      await this.options.runtime.stopPodSandbox(sandbox.id, callOptions(request));
     }
   }
 
@@ -71,11 +73,11 @@ export class PodKiller {
    * Stops one container with `graceSeconds`, or sooner if the grace period shrinks meanwhile; a
    * container that never started is removed (see the file header).
    */
-  async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds'>, container: ObservedContainer, graceSeconds: number): Promise<void> {
+  async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds' | 'signal'>, container: ObservedContainer, graceSeconds: number): Promise<void> {
     const { pod } = request;
     if (container.state === 'CONTAINER_CREATED') {
       this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason }, 'removing container that never started');
-      await this.options.runtime.removeContainer(container.id);
+      await this.options.runtime.removeContainer(container.id, callOptions(request));
       return;
     }
     if (pod !== undefined) {
@@ -85,7 +87,7 @@ export class PodKiller {
     const startedMs = this.options.clock.now();
     const watcher = this.watchShrink({ container, startedMs, graceSeconds, current: request.currentGracePeriodSeconds });
     try {
-      await this.options.runtime.stopContainer(container.id, graceSeconds);
+      await this.options.runtime.stopContainer(container.id, graceSeconds, callOptions(request));
     } finally {
       watcher.cancel();
     }
@@ -116,4 +118,8 @@ export class PodKiller {
       },
     };
   }
+}
+
+function callOptions(request: Pick<KillRequest, 'signal'>): CallOptions {
+  return request.signal === undefined ? {} : { signal: request.signal };
 }

@@ -5,7 +5,7 @@
  */
 import { isCriNotFound } from '../cri/errors.js';
 import { nanosToDate, nanosToOptionalDate } from '../cri/time.js';
-import type { Container, PodSandbox, RuntimeService } from '../cri/types.js';
+import type { CallOptions, Container, PodSandbox, RuntimeService } from '../cri/types.js';
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed-pod.js';
 import {
   ANNOTATION_CONTAINER_HASH,
@@ -26,8 +26,8 @@ async function ignoreNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   }
 }
 
-async function observeSandbox(runtime: RuntimeService, sandbox: PodSandbox): Promise<ObservedSandbox | undefined> {
-  const status = await ignoreNotFound(runtime.podSandboxStatus(sandbox.id));
+async function observeSandbox(runtime: RuntimeService, sandbox: PodSandbox, options: CallOptions): Promise<ObservedSandbox | undefined> {
+  const status = await ignoreNotFound(runtime.podSandboxStatus(sandbox.id, options));
   if (status === undefined) return undefined;
   return {
     id: sandbox.id,
@@ -39,8 +39,8 @@ async function observeSandbox(runtime: RuntimeService, sandbox: PodSandbox): Pro
   };
 }
 
-async function observeContainer(runtime: RuntimeService, container: Container): Promise<ObservedContainer | undefined> {
-  const status = await ignoreNotFound(runtime.containerStatus(container.id));
+async function observeContainer(runtime: RuntimeService, container: Container, options: CallOptions): Promise<ObservedContainer | undefined> {
+  const status = await ignoreNotFound(runtime.containerStatus(container.id, options));
   if (status === undefined) return undefined;
   const startedAt = nanosToOptionalDate(status.startedAt);
   const finishedAt = nanosToOptionalDate(status.finishedAt);
@@ -79,13 +79,13 @@ function newestFirst<T extends { createdAt: Date }>(items: (T | undefined)[], ge
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || generation(b) - generation(a));
 }
 
-/** Observes every sandbox and container of pod `uid` that this node created. */
-export async function observePod(runtime: RuntimeService, uid: string, nodeName: string): Promise<ObservedPod> {
+/** Observes every sandbox and container of pod `uid` that this node created; `options.signal` cancels every call. */
+export async function observePod(runtime: RuntimeService, uid: string, nodeName: string, options: CallOptions = {}): Promise<ObservedPod> {
   const labelSelector = podSelector(uid, nodeName);
-  const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }), runtime.listContainers({ labelSelector })]);
+  const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }, options), runtime.listContainers({ labelSelector }, options)]);
   const [observedSandboxes, observedContainers] = await Promise.all([
-    Promise.all(sandboxes.map((s) => observeSandbox(runtime, s))),
-    Promise.all(containers.map((c) => observeContainer(runtime, c))),
+    Promise.all(sandboxes.map((s) => observeSandbox(runtime, s, options))),
+    Promise.all(containers.map((c) => observeContainer(runtime, c, options))),
   ]);
   return {
     uid,

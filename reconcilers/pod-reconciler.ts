@@ -6,10 +6,10 @@
  *                 ├─ computePodActions ─► executor ─► observe again ─► generatePodStatus ─► status writer
  *   runtime ──────┘
  *
- * The lifecycle of a UID, told apart by the desired pod alone (monotonic, as in the kubelet's pod
- * workers):
+ * The lifecycle of a UID (monotonic, kept by the pod lifecycle kernel, `lifecycle/pod-lifecycle.ts`,
+ * which tells every per-pod manager about each step):
  *
- *   syncing ──(deletionTimestamp | activeDeadlineSeconds | terminal phase)──► terminating ──► terminated ──► finished
+ *   admitted/syncing ──(deletionTimestamp | activeDeadlineSeconds | terminal phase)──► terminating ──► terminated ──(gone from every source)──► forgotten
  *
  * - syncing: the pod exists and is not being deleted. Plan, execute, report. Containers that wait
  *   out a backoff (CrashLoopBackOff, ImagePullBackOff) are reported and the pod requeued for when
@@ -20,38 +20,42 @@
  *   can only shrink: a later, shorter grace period cuts a running stop short — report the final
  *   (terminal) status, remove the sandbox and volumes, then delete the pod object (UID
  *   precondition), so when `kubectl delete` returns nothing of the pod is left in the runtime.
- * - gone: the API has no pod with this UID (deleted while the agent was down, or force-deleted).
- *   Stop and remove whatever the runtime still has of it, with the grace period recorded on its
- *   containers. Only once the pod source has synced: before that, absence proves nothing, and a
+ * - gone: no pod source has this UID any more (deleted while the agent was down, force-deleted,
+ *   or its deletion completed). Stop and remove whatever the runtime still has of it, with the
+ *   grace period recorded on its containers, then forget it: every per-pod manager drops its
+ *   state. Only once every pod source has synced: before that, absence proves nothing, and a
  *   restarted agent must not tear down the pods it is about to find again.
  *
- * A failed step is thrown after the status is written, so the queue retries with backoff.
+ * A failed step is thrown after the status is written, so the queue retries with backoff. A
+ * cancelled run (the queue's signal: lost lock, shutdown) stops at the next runtime call and
+ * writes nothing: the next owner of the UID looks again.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
+import { podDisplayName, type PodKey } from '../util/pod-key.js';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
-import type { ContainerStartFailure } from './status/container-statuses.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
-import { generatePodStatus } from './status/generate-pod-status.js';
-import type { ImagePuller } from './images/image-puller.js';
+import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { hasRunningParts, type ObservedPod } from './observed-pod.js';
 import { observePod } from './observe-pod.js';
-import type { RestartBackoff } from './restart-backoff.js';
-import { ANNOTATION_GRACE_PERIOD, intAnnotation, type PodIdentity } from './runtime-labels.js';
+import { ANNOTATION_GRACE_PERIOD, intAnnotation } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
+import type { ContainerStartFailures } from './start-failures.js';
+import { generatePodStatus } from './status/generate-pod-status.js';
 import type { StatusWriter } from './status/status-manager.js';
-import type { ContainerStartError } from './sync-errors.js';
+import { isCancellation, type ContainerStartError } from './sync-errors.js';
 import type { VolumeManager } from './volumes/index.js';
 
-/** Where the reconciler reads desired pods. */
+/** Where the reconciler reads desired pods: the merged store of every pod source. */
 export interface PodStore {
+  /** The newest desired object of a pod, from whichever source has it; undefined when none has. */
   get(uid: string): V1Pod | undefined;
   /**
-   * True once the store holds a full list from the API. Before that, a UID missing from it proves
-   * nothing (the agent just started, or the API server is down), so nothing is torn down.
+   * True once every source has delivered a full list. Before that, a UID missing from the store
+   * proves nothing (the agent just started, or the API server is down), so nothing is torn down.
    */
   synced(): boolean;
 }
@@ -72,8 +76,10 @@ export interface PodReconcilerOptions {
   readonly status: StatusWriter;
   readonly volumes: VolumeManager;
   readonly events: EventRecorder;
-  readonly restartBackoff: RestartBackoff;
-  readonly puller: ImagePuller;
+  /** The per-UID lifecycle; the reconciler moves it forward, the managers registered on it follow. */
+  readonly lifecycle: PodLifecycle;
+  /** Why containers could not start (a per-pod manager registered on the lifecycle). */
+  readonly startFailures: ContainerStartFailures;
   readonly nodeName: string;
   readonly nodeIp: string;
   /** e.g. `containerd`, from the runtime's version. */
@@ -87,6 +93,12 @@ export interface PodReconcilerOptions {
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
 export interface ReconcileOutcome {
   readonly requeueAfterMs?: number;
+}
+
+/** What one run is given besides the pod's key. */
+export interface ReconcileRun {
+  /** Aborted when the run must stop (the queue lost the job's lock, or the agent is stopping). */
+  readonly signal?: AbortSignal;
 }
 
 /** How long to wait before looking again at a pod the store cannot vouch for yet. */
@@ -117,59 +129,90 @@ function outcomeOf(failures: readonly ContainerStartError[], deadlineMs: number 
   return waits.length === 0 ? {} : { requeueAfterMs: Math.max(1, Math.min(...waits)) };
 }
 
-export class PodReconciler {
-  /** Start failures of the last reconcile per pod UID and container name (the kubelet's reason cache). */
-  private readonly startFailures = new Map<string, Map<string, ContainerStartFailure>>();
-  /** The shortest grace period seen for each terminating pod: a grace period only shrinks. */
-  private readonly terminationGrace = new Map<string, number>();
+/** One reconcile's view: the pod's key, its logger and the run's cancellation signal. */
+interface RunScope {
+  readonly key: PodKey;
+  readonly log: Logger;
+  readonly signal: AbortSignal | undefined;
+}
 
+export class PodReconciler {
   constructor(private readonly options: PodReconcilerOptions) {}
 
   /** Reconciles one pod. Throws when a step failed (after reporting status), so the caller retries. */
-  async reconcile(ref: PodIdentity): Promise<ReconcileOutcome> {
-    const log = this.options.logger.child({ podUID: ref.uid, pod: `${ref.namespace}/${ref.name}` });
-    const pod = this.options.store.get(ref.uid);
-    const observed = await observePod(this.options.runtime, ref.uid, this.options.nodeName);
+  async reconcile(key: PodKey, run: ReconcileRun = {}): Promise<ReconcileOutcome> {
+    const scope: RunScope = { key, log: this.options.logger.child({ podUID: key.uid, pod: podDisplayName(key) }), signal: run.signal };
+    const pod = this.options.store.get(key.uid);
+    const observed = await this.observe(scope);
     if (pod === undefined) {
       if (!this.options.store.synced()) {
-        log.debug('pod source not synced yet: not deciding whether the pod is gone');
+        scope.log.debug('pod sources not synced yet: not deciding whether the pod is gone');
         return { requeueAfterMs: UNSYNCED_RETRY_MS };
       }
-      await this.cleanUpGone(observed, log);
+      await this.cleanUpGone(scope, observed);
       return {};
     }
     if (pod.metadata?.deletionTimestamp !== undefined) {
-      await this.terminate(pod, observed, log);
+      await this.terminate(scope, pod, observed);
       return {};
     }
-    return this.sync(pod, observed, log);
+    return this.sync(scope, pod, observed);
   }
 
-  private async sync(pod: V1Pod, observed: ObservedPod, log: Logger): Promise<ReconcileOutcome> {
+  private observe(scope: RunScope): Promise<ObservedPod> {
+    return observePod(this.options.runtime, scope.key.uid, this.options.nodeName, scope.signal === undefined ? {} : { signal: scope.signal });
+  }
+
+  private async sync(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileOutcome> {
+    const stop = this.stopDecision(scope.key, pod);
+    const plan = computePodActions({ pod, observed, terminating: stop.mustStop });
+    scope.log.debug({ plan }, 'computed pod actions');
+    if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
+      await this.hold(pod, observed, scope.log);
+      return {};
+    }
+    const gracePeriodSeconds = this.enterLifecycle(scope.key, pod, stop.mustStop);
+    this.reportSandboxChange(pod, plan, observed);
+    const { result, setupError } = await this.executePlan(scope, { pod, plan, observed, gracePeriodSeconds });
+    this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
+    const after = await this.observe(scope);
+    if (stop.mustStop && !hasRunningParts(after)) this.options.lifecycle.terminated(scope.key);
+    await this.writeStatus(scope, pod, after, { podIsTerminal: false, ...(stop.deadlineExceeded ? { terminalReason: DEADLINE_EXCEEDED } : {}) });
+    if (setupError instanceof Error) throw setupError;
+    if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
+    return outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs);
+  }
+
+  /**
+   * Whether the pod must only be stopped: a terminal phase, an exceeded deadline (recorded as an
+   * event), or a UID that already started terminating — it never runs again, even before the API
+   * shows a terminal phase.
+   */
+  private stopDecision(key: PodKey, pod: V1Pod): { mustStop: boolean; deadlineExceeded: boolean; deadlineMs: number | undefined } {
     const deadlineMs = activeDeadlineRemainingMs(pod, this.options.clock.now());
     const deadlineExceeded = deadlineMs !== undefined && deadlineMs <= 0 && !isTerminalPhase(pod);
     if (deadlineExceeded) this.options.events.record(pod, { type: 'Warning', ...DEADLINE_EXCEEDED });
-    const plan = computePodActions({ pod, observed, terminating: isTerminalPhase(pod) || deadlineExceeded });
-    log.debug({ plan }, 'computed pod actions');
-    if (plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
-      await this.hold(pod, observed, log);
-      return {};
-    }
-    this.reportSandboxChange(pod, plan, observed);
-    let result: ExecuteResult = { failures: [] };
-    let setupError: unknown;
+    const terminating = (this.options.lifecycle.get(key.uid)?.phase ?? 'syncing') !== 'syncing';
+    return { mustStop: isTerminalPhase(pod) || deadlineExceeded || terminating, deadlineExceeded, deadlineMs };
+  }
+
+  /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */
+  private enterLifecycle(key: PodKey, pod: V1Pod, mustStop: boolean): number {
+    if (mustStop) return this.options.lifecycle.terminate(key, podGracePeriodSeconds(pod));
+    this.options.lifecycle.admit(key);
+    return podGracePeriodSeconds(pod);
+  }
+
+  /** Runs the plan; a failed setup step is returned (status is still written), a cancellation thrown. */
+  private async executePlan(scope: RunScope, p: { pod: V1Pod; plan: PodActions; observed: ObservedPod; gracePeriodSeconds: number }): Promise<{ result: ExecuteResult; setupError?: unknown }> {
     try {
-      result = await this.options.executor.execute(pod, plan, observed, podGracePeriodSeconds(pod));
+      const result = await this.options.executor.execute(p.pod, p.plan, p.observed, { gracePeriodSeconds: p.gracePeriodSeconds, ...(scope.signal === undefined ? {} : { signal: scope.signal }) });
+      return { result };
     } catch (error) {
-      setupError = error;
-      log.debug({ err: error }, 'pod sync failed');
+      if (isCancellation(error, scope.signal)) throw error;
+      scope.log.debug({ err: error }, 'pod sync failed');
+      return { result: { failures: [] }, setupError: error };
     }
-    this.recordFailures(observed.uid, plan, result.failures);
-    const after = await observePod(this.options.runtime, observed.uid, this.options.nodeName);
-    await this.writeStatus(pod, after, { podIsTerminal: false, ...(deadlineExceeded ? { terminalReason: DEADLINE_EXCEEDED } : {}) });
-    if (setupError instanceof Error) throw setupError;
-    if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
-    return outcomeOf(result.failures, deadlineExceeded ? undefined : deadlineMs);
   }
 
   /**
@@ -183,7 +226,7 @@ export class PodReconciler {
       reason: 'NodeletPaused',
       message: 'nodelet on this node is paused (NodeAgent spec.paused): the pod starts once it is unpaused',
     });
-    await this.writeStatus(pod, observed, { podIsTerminal: false });
+    await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, { podIsTerminal: false }));
   }
 
   private reportSandboxChange(pod: V1Pod, plan: PodActions, observed: ObservedPod): void {
@@ -192,79 +235,61 @@ export class PodReconciler {
     }
   }
 
-  private async terminate(pod: V1Pod, observed: ObservedPod, log: Logger): Promise<void> {
-    const uid = observed.uid;
-    const gracePeriodSeconds = this.shrinkGrace(pod);
+  private async terminate(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<void> {
+    const { key, log, signal } = scope;
+    const { lifecycle } = this.options;
+    const gracePeriodSeconds = lifecycle.terminate(key, podGracePeriodSeconds(pod));
     log.info({ gracePeriodSeconds }, 'terminating pod');
     await this.options.executor.killPod({
       pod,
       observed,
       gracePeriodSeconds,
-      currentGracePeriodSeconds: () => this.shrinkGrace(this.options.store.get(uid) ?? pod),
+      // A newer object with a shorter grace period cuts the wait short; the kernel keeps the shortest.
+      currentGracePeriodSeconds: () => lifecycle.terminate(key, podGracePeriodSeconds(this.options.store.get(key.uid) ?? pod)),
       reason: 'pod is being deleted',
+      ...(signal === undefined ? {} : { signal }),
     });
-    const after = await observePod(this.options.runtime, uid, this.options.nodeName);
+    const after = await this.observe(scope);
     const done = !hasRunningParts(after);
-    await this.writeStatus(pod, after, { podIsTerminal: done });
-    if (!done) throw new Error(`pod ${uid} still has running parts after being killed`);
-    await this.options.executor.removePod(after);
-    await this.options.volumes.cleanup(uid);
+    if (done) lifecycle.terminated(key);
+    await this.writeStatus(scope, pod, after, { podIsTerminal: done });
+    if (!done) throw new Error(`pod ${key.uid} still has running parts after being killed`);
+    await this.options.executor.removePod(after, signal);
+    await this.options.volumes.cleanup(key.uid);
     await this.options.status.deletePod(pod);
-    this.forget(uid);
   }
 
-  /** The pod's grace period, never longer than one seen before for this termination. */
-  private shrinkGrace(pod: V1Pod): number {
-    const uid = pod.metadata?.uid ?? '';
-    const grace = Math.min(podGracePeriodSeconds(pod), this.terminationGrace.get(uid) ?? Number.POSITIVE_INFINITY);
-    this.terminationGrace.set(uid, grace);
-    return grace;
-  }
-
-  private async cleanUpGone(observed: ObservedPod, log: Logger): Promise<void> {
+  private async cleanUpGone(scope: RunScope, observed: ObservedPod): Promise<void> {
+    const { key, log, signal } = scope;
+    const { lifecycle } = this.options;
     if (observed.sandboxes.length > 0 || observed.containers.length > 0) {
-      const grace = Math.max(ORPHAN_GRACE_SECONDS, ...observed.containers.map((c) => intAnnotation(c.annotations, ANNOTATION_GRACE_PERIOD, 0)));
-      log.info({ gracePeriodSeconds: grace }, 'removing pod that no longer exists in the API');
-      await this.options.executor.killPod({ pod: undefined, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists' });
-      await this.options.executor.removePod(await observePod(this.options.runtime, observed.uid, this.options.nodeName));
+      const recorded = Math.max(ORPHAN_GRACE_SECONDS, ...observed.containers.map((c) => intAnnotation(c.annotations, ANNOTATION_GRACE_PERIOD, 0)));
+      const grace = lifecycle.terminate(key, recorded);
+      log.info({ gracePeriodSeconds: grace }, 'removing pod that no longer exists in any pod source');
+      await this.options.executor.killPod({ pod: undefined, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists', ...(signal === undefined ? {} : { signal }) });
+      await this.options.executor.removePod(await this.observe(scope), signal);
     }
-    await this.options.volumes.cleanup(observed.uid);
-    this.forget(observed.uid);
+    await this.options.volumes.cleanup(key.uid);
+    lifecycle.forget(key);
   }
 
-  private async writeStatus(pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: { reason: string; message: string } }): Promise<void> {
+  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: { reason: string; message: string } }): Promise<void> {
+    // A cancelled run writes nothing: another run of this UID may be writing already.
+    scope.signal?.throwIfAborted();
+    await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, how));
+  }
+
+  private statusOf(pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: { reason: string; message: string } }): ReturnType<typeof generatePodStatus> {
     const now = new Date(Math.floor(this.options.clock.now() / 1000) * 1000);
-    const status = generatePodStatus({
+    return generatePodStatus({
       pod,
       observed,
       nodeIp: this.options.nodeIp,
       runtimeName: this.options.runtimeName,
       now,
-      startFailures: this.startFailures.get(observed.uid) ?? new Map(),
+      startFailures: this.options.startFailures.of(observed.uid),
       podIsTerminal: how.podIsTerminal,
       ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
     });
-    await this.options.status.setPodStatus(pod, status);
-  }
-
-  /** Remembers why each container the plan tried to start could not, and forgets the ones that started. */
-  private recordFailures(uid: string, plan: PodActions, failures: readonly ContainerStartError[]): void {
-    const failed = new Map(failures.map((f) => [f.containerName, { reason: f.reason, message: f.message }]));
-    const entries = new Map(this.startFailures.get(uid) ?? []);
-    for (const target of plan.containersToStart) {
-      const failure = failed.get(target.name);
-      if (failure === undefined) entries.delete(target.name);
-      else entries.set(target.name, failure);
-    }
-    if (entries.size === 0) this.startFailures.delete(uid);
-    else this.startFailures.set(uid, entries);
-  }
-
-  private forget(uid: string): void {
-    this.startFailures.delete(uid);
-    this.terminationGrace.delete(uid);
-    this.options.restartBackoff.forgetPrefix(`${uid}/`);
-    this.options.puller.forget(uid);
-    this.options.status.forget(uid);
   }
 }

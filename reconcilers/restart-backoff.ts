@@ -10,6 +10,8 @@
  * Entries live in memory: an agent restart forgets them, as a kubelet restart does.
  */
 import type { BackoffPolicy } from '../util/backoff.js';
+import type { PodKey } from '../util/pod-key.js';
+import type { PodLifecycleObserver } from './lifecycle/observer.js';
 
 export const CONTAINER_RESTART_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
 export const IMAGE_PULL_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
@@ -21,7 +23,7 @@ interface Entry {
 }
 
 /** Per-key exponential backoff measured from event times. */
-export class RestartBackoff {
+export class RestartBackoff implements PodLifecycleObserver {
   private readonly entries = new Map<string, Entry>();
 
   constructor(private readonly policy: BackoffPolicy = CONTAINER_RESTART_BACKOFF) {}
@@ -56,6 +58,11 @@ export class RestartBackoff {
     }
     entry.backoffMs = Math.min(entry.backoffMs * 2, this.policy.maxMs);
     entry.lastUpdateMs = eventMs;
+  }
+
+  /** Forgets a pod that is gone: every key is `<uid>/…`. */
+  podForgotten(key: PodKey): void {
+    this.forgetPrefix(`${key.uid}/`);
   }
 
   /** Forgets every key that starts with `prefix` (a finished pod's entries). */

@@ -7,6 +7,7 @@
  * The `io.kubernetes.*` keys are the kubelet's, so `crictl` output and log tooling read the same.
  */
 import type { Labels } from '../cri/types.js';
+import type { PodKey } from '../util/pod-key.js';
 
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
 export const LABEL_POD_NAMESPACE = 'io.kubernetes.pod.namespace';
@@ -23,14 +24,8 @@ export const ANNOTATION_GRACE_PERIOD = 'io.kubernetes.pod.terminationGracePeriod
 /** `init` or `regular`: which list of the pod spec the container came from. */
 export const ANNOTATION_CONTAINER_KIND = 'nodelet.dev/container-kind';
 
-export interface PodIdentity {
-  readonly uid: string;
-  readonly namespace: string;
-  readonly name: string;
-}
-
 /** Labels of a sandbox nodelet creates for a pod. */
-export function sandboxLabels(pod: PodIdentity, nodeName: string): Labels {
+export function sandboxLabels(pod: PodKey, nodeName: string): Labels {
   return {
     [LABEL_POD_NAME]: pod.name,
     [LABEL_POD_NAMESPACE]: pod.namespace,
@@ -40,7 +35,7 @@ export function sandboxLabels(pod: PodIdentity, nodeName: string): Labels {
 }
 
 /** Labels of a container nodelet creates for a pod. */
-export function containerLabels(pod: PodIdentity, containerName: string, nodeName: string): Labels {
+export function containerLabels(pod: PodKey, containerName: string, nodeName: string): Labels {
   return { ...sandboxLabels(pod, nodeName), [LABEL_CONTAINER_NAME]: containerName };
 }
 

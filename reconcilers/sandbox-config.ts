@@ -5,7 +5,8 @@
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
-import { ANNOTATION_GRACE_PERIOD, sandboxLabels, type PodIdentity } from './runtime-labels.js';
+import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from './runtime-labels.js';
+import type { PodKey } from '../util/pod-key.js';
 
 export interface SandboxConfigOptions {
   readonly nodeName: string;
@@ -15,12 +16,12 @@ export interface SandboxConfigOptions {
 }
 
 /** Identity of a pod from its metadata. */
-export function podIdentity(pod: V1Pod): PodIdentity {
+export function podIdentity(pod: V1Pod): PodKey {
   return { uid: pod.metadata?.uid ?? '', namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '' };
 }
 
 /** `<podLogDir>/<namespace>_<name>_<uid>`, where the runtime writes container logs. */
-export function podLogDirectory(pod: PodIdentity, podLogDir: string): string {
+export function podLogDirectory(pod: PodKey, podLogDir: string): string {
   return path.join(podLogDir, `${pod.namespace}_${pod.name}_${pod.uid}`);
 }
 

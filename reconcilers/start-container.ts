@@ -15,7 +15,7 @@ import { containerFieldPath, type EventRecorder } from './events/event-recorder.
 import type { ImagePuller } from './images/image-puller.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
 import { formatDuration, type RestartBackoff } from './restart-backoff.js';
-import { ContainerStartError, errorMessage } from './sync-errors.js';
+import { ContainerStartError, errorMessage, isCancellation } from './sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
 
@@ -42,6 +42,8 @@ export interface StartRequest {
   readonly sandboxConfig: PodSandboxConfig;
   readonly prepared: PreparedVolumes;
   readonly podIps: readonly string[];
+  /** Cancels the image pull and the runtime calls. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The spec of the container a plan entry names. */
@@ -61,14 +63,19 @@ function podDescription(pod: V1Pod): string {
 export class ContainerStarter {
   constructor(private readonly options: ContainerStarterOptions) {}
 
-  /** Starts the container, or throws a `ContainerStartError` with the kubelet's reason. */
-  async start(request: StartRequest): Promise<void> {
-    const { pod } = request;
+  /**
+   * Starts the container and returns its runtime ID (undefined when the spec has no such
+   * container), or throws a `ContainerStartError` with the kubelet's reason; a cancelled run
+   * throws its cancellation as is.
+   */
+  async start(request: StartRequest): Promise<{ readonly id: string } | undefined> {
+    const { pod, signal } = request;
     const container = specOf(pod, request.target);
-    if (container === undefined) return;
+    if (container === undefined) return undefined;
     this.checkRestartBackoff(request, container);
     const fieldPath = containerFieldPath(pod, container.name);
-    const imageRef = await this.options.puller.ensureImage(pod, container);
+    const imageRef = await this.options.puller.ensureImage(pod, container, signal);
+    const options = signal === undefined ? {} : { signal };
     const { env, mounts } = await this.configStep(pod, container.name, async () => {
       const env = await resolveContainerEnv({
         pod,
@@ -98,10 +105,12 @@ export class ContainerStarter {
       mounts: [...mounts, termination.mount],
     });
     const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
-    const id = await this.runtimeStep(pod, container.name, 'CreateContainerError', () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig));
+    const step = { pod, name: container.name, signal };
+    const id = await this.runtimeStep({ ...step, reason: 'CreateContainerError' }, () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
-    await this.runtimeStep(pod, container.name, 'RunContainerError', () => this.options.runtime.startContainer(id));
+    await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
+    return { id };
   }
 
   /** A container that exited waits out its backoff (measured from its exit) before it restarts. */
@@ -138,10 +147,13 @@ export class ContainerStarter {
     }
   }
 
-  private async runtimeStep<T>(pod: V1Pod, name: string, reason: 'CreateContainerError' | 'RunContainerError', step: () => Promise<T>): Promise<T> {
+  private async runtimeStep<T>(s: { pod: V1Pod; name: string; signal: AbortSignal | undefined; reason: 'CreateContainerError' | 'RunContainerError' }, step: () => Promise<T>): Promise<T> {
+    const { pod, name, reason } = s;
     try {
       return await step();
     } catch (error) {
+      // A cancelled run is not the container's fault: no event, no waiting reason.
+      if (isCancellation(error, s.signal)) throw error;
       this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message: `Error: ${errorMessage(error)}`, fieldPath: containerFieldPath(pod, name) });
       throw new ContainerStartError(name, reason, errorMessage(error), { cause: error });
     }

@@ -3,6 +3,7 @@
  * `kubectl get pods` (the container's waiting reason) and in events, so it must be one of the
  * kubelet's: tooling and habits match on them.
  */
+import { isCriCancelled } from '../cri/errors.js';
 
 /** Reasons a container could not be started; each becomes the container's `waiting.reason`. */
 export type ContainerStartReason =
@@ -58,4 +59,13 @@ export function isPodSetupError(error: unknown): error is PodSetupError {
 /** The message of any thrown value, for events and logs. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Whether a failure is the run being cancelled (its queue lock was lost, or the agent is shutting
+ * down) rather than a fault of the pod: a cancelled step records no event, no backoff and no
+ * waiting reason; the reconcile stops and the next owner of the UID looks again.
+ */
+export function isCancellation(error: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true || isCriCancelled(error);
 }

@@ -165,3 +165,12 @@ export async function readHostFacts(options: ReadHostFactsOptions): Promise<Host
 export function createHostInfo(options: ReadHostFactsOptions): HostInfo {
   return { read: () => readHostFacts(options) };
 }
+
+/**
+ * What the node can give pods, as the per-pod machinery needs it: the default for
+ * `resourceFieldRef` of a container without limits is the node's allocatable (CPU in millicores,
+ * memory in bytes). Without reservations (not configurable yet), allocatable equals capacity.
+ */
+export function nodeAllocatable(system: HostSystem = nodeHostSystem): { readonly milliCpu: number; readonly memoryBytes: number } {
+  return { milliCpu: system.cpuCount() * 1000, memoryBytes: system.totalMemoryBytes() };
+}

@@ -12,12 +12,13 @@
  */
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../../cri/types.js';
-import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector, type PodIdentity } from '../../reconcilers/runtime-labels.js';
+import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector } from '../../reconcilers/runtime-labels.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { PodKey } from '../../util/pod-key.js';
 
 /** One pod as the runtime listing shows it: identity plus a fingerprint of its parts' states. */
 export interface PodRecord {
-  readonly pod: PodIdentity;
+  readonly pod: PodKey;
   /** Sorted `kind/id=state` entries; equal fingerprints mean nothing changed. */
   readonly fingerprint: string;
 }
@@ -29,7 +30,7 @@ export interface PlegOptions {
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly onPodChanged: (pod: PodIdentity, reason: string) => void;
+  readonly onPodChanged: (pod: PodKey, reason: string) => void;
   readonly periodMs?: number;
   readonly unhealthyAfterMs?: number;
 }
@@ -43,7 +44,7 @@ interface Part {
 
 /** Groups a runtime listing into per-pod records. Pure. */
 export function buildSnapshot(parts: readonly Part[]): Snapshot {
-  const entries = new Map<string, { pod: PodIdentity; items: string[] }>();
+  const entries = new Map<string, { pod: PodKey; items: string[] }>();
   for (const part of parts) {
     const uid = part.labels[LABEL_POD_UID];
     if (uid === undefined) continue;
@@ -58,8 +59,8 @@ export function buildSnapshot(parts: readonly Part[]): Snapshot {
 }
 
 /** The pods whose records differ between two snapshots, with why. Pure. */
-export function diffSnapshots(previous: Snapshot, current: Snapshot): { pod: PodIdentity; reason: string }[] {
-  const changed: { pod: PodIdentity; reason: string }[] = [];
+export function diffSnapshots(previous: Snapshot, current: Snapshot): { pod: PodKey; reason: string }[] {
+  const changed: { pod: PodKey; reason: string }[] = [];
   for (const [uid, record] of current) {
     const old = previous.get(uid);
     if (old === undefined) changed.push({ pod: record.pod, reason: 'runtime: pod appeared' });

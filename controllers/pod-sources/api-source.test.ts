@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { KubeConfig, type ErrorCallback, type Informer, type KubernetesListObject, type ListPromise, type ObjectCallback, type V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
-import { createPodSource, isStaleInformerError, type PodEventReason, type PodRef } from './api-source.js';
+import { createPodSource, isStaleInformerError, type PodEventReason, type PodKey } from './api-source.js';
 import type { PodTransport } from './pod-watch.js';
 
 type Verb = 'add' | 'update' | 'delete' | 'change' | 'error' | 'connect';
@@ -90,7 +90,7 @@ function setup(initial: V1Pod[] = []) {
     kubeConfig: new KubeConfig(),
     nodeName: 'n1',
     logger: pino({ level: 'silent' }),
-    onPod: (ref: PodRef, reason) => events.push([ref.uid, reason]),
+    onPod: (ref: PodKey, reason) => events.push([ref.uid, reason]),
     clock,
     silenceTimeoutMs: 60_000,
     transport,

@@ -16,11 +16,12 @@ import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import { createPodIndex, type PodRef } from './pod-index.js';
+import { createPodIndex } from './pod-index.js';
+import type { PodKey } from '../../util/pod-key.js';
 import { createInformerSupervisor, createSupervisorState } from './informer-supervisor.js';
 import { createPodTransport, type PodTransport } from './pod-watch.js';
 
-export type { PodRef } from './pod-index.js';
+export type { PodKey } from '../../util/pod-key.js';
 export { isStaleInformerError, StaleInformerError } from './informer-supervisor.js';
 
 /**
@@ -35,7 +36,7 @@ export interface PodSourceOptions {
   readonly nodeName: string;
   readonly logger: Logger;
   /** Called for every change; must not throw (a throw is logged) and should only enqueue. */
-  readonly onPod: (ref: PodRef, reason: PodEventReason) => void;
+  readonly onPod: (ref: PodKey, reason: PodEventReason) => void;
   readonly clock?: Clock;
   /** Restart delay after informer errors; default 1 s doubling to 30 s. */
   readonly backoff?: BackoffPolicy;
@@ -45,8 +46,10 @@ export interface PodSourceOptions {
   readonly transport?: PodTransport;
 }
 
-/** The node's desired pods. */
+/** The node's pods in the API: one source of the desired-pod store (`pod-store.ts`). */
 export interface PodSource {
+  /** Always `api`. */
+  readonly name: 'api';
   /** Starts the informer; resolves after the first attempt has synced or failed (it keeps retrying). */
   start(): Promise<void>;
   /** Stops watching; the index keeps its last contents. */
@@ -75,7 +78,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
   const index = createPodIndex();
   const state = createSupervisorState(clock);
 
-  function notify(ref: PodRef, reason: PodEventReason): void {
+  function notify(ref: PodKey, reason: PodEventReason): void {
     try {
       options.onPod(ref, reason);
     } catch (err: unknown) {
@@ -114,6 +117,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
   });
 
   return {
+    name: 'api',
     start: () => supervisor.start(),
     stop: () => {
       supervisor.stop();

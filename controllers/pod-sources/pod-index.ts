@@ -4,16 +4,10 @@
  * down is seen as two pods (the old UID vanished, a new one appeared), not as an update.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-
-/** Identity of a pod; the reconcile queue keys on `uid`, the rest is for humans. */
-export interface PodRef {
-  readonly uid: string;
-  readonly namespace: string;
-  readonly name: string;
-}
+import type { PodKey } from '../../util/pod-key.js';
 
 /** The ref of a pod object, undefined for an object without a UID (never stored). */
-export function podRefOf(pod: V1Pod): PodRef | undefined {
+export function podKeyOfStored(pod: V1Pod): PodKey | undefined {
   const uid = pod.metadata?.uid;
   if (uid === undefined || uid === '') return undefined;
   return { uid, namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '' };
@@ -21,11 +15,11 @@ export function podRefOf(pod: V1Pod): PodRef | undefined {
 
 /** What storing a pod changed. */
 export interface UpsertOutcome {
-  readonly ref: PodRef;
+  readonly ref: PodKey;
   /** `unchanged`: same UID at the same resourceVersion was already stored. */
   readonly kind: 'added' | 'updated' | 'unchanged';
   /** A different UID that held the same namespace/name and is now gone from the index. */
-  readonly replaced?: PodRef;
+  readonly replaced?: PodKey;
 }
 
 /** UID-keyed pod store. */
@@ -33,22 +27,22 @@ export interface PodIndex {
   /** Stores the pod as the latest version of its UID; undefined if it has no UID. */
   upsert(pod: V1Pod): UpsertOutcome | undefined;
   /** Forgets the pod's UID; returns its ref if it was stored. */
-  remove(pod: V1Pod): PodRef | undefined;
+  remove(pod: V1Pod): PodKey | undefined;
   /** Makes the index hold exactly `pods` (a full list); returns the refs of UIDs that vanished. */
-  replaceAll(pods: readonly V1Pod[]): PodRef[];
+  replaceAll(pods: readonly V1Pod[]): PodKey[];
   get(uid: string): V1Pod | undefined;
   list(): V1Pod[];
-  refs(): PodRef[];
+  refs(): PodKey[];
 }
 
-const nameKey = (ref: PodRef): string => `${ref.namespace}/${ref.name}`;
+const nameKey = (ref: PodKey): string => `${ref.namespace}/${ref.name}`;
 
 /** Creates an empty index. */
 export function createPodIndex(): PodIndex {
-  const byUid = new Map<string, { pod: V1Pod; ref: PodRef }>();
+  const byUid = new Map<string, { pod: V1Pod; ref: PodKey }>();
   const uidByName = new Map<string, string>();
 
-  function forget(uid: string): PodRef | undefined {
+  function forget(uid: string): PodKey | undefined {
     const entry = byUid.get(uid);
     if (!entry) return undefined;
     byUid.delete(uid);
@@ -57,7 +51,7 @@ export function createPodIndex(): PodIndex {
   }
 
   function upsert(pod: V1Pod): UpsertOutcome | undefined {
-    const ref = podRefOf(pod);
+    const ref = podKeyOfStored(pod);
     if (!ref) return undefined;
     const holder = uidByName.get(nameKey(ref));
     const replaced = holder !== undefined && holder !== ref.uid ? forget(holder) : undefined;
@@ -72,13 +66,13 @@ export function createPodIndex(): PodIndex {
 
   return {
     upsert,
-    remove(pod: V1Pod): PodRef | undefined {
-      const ref = podRefOf(pod);
+    remove(pod: V1Pod): PodKey | undefined {
+      const ref = podKeyOfStored(pod);
       return ref ? forget(ref.uid) : undefined;
     },
-    replaceAll(pods: readonly V1Pod[]): PodRef[] {
-      const listed = new Set(pods.map((pod) => podRefOf(pod)?.uid));
-      const vanished: PodRef[] = [];
+    replaceAll(pods: readonly V1Pod[]): PodKey[] {
+      const listed = new Set(pods.map((pod) => podKeyOfStored(pod)?.uid));
+      const vanished: PodKey[] = [];
       for (const uid of [...byUid.keys()]) {
         if (listed.has(uid)) continue;
         const ref = forget(uid);

@@ -85,17 +85,14 @@ import type { ResyncListener } from './state-watch.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { ReconcileQueueStateError } from './errors.js';
 import type { Redis } from 'ioredis';
+import type { PodKey } from '../../util/pod-key.js';
 
 export { TerminalReconcileError, isTerminalReconcileError } from './errors.js';
 export type { ResyncCause, ResyncListener } from './state-watch.js';
 export type { RunRecord } from './runner.js';
 
 /** Identifies a pod: the UID is the key, namespace/name are for humans. */
-export interface PodRef {
-  readonly uid: string;
-  readonly namespace: string;
-  readonly name: string;
-}
+export type { PodKey } from '../../util/pod-key.js';
 
 /** What a reconcile returns on success. */
 export interface ReconcileResult {
@@ -117,7 +114,7 @@ export interface ReconcileContext {
  * Reconciles one pod. Resolves `{}` or `{ requeueAfterMs }`; throws to be retried with backoff,
  * or throws a {@link TerminalReconcileError} to stop retrying.
  */
-export type ReconcileHandler = (ref: PodRef, context: ReconcileContext) => Promise<ReconcileResult>;
+export type ReconcileHandler = (ref: PodKey, context: ReconcileContext) => Promise<ReconcileResult>;
 
 /** Job counts of the node's queue. */
 export interface QueueCounts {
@@ -131,13 +128,15 @@ export interface QueueCounts {
 /** The node's reconcile queue; semantics in this file's header. */
 export interface ReconcileQueue {
   /** Asks for a reconcile of `ref.uid`; coalesces with whatever is pending. Rejects while Redis is unreachable. */
-  enqueue(ref: PodRef, reason: string): Promise<void>;
+  enqueue(ref: PodKey, reason: string): Promise<void>;
   /** Starts this instance's workers, calling `handler` for each job; resolves once Redis is reachable. Call once. */
   start(handler: ReconcileHandler): Promise<void>;
   /** Changes how many different UIDs this instance reconciles at once (an integer ≥ 1). */
   setConcurrency(n: number): void;
   /** Job counts of the queue (all instances). */
   counts(): Promise<QueueCounts>;
+  /** Forgets the UID's failure count in this instance (the pod is gone: its backoff must not outlive it). */
+  forgetFailures(uid: string): void;
   /** Calls `listener` whenever jobs may have been lost (Redis reconnected or flushed). Returns an unsubscribe function. */
   onResync(listener: ResyncListener): () => void;
   /**
@@ -228,7 +227,7 @@ class BullReconcileQueue implements ReconcileQueue {
     this.watcher.start();
   }
 
-  async enqueue(ref: PodRef, reason: string): Promise<void> {
+  async enqueue(ref: PodKey, reason: string): Promise<void> {
     this.assertOpen('enqueue');
     if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
     const jobId = newJobId(ref.uid, this.clock.now());
@@ -284,6 +283,10 @@ class BullReconcileQueue implements ReconcileQueue {
 
   onResync(listener: ResyncListener): () => void {
     return this.watcher.onResync(listener);
+  }
+
+  forgetFailures(uid: string): void {
+    this.failures.set(uid, 0);
   }
 
   close(): Promise<void> {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { JobsOptions, KeepJobs } from 'bullmq';
 import type { Logger } from 'pino';
-import type { PodRef } from './reconcile-queue.js';
+import type { PodKey } from './reconcile-queue.js';
 import type { SentinelStore } from './state-watch.js';
 
 /** What a job carries: the UID plus namespace/name for humans, and why it was enqueued. Never the pod. */
@@ -75,7 +75,7 @@ export function enqueueOptions(uid: string, jobId: string, history: JobHistory):
 }
 
 /** The job data of `ref`. */
-export function jobDataOf(ref: PodRef, reason: string): ReconcileJobData {
+export function jobDataOf(ref: PodKey, reason: string): ReconcileJobData {
   return { uid: ref.uid, namespace: ref.namespace, name: ref.name, reason };
 }
 

@@ -10,7 +10,7 @@ import type { NextStep, RunOutcome } from './policy.js';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import type { ReconcileJobData } from './redis.js';
-import type { PodRef, ReconcileHandler, ReconcileResult } from './reconcile-queue.js';
+import type { PodKey, ReconcileHandler, ReconcileResult } from './reconcile-queue.js';
 
 /** What the queue records about one run: a job log line per run, and the job's return value. */
 export interface RunRecord {
@@ -86,7 +86,7 @@ export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
   const perUid = new KeyedSerializer();
   return async (job, token, signal) => {
     const { uid, namespace, name, reason } = job.data;
-    const ref: PodRef = { uid, namespace, name };
+    const ref: PodKey = { uid, namespace, name };
     const failuresBefore = deps.failures.get(uid);
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();

@@ -9,9 +9,11 @@ import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event, type
 import type { Logger } from 'pino';
 import { isForbidden } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
+import type { PodKey } from '../../util/pod-key.js';
 import type { EventRecorder, PodEvent } from './event-recorder.js';
 
 interface Aggregate {
+  readonly podUid: string;
   readonly name: string;
   readonly namespace: string;
   count: number;
@@ -67,7 +69,7 @@ export class ApiEventRecorder implements EventRecorder {
     const body = this.newEvent(pod, event, now);
     const namespace = body.metadata.namespace ?? 'default';
     await this.options.core.createNamespacedEvent({ namespace, body });
-    this.remember(key, { name: body.metadata.name ?? '', namespace, count: 1, lastSeenMs: nowMs });
+    this.remember(key, { podUid: pod.metadata?.uid ?? '', name: body.metadata.name ?? '', namespace, count: 1, lastSeenMs: nowMs });
   }
 
   private newEvent(pod: V1Pod, event: PodEvent, now: Date): CoreV1Event {
@@ -94,6 +96,16 @@ export class ApiEventRecorder implements EventRecorder {
       lastTimestamp: now,
       count: 1,
     };
+  }
+
+  /** Drops the aggregates of a pod that is gone (its events are no longer bumped, but kept in the API). */
+  podForgotten(key: PodKey): void {
+    for (const [aggregateKey, aggregate] of this.aggregates) if (aggregate.podUid === key.uid) this.aggregates.delete(aggregateKey);
+  }
+
+  /** Pods' event aggregates held in memory. */
+  get aggregateCount(): number {
+    return this.aggregates.size;
   }
 
   private remember(key: string, aggregate: Aggregate): void {

@@ -3,6 +3,7 @@
  * never fails it: events are best-effort, as in the kubelet.
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -15,8 +16,11 @@ export interface PodEvent {
   readonly fieldPath?: string;
 }
 
-/** Records events about pods. Implementations must not throw and must not block. */
-export interface EventRecorder {
+/**
+ * Records events about pods. Implementations must not throw and must not block. A recorder that
+ * keeps per-pod state (aggregates) is a per-pod manager: it forgets a pod through the lifecycle.
+ */
+export interface EventRecorder extends PodLifecycleObserver {
   record(pod: V1Pod, event: PodEvent): void;
 }
 
@@ -25,17 +29,4 @@ export function containerFieldPath(pod: V1Pod, containerName: string): string {
   const regular = pod.spec?.containers.findIndex((c) => c.name === containerName) ?? -1;
   if (regular >= 0) return `spec.containers{${containerName}}`;
   return `spec.initContainers{${containerName}}`;
-}
-
-/** An event recorder that keeps events in memory, for tests. */
-export class RecordingEventRecorder implements EventRecorder {
-  readonly events: (PodEvent & { readonly podUid: string })[] = [];
-
-  record(pod: V1Pod, event: PodEvent): void {
-    this.events.push({ ...event, podUid: pod.metadata?.uid ?? '' });
-  }
-
-  reasons(): string[] {
-    return this.events.map((e) => e.reason);
-  }
 }

@@ -11,7 +11,9 @@ import type { Clock } from '../../util/clock.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
 import { InvalidImageReferenceError, normalizeImageReference, parseImageReference } from './image-reference.js';
 import { IMAGE_PULL_BACKOFF, RestartBackoff } from '../restart-backoff.js';
-import { ContainerStartError, errorMessage } from '../sync-errors.js';
+import { ContainerStartError, errorMessage, isCancellation } from '../sync-errors.js';
+import type { PodLifecycleObserver } from '../lifecycle/observer.js';
+import type { PodKey } from '../../util/pod-key.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -43,7 +45,7 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(3)}s`;
 }
 
-export class ImagePuller {
+export class ImagePuller implements PodLifecycleObserver {
   private readonly backoff: RestartBackoff;
 
   constructor(private readonly options: ImagePullerOptions) {
@@ -51,12 +53,16 @@ export class ImagePuller {
   }
 
   /** Forgets a finished pod's pull backoffs. */
-  forget(podUid: string): void {
-    this.backoff.forgetPrefix(`${podUid}/`);
+  podForgotten(key: PodKey): void {
+    this.backoff.forgetPrefix(`${key.uid}/`);
   }
 
-  /** Ensures the image of `container` is present and returns the runtime's reference to it. */
-  async ensureImage(pod: V1Pod, container: V1Container): Promise<string> {
+  /**
+   * Ensures the image of `container` is present and returns the runtime's reference to it;
+   * `signal` cancels the runtime calls (a cancelled pull counts as no attempt: no backoff).
+   */
+  async ensureImage(pod: V1Pod, container: V1Container, signal?: AbortSignal): Promise<string> {
+    const options = signal === undefined ? {} : { signal };
     const fieldPath = containerFieldPath(pod, container.name);
     const image = container.image ?? '';
     let normalized: string;
@@ -69,7 +75,7 @@ export class ImagePuller {
     }
     const policy = pullPolicyOf(container);
     if (policy !== 'Always') {
-      const present = await this.options.images.imageStatus({ image: normalized });
+      const present = await this.options.images.imageStatus({ image: normalized }, options);
       if (present !== undefined) {
         this.options.events.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
         return present.id;
@@ -80,10 +86,10 @@ export class ImagePuller {
         throw new ContainerStartError(container.name, 'ErrImageNeverPull', message);
       }
     }
-    return this.pull(pod, { container, image, normalized, fieldPath });
+    return this.pull(pod, { container, image, normalized, fieldPath, signal });
   }
 
-  private async pull(pod: V1Pod, target: { container: V1Container; image: string; normalized: string; fieldPath: string }): Promise<string> {
+  private async pull(pod: V1Pod, target: { container: V1Container; image: string; normalized: string; fieldPath: string; signal: AbortSignal | undefined }): Promise<string> {
     const { events, clock, images } = this.options;
     const key = `${pod.metadata?.uid ?? ''}/${target.normalized}`;
     const blocked = this.backoff.blockedSinceLastUpdate(key, clock.now());
@@ -98,11 +104,12 @@ export class ImagePuller {
     let lastError: unknown;
     for (const auth of credentials.length === 0 ? [undefined] : credentials) {
       try {
-        const ref = await images.pullImage({ image: target.normalized }, auth);
+        const ref = await images.pullImage({ image: target.normalized }, auth, undefined, target.signal === undefined ? {} : { signal: target.signal });
         const message = `Successfully pulled image "${target.image}" in ${seconds(clock.now() - started)}`;
         events.record(pod, { type: 'Normal', reason: 'Pulled', message, fieldPath: target.fieldPath });
         return ref;
       } catch (error) {
+        if (isCancellation(error, target.signal)) throw error;
         lastError = error;
       }
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
-import { RecordingEventRecorder } from '../events/event-recorder.js';
+import { RecordingEventRecorder } from '../../test/doubles/recording-event-recorder.js';
 import { createPullCredentials, serverAddressFor } from './pull-secrets.js';
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');

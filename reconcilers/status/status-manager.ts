@@ -17,6 +17,7 @@ import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Pod, type V1Pod
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../util/api-errors.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { PodKey } from '../../util/pod-key.js';
 
 /** Writes pod statuses and deletes terminated pods. */
 export interface StatusWriter {
@@ -152,6 +153,11 @@ export class StatusManager implements StatusWriter {
   forget(uid: string): void {
     this.written.delete(uid);
     this.pending.delete(uid);
+  }
+
+  /** A per-pod manager on the pod lifecycle: a pod that is gone is forgotten. */
+  podForgotten(key: PodKey): void {
+    this.forget(key.uid);
   }
 
   /** Writes the pod's pending status, if any; throws when the write fails (it stays pending). */

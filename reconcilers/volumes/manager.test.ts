@@ -332,7 +332,7 @@ describe('VolumeManager', () => {
     assert.equal(await read(path.join(volumePath('projected', 'kube-api-access-abcde'), 'token')), 'token-1-default-default');
   });
 
-  it('cleanup removes the whole pod directory, forgets its tokens, and can run twice', async () => {
+  it('cleanup removes the whole pod directory and can run twice; it keeps the pod\'s tokens until the pod is forgotten', async () => {
     const pod = podWith([kubeApiAccess, { name: 'scratch', emptyDir: {} }]);
     await manager.prepare(pod);
 
@@ -341,7 +341,15 @@ describe('VolumeManager', () => {
 
     await assert.rejects(fs.stat(path.join(rootDir, 'pods', UID)), { code: 'ENOENT' });
     await manager.prepare(pod);
-    assert.equal(api.tokenRequests.length, 2);
+    assert.equal(api.tokenRequests.length, 1, 'the cached token is reused while the pod is known');
+  });
+
+  it('forgets a pod\'s cached tokens when the pod lifecycle forgets the pod', async () => {
+    const pod = podWith([kubeApiAccess]);
+    await manager.prepare(pod);
+    manager.podForgotten({ uid: UID, namespace: 'default', name: 'web' });
+    await manager.prepare(pod);
+    assert.equal(api.tokenRequests.length, 2, 'a forgotten pod asks for a new token');
   });
 
   it('refuses a pod without a UID or with one that is not a directory name', async () => {

@@ -63,9 +63,11 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     prepare: (pod) => preparePod(context, pod),
     async cleanup(podUid: string): Promise<void> {
       const dir = podDir(context.rootDir, podUid);
-      context.tokens.forgetPod(podUid);
       await fs.rm(dir, { recursive: true, force: true });
       context.logger.debug({ podUID: podUid }, 'pod volumes removed');
+    },
+    podForgotten(key): void {
+      context.tokens.forgetPod(key.uid);
     },
   };
 }

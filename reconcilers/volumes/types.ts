@@ -6,6 +6,7 @@
  * builds each container's CRI mounts with `containerMounts()`, and calls
  * {@link VolumeManager.cleanup} once the pod's containers are gone.
  */
+import type { PodKey } from '../../util/pod-key.js';
 import type { V1ConfigMap, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
@@ -84,8 +85,10 @@ export interface VolumeManager {
    */
   prepare(pod: V1Pod): Promise<PreparedVolumes>;
   /**
-   * Removes `<rootDir>/pods/<uid>` entirely and forgets the pod's cached tokens. Call it only after
-   * the pod's containers are gone. Idempotent.
+   * Removes `<rootDir>/pods/<uid>` entirely. Call it only after the pod's containers are gone.
+   * Idempotent.
    */
   cleanup(podUid: string): Promise<void>;
+  /** Forgets the pod's cached service-account tokens (a per-pod manager on the pod lifecycle). */
+  podForgotten(key: PodKey): void;
 }

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { CriError, CriNotFoundError } from '../../cri/errors.js';
+import { CriCancelledError, CriError, CriNotFoundError } from '../../cri/errors.js';
 import { FakeImageStore } from './fake-images.js';
 import type {
   AuthConfig,
@@ -102,6 +102,12 @@ function notFound(method: FakeMethod, what: string, id: string): CriNotFoundErro
 
 function failedPrecondition(method: FakeMethod, message: string): CriError {
   return new CriError({ method: criName(method), code: GrpcStatus.FAILED_PRECONDITION, message });
+}
+
+function signalOf(arg: unknown): AbortSignal | undefined {
+  if (typeof arg !== 'object' || arg === null || !('signal' in arg)) return undefined;
+  const signal: unknown = arg.signal;
+  return signal instanceof AbortSignal ? signal : undefined;
 }
 
 export class FakeRuntime implements RuntimeService, ImageService {
@@ -385,6 +391,9 @@ export class FakeRuntime implements RuntimeService, ImageService {
 
   /** Records the call, then throws an injected error if one is queued. Async so callers always get a rejection. */
   private async record(method: FakeMethod, args: readonly unknown[]): Promise<void> {
+    // Like the real transport: a call whose signal is already aborted is never sent.
+    const signal = args.map(signalOf).find((s) => s !== undefined);
+    if (signal?.aborted === true) throw new CriCancelledError({ method: criName(method), code: GrpcStatus.CANCELLED, message: 'cancelled by the caller' });
     // Drop trailing undefined (omitted optional arguments) so recorded args read like the call site.
     const trimmed = [...args];
     while (trimmed.length > 0 && trimmed[trimmed.length - 1] === undefined) trimmed.pop();

@@ -1,7 +1,8 @@
 /**
- * A reconciler wired to the recording fake runtime, a map as the pod store, a recording status
- * writer and a temporary root directory: the component-test bed of `pod-reconciler.test.ts` and
- * `pod-admission.test.ts`. Not used by production code.
+ * The per-pod machinery as the agent assembles it (`assemblePodSync`, the same function
+ * `cmd/assemble-agent.ts` calls), wired to the recording fake runtime, a map as the pod store, a
+ * recording status writer and a temporary root directory: the component-test bed of the
+ * reconciler tests. Not used by production code.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,11 +11,9 @@ import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
-import { RecordingEventRecorder } from '../../reconcilers/events/event-recorder.js';
-import { PodActionsExecutor } from '../../reconcilers/execute-pod-actions.js';
-import { ImagePuller } from '../../reconcilers/images/image-puller.js';
-import { PodReconciler } from '../../reconcilers/pod-reconciler.js';
-import { RestartBackoff } from '../../reconcilers/restart-backoff.js';
+import { RecordingEventRecorder } from './recording-event-recorder.js';
+import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
+import { assemblePodSync, type PodSync } from '../../reconcilers/pod-sync.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
 import { UID } from './pod-fixtures.js';
 import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
@@ -37,6 +36,11 @@ export class RecordingStatusWriter implements StatusWriter {
   forget(): void {
     // Nothing cached per UID here: every status is recorded.
   }
+  podForgotten(): void {
+    this.forgotten++;
+  }
+  /** How often the lifecycle told this writer to forget a pod. */
+  forgotten = 0;
   last(): V1PodStatus | undefined {
     return this.statuses.at(-1);
   }
@@ -59,8 +63,12 @@ export interface ReconcilerHarness {
   readonly synced: { value: boolean };
   /** What the admission seam answers to `isPaused()`. */
   readonly paused: { value: boolean };
-  /** A reconciler sharing the runtime, store and backoffs (a fresh one models an agent restart). */
+  /** The agent's reconciler (the same one across calls, with its backoffs and lifecycle). */
   reconciler(): PodReconciler;
+  /** The assembled per-pod machinery of the current agent. */
+  sync(): PodSync;
+  /** Models an agent restart: everything kept in memory is lost; the runtime and store stay. */
+  restartAgent(): void;
   /** Removes the temporary root directory. */
   cleanup(): Promise<void>;
 }
@@ -76,42 +84,36 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
   const events = new RecordingEventRecorder();
   const synced = { value: true };
   const paused = { value: false };
-  const restartBackoff = new RestartBackoff();
   const logger = pino({ level: 'silent' });
-  const reconciler = (): PodReconciler => {
-    const volumes = createVolumeManager({ rootDir: root, api: noApi, logger });
-    const puller = new ImagePuller({ images: runtime, events, clock });
-    const executor = new PodActionsExecutor({
+  const assemble = (): PodSync =>
+    assemblePodSync({
+      node: { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root },
       runtime,
-      puller,
-      restartBackoff,
-      clock,
-      volumes,
-      envApi: noApi,
-      events,
-      nodeName: 'node-a',
-      nodeIp: '10.213.0.1',
-      podLogDir: path.join(root, 'logs'),
-      rootDir: root,
-      nodeAllocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 },
-      logger,
-    });
-    return new PodReconciler({
+      images: runtime,
       store: { get: (uid) => store.get(uid), synced: () => synced.value },
-      runtime,
-      executor,
       status,
-      volumes,
       events,
-      restartBackoff,
-      puller,
-      nodeName: 'node-a',
-      nodeIp: '10.213.0.1',
-      runtimeName: 'containerd',
+      volumes: createVolumeManager({ rootDir: root, api: noApi, logger }),
+      envApi: noApi,
       clock,
       logger,
       admission: { isPaused: () => paused.value },
     });
+  let current = assemble();
+  return {
+    root,
+    runtime,
+    store,
+    status,
+    events,
+    clock,
+    synced,
+    paused,
+    reconciler: () => current.reconciler,
+    sync: () => current,
+    restartAgent: () => {
+      current = assemble();
+    },
+    cleanup: () => rm(root, { recursive: true, force: true }),
   };
-  return { root, runtime, store, status, events, clock, synced, paused, reconciler, cleanup: () => rm(root, { recursive: true, force: true }) };
 }

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
 import { pino } from 'pino';
 import { TerminalReconcileError, createReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
-import type { PodRef, ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
+import type { PodKey, ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { RunningDashboard } from '../../dashboard/server.js';
@@ -21,7 +21,7 @@ import { NODE_NAME, eventually } from './helpers.js';
 const REDIS_URL = process.env.REDIS_URL ?? '';
 const NODE = `e2e-dash-${randomBytes(3).toString('hex')}`;
 const QUEUE = reconcileQueueName(NODE);
-const pod = (name: string): PodRef => ({ uid: `${randomBytes(8).toString('hex')}-${name}`, namespace: 'scripted', name });
+const pod = (name: string): PodKey => ({ uid: `${randomBytes(8).toString('hex')}-${name}`, namespace: 'scripted', name });
 const FLAKY = pod('flaky');
 const DOOMED = pod('doomed');
 

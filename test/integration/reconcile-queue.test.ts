@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import {
   TerminalReconcileError,
   createReconcileQueue,
-  type PodRef,
+  type PodKey,
   type ReconcileContext,
   type ReconcileQueue,
   type ReconcileQueueOptions,
@@ -39,7 +39,7 @@ function urlWithDb(url: string, db: number): string {
   return u.toString();
 }
 
-function pod(uid: string): PodRef {
+function pod(uid: string): PodKey {
   return { uid, namespace: 'default', name: `pod-${uid}` };
 }
 
@@ -74,8 +74,8 @@ class Recorder {
 
   handler(
     instance: string,
-    behave: (ref: PodRef, context: ReconcileContext, nth: number) => Promise<ReconcileResult> = () => Promise.resolve({}),
-  ): (ref: PodRef, context: ReconcileContext) => Promise<ReconcileResult> {
+    behave: (ref: PodKey, context: ReconcileContext, nth: number) => Promise<ReconcileResult> = () => Promise.resolve({}),
+  ): (ref: PodKey, context: ReconcileContext) => Promise<ReconcileResult> {
     return async (ref, context) => {
       const start = performance.now();
       const version = this.store.get(ref.uid);
@@ -90,7 +90,7 @@ class Recorder {
   }
 
   /** Writes a new version of `ref` to the store, then enqueues it: what an informer event does. */
-  async event(queue: ReconcileQueue, ref: PodRef, reason = 'update'): Promise<void> {
+  async event(queue: ReconcileQueue, ref: PodKey, reason = 'update'): Promise<void> {
     this.store.set(ref.uid, (this.store.get(ref.uid) ?? 0) + 1);
     await queue.enqueue(ref, reason);
   }

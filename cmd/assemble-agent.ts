@@ -1,0 +1,220 @@
+/**
+ * The composition root: builds every part of the agent from its settings and hands each part its
+ * collaborators. It holds no policy — node readiness lives in the node controller's folder, pod
+ * decisions in the reconcilers, retry policy in the queue — only the wiring, in one place that
+ * `cmd/agent.ts` (and any test that wants the whole agent in-process) calls.
+ *
+ * ```
+ *  API informer ─┐                                   ┌─► PodReconciler ─► executor ─► CRI
+ *  (static pods) ┴► desired-pod store ─► queue ──────┤        │  ▲
+ *  PLEG relist ───────────────────────► (per UID) ───┘        ▼  │ lifecycle: admitted … forgotten
+ *  periodic resync ─► store.resyncAll                  status manager, backoffs, puller, volumes,
+ *                                                      events, start failures, queue failure counts
+ * ```
+ *
+ * Start order: the runtime first (its version goes into the Node), then the Node, then the
+ * NodeAgent's live settings (a paused node stays paused across a restart), then the queue's
+ * workers, then the sources of events (pod sources, PLEG, resync), so no event is handled before
+ * the parts it needs exist. Stop is the reverse and leaves every pod running.
+ */
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { createCriClient, type CriClient } from '../cri/grpc-client.js';
+import type { RuntimeService, VersionInfo } from '../cri/types.js';
+import { createHostInfo, nodeAllocatable } from '../controllers/node/host-info.js';
+import { createNodeController, type NodeController } from '../controllers/node/node-controller.js';
+import { formatRuntimeVersion } from '../controllers/node/node-status.js';
+import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
+import type { NodeAgentController } from '../controllers/nodeagent/nodeagent-controller.js';
+import { createPauseGate } from '../controllers/nodeagent/pause.js';
+import { buildNodeAgentController } from '../controllers/nodeagent/start.js';
+import { Pleg } from '../controllers/pleg/pleg.js';
+import { createPodSource } from '../controllers/pod-sources/api-source.js';
+import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
+import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
+import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
+import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
+import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
+import { assemblePodSync, type PodSync } from '../reconcilers/pod-sync.js';
+import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
+import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import type { PodKey } from '../util/pod-key.js';
+import type { AgentSettings } from './flags.js';
+
+/** The assembled agent, not yet started. */
+export interface AssembledAgent {
+  readonly store: DesiredPodStore;
+  readonly queue: ReconcileQueue;
+  readonly podSync: PodSync;
+  /** Starts every part in order; resolves once all run. */
+  start(): Promise<void>;
+  /** Stops every part in reverse order; running pods keep running. */
+  stop(): Promise<void>;
+}
+
+/** What a test may put in place of the real thing. */
+export interface AgentOverrides {
+  readonly clock?: Clock;
+  readonly kubeConfig?: KubeConfig;
+  readonly cri?: CriClient;
+}
+
+function loadKubeConfig(settings: AgentSettings): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (settings.kubeconfig === undefined) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromFile(settings.kubeconfig);
+  return kubeConfig;
+}
+
+/** Waits until the runtime answers `Version`, retrying with capped backoff. */
+export async function waitForRuntime(runtime: RuntimeService, logger: Logger, clock: Clock): Promise<VersionInfo> {
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 10_000)) {
+    try {
+      const version = await runtime.version();
+      logger.info({ runtime: version.runtimeName, version: version.runtimeVersion, criVersion: version.runtimeApiVersion }, 'container runtime is up');
+      return version;
+    } catch (error) {
+      logger.warn({ err: error, retryInMs: delayMs }, 'container runtime is not answering');
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/** Enqueue without awaiting: a failure (Redis down) is logged; the resync after reconnect repairs it. */
+function enqueuer(queue: ReconcileQueue, logger: Logger): (key: PodKey, reason: string) => void {
+  return (key, reason) => {
+    queue.enqueue(key, reason).catch((error: unknown) => {
+      logger.warn({ err: error, podUID: key.uid, reason }, 'enqueue failed; the next resync retries');
+    });
+  };
+}
+
+interface Core {
+  readonly settings: AgentSettings;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly kubeConfig: KubeConfig;
+  readonly cri: CriClient;
+  readonly runtimeVersion: VersionInfo;
+}
+
+/** The per-pod machinery with its API-facing writers. */
+function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: ReconcileQueue; admission: { isPaused(): boolean } }): { podSync: PodSync; status: StatusManager } {
+  const { settings, logger, clock, kubeConfig, cri } = core;
+  const api = kubeConfig.makeApiClient(CoreV1Api);
+  const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
+  const volumeApi = createVolumeSourceApi(kubeConfig);
+  // The status manager retries unwritten statuses on its own (unref'd) timer, through API outages.
+  const status = new StatusManager({ api: podStatusApi(api), clock, logger: logger.child({ component: 'status' }) });
+  const podSync = assemblePodSync({
+    node: {
+      name: settings.nodeName,
+      ip: settings.nodeIp,
+      runtimeName: core.runtimeVersion.runtimeName,
+      allocatable: nodeAllocatable(),
+      podLogDir: settings.podLogDir,
+      rootDir: settings.rootDir,
+    },
+    runtime: cri.runtime,
+    images: cri.image,
+    store: parts.store,
+    status,
+    events,
+    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger }),
+    envApi: volumeApi,
+    credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
+    admission: parts.admission,
+    clock,
+    logger,
+    extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
+  });
+  return { podSync, status };
+}
+
+/** Builds the agent; connects to the runtime first (waits until it answers). */
+export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
+  const clock = overrides.clock ?? systemClock;
+  const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(settings);
+  // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
+  const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }) });
+  const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
+  const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion };
+  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger });
+  const enqueue = enqueuer(queue, logger);
+  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
+  const readiness = runtimeReadiness(cri.runtime, pleg);
+  const node = createNodeController({
+    kubeConfig,
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    hostInfo: createHostInfo({ rootDir: settings.rootDir }),
+    runtime: { version: () => Promise.resolve(runtimeVersion), readiness },
+    logger,
+    clock,
+    maxPods: settings.maxPods,
+    labels: settings.nodeLabels,
+    taints: settings.registerWithTaints,
+  });
+  const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
+  const store = createDesiredPodStore({ sources: [apiSource], notify: enqueue });
+  // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
+  const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
+  const { podSync, status } = buildPodSync(core, { store, queue, admission: pause });
+  queue.onResync((cause) => {
+    logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
+    store.resyncAll();
+    void pleg.relist().catch(() => undefined);
+  });
+  let resync: ResyncLoop | undefined;
+  const live = { queue, node, pause, logger, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const nodeAgent = buildNodeAgentController({
+    kubeConfig,
+    nodeName: settings.nodeName,
+    flags: settings,
+    live,
+    health: { runtimeReadiness: readiness, runtimeVersion: formatRuntimeVersion(runtimeVersion), queue, source: store, node, pleg },
+    clock,
+    logger,
+  });
+  const start = async (): Promise<void> => {
+    // The first resync is one period from now; created first so a NodeAgent period applies to it.
+    resync = startResyncLoop({ resyncAll: () => { store.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock });
+    node.start();
+    status.start();
+    // Before any pod is reconciled: a NodeAgent paused before this restart holds pods from the
+    // first reconcile on (gives up after a few seconds when the NodeAgent cannot be read).
+    await nodeAgent.start();
+    // The queue's signal (lost lock, shutdown) reaches the reconcile, the executor and every CRI call.
+    await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
+    await store.start();
+    pleg.start();
+    nodeAgent.startReporting();
+    logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
+  };
+  const stop = async (): Promise<void> => {
+    await stopAll({ nodeAgent, resync, pleg, store, queue, node, status, cri });
+    logger.info('nodelet agent stopped; pods keep running');
+  };
+  return { store, queue, podSync, start, stop };
+}
+
+async function stopAll(parts: {
+  nodeAgent: NodeAgentController;
+  resync: ResyncLoop | undefined;
+  pleg: Pleg;
+  store: DesiredPodStore;
+  queue: ReconcileQueue;
+  node: NodeController;
+  status: StatusManager;
+  cri: CriClient;
+}): Promise<void> {
+  await parts.nodeAgent.stop();
+  parts.resync?.stop();
+  parts.pleg.stop();
+  parts.store.stop();
+  await parts.queue.close();
+  parts.status.stop();
+  await parts.node.stop();
+  parts.cri.close();
+}

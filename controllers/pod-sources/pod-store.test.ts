@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { PodKey } from '../../util/pod-key.js';
+import { createDesiredPodStore, type DesiredPodSource } from './pod-store.js';
+
+/** A source over a plain map, with settable synced/healthy flags. */
+function mapSource(name: string, pods: V1Pod[] = []): DesiredPodSource & { pods: Map<string, V1Pod>; isSynced: boolean; isHealthy: boolean } {
+  const byUid = new Map(pods.map((p) => [p.metadata?.uid ?? '', p]));
+  return {
+    name,
+    pods: byUid,
+    isSynced: true,
+    isHealthy: true,
+    start: () => Promise.resolve(),
+    stop: () => undefined,
+    get: (uid) => byUid.get(uid),
+    list: () => [...byUid.values()],
+    synced() {
+      return this.isSynced;
+    },
+    healthy() {
+      return this.isHealthy;
+    },
+  };
+}
+
+const pod = (uid: string, name = uid): V1Pod => ({ metadata: { uid, name, namespace: 'ns' }, spec: { containers: [] } });
+
+describe('desired-pod store', () => {
+  it('answers from whichever source has the UID, and names that source', () => {
+    const api = mapSource('api', [pod('a')]);
+    const file = mapSource('file', [pod('s')]);
+    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    assert.equal(store.get('a')?.metadata?.name, 'a');
+    assert.equal(store.get('s')?.metadata?.name, 's');
+    assert.equal(store.sourceOf('s'), 'file');
+    assert.equal(store.get('x'), undefined);
+    assert.deepEqual(store.list().map((p) => p.metadata?.uid).sort(), ['a', 's']);
+  });
+
+  it('calls a pod gone only when no source has it', () => {
+    const api = mapSource('api', [pod('a')]);
+    const file = mapSource('file', [pod('a', 'static-a')]);
+    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    api.pods.delete('a');
+    assert.equal(store.get('a')?.metadata?.name, 'static-a');
+    file.pods.delete('a');
+    assert.equal(store.get('a'), undefined);
+  });
+
+  it('prefers the first source when two have the UID, and lists it once', () => {
+    const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a', 'from-api')]), mapSource('file', [pod('a', 'from-file')])], notify: () => undefined });
+    assert.equal(store.get('a')?.metadata?.name, 'from-api');
+    assert.equal(store.list().length, 1);
+  });
+
+  it('is synced only when every source is, and healthy only when every source is', () => {
+    const api = mapSource('api');
+    const file = mapSource('file');
+    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    assert.equal(store.synced(), true);
+    file.isSynced = false;
+    assert.equal(store.synced(), false, 'an unsynced source keeps the store unsynced');
+    file.isSynced = true;
+    api.isHealthy = false;
+    assert.equal(store.healthy(), false);
+  });
+
+  it('names every pod of every source once on resyncAll', () => {
+    const seen: PodKey[] = [];
+    const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a'), pod('b')]), mapSource('file', [pod('s')])], notify: (key) => seen.push(key) });
+    store.resyncAll();
+    assert.deepEqual(seen.map((k) => k.uid).sort(), ['a', 'b', 's']);
+    assert.deepEqual(seen.find((k) => k.uid === 's'), { uid: 's', namespace: 'ns', name: 's' });
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The pod lifecycle kernel: one record per pod UID on this node, moved forward by the reconciler,
+ * and the registry of per-pod managers that hear every move (the kubelet's pod workers, in our
+ * terms). It decides nothing about containers; it keeps the facts that must hold across
+ * reconciles of one pod and tells the managers.
+ *
+ * ```
+ *   admit ──► syncing ──terminate(grace)──► terminating ──terminated()──► terminated ──forget()──► (no record)
+ *     │          │ sandboxStarted / containerStarted        │ terminate(shorter grace)      │
+ *     │          ▼                                          ▼                               ▼
+ *   podAdmitted  managers                         podTerminating (once)          podTerminated (once)   podForgotten
+ * ```
+ *
+ * Invariants:
+ * - Monotonic: syncing → terminating → terminated. A UID that started terminating never syncs
+ *   again (`admit` answers false), so a finished pod never starts again, even before the API
+ *   shows its terminal phase.
+ * - A grace period can only shrink: `terminate` keeps the shortest grace seen for the UID.
+ * - `terminatingAt` and `terminatedAt` are set once, from the injected clock.
+ * - `forget` is the only way a record goes, and it always tells the managers (idempotent), so a
+ *   pod that vanished while the agent was down is still forgotten by every manager.
+ * - Impossible moves (a terminated pod admitted again, `terminated` before `terminate`) are
+ *   programmer errors: logged at error level and ignored, never thrown into a reconcile.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../util/clock.js';
+import type { PodKey } from '../../util/pod-key.js';
+import type { PodLifecycleObserver, PodStartEvents, StartedContainer } from './observer.js';
+
+export type PodLifecyclePhase = 'syncing' | 'terminating' | 'terminated';
+
+/** What the kernel knows of one pod. */
+export interface PodLifecycleRecord {
+  readonly key: PodKey;
+  readonly phase: PodLifecyclePhase;
+  readonly admittedAt?: number;
+  readonly terminatingAt?: number;
+  readonly terminatedAt?: number;
+  /** The shortest grace period asked for since termination began. */
+  readonly gracePeriodSeconds?: number;
+}
+
+export interface PodLifecycleOptions {
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export class PodLifecycle implements PodStartEvents {
+  private readonly records = new Map<string, Mutable<PodLifecycleRecord>>();
+  private readonly observers = new Set<PodLifecycleObserver>();
+
+  constructor(private readonly options: PodLifecycleOptions) {}
+
+  /** Adds a per-pod manager; returns a function that removes it. */
+  register(observer: PodLifecycleObserver): () => void {
+    this.observers.add(observer);
+    return () => {
+      this.observers.delete(observer);
+    };
+  }
+
+  /** The record of a UID, if the kernel has one. */
+  get(uid: string): PodLifecycleRecord | undefined {
+    const record = this.records.get(uid);
+    return record === undefined ? undefined : { ...record };
+  }
+
+  /** UIDs with a record. */
+  size(): number {
+    return this.records.size;
+  }
+
+  /**
+   * The pod is to run. The first call for a UID creates its record and tells the managers; later
+   * calls do nothing. Returns false when the UID already started terminating: it must not run.
+   */
+  admit(key: PodKey): boolean {
+    const record = this.records.get(key.uid);
+    if (record !== undefined) return record.phase === 'syncing';
+    this.records.set(key.uid, { key, phase: 'syncing', admittedAt: this.options.clock.now() });
+    this.notify('podAdmitted', (o) => o.podAdmitted?.(key));
+    return true;
+  }
+
+  sandboxStarted(key: PodKey, sandboxId: string): void {
+    this.notify('sandboxStarted', (o) => o.sandboxStarted?.(key, sandboxId));
+  }
+
+  containerStarted(key: PodKey, container: StartedContainer): void {
+    this.notify('containerStarted', (o) => o.containerStarted?.(key, container));
+  }
+
+  /**
+   * The pod must stop, within `gracePeriodSeconds`. The first call moves it to terminating and
+   * tells the managers; every call returns the effective grace period, which only shrinks.
+   */
+  terminate(key: PodKey, gracePeriodSeconds: number): number {
+    const record = this.records.get(key.uid) ?? { key, phase: 'syncing' as const };
+    this.records.set(key.uid, record);
+    const grace = Math.max(0, Math.min(gracePeriodSeconds, record.gracePeriodSeconds ?? Number.POSITIVE_INFINITY));
+    record.gracePeriodSeconds = grace;
+    if (record.phase === 'syncing') {
+      record.phase = 'terminating';
+      record.terminatingAt = this.options.clock.now();
+      this.notify('podTerminating', (o) => o.podTerminating?.(key, grace));
+    }
+    return grace;
+  }
+
+  /** The current (shortest) grace period of a terminating pod; undefined when it is not terminating. */
+  gracePeriodSeconds(uid: string): number | undefined {
+    return this.records.get(uid)?.gracePeriodSeconds;
+  }
+
+  /** Nothing of the pod runs any more. Tells the managers once. */
+  terminated(key: PodKey): void {
+    const record = this.records.get(key.uid);
+    if (record?.phase === 'terminated') return;
+    if (record?.phase !== 'terminating') {
+      this.options.logger.error({ podUID: key.uid, phase: record?.phase }, 'programmer error: pod terminated without terminating first');
+      this.terminate(key, 0);
+      this.terminated(key);
+      return;
+    }
+    record.phase = 'terminated';
+    record.terminatedAt = this.options.clock.now();
+    this.notify('podTerminated', (o) => o.podTerminated?.(key));
+  }
+
+  /** The pod is gone from every source and the runtime: drops the record and tells every manager. */
+  forget(key: PodKey): void {
+    this.records.delete(key.uid);
+    this.notify('podForgotten', (o) => o.podForgotten?.(key));
+  }
+
+  private notify(what: string, call: (observer: PodLifecycleObserver) => void): void {
+    for (const observer of this.observers) {
+      try {
+        call(observer);
+      } catch (err: unknown) {
+        this.options.logger.error({ err, callback: what }, 'pod lifecycle observer threw');
+      }
+    }
+  }
+}

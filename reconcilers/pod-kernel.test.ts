@@ -1,0 +1,113 @@
+/**
+ * Component tests of the pod lifecycle kernel as the agent assembles it (`assemblePodSync`): every
+ * per-pod manager hears a pod's whole life and forgets it once it is gone, a finished pod never
+ * starts again, and a cancelled run stops at its next runtime call without writing anything.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { isCriCancelled } from '../cri/errors.js';
+import type { CallOptions, ContainerConfig, PodSandboxConfig } from '../cri/types.js';
+import { basePod, UID } from '../test/doubles/pod-fixtures.js';
+import { createReconcilerHarness, ref, type ReconcilerHarness } from '../test/doubles/reconciler-harness.js';
+import type { PodLifecycleObserver } from './lifecycle/observer.js';
+
+function recordLifecycle(h: ReconcilerHarness): string[] {
+  const calls: string[] = [];
+  const observer: PodLifecycleObserver = {
+    podAdmitted: () => calls.push('admitted'),
+    sandboxStarted: () => calls.push('sandboxStarted'),
+    containerStarted: (_k, c) => calls.push(`containerStarted:${c.name}`),
+    podTerminating: (_k, grace) => calls.push(`terminating:${grace}`),
+    podTerminated: () => calls.push('terminated'),
+    podForgotten: () => calls.push('forgotten'),
+  };
+  h.sync().lifecycle.register(observer);
+  return calls;
+}
+
+describe('the pod lifecycle kernel in the assembled reconciler', () => {
+  let h: ReconcilerHarness;
+
+  beforeEach(async () => {
+    h = await createReconcilerHarness();
+  });
+
+  afterEach(async () => {
+    await h.cleanup();
+  });
+
+  it('takes a pod through admitted → started → terminating → terminated → forgotten, and every manager drops its state', async () => {
+    const calls = recordLifecycle(h);
+    h.store.set(UID, basePod((p) => (p.spec!.terminationGracePeriodSeconds = 7)));
+    await h.reconciler().reconcile(ref);
+    // A crash and a restart leave restart-backoff state; a missing image leaves a start failure.
+    const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
+    h.runtime.setContainerExited(app?.id ?? '', 1);
+    await h.reconciler().reconcile(ref);
+    const sync = h.sync();
+    assert.ok(sync.restartBackoff.size > 0, 'the restart left a backoff entry');
+    h.store.set(UID, { ...h.store.get(UID)!, metadata: { ...h.store.get(UID)!.metadata, deletionTimestamp: new Date() } });
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.store.get(UID), undefined, 'the status writer deleted the pod object');
+    assert.equal(sync.lifecycle.get(UID)?.phase, 'terminated', 'kept until the pod is gone from every source');
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(calls, ['admitted', 'sandboxStarted', 'containerStarted:app', 'containerStarted:sidecar', 'containerStarted:app', 'terminating:7', 'terminated', 'forgotten']);
+    assert.equal(sync.restartBackoff.size, 0);
+    assert.equal(sync.startFailures.size(), 0);
+    assert.equal(sync.lifecycle.size(), 0);
+    assert.equal(h.status.forgotten, 1);
+    assert.deepEqual(await h.runtime.listPodSandbox(), []);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
+  it('forgets the start failures of a pod that is gone', async () => {
+    h.store.set(UID, basePod((p) => (p.spec!.containers[0]!.image = 'docker.io/library/absent:1')));
+    h.runtime.injectError('pullImage', new Error('connection refused'));
+    await assert.rejects(h.reconciler().reconcile(ref));
+    assert.equal(h.sync().startFailures.size(), 1);
+    h.store.delete(UID);
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.sync().startFailures.size(), 0);
+    assert.deepEqual(await h.runtime.listPodSandbox(), []);
+  });
+
+  it('never starts a pod again once it started terminating, even while the API still shows it running', async () => {
+    h.store.set(UID, basePod((p) => {
+      p.spec!.activeDeadlineSeconds = 1;
+      p.status = { phase: 'Running', startTime: new Date(h.clock.now() - 5000) };
+    }));
+    await h.reconciler().reconcile(ref);
+    const sandboxesBefore = h.runtime.callsTo('runPodSandbox').length;
+    // The API has not caught up (the terminal status write was lost) and the deadline is gone.
+    h.store.set(UID, basePod((p) => (p.status = { phase: 'Running', startTime: new Date(h.clock.now() - 5000) })));
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.runtime.callsTo('runPodSandbox').length, sandboxesBefore, 'no new sandbox');
+    assert.equal((await h.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING').length, 0);
+    assert.equal(h.sync().lifecycle.get(UID)?.phase, 'terminated');
+  });
+
+  it('stops a cancelled run at its next runtime call: no event blames the container, no status is written', async () => {
+    const controller = new AbortController();
+    const runtime = h.runtime;
+    const createContainer = runtime.createContainer.bind(runtime);
+    // The queue aborts the run (lost lock) while the first container is being created.
+    runtime.createContainer = async (sandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig, options?: CallOptions) => {
+      const id = await createContainer(sandboxId, config, sandboxConfig, options);
+      controller.abort(new Error('lost the job lock'));
+      return id;
+    };
+    h.store.set(UID, basePod());
+    const statusesBefore = h.status.statuses.length;
+    await assert.rejects(h.reconciler().reconcile(ref, { signal: controller.signal }), (e: unknown) => isCriCancelled(e));
+    assert.equal(h.runtime.callsTo('startContainer').length, 0, 'nothing was sent after the abort');
+    assert.equal(h.runtime.callsTo('createContainer').length, 1);
+    assert.equal(h.status.statuses.length, statusesBefore, 'no status written by the cancelled run');
+    assert.deepEqual(h.events.reasons().filter((r) => r === 'Failed'), []);
+    // The next run (a new owner of the UID) picks up from what the runtime has.
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.status.last()?.phase, 'Running');
+    const containers = await h.runtime.listContainers();
+    assert.equal(containers.filter((c) => c.state === 'CONTAINER_RUNNING').length, 2);
+    assert.equal(containers.length, 2, 'the created-but-never-started container was removed');
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Builds the per-pod machinery — lifecycle kernel, restart and pull backoffs, image puller,
+ * start-failure cache, executor, reconciler — from the collaborators it cannot make itself (the
+ * runtime, the API-facing writers, the desired-pod store). `cmd/assemble-agent.ts` calls it with
+ * real clients; component tests call it with fakes, so both run the same wiring.
+ *
+ * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
+ * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
+ */
+import type { Logger } from 'pino';
+import type { ImageService, RuntimeService } from '../cri/types.js';
+import type { Clock } from '../util/clock.js';
+import type { EnvSourceApi } from './container-env.js';
+import type { EventRecorder } from './events/event-recorder.js';
+import { PodActionsExecutor } from './execute-pod-actions.js';
+import { ImagePuller, type PullCredentials } from './images/image-puller.js';
+import type { PodLifecycleObserver } from './lifecycle/observer.js';
+import { PodLifecycle } from './lifecycle/pod-lifecycle.js';
+import { PodReconciler, type PodAdmission, type PodStore } from './pod-reconciler.js';
+import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from './restart-backoff.js';
+import { ContainerStartFailures } from './start-failures.js';
+import type { StatusWriter } from './status/status-manager.js';
+import type { VolumeManager } from './volumes/index.js';
+
+/** Facts about this node the per-pod machinery needs. */
+export interface PodSyncNode {
+  readonly name: string;
+  readonly ip: string;
+  /** e.g. `containerd`, from the runtime's version. */
+  readonly runtimeName: string;
+  /** What the node can give pods: defaults for `resourceFieldRef` of containers without limits. */
+  readonly allocatable: { readonly milliCpu: number; readonly memoryBytes: number };
+  /** `/var/log/pods` on a kubelet-compatible host. */
+  readonly podLogDir: string;
+  /** nodelet's root directory (`/var/lib/nodelet`). */
+  readonly rootDir: string;
+}
+
+/** What {@link assemblePodSync} is given. */
+export interface PodSyncDeps {
+  readonly node: PodSyncNode;
+  readonly runtime: RuntimeService;
+  readonly images: ImageService;
+  readonly store: PodStore;
+  readonly status: StatusWriter & PodLifecycleObserver;
+  readonly events: EventRecorder;
+  readonly volumes: VolumeManager;
+  readonly envApi: EnvSourceApi;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly credentials?: PullCredentials;
+  readonly admission?: PodAdmission;
+  /** Managers from upper layers (e.g. the queue's failure counts) to register on the lifecycle too. */
+  readonly extraManagers?: readonly PodLifecycleObserver[];
+}
+
+/** The assembled machinery. */
+export interface PodSync {
+  readonly reconciler: PodReconciler;
+  readonly lifecycle: PodLifecycle;
+  /** Exposed for tests and the agent's self-report; owned here. */
+  readonly restartBackoff: RestartBackoff;
+  readonly startFailures: ContainerStartFailures;
+}
+
+/** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
+export function assemblePodSync(deps: PodSyncDeps): PodSync {
+  const { node, clock, events } = deps;
+  const logger = deps.logger;
+  const lifecycle = new PodLifecycle({ clock, logger: logger.child({ component: 'pod-lifecycle' }) });
+  const restartBackoff = new RestartBackoff(CONTAINER_RESTART_BACKOFF);
+  const puller = new ImagePuller({ images: deps.images, events, clock, ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }) });
+  const startFailures = new ContainerStartFailures();
+  const executor = new PodActionsExecutor({
+    runtime: deps.runtime,
+    puller,
+    restartBackoff,
+    clock,
+    volumes: deps.volumes,
+    envApi: deps.envApi,
+    events,
+    nodeName: node.name,
+    nodeIp: node.ip,
+    podLogDir: node.podLogDir,
+    rootDir: node.rootDir,
+    nodeAllocatable: node.allocatable,
+    lifecycle,
+    logger: logger.child({ component: 'executor' }),
+  });
+  const managers: readonly PodLifecycleObserver[] = [deps.status, restartBackoff, puller, startFailures, executor, deps.volumes, events, ...(deps.extraManagers ?? [])];
+  for (const manager of managers) lifecycle.register(manager);
+  const reconciler = new PodReconciler({
+    store: deps.store,
+    runtime: deps.runtime,
+    executor,
+    status: deps.status,
+    volumes: deps.volumes,
+    events,
+    lifecycle,
+    startFailures,
+    nodeName: node.name,
+    nodeIp: node.ip,
+    runtimeName: node.runtimeName,
+    clock,
+    logger: logger.child({ component: 'reconciler' }),
+    ...(deps.admission === undefined ? {} : { admission: deps.admission }),
+  });
+  return { reconciler, lifecycle, restartBackoff, startFailures };
+}
