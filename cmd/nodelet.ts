@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { startAgent } from './agent.js';
 import { FlagError, USAGE, parseSettings } from './flags.js';
-import { waitForShutdownSignal } from './signals.js';
+import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv[0] === undefined || argv[0].startsWith('-') ? ['agent', ...argv] : argv;

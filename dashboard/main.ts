@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { startDashboard } from './server.js';
 import { DASHBOARD_USAGE, isDashboardFlagError, parseDashboardSettings } from './settings.js';
-import { waitForShutdownSignal } from '../cmd/signals.js';
+import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 
 /** Runs the dashboard command with the arguments after `dashboard`. */
 export async function runDashboardCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
