@@ -161,6 +161,12 @@ class Fixture {
     return queue;
   }
 
+  /** A plain Redis connection to the test's database. */
+  redis(): Redis {
+    this.inspectorRedis ??= new Redis(this.redisUrl, { maxRetriesPerRequest: 3 });
+    return this.inspectorRedis;
+  }
+
   /** A plain BullMQ view of the same queue, to look at jobs. */
   inspector(): Queue {
     this.inspectorRedis ??= new Redis(this.redisUrl, { maxRetriesPerRequest: 3 });
@@ -512,6 +518,48 @@ void describe('reconcile queue (real Redis)', () => {
     await sleep(300);
     assert.deepEqual(await survivor.counts(), before);
     assert.equal(recorder.runs.length, runsBefore);
+  });
+
+  void it('aborts the signal of a run whose job lock is lost, so its runtime calls stop (another agent may own the UID)', async () => {
+    const f = fixture();
+    const queue = f.queue({ stall: { lockDurationMs: 1_000, stalledIntervalMs: 60_000 } });
+    let abortedAfterMs: number | undefined;
+    let reason: unknown;
+    let started = false;
+    await queue.start(async (_ref, context) => {
+      started = true;
+      const t0 = performance.now();
+      await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => { resolve(); }, { once: true }));
+      abortedAfterMs = performance.now() - t0;
+      reason = context.signal?.reason;
+      return {};
+    });
+    await queue.enqueue(pod('lock-lost'), 'created');
+    await eventually(() => started, 'the run started');
+    const [job] = await f.inspector().getJobs(['active']);
+    assert.ok(job?.id !== undefined, 'the job is active');
+    // Another agent's stalled check would now take the job: its lock is gone.
+    await f.redis().del(`${f.prefix}:nodelet-reconcile-${f.nodeName}:${job.id}:lock`);
+    await eventually(() => abortedAfterMs !== undefined, 'the run was told to stop', 5_000);
+    console.log(`lost lock: the run's signal aborted ${Math.round(abortedAfterMs!)} ms after the run started (lock 1000 ms, renewed every 500 ms)`);
+    assert.ok(reason !== undefined, 'the abort carries a reason');
+  });
+
+  void it('aborts the signals of runs still going when close() times out (shutdown)', async () => {
+    const f = fixture();
+    const queue = f.queue({ shutdownTimeoutMs: 300 });
+    let aborted = false;
+    let started = false;
+    await queue.start(async (_ref, context) => {
+      started = true;
+      await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => { resolve(); }, { once: true }));
+      aborted = context.signal?.aborted === true;
+      return {};
+    });
+    await queue.enqueue(pod('shutdown'), 'created');
+    await eventually(() => started, 'the run started');
+    await queue.close();
+    await eventually(() => aborted, 'the run was aborted by the shutdown', 5_000);
   });
 
   void it('survives a flush of its Redis database, asks for a resync, and works for new enqueues', async () => {
