@@ -169,9 +169,9 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     source.resyncAll();
-    void pleg.relist().catch(() => undefined);
+    void pleg.relistNow();
   });
-  const resync = startResyncLoop({ resyncAll: () => { source.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock });
+  const resync = startResyncLoop({ resyncAll: () => { source.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock, logger: logger.child({ component: 'resync' }) });
   const nodeAgent = buildNodeAgentController({
     kubeConfig,
     nodeName: settings.nodeName,
@@ -195,7 +195,7 @@ export async function startAgent(settings: AgentSettings, logger: Logger, clock:
 async function stopParts(parts: Parts, logger: Logger): Promise<void> {
   await parts.nodeAgent.stop();
   parts.resync.stop();
-  parts.pleg.stop();
+  await parts.pleg.stop();
   parts.source.stop();
   await parts.queue.close();
   await parts.node.stop();
