@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { createFakeClock, settle } from '../test/doubles/fake-clock.js';
+import { createFakeClock, settle, type FakeClock } from '../test/doubles/fake-clock.js';
 import { createPeriodicLoop, type PeriodicLoopOptions } from './periodic-loop.js';
 
 const logger = pino({ level: 'silent' });
@@ -131,6 +131,26 @@ describe('createPeriodicLoop', () => {
   });
 });
 
+/** A loop (period 10 s) whose runs wait on `wait`, recording when each starts and how many ran at once. */
+function overlapProbe(wait: (clock: FakeClock) => Promise<void>) {
+  const clock = createFakeClock(0);
+  const probe = { startsAt: [] as number[], active: 0, maxActive: 0 };
+  const loop = createPeriodicLoop({
+    name: 'probe',
+    periodMs: 10_000,
+    clock,
+    logger,
+    run: async () => {
+      probe.startsAt.push(clock.now());
+      probe.active += 1;
+      probe.maxActive = Math.max(probe.maxActive, probe.active);
+      await wait(clock);
+      probe.active -= 1;
+    },
+  });
+  return { clock, loop, probe };
+}
+
 describe('createPeriodicLoop scheduling options', () => {
   function loopWith(overrides: Partial<PeriodicLoopOptions>) {
     const clock = createFakeClock(0);
@@ -214,46 +234,19 @@ describe('createPeriodicLoop scheduling options', () => {
   });
 
   it('never overlaps runs: a run longer than the period delays the next one', async () => {
-    const clock = createFakeClock(0);
-    let active = 0;
-    let maxActive = 0;
-    const startsAt: number[] = [];
-    const loop = createPeriodicLoop({
-      name: 'slow',
-      periodMs: 10_000,
-      clock,
-      logger,
-      run: async () => {
-        startsAt.push(clock.now());
-        active += 1;
-        maxActive = Math.max(maxActive, active);
-        await new Promise<void>((resolve) => clock.setTimeout(resolve, 15_000));
-        active -= 1;
-      },
-    });
+    const { clock, loop, probe } = overlapProbe((fake) => new Promise<void>((resolve) => fake.setTimeout(resolve, 15_000)));
     loop.start();
     await clock.advance(60_000);
-    assert.deepEqual(startsAt, [0, 25_000, 50_000]);
-    assert.equal(maxActive, 1);
+    assert.deepEqual(probe.startsAt, [0, 25_000, 50_000]);
+    assert.equal(probe.maxActive, 1);
     const stopping = loop.stop();
     await clock.advance(15_000);
     await stopping;
   });
 
   it('waits in stop() for the run in flight, then schedules nothing', async () => {
-    const clock = createFakeClock(0);
     let release: () => void = () => undefined;
-    let finished = false;
-    const loop = createPeriodicLoop({
-      name: 'slow',
-      periodMs: 10_000,
-      clock,
-      logger,
-      run: async () => {
-        await new Promise<void>((resolve) => (release = resolve));
-        finished = true;
-      },
-    });
+    const { clock, loop, probe } = overlapProbe(() => new Promise<void>((resolve) => (release = resolve)));
     loop.start();
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));
@@ -261,31 +254,15 @@ describe('createPeriodicLoop scheduling options', () => {
     assert.equal(stopped, false, 'stop() resolved while a run was in flight');
     release();
     await stopping;
-    assert.equal(finished, true);
+    assert.equal(probe.active, 0, 'the run had finished when stop() resolved');
     assert.equal(clock.pendingTimers(), 0);
     loop.setPeriodMs(1);
     assert.equal(clock.pendingTimers(), 0, 'a period change after stop schedules nothing');
   });
 
   it('runs once on demand before start without scheduling, and starts without overlapping that run', async () => {
-    const clock = createFakeClock(0);
     let release: () => void = () => undefined;
-    let active = 0;
-    let maxActive = 0;
-    const startsAt: number[] = [];
-    const loop = createPeriodicLoop({
-      name: 'early',
-      periodMs: 10_000,
-      clock,
-      logger,
-      run: async () => {
-        startsAt.push(clock.now());
-        active += 1;
-        maxActive = Math.max(maxActive, active);
-        await new Promise<void>((resolve) => (release = resolve));
-        active -= 1;
-      },
-    });
+    const { clock, loop, probe } = overlapProbe(() => new Promise<void>((resolve) => (release = resolve)));
     const early = loop.runNow();
     release();
     assert.equal(await early, true);
@@ -297,8 +274,8 @@ describe('createPeriodicLoop scheduling options', () => {
     await clock.advance(10_000);
     release();
     await settle();
-    assert.deepEqual(startsAt, [0, 0, 10_000]);
-    assert.equal(maxActive, 1);
+    assert.deepEqual(probe.startsAt, [0, 0, 10_000]);
+    assert.equal(probe.maxActive, 1);
     await loop.stop();
   });
 });
