@@ -118,7 +118,10 @@ export class Pleg {
     return this.lastSuccessMs;
   }
 
-  /** Lists the runtime once and reports the pods that changed; rejects when the runtime does not answer. */
+  /**
+   * Lists the runtime once and reports the pods that changed; rejects when the runtime does not
+   * answer. Not serialized with the loop: a running agent asks for a relist with `relistNow()`.
+   */
   async relist(): Promise<void> {
     const { runtime, nodeName } = this.options;
     const labelSelector = nodeSelector(nodeName);
