@@ -51,6 +51,14 @@ export default tseslint.config(
     },
   },
   {
+    // util/ is the bottom layer: shared by every other folder, it imports none of them.
+    files: ['util/**/*.ts'],
+    ignores: ['util/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../**'], message: 'util/ imports nothing from the rest of the project (controllers, reconcilers, cri, cmd, dashboard)' }] }],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

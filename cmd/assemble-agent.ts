@@ -164,7 +164,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     store.resyncAll();
-    void pleg.relist().catch(() => undefined);
+    void pleg.relistNow();
   });
   let resync: ResyncLoop | undefined;
   const live = { queue, node, pause, logger, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
@@ -179,7 +179,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   });
   const start = async (): Promise<void> => {
     // The first resync is one period from now; created first so a NodeAgent period applies to it.
-    resync = startResyncLoop({ resyncAll: () => { store.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock });
+    resync = startResyncLoop({ resyncAll: () => { store.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock, logger: logger.child({ component: 'resync' }) });
     node.start();
     status.start();
     // Before any pod is reconciled: a NodeAgent paused before this restart holds pods from the
@@ -211,7 +211,7 @@ async function stopAll(parts: {
 }): Promise<void> {
   await parts.nodeAgent.stop();
   parts.resync?.stop();
-  parts.pleg.stop();
+  await parts.pleg.stop();
   parts.store.stop();
   await parts.queue.close();
   parts.status.stop();

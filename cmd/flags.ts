@@ -1,11 +1,13 @@
 /**
- * The agent's settings from flags, then environment, then defaults. Invalid values are reported as
- * a `FlagError` naming the flag, before anything starts.
+ * The agent's settings from flags, then environment, then defaults (util/flags.ts parses them).
+ * Invalid values are reported as a `FlagError` naming the flag, before anything starts.
  */
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import type { V1Taint } from '@kubernetes/client-node';
-import { isRegistrationFlagError, parseNodeLabels, parseTaints } from './registration-flags.js';
+import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
+import { parseNodeLabels, parseTaints } from './registration-flags.js';
+
+export { FlagError } from '../util/flags.js';
 
 export interface AgentSettings {
   /** Path of a kubeconfig; in-cluster configuration when absent. */
@@ -28,39 +30,32 @@ export interface AgentSettings {
   readonly registerWithTaints: readonly V1Taint[];
 }
 
-export class FlagError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FlagError';
-  }
-}
+/** The agent's flags: one declaration for parsing and for the usage text. */
+const FLAGS = {
+  kubeconfig: { type: 'string', value: 'PATH', env: 'KUBECONFIG', defaultText: 'in-cluster config', description: 'kubeconfig to reach the API server' },
+  'node-name': { type: 'string', value: 'NAME', env: 'NODE_NAME', defaultText: 'the host name', description: 'name of the Node to register' },
+  'node-ip': { type: 'string', value: 'IP', env: 'NODE_IP', defaultText: "the host's first IPv4 address", description: "the node's InternalIP" },
+  'cri-endpoint': { type: 'string', value: 'URL', env: 'CONTAINER_RUNTIME_ENDPOINT', description: 'CRI runtime socket, unix:///path (required)' },
+  'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis for the work queue' },
+  'root-dir': { type: 'string', value: 'DIR', env: 'NODELET_ROOT_DIR', default: '/var/lib/nodelet', description: 'pod data root' },
+  'pod-log-dir': { type: 'string', value: 'DIR', default: '/var/log/pods', description: 'container logs root' },
+  'log-level': { type: 'string', value: 'LEVEL', env: 'LOG_LEVEL', default: 'info', description: 'trace|debug|info|warn|error' },
+  concurrency: { type: 'string', value: 'N', env: 'NODELET_CONCURRENCY', default: '4', description: 'pods reconciled at once' },
+  'max-pods': { type: 'string', value: 'N', default: '110', description: 'pods the node advertises' },
+  'resync-period': { type: 'string', value: 'SECONDS', default: '60', description: 'full resync period' },
+  'node-labels': { type: 'string', value: 'K=V,...', default: '', description: 'labels the Node is registered with and keeps' },
+  'register-with-taints': {
+    type: 'string',
+    value: 'K=V:EFFECT,...',
+    default: '',
+    description: 'taints the Node is created with (e.g. nodelet.dev/agent=true:NoSchedule)',
+  },
+} as const satisfies FlagSpecs;
 
-export const USAGE = `Usage: nodelet [agent] [flags]
-
-Runs the node agent: registers the Node, runs the pods bound to it through the CRI runtime.
-
-Flags (environment variable in brackets):
-  --kubeconfig PATH        kubeconfig to reach the API server [KUBECONFIG]; in-cluster config when unset
-  --node-name NAME         name of the Node to register [NODE_NAME]; default: the host name
-  --node-ip IP             the node's InternalIP [NODE_IP]; default: the host's first IPv4 address
-  --cri-endpoint URL       CRI runtime socket, unix:///path [CONTAINER_RUNTIME_ENDPOINT]
-  --redis-url URL          Redis for the work queue [REDIS_URL]; default redis://127.0.0.1:6379
-  --root-dir DIR           pod data root [NODELET_ROOT_DIR]; default /var/lib/nodelet
-  --pod-log-dir DIR        container logs root; default /var/log/pods
-  --log-level LEVEL        trace|debug|info|warn|error [LOG_LEVEL]; default info
-  --concurrency N          pods reconciled at once [NODELET_CONCURRENCY]; default 4
-  --max-pods N             pods the node advertises; default 110
-  --resync-period SECONDS  full resync period; default 60
-  --node-labels K=V,...    labels the Node is registered with and keeps
-  --register-with-taints K=V:EFFECT,...
-                           taints the Node is created with (e.g. nodelet.dev/agent=true:NoSchedule)
-  -h, --help               this text
-`;
-
-function positiveInt(name: string, raw: string): number {
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new FlagError(`--${name} must be a positive integer, got "${raw}"`);
-  return Number(raw);
-}
+export const USAGE = formatUsage(FLAGS, {
+  synopsis: 'nodelet [agent] [flags]',
+  summary: 'Runs the node agent: registers the Node, runs the pods bound to it through the CRI runtime.',
+});
 
 /** The host's first non-internal IPv4 address. */
 function defaultNodeIp(): string {
@@ -71,64 +66,31 @@ function defaultNodeIp(): string {
   return '127.0.0.1';
 }
 
-/** Runs a registration-flag parser, reporting its failures as a {@link FlagError}. */
-function registration<T>(parse: (raw: string) => T, raw: string): T {
-  try {
-    return parse(raw);
-  } catch (error) {
-    if (isRegistrationFlagError(error)) throw new FlagError(error.message);
-    throw error;
-  }
-}
-
-const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
-
-const OPTIONS = {
-  kubeconfig: { type: 'string' },
-  'node-name': { type: 'string' },
-  'node-ip': { type: 'string' },
-  'cri-endpoint': { type: 'string' },
-  'redis-url': { type: 'string' },
-  'root-dir': { type: 'string' },
-  'pod-log-dir': { type: 'string' },
-  'log-level': { type: 'string' },
-  concurrency: { type: 'string' },
-  'max-pods': { type: 'string' },
-  'resync-period': { type: 'string' },
-  'node-labels': { type: 'string' },
-  'register-with-taints': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-type FlagName = Exclude<keyof typeof OPTIONS, 'help'>;
-
-/** Parses argv (without node and script) and the environment into settings. */
+/**
+ * Parses argv (without node and script) and the environment into settings.
+ * @throws FlagError on an unknown flag, a bad value or a missing CRI endpoint.
+ */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): AgentSettings | 'help' {
-  const { values } = parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
-  if (values.help === true) return 'help';
-  /** The flag's value, else the first set environment variable, else the default. */
-  const pick = (flag: FlagName, envName: string | undefined, fallback: string): string => {
-    const fromEnv = envName === undefined ? undefined : env[envName];
-    return values[flag] ?? (fromEnv === undefined || fromEnv === '' ? fallback : fromEnv);
-  };
-  const criEndpoint = pick('cri-endpoint', 'CONTAINER_RUNTIME_ENDPOINT', '');
+  const values = parseFlags(FLAGS, { argv, env, allowPositionals: true });
+  if (values === 'help') return 'help';
+  const criEndpoint = values['cri-endpoint'] ?? '';
   if (criEndpoint === '') throw new FlagError('--cri-endpoint (or CONTAINER_RUNTIME_ENDPOINT) is required');
-  const logLevel = pick('log-level', 'LOG_LEVEL', 'info');
-  if (!LEVELS.has(logLevel)) throw new FlagError(`--log-level must be one of ${[...LEVELS].join('|')}, got "${logLevel}"`);
-  const kubeconfig = pick('kubeconfig', 'KUBECONFIG', '');
+  // An explicitly empty --kubeconfig or --node-ip means the default too.
+  const kubeconfig = values.kubeconfig ?? '';
+  const nodeIp = values['node-ip'] ?? '';
   return {
     kubeconfig: kubeconfig === '' ? undefined : kubeconfig,
-    nodeName: pick('node-name', 'NODE_NAME', os.hostname()).toLowerCase(),
-    nodeIp: pick('node-ip', 'NODE_IP', '') || defaultNodeIp(),
+    nodeName: (values['node-name'] ?? os.hostname()).toLowerCase(),
+    nodeIp: nodeIp === '' ? defaultNodeIp() : nodeIp,
     criEndpoint,
-    redisUrl: pick('redis-url', 'REDIS_URL', 'redis://127.0.0.1:6379'),
-    rootDir: pick('root-dir', 'NODELET_ROOT_DIR', '/var/lib/nodelet'),
-    podLogDir: pick('pod-log-dir', undefined, '/var/log/pods'),
-    logLevel,
-    concurrency: positiveInt('concurrency', pick('concurrency', 'NODELET_CONCURRENCY', '4')),
-    maxPods: positiveInt('max-pods', pick('max-pods', undefined, '110')),
-    resyncPeriodMs: positiveInt('resync-period', pick('resync-period', undefined, '60')) * 1000,
-    nodeLabels: registration(parseNodeLabels, pick('node-labels', undefined, '')),
-    registerWithTaints: registration(parseTaints, pick('register-with-taints', undefined, '')),
+    redisUrl: values['redis-url'],
+    rootDir: values['root-dir'],
+    podLogDir: values['pod-log-dir'],
+    logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
+    concurrency: positiveInteger('concurrency', values.concurrency),
+    maxPods: positiveInteger('max-pods', values['max-pods']),
+    resyncPeriodMs: positiveInteger('resync-period', values['resync-period']) * 1000,
+    nodeLabels: parseNodeLabels(values['node-labels']),
+    registerWithTaints: parseTaints(values['register-with-taints']),
   };
 }

@@ -4,7 +4,8 @@
  */
 import { pino } from 'pino';
 import { startAgent } from './agent.js';
-import { FlagError, USAGE, parseSettings } from './flags.js';
+import { isFlagError } from '../util/flags.js';
+import { USAGE, parseSettings } from './flags.js';
 import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -22,7 +23,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     settings = parseSettings(rest, process.env);
   } catch (error) {
-    if (!(error instanceof FlagError) && !(error instanceof TypeError)) throw error;
+    if (!isFlagError(error)) throw error;
     process.stderr.write(`${error.message}\n\n${USAGE}`);
     return 2;
   }

@@ -6,10 +6,11 @@
  */
 import type { V1Taint } from '@kubernetes/client-node';
 import { forbiddenNodeLabels } from '../controllers/node/labels.js';
+import { FlagError } from '../util/flags.js';
 
-/** A flag value that does not parse; the message names the flag and the offending part. */
-export class RegistrationFlagError extends Error {
-  override readonly name = 'RegistrationFlagError';
+/** A registration flag value that does not parse (a {@link FlagError}); the message names the flag and the offending part. */
+export class RegistrationFlagError extends FlagError {
+  override readonly name: string = 'RegistrationFlagError';
 }
 
 /** True when `err` is a {@link RegistrationFlagError}. */

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { startDashboard } from './server.js';
-import { DASHBOARD_USAGE, isDashboardFlagError, parseDashboardSettings } from './settings.js';
+import { isFlagError } from '../util/flags.js';
+import { DASHBOARD_USAGE, parseDashboardSettings } from './settings.js';
 import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 
 /** Runs the dashboard command with the arguments after `dashboard`. */
@@ -14,7 +15,7 @@ export async function runDashboardCommand(argv: readonly string[], env: NodeJS.P
   try {
     settings = parseDashboardSettings({ argv, env, readFile: (path) => readFileSync(path, 'utf8') });
   } catch (error) {
-    if (!isDashboardFlagError(error)) throw error;
+    if (!isFlagError(error)) throw error;
     process.stderr.write(`${error.message}\n\n${DASHBOARD_USAGE}`);
     return 2;
   }

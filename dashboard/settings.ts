@@ -3,7 +3,7 @@
  * on unless `--no-auth` is given explicitly; a missing token is a start-up error, never an open
  * dashboard.
  */
-import { parseArgs } from 'node:util';
+import { FlagError, formatUsage, isFlagError, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
 
 /** Where the dashboard listens. */
 export interface ListenAddress {
@@ -34,51 +34,28 @@ export interface DashboardSettings {
   readonly logLevel: string;
 }
 
-/** A bad flag or a missing setting, reported with the usage text. */
-export class DashboardFlagError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DashboardFlagError';
-  }
-}
+/** A bad flag or a missing setting is a {@link FlagError}; this name is kept for the dashboard's callers. */
+export const isDashboardFlagError = isFlagError;
 
-/** True when `error` is a {@link DashboardFlagError}. */
-export function isDashboardFlagError(error: unknown): error is DashboardFlagError {
-  return error instanceof DashboardFlagError;
-}
+/** The dashboard's flags: one declaration for parsing and for the usage text. */
+const FLAGS = {
+  listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:3000', description: 'address to bind' },
+  'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis holding the queues' },
+  prefix: { type: 'string', value: 'PREFIX', default: 'nodelet', description: "the queues' Redis key prefix" },
+  'token-file': { type: 'string', value: 'PATH', description: 'file holding the access token (or the token itself in NODELET_DASHBOARD_TOKEN)' },
+  'no-auth': { type: 'boolean', description: 'serve without authentication (only behind something that authenticates)' },
+  'allow-actions': { type: 'boolean', description: 'allow retries, cleans and other changes; read-only otherwise' },
+  'refresh-interval': { type: 'string', value: 'SECS', default: '10', description: 'how often to look for queues of new nodes' },
+  'log-level': { type: 'string', value: 'LEVEL', env: 'LOG_LEVEL', default: 'info', description: 'trace|debug|info|warn|error' },
+} as const satisfies FlagSpecs;
 
-export const DASHBOARD_USAGE = `Usage: nodelet dashboard [flags]
-
-Serves the reconcile queues of every node (bull-board) and a reconcile timeline per pod.
-
-Flags (environment variable in brackets):
-  --listen HOST:PORT        address to bind; default 127.0.0.1:3000
-  --redis-url URL           Redis holding the queues [REDIS_URL]; default redis://127.0.0.1:6379
-  --prefix PREFIX           the queues' Redis key prefix; default nodelet
-  --token-file PATH         file holding the access token [or NODELET_DASHBOARD_TOKEN]
-  --no-auth                 serve without authentication (only behind something that authenticates)
-  --allow-actions           allow retries, cleans and other changes; read-only otherwise
-  --refresh-interval SECS   how often to look for queues of new nodes; default 10
-  --log-level LEVEL         trace|debug|info|warn|error [LOG_LEVEL]; default info
-  -h, --help                this text
-
-Send the token as "Authorization: Bearer <token>", or as the password of HTTP basic
+export const DASHBOARD_USAGE = formatUsage(FLAGS, {
+  synopsis: 'nodelet dashboard [flags]',
+  summary: 'Serves the reconcile queues of every node (bull-board) and a reconcile timeline per pod.',
+  notes: `Send the token as "Authorization: Bearer <token>", or as the password of HTTP basic
 authentication with any user name (a browser's login prompt).
-`;
-
-const OPTIONS = {
-  listen: { type: 'string' },
-  'redis-url': { type: 'string' },
-  prefix: { type: 'string' },
-  'token-file': { type: 'string' },
-  'no-auth': { type: 'boolean' },
-  'allow-actions': { type: 'boolean' },
-  'refresh-interval': { type: 'string' },
-  'log-level': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
+`,
+});
 
 /** What {@link parseDashboardSettings} reads. */
 export interface DashboardSettingsInput {
@@ -89,42 +66,28 @@ export interface DashboardSettingsInput {
   readonly readFile: (path: string) => string;
 }
 
-/** Parses flags and environment into settings; throws {@link DashboardFlagError} on bad input. */
+/** Parses flags and environment into settings; throws {@link FlagError} on bad input. */
 export function parseDashboardSettings(input: DashboardSettingsInput): DashboardSettings | 'help' {
-  const values = parseFlags(input.argv);
-  if (values.help === true) return 'help';
-  const logLevel = values['log-level'] ?? nonEmpty(input.env.LOG_LEVEL) ?? 'info';
-  if (!LEVELS.has(logLevel)) throw new DashboardFlagError(`--log-level must be one of ${[...LEVELS].join('|')}, got "${logLevel}"`);
-  const prefix = values.prefix ?? 'nodelet';
-  if (prefix === '' || prefix.includes(':')) throw new DashboardFlagError(`--prefix must be non-empty and without ":", got "${prefix}"`);
+  const values = parseFlags(FLAGS, { argv: input.argv, env: input.env });
+  if (values === 'help') return 'help';
+  const prefix = values.prefix;
+  if (prefix === '' || prefix.includes(':')) throw new FlagError(`--prefix must be non-empty and without ":", got "${prefix}"`);
   return {
-    listen: parseListen(values.listen ?? '127.0.0.1:3000'),
-    redisUrl: values['redis-url'] ?? nonEmpty(input.env.REDIS_URL) ?? 'redis://127.0.0.1:6379',
+    listen: parseListen(values.listen),
+    redisUrl: values['redis-url'],
     prefix,
-    auth: resolveAuth({ noAuth: values['no-auth'] === true, tokenFile: values['token-file'], input }),
-    allowActions: values['allow-actions'] === true,
-    refreshIntervalMs: positiveSeconds('refresh-interval', values['refresh-interval'] ?? '10') * 1000,
-    logLevel,
+    auth: resolveAuth({ noAuth: values['no-auth'], tokenFile: values['token-file'], input }),
+    allowActions: values['allow-actions'],
+    refreshIntervalMs: positiveInteger('refresh-interval', values['refresh-interval']) * 1000,
+    logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
   };
-}
-
-function parseFlags(argv: readonly string[]): ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'] {
-  try {
-    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false, strict: true }).values;
-  } catch (error) {
-    // node:util reports unknown flags and missing values with ERR_PARSE_ARGS_* codes.
-    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
-      throw new DashboardFlagError(error.message);
-    }
-    throw error;
-  }
 }
 
 /** Parses `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (all interfaces). */
 export function parseListen(raw: string): ListenAddress {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(raw);
   const port = Number(match?.[3]);
-  if (match === null || port > 65535) throw new DashboardFlagError(`--listen must be HOST:PORT, got "${raw}"`);
+  if (match === null || port > 65535) throw new FlagError(`--listen must be HOST:PORT, got "${raw}"`);
   const host = match[1] ?? match[2] ?? '';
   return { host: host === '' ? '0.0.0.0' : host, port };
 }
@@ -135,14 +98,14 @@ function resolveAuth(options: {
   readonly input: DashboardSettingsInput;
 }): DashboardAuth {
   const { noAuth, tokenFile, input } = options;
-  const fromEnv = nonEmpty(input.env.NODELET_DASHBOARD_TOKEN);
+  const fromEnv = input.env.NODELET_DASHBOARD_TOKEN?.trim() ?? '';
   if (noAuth) {
-    if (tokenFile !== undefined) throw new DashboardFlagError('--no-auth and --token-file contradict each other');
+    if (tokenFile !== undefined) throw new FlagError('--no-auth and --token-file contradict each other');
     return { kind: 'none' };
   }
   if (tokenFile !== undefined) return { kind: 'token', token: readToken(tokenFile, input.readFile) };
-  if (fromEnv !== undefined) return { kind: 'token', token: fromEnv.trim() };
-  throw new DashboardFlagError(
+  if (fromEnv !== '') return { kind: 'token', token: fromEnv };
+  throw new FlagError(
     'a token is required: set NODELET_DASHBOARD_TOKEN or --token-file (or pass --no-auth to serve without authentication)',
   );
 }
@@ -152,18 +115,9 @@ function readToken(path: string, readFile: (path: string) => string): string {
   try {
     content = readFile(path);
   } catch (error) {
-    throw new DashboardFlagError(`--token-file ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new FlagError(`--token-file ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const token = content.trim();
-  if (token === '') throw new DashboardFlagError(`--token-file ${path} is empty`);
+  if (token === '') throw new FlagError(`--token-file ${path} is empty`);
   return token;
-}
-
-function positiveSeconds(name: string, raw: string): number {
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new DashboardFlagError(`--${name} must be a positive integer, got "${raw}"`);
-  return Number(raw);
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
 }

@@ -4,7 +4,8 @@
  * caught: a sample always resolves, describing failures instead of throwing them.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Clock } from '../../util/clock.js';
+import { withTimeout } from '../../util/timeout.js';
 import type { HealthSample, QueueJobCounts, Readiness } from './status.js';
 
 /** What the sampler asks of the agent's parts (narrow, so tests pass plain functions). */
@@ -25,36 +26,8 @@ export interface AgentProbes {
   readonly timeoutMs?: number;
 }
 
-/** A probe that did not answer in time. */
-export class ProbeTimeoutError extends Error {
-  override readonly name = 'ProbeTimeoutError';
-  constructor(readonly probe: string, readonly timeoutMs: number) {
-    super(`${probe} did not answer within ${timeoutMs} ms`);
-  }
-}
-
-/** True when `err` is a {@link ProbeTimeoutError}. */
-export function isProbeTimeoutError(err: unknown): err is ProbeTimeoutError {
-  return err instanceof ProbeTimeoutError;
-}
-
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** Resolves or rejects like `work`, or rejects with a {@link ProbeTimeoutError} first. */
-async function bounded<T>(work: Promise<T>, probe: string, options: { readonly clock: Clock; readonly timeoutMs: number }): Promise<T> {
-  let timer: TimerHandle | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = options.clock.setTimeout(() => {
-      reject(new ProbeTimeoutError(probe, options.timeoutMs));
-    }, options.timeoutMs);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    options.clock.clearTimeout(timer);
-  }
 }
 
 function isRunning(pod: V1Pod): boolean {
@@ -75,12 +48,13 @@ function apiReadiness(probes: AgentProbes): Readiness {
 /** Creates the sampler the NodeAgent controller calls. */
 export function createHealthSampler(probes: AgentProbes): () => Promise<HealthSample> {
   const limits = { clock: probes.clock, timeoutMs: probes.timeoutMs ?? 5000 };
+  // A probe that hangs reports a TimeoutError ("Redis did not answer within 5000 ms").
   return async () => {
     const [runtime, queue] = await Promise.all([
-      bounded(probes.runtimeReadiness(), 'container runtime', limits).catch(
+      withTimeout(probes.runtimeReadiness(), { ...limits, what: 'container runtime' }).catch(
         (err: unknown): Readiness => ({ ready: false, reason: 'RuntimeUnavailable', message: errorText(err) }),
       ),
-      bounded(probes.queueCounts(), 'Redis', limits).then(
+      withTimeout(probes.queueCounts(), { ...limits, what: 'Redis' }).then(
         (counts) => ({ readiness: { ready: true, reason: '', message: '' }, counts }),
         (err: unknown) => ({ readiness: { ready: false, reason: 'RedisUnavailable', message: errorText(err) }, counts: undefined }),
       ),

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { isConflict } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
+import { settlesWithin } from '../../util/timeout.js';
 import { applySettings, type AppliedSettings, type SettingsTargets } from './apply.js';
 import type { NodeAgentApi } from './api.js';
 import { resolveSettings, type BaseSettings, type LiveSettings, type SettingProblem } from './settings.js';
@@ -103,24 +104,17 @@ class SpecApplier {
   }
 }
 
-/** A promise resolved by the first call of `resolve`, or with false after a timeout. */
+/** Resolves true once `resolve` was called, or false when `timeoutMs` passes first. */
 function firstOrTimeout(clock: Clock, timeoutMs: number): { readonly resolve: () => void; readonly wait: () => Promise<boolean> } {
-  let done: (value: boolean) => void = () => undefined;
-  const promise = new Promise<boolean>((resolve) => {
+  let done: () => void = () => undefined;
+  const first = new Promise<void>((resolve) => {
     done = resolve;
   });
   return {
     resolve: () => {
-      done(true);
+      done();
     },
-    wait: () => {
-      const timer = clock.setTimeout(() => {
-        done(false);
-      }, timeoutMs);
-      return promise.finally(() => {
-        clock.clearTimeout(timer);
-      });
-    },
+    wait: () => settlesWithin(first, { clock, timeoutMs }),
   };
 }
 

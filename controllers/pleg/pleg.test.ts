@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import { buildSnapshot, diffSnapshots, Pleg } from './pleg.js';
-import { createFakeClock } from '../../test/doubles/fake-clock.js';
+import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
+import type { PodSandbox, PodSandboxFilter } from '../../cri/types.js';
 
 const labels = (uid: string) => ({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': `p-${uid}`, 'io.kubernetes.pod.namespace': 'ns', 'nodelet.dev/node': 'n' });
 
@@ -67,5 +68,56 @@ describe('Pleg against the fake runtime', () => {
     assert.equal(pleg.healthy(), true);
     await clock.advance(3 * 60_000 + 1);
     assert.equal(pleg.healthy(), false);
+  });
+
+  it('relists at start and every period, retries a failed relist at the next tick, and stops', async () => {
+    const clock = createFakeClock();
+    const runtime = new FakeRuntime({ now: () => clock.now() });
+    const seen: string[] = [];
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), periodMs: 1000, onPodChanged: (pod) => seen.push(pod.uid) });
+    const lists = () => runtime.callsTo('listPodSandbox').length;
+    pleg.start();
+    await settle();
+    assert.equal(lists(), 1, 'the first relist runs at start');
+    runtime.injectError('listPodSandbox', new Error('runtime unavailable'));
+    await runtime.runPodSandbox({ metadata: { name: 'p-a', uid: 'a', namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels('a'), annotations: {} });
+    await clock.advance(1000);
+    assert.equal(lists(), 2);
+    assert.deepEqual(seen, [], 'the failed relist reported nothing');
+    await clock.advance(1000);
+    assert.equal(lists(), 3);
+    assert.deepEqual(seen, ['a'], 'the next tick reports the change');
+    await pleg.stop();
+    await clock.advance(10_000);
+    assert.equal(lists(), 3);
+    assert.equal(clock.pendingTimers(), 0);
+  });
+
+  it('runs an on-demand relist after the one in flight, never alongside it', async () => {
+    const clock = createFakeClock();
+    let release: () => void = () => undefined;
+    let active = 0;
+    let maxActive = 0;
+    class GatedRuntime extends FakeRuntime {
+      override async listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]> {
+        active += 1;
+        maxActive = Math.max(maxActive, active);
+        await new Promise<void>((resolve) => (release = resolve));
+        active -= 1;
+        return super.listPodSandbox(filter);
+      }
+    }
+    const runtime = new GatedRuntime({ now: () => clock.now() });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: () => undefined });
+    pleg.start();
+    const onDemand = pleg.relistNow();
+    await settle();
+    release();
+    await settle();
+    release();
+    assert.equal(await onDemand, true);
+    assert.equal(runtime.callsTo('listPodSandbox').length, 2);
+    assert.equal(maxActive, 1);
+    await pleg.stop();
   });
 });

@@ -7,13 +7,15 @@
  * - The first relist reports every pod the runtime has of this node: after an agent restart, that
  *   is how orphans (pods deleted while the agent was down) reach the reconciler.
  * - A failed relist keeps the previous snapshot, so the changes are reported by the next one.
+ * - Relists never overlap: the periodic ones and those asked for with `relistNow()` share one loop.
  * - `healthy()` is false when no relist has succeeded for `unhealthyAfterMs` (3 min, as the
  *   kubelet): the node then reports NotReady.
  */
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../../cri/types.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector } from '../../reconcilers/runtime-labels.js';
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Clock } from '../../util/clock.js';
+import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
 
 /** One pod as the runtime listing shows it: identity plus a fingerprint of its parts' states. */
@@ -75,22 +77,36 @@ export function diffSnapshots(previous: Snapshot, current: Snapshot): { pod: Pod
 export class Pleg {
   private snapshot: Snapshot = new Map();
   private lastSuccessMs: number;
-  private timer: TimerHandle | undefined;
-  private running = false;
+  private readonly loop: PeriodicLoop;
 
   constructor(private readonly options: PlegOptions) {
     this.lastSuccessMs = options.clock.now();
+    // A failed relist is retried at the next tick: the period is already short.
+    this.loop = createPeriodicLoop({
+      name: 'pleg-relist',
+      periodMs: options.periodMs ?? 1000,
+      clock: options.clock,
+      logger: options.logger,
+      run: () => this.relist(),
+    });
   }
 
+  /** Relists now and then every period. */
   start(): void {
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
-  stop(): void {
-    this.running = false;
-    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+  /** Stops relisting; resolves once a relist in flight has ended. */
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /**
+   * Relists as soon as possible without overlapping a relist in flight (e.g. after the queue lost
+   * its jobs). Resolves true when the relist succeeded; failures are logged, never thrown.
+   */
+  relistNow(): Promise<boolean> {
+    return this.loop.runNow();
   }
 
   /** True while relists succeed (the last within `unhealthyAfterMs`). */
@@ -103,7 +119,10 @@ export class Pleg {
     return this.lastSuccessMs;
   }
 
-  /** Lists the runtime once and reports the pods that changed. */
+  /**
+   * Lists the runtime once and reports the pods that changed; rejects when the runtime does not
+   * answer. Not serialized with the loop: a running agent asks for a relist with `relistNow()`.
+   */
   async relist(): Promise<void> {
     const { runtime, nodeName } = this.options;
     const labelSelector = nodeSelector(nodeName);
@@ -116,18 +135,5 @@ export class Pleg {
     this.snapshot = current;
     this.lastSuccessMs = this.options.clock.now();
     for (const change of changes) this.options.onPodChanged(change.pod, change.reason);
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.running) return;
-    this.timer = this.options.clock.setTimeout(() => {
-      this.relist()
-        .catch((error: unknown) => {
-          this.options.logger.warn({ err: error }, 'PLEG relist failed');
-        })
-        .finally(() => {
-          this.schedule(this.options.periodMs ?? 1000);
-        });
-    }, delayMs);
   }
 }

@@ -7,6 +7,7 @@ import type { Informer, KubernetesListObject, ListPromise, V1Pod } from '@kubern
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
+import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodTransport } from './pod-watch.js';
 
 /** A list from an informer that was replaced while it listed; it must not go on to watch. */
@@ -139,7 +140,7 @@ export function createInformerSupervisor(options: SupervisorOptions): InformerSu
   let generation = 0;
   let informer: Informer<V1Pod> | undefined;
   let restartTimer: TimerHandle | undefined;
-  let watchdogTimer: TimerHandle | undefined;
+  let watchdogLoop: PeriodicLoop | undefined;
   let stopped = true;
   const nextRestart = createRestartBackoff(options.backoff, clock, state);
   const watchdogPeriodMs = Math.max(1000, options.silenceTimeoutMs / 4);
@@ -192,8 +193,8 @@ export function createInformerSupervisor(options: SupervisorOptions): InformerSu
     scheduleRestart(delayMs);
   }
 
+  /** Replaces a silent informer. Never awaits the launch: a hung list must not stall the watchdog. */
   function watchdog(): void {
-    watchdogTimer = clock.setTimeout(watchdog, watchdogPeriodMs);
     if (restartTimer !== undefined || !silent()) return;
     logger.warn({ silentForMs: state.silentMs() }, 'pod watch silent; restarting with a full relist');
     state.syncedSinceError = false;
@@ -206,16 +207,18 @@ export function createInformerSupervisor(options: SupervisorOptions): InformerSu
       if (!stopped) return;
       stopped = false;
       state.markActive();
-      watchdogTimer = clock.setTimeout(watchdog, watchdogPeriodMs);
+      watchdogLoop = createPeriodicLoop({ name: 'pod-watch-watchdog', periodMs: watchdogPeriodMs, firstRun: 'after-period', clock, logger, run: watchdog });
+      watchdogLoop.start();
       await launch();
     },
     stop(): void {
       stopped = true;
       retire();
       clock.clearTimeout(restartTimer);
-      clock.clearTimeout(watchdogTimer);
       restartTimer = undefined;
-      watchdogTimer = undefined;
+      // The watchdog's run is synchronous: nothing is in flight to wait for.
+      void watchdogLoop?.stop();
+      watchdogLoop = undefined;
     },
     healthy(): boolean {
       return !stopped && informer !== undefined && restartTimer === undefined && state.syncedSinceError && !silent();

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { pino } from 'pino';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import { startResyncLoop } from './resync-loop.js';
+
+const logger = pino({ level: 'silent' });
 
 describe('resync loop', () => {
   it('resyncs every period plus up to 10% jitter', async () => {
     const clock = createFakeClock();
     let resyncs = 0;
-    const loop = startResyncLoop({ resyncAll: () => resyncs++, periodMs: 60_000, clock, random: () => 0.5 });
+    const loop = startResyncLoop({ resyncAll: () => resyncs++, periodMs: 60_000, clock, logger, random: () => 0.5 });
     await clock.advance(59_999);
     assert.equal(resyncs, 0);
     await clock.advance(1);
@@ -22,7 +25,7 @@ describe('resync loop', () => {
   it('applies a new period from now, sooner or later than the old schedule', async () => {
     const clock = createFakeClock();
     let resyncs = 0;
-    const loop = startResyncLoop({ resyncAll: () => resyncs++, periodMs: 3_600_000, clock, random: () => 0 });
+    const loop = startResyncLoop({ resyncAll: () => resyncs++, periodMs: 3_600_000, clock, logger, random: () => 0 });
     await clock.advance(10_000);
     loop.setPeriodMs(5_000);
     await clock.advance(5_000);
@@ -40,7 +43,7 @@ describe('resync loop', () => {
   it('never resyncs after stop, even when the period changes', async () => {
     const clock = createFakeClock();
     let resyncs = 0;
-    const loop = startResyncLoop({ resyncAll: () => resyncs++, periodMs: 1_000, clock });
+    const loop = startResyncLoop({ resyncAll: () => resyncs++, periodMs: 1_000, clock, logger });
     loop.stop();
     loop.setPeriodMs(500);
     await clock.advance(10_000);

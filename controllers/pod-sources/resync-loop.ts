@@ -3,7 +3,9 @@
  * resync together) every pod the source knows is enqueued again, the safety net behind events.
  * The period can change while running (the NodeAgent's `spec.resyncPeriodSeconds`).
  */
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Logger } from 'pino';
+import type { Clock } from '../../util/clock.js';
+import { createPeriodicLoop } from '../../util/periodic-loop.js';
 
 /** Options of {@link startResyncLoop}. */
 export interface ResyncLoopOptions {
@@ -11,6 +13,7 @@ export interface ResyncLoopOptions {
   readonly resyncAll: () => void;
   readonly periodMs: number;
   readonly clock: Clock;
+  readonly logger: Logger;
   /** A number in [0, 1) for the jitter; default Math.random. */
   readonly random?: () => number;
 }
@@ -19,38 +22,29 @@ export interface ResyncLoopOptions {
 export interface ResyncLoop {
   /** Takes effect at once: the next resync is one new period (plus jitter) from now. */
   setPeriodMs(periodMs: number): void;
+  /** Stops at once: a resync is synchronous, so none is ever left in flight. */
   stop(): void;
 }
 
 /** Starts the loop; the first resync is one period from now. */
 export function startResyncLoop(options: ResyncLoopOptions): ResyncLoop {
-  const { clock } = options;
-  const random = options.random ?? Math.random;
-  let periodMs = options.periodMs;
-  let timer: TimerHandle | undefined;
-  let stopped = false;
-
-  function schedule(delayMs: number): void {
-    clock.clearTimeout(timer);
-    timer = clock.setTimeout(tick, delayMs);
-  }
-
-  function tick(): void {
-    if (stopped) return;
-    options.resyncAll();
-    schedule(periodMs * (1 + random() * 0.1));
-  }
-
-  schedule(periodMs);
+  const loop = createPeriodicLoop({
+    name: 'resync',
+    periodMs: options.periodMs,
+    firstRun: 'after-period',
+    jitter: 0.1,
+    random: options.random,
+    clock: options.clock,
+    logger: options.logger,
+    run: options.resyncAll,
+  });
+  loop.start();
   return {
-    setPeriodMs(next: number): void {
-      if (next === periodMs || stopped) return;
-      periodMs = next;
-      schedule(periodMs);
+    setPeriodMs: (periodMs) => {
+      loop.setPeriodMs(periodMs);
     },
-    stop(): void {
-      stopped = true;
-      clock.clearTimeout(timer);
+    stop: () => {
+      void loop.stop();
     },
   };
 }

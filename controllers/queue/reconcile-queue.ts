@@ -83,6 +83,7 @@ import type { RunRecord } from './runner.js';
 import { ResyncWatcher } from './state-watch.js';
 import type { ResyncListener } from './state-watch.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import { settlesWithin } from '../../util/timeout.js';
 import { ReconcileQueueStateError } from './errors.js';
 import type { Redis } from 'ioredis';
 import type { PodKey } from '../../util/pod-key.js';
@@ -325,9 +326,9 @@ class BullReconcileQueue implements ReconcileQueue {
     await worker.pause(true).catch((err: unknown) => {
       this.logger.debug({ err }, 'pausing the worker failed');
     });
-    const drained = await within(this.clock, deadline - this.clock.now(), this.inFlight.idle());
+    const drained = await settlesWithin(this.inFlight.idle(), { clock: this.clock, timeoutMs: deadline - this.clock.now() });
     if (drained) {
-      const closed = await within(this.clock, Math.max(deadline - this.clock.now(), 1_000), worker.close(false));
+      const closed = await settlesWithin(worker.close(false), { clock: this.clock, timeoutMs: Math.max(deadline - this.clock.now(), 1_000) });
       if (closed) return false;
     }
     this.logger.warn({ timeoutMs, running: this.inFlight.size }, 'reconciles still running at shutdown; aborting them, the next agent recovers their jobs');
@@ -373,23 +374,4 @@ class BullReconcileQueue implements ReconcileQueue {
 function validConcurrency(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${n}`);
   return n;
-}
-
-/** Resolves true when `work` settles within `ms`, false otherwise (`work` is left running). */
-async function within(clock: Clock, ms: number, work: Promise<unknown>): Promise<boolean> {
-  let timer: ReturnType<Clock['setTimeout']> | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = clock.setTimeout(() => {
-      resolve(false);
-    }, Math.max(0, ms));
-  });
-  const settled = work.then(
-    () => true,
-    () => true,
-  );
-  try {
-    return await Promise.race([settled, timeout]);
-  } finally {
-    if (timer !== undefined) clock.clearTimeout(timer);
-  }
 }

@@ -10,7 +10,8 @@
  * Either way the cure is the same level-triggered resync, so the cause is informational.
  */
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Clock } from '../../util/clock.js';
+import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 
 /** Why a resync is needed. */
 export type ResyncCause = 'reconnected' | 'state-lost';
@@ -45,11 +46,24 @@ export interface ResyncWatcherOptions {
 export class ResyncWatcher {
   private readonly listeners = new Set<ResyncListener>();
   private checking: Promise<void> = Promise.resolve();
-  private timer: TimerHandle | undefined;
+  private readonly ticks: PeriodicLoop;
   private stopReady: (() => void) | undefined;
   private stopped = false;
 
-  constructor(private readonly options: ResyncWatcherOptions) {}
+  constructor(private readonly options: ResyncWatcherOptions) {
+    // A tick joins the queue of checks and ends when its check has run; checks never throw.
+    this.ticks = createPeriodicLoop({
+      name: 'queue-sentinel',
+      periodMs: options.intervalMs,
+      firstRun: 'after-period',
+      clock: options.clock,
+      logger: options.logger,
+      run: () => {
+        this.enqueueCheck('periodic');
+        return this.checking;
+      },
+    });
+  }
 
   /** Subscribes `listener`; returns an unsubscribe function. */
   onResync(listener: ResyncListener): () => void {
@@ -72,14 +86,14 @@ export class ResyncWatcher {
       this.enqueueCheck(reconnected ? 'after-reconnect' : 'create');
     });
     if (!initialConnect) this.enqueueCheck('create');
-    this.scheduleTick();
+    this.ticks.start();
   }
 
   /** Stops watching and deletes the sentinel (best effort). */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
     this.stopReady?.();
+    await this.ticks.stop();
     await this.checking;
     await this.options.store.remove().catch((err: unknown) => {
       this.options.logger.debug({ err }, 'could not delete the queue sentinel');
@@ -89,15 +103,6 @@ export class ResyncWatcher {
   /** Resolves once every check queued so far has run (for tests and orderly shutdown). */
   async settled(): Promise<void> {
     await this.checking;
-  }
-
-  private scheduleTick(): void {
-    this.timer = this.options.clock.setTimeout(() => {
-      this.enqueueCheck('periodic');
-      void this.checking.then(() => {
-        if (!this.stopped) this.scheduleTick();
-      });
-    }, this.options.intervalMs);
   }
 
   private enqueueCheck(kind: 'create' | 'periodic' | 'after-reconnect'): void {

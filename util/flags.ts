@@ -1,0 +1,147 @@
+/**
+ * The one flags/env parser of nodelet's commands (the agent and the dashboard). A command declares
+ * its flags once; the declaration drives parsing and the usage text, so the two cannot drift.
+ *
+ * - `--flag value` and `--flag=value`; booleans are present or absent (`--no-auth`); `-h`/`--help`
+ *   is built in and answers `'help'`.
+ * - A string flag may fall back to an environment variable, then to a default. A blank variable
+ *   (empty or only spaces) counts as unset; a flag given explicitly is taken as is.
+ * - Every mistake (unknown flag, missing value, bad value) is a {@link FlagError}, which a command
+ *   reports with its usage text.
+ */
+import { parseArgs } from 'node:util';
+
+/** A flag with a value. */
+export interface StringFlag {
+  readonly type: 'string';
+  /** Placeholder of the value in the usage text, e.g. `PATH`. */
+  readonly value: string;
+  readonly description: string;
+  /** Environment variable read when the flag is absent. */
+  readonly env?: string;
+  /** Used when neither the flag nor its variable is set; shown in the usage text unless empty. */
+  readonly default?: string;
+  /** The default as the usage text names it, when the command computes it (e.g. `the host name`). */
+  readonly defaultText?: string;
+}
+
+/** A switch: true when given, false otherwise. */
+export interface BooleanFlag {
+  readonly type: 'boolean';
+  readonly description: string;
+}
+
+export type FlagSpec = StringFlag | BooleanFlag;
+
+/** A command's flags by long name (without `--`). */
+export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
+
+/** Parsed values: booleans, strings where a default guarantees one, optional strings otherwise. */
+export type FlagValues<S extends FlagSpecs> = {
+  readonly [K in keyof S]: S[K] extends BooleanFlag ? boolean : S[K] extends { readonly default: string } ? string : string | undefined;
+};
+
+/** A bad flag, a bad value or a missing setting; the message names the flag. */
+export class FlagError extends Error {
+  override readonly name: string = 'FlagError';
+}
+
+/** True when `err` is a {@link FlagError} (or a subclass, e.g. a registration flag's). */
+export function isFlagError(err: unknown): err is FlagError {
+  return err instanceof FlagError;
+}
+
+/** What {@link parseFlags} reads. */
+export interface FlagInput {
+  /** The command's arguments (after the command name). */
+  readonly argv: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  /** Accept (and ignore) arguments that are not flags. Default false: they are errors. */
+  readonly allowPositionals?: boolean;
+}
+
+type ParseArgsOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+function parseArgsOptions(specs: FlagSpecs): ParseArgsOptions {
+  const options: ParseArgsOptions = { help: { type: 'boolean', short: 'h' } };
+  for (const [name, spec] of Object.entries(specs)) options[name] = { type: spec.type };
+  return options;
+}
+
+/** node:util's parser, its errors (`ERR_PARSE_ARGS_*` codes) turned into {@link FlagError}s. */
+function rawValues(specs: FlagSpecs, input: FlagInput): Record<string, string | boolean | undefined> {
+  try {
+    const parsed = parseArgs({ args: [...input.argv], options: parseArgsOptions(specs), allowPositionals: input.allowPositionals ?? false, strict: true });
+    return parsed.values;
+  } catch (error) {
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) throw new FlagError(error.message);
+    throw error;
+  }
+}
+
+function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function valueOf(spec: FlagSpec, raw: string | boolean | undefined, env: NodeJS.ProcessEnv): string | boolean | undefined {
+  if (spec.type === 'boolean') return raw === true;
+  if (typeof raw === 'string') return raw;
+  return nonBlank(spec.env === undefined ? undefined : env[spec.env]) ?? spec.default;
+}
+
+/** Parses flags, then environment, then defaults; `'help'` when help was asked for. */
+export function parseFlags<S extends FlagSpecs>(specs: S, input: FlagInput): FlagValues<S> | 'help' {
+  const raw = rawValues(specs, input);
+  if (raw.help === true) return 'help';
+  const values: Record<string, string | boolean | undefined> = {};
+  for (const [name, spec] of Object.entries(specs)) values[name] = valueOf(spec, raw[name], input.env);
+  return values as FlagValues<S>;
+}
+
+/** What a usage text says besides the flags. */
+export interface UsageText {
+  /** E.g. `nodelet dashboard [flags]`. */
+  readonly synopsis: string;
+  /** What the command does, in a sentence or two. */
+  readonly summary: string;
+  /** Printed after the flags. */
+  readonly notes?: string;
+}
+
+const COLUMN = 27;
+
+function usageLine(left: string, text: string): string {
+  return left.length < COLUMN - 1 ? `${left.padEnd(COLUMN)}${text}` : `${left}\n${' '.repeat(COLUMN)}${text}`;
+}
+
+function describeFlag(spec: FlagSpec): string {
+  if (spec.type === 'boolean') return spec.description;
+  const env = spec.env === undefined ? '' : ` [${spec.env}]`;
+  const shown = spec.defaultText ?? spec.default;
+  const fallback = shown === undefined || shown === '' ? '' : `; default ${shown}`;
+  return `${spec.description}${env}${fallback}`;
+}
+
+/** The usage text, one line per flag (environment variable in brackets, then the default). */
+export function formatUsage(specs: FlagSpecs, text: UsageText): string {
+  const lines = Object.entries(specs).map(([name, spec]) => usageLine(`  --${name}${spec.type === 'string' ? ` ${spec.value}` : ''}`, describeFlag(spec)));
+  lines.push(usageLine('  -h, --help', 'this text'));
+  const notes = text.notes === undefined ? '' : `\n${text.notes}`;
+  return `Usage: ${text.synopsis}\n\n${text.summary}\n\nFlags (environment variable in brackets):\n${lines.join('\n')}\n${notes}`;
+}
+
+/** `raw` as a positive integer. @throws FlagError naming `--flag` otherwise. */
+export function positiveInteger(flag: string, raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new FlagError(`--${flag} must be a positive integer, got "${raw}"`);
+  return Number(raw);
+}
+
+/** `raw` when it is one of `allowed`. @throws FlagError naming `--flag` otherwise. */
+export function oneOf<T extends string>(flag: string, raw: string, allowed: readonly T[]): T {
+  const found = allowed.find((candidate) => candidate === raw);
+  if (found === undefined) throw new FlagError(`--${flag} must be one of ${allowed.join('|')}, got "${raw}"`);
+  return found;
+}
+
+/** The log levels pino accepts, as both commands' `--log-level` offers them. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
