@@ -29,6 +29,7 @@ import { PodReconciler, type PodAdmission } from '../reconcilers/pod-reconciler.
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from '../reconcilers/restart-backoff.js';
 import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
+import { ContainerReadinessStore } from '../reconcilers/status/container-readiness.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
 import type { AgentSettings } from './flags.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
@@ -111,7 +112,9 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
     logger: logger.child({ component: 'executor' }),
   });
   // The status manager retries unwritten statuses on its own (unref'd) timer, through API outages.
-  const status = new StatusManager({ api: podStatusApi(core), clock, logger: logger.child({ component: 'status' }) });
+  // Probe results: written by the status manager's narrow entry point, read by status generation.
+  const probeResults = new ContainerReadinessStore();
+  const status = new StatusManager({ api: podStatusApi(core), clock, logger: logger.child({ component: 'status' }), readiness: probeResults });
   status.start();
   return new PodReconciler({
     store: deps.source,
@@ -128,6 +131,7 @@ function buildReconciler(settings: AgentSettings, deps: { kubeConfig: KubeConfig
     clock,
     logger: logger.child({ component: 'reconciler' }),
     admission: deps.admission,
+    probeResults,
   });
 }
 

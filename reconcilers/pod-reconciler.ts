@@ -43,6 +43,7 @@ import type { RestartBackoff } from './restart-backoff.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation, type PodIdentity } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
 import type { StatusWriter } from './status/status-manager.js';
+import type { ContainerResultsReader } from './status/container-readiness.js';
 import type { ContainerStartError } from './sync-errors.js';
 import type { VolumeManager } from './volumes/index.js';
 
@@ -82,6 +83,8 @@ export interface PodReconcilerOptions {
   readonly logger: Logger;
   /** Holds new pods while paused; absent means never paused. */
   readonly admission?: PodAdmission;
+  /** Probe results the status reports (the status manager's store); absent means none. */
+  readonly probeResults?: ContainerResultsReader;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -243,6 +246,7 @@ export class PodReconciler {
       startFailures: this.startFailures.get(observed.uid) ?? new Map(),
       podIsTerminal: how.podIsTerminal,
       ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
+      ...(this.options.probeResults === undefined ? {} : { probeResults: this.options.probeResults.resultsOf(observed.uid) }),
     });
     await this.options.status.setPodStatus(pod, status);
   }
