@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.js';
+import { createFakeClock, settle, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { basePod, container, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { ContainerReadinessStore } from './container-readiness.js';
@@ -139,8 +139,15 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
     assert.deepEqual(conditionOf(patch, 'PodReadyToStartContainers')?.lastTransitionTime, T0);
     assert.deepEqual(patch.metadata, { uid: 'uid-1' });
 
+    // Still not ready, for one more reason: the transition time stays.
+    await clock.advance(5_000);
+    await m.setContainerReadiness(key, 'c-sidecar', false);
+    assert.equal(conditionOf(api.last(), 'ContainersReady')?.message, 'containers with unready status: [app sidecar]');
+    assert.deepEqual(conditionOf(api.last(), 'ContainersReady')?.lastTransitionTime, changedAt);
+
+    await m.setContainerReadiness(key, 'c-sidecar', true);
     await m.setContainerReadiness(key, 'c-app', true);
-    assert.equal(api.patches.length, 3);
+    assert.equal(api.patches.length, 5);
     assert.equal(conditionOf(api.last(), 'Ready')?.status, 'True');
     assert.equal(conditionOf(api.last(), 'Ready')?.reason, null);
   });
@@ -185,11 +192,14 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
 
   it('writes the last of two quick changes even when the first is still in flight', async () => {
     const api = new FlakyApi();
-    const { m } = manager(api);
-    await m.setPodStatus(app, fullStatus(undefined));
+    const { m, clock } = manager(api);
+    // All within one second: the flip back is identical to the status first written.
+    await m.setPodStatus(app, fullStatus(undefined, new Date(clock.now())));
     let release = (): void => undefined;
     api.gate = new Promise<void>((resolve) => (release = resolve));
     const first = m.setContainerReadiness(key, 'c-app', false);
+    await settle();
+    assert.equal(api.patches.length, 1, 'the first change is in flight');
     const second = m.setContainerReadiness(key, 'c-app', true);
     release();
     await Promise.all([first, second]);
