@@ -195,7 +195,9 @@ describe('status manager against the real API server', () => {
     let controller: AbortController | undefined;
     try {
       return await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no watch event matched within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(() => {
+          reject(new Error(`no watch event matched within ${timeoutMs} ms`));
+        }, timeoutMs);
         new Watch(kubeConfig)
           .watch(
             `/api/v1/namespaces/${namespace}/pods`,
