@@ -147,7 +147,7 @@ describe('status manager against the real API server', () => {
     await m.setPodStatus(first, { ...second, containerStatuses: second.containerStatuses?.filter((c) => c.name === 'main') });
     const after2 = await readPod('lists');
     assert.deepEqual(after2.status?.containerStatuses?.map((c) => c.name), ['main'], 'a container status nodelet no longer reports stayed');
-    assert.deepEqual(after2.status?.podIPs, [{ ip: '10.214.0.6' }], 'the old sandbox IP lingered');
+    assert.deepEqual(after2.status?.podIPs?.map((p) => p.ip), ['10.214.0.6'], 'the old sandbox IP lingered');
     assert.equal(after2.status?.podIP, '10.214.0.6');
     assert.equal(conditionOf(after2, 'Ready')?.status, 'True');
     assert.equal(conditionOf(after2, 'Ready')?.reason, undefined, 'a True Ready kept the old reason');
