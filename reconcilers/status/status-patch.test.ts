@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1PodStatus } from '@kubernetes/client-node';
-import { canonicalStatus, statusPatch } from './status-patch.js';
+import { ApiException, type V1PodStatus } from '@kubernetes/client-node';
+import { canonicalStatus, isPodGone, statusPatch } from './status-patch.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 
@@ -76,5 +76,21 @@ describe('canonicalStatus', () => {
     const gate = { type: 'example.com/gate', status: 'False', lastTransitionTime: T0 };
     assert.equal(canonicalStatus({ conditions: [ready, initialized] }), canonicalStatus({ conditions: [gate, initialized, ready] }));
     assert.notEqual(canonicalStatus({ conditions: [ready] }), canonicalStatus({ conditions: [ready, initialized] }));
+  });
+});
+
+describe('isPodGone', () => {
+  const apiError = (code: number, body: object): ApiException<string> => new ApiException(code, `HTTP-Code: ${code}`, JSON.stringify({ kind: 'Status', code, ...body }), {});
+
+  it('counts 404, 409 and a 422 on metadata.uid (a new pod took the name) as gone', () => {
+    assert.equal(isPodGone(apiError(404, { reason: 'NotFound' })), true);
+    assert.equal(isPodGone(apiError(409, { reason: 'Conflict' })), true);
+    assert.equal(isPodGone(apiError(422, { reason: 'Invalid', details: { causes: [{ field: 'metadata.uid' }] } })), true);
+  });
+
+  it('keeps every other failure a failure, to be retried', () => {
+    assert.equal(isPodGone(apiError(422, { reason: 'Invalid', details: { causes: [{ field: 'status.podIPs' }] } })), false);
+    assert.equal(isPodGone(apiError(500, { reason: 'InternalError' })), false);
+    assert.equal(isPodGone(new Error('connect ECONNREFUSED')), false);
   });
 });

@@ -17,7 +17,7 @@
  * - `metadata.uid` makes the patch a precondition: it never lands on a newer pod with the name.
  */
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1PodCondition, type V1PodStatus } from '@kubernetes/client-node';
-import { isConflict, isNotFound } from '../../util/api-errors.js';
+import { isConflict, isInvalidField, isNotFound } from '../../util/api-errors.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { isOwnedCondition, OWNED_CONDITION_TYPES } from './pod-conditions.js';
 
@@ -91,10 +91,19 @@ export function statusPatch(uid: string, status: V1PodStatus): Record<string, un
   return { metadata: { uid }, status: body };
 }
 
-/** The status API of client-node, with "gone" (404, or a new pod under the name: 409) as success. */
+/**
+ * Whether a failed status patch or deletion means "this pod is gone": 404; 409; or 422 on
+ * `metadata.uid`, which is how the v1.36 API server refuses a patch whose UID is not the pod's (a
+ * new pod took the name: the integration test checks it).
+ */
+export function isPodGone(error: unknown): boolean {
+  return isNotFound(error) || isConflict(error) || isInvalidField(error, 'metadata.uid');
+}
+
+/** The status API of client-node, with "gone" as success. */
 export function podStatusApi(core: CoreV1Api): PodStatusApi {
   const ignoreGone = (error: unknown): void => {
-    if (!isNotFound(error) && !isConflict(error)) throw error;
+    if (!isPodGone(error)) throw error;
   };
   return {
     patchStatus: (key, body) =>

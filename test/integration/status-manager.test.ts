@@ -14,15 +14,16 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { isAlreadyExists, isConflict, isNotFound } from '../../util/api-errors.js';
+import { isAlreadyExists, isInvalidField, isNotFound } from '../../util/api-errors.js';
 import { systemClock } from '../../util/clock.js';
 import { podKeyOf } from '../../util/pod-key.js';
 import type { ObservedContainer, ObservedPod } from '../../reconcilers/observed-pod.js';
 import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
 import { generatePodStatus } from '../../reconcilers/status/generate-pod-status.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
+import { isPodGone } from '../../reconcilers/status/status-patch.js';
 import { container, sandbox } from '../doubles/pod-fixtures.js';
 import { containersOf, sandboxesOf } from '../e2e/helpers.js';
 
@@ -35,6 +36,11 @@ async function ignoreNotFound(call: () => Promise<unknown>): Promise<void> {
   } catch (err: unknown) {
     if (!isNotFound(err)) throw err;
   }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof ApiException) return `${err.code} ${JSON.stringify(err.body)}`;
+  return err instanceof Error ? err.message : 'no error';
 }
 
 function conditionTypes(pod: V1Pod): string[] {
@@ -124,9 +130,11 @@ describe('status manager against the real API server', () => {
     // From a fresh view the gate is met: Ready. Then PodReadyToStartContainers is no longer reported.
     const fresh = generated(afterStale, observed(afterStale, ['main']));
     await m.setPodStatus(afterStale, fresh);
+    assert.equal(m.pendingCount(), 0, 'the status was not written');
     assert.equal(conditionOf(await readPod('gated'), 'Ready')?.status, 'True');
     const withoutOne = { ...fresh, conditions: fresh.conditions?.filter((c) => c.type !== 'PodReadyToStartContainers') };
     await m.setPodStatus(await readPod('gated'), withoutOne);
+    assert.equal(m.pendingCount(), 0, 'the status was not written');
     const final = await readPod('gated');
     assert.deepEqual(conditionTypes(final), ['ContainersReady', 'Initialized', 'Ready', GATE].sort());
     assert.equal(conditionOf(final, GATE)?.status, 'True');
@@ -138,6 +146,7 @@ describe('status manager against the real API server', () => {
     const m = manager();
     // helper not created yet: Ready False with a reason and a message.
     await m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    assert.equal(m.pendingCount(), 0, 'the status was not written');
     const first = await readPod('lists');
     assert.deepEqual(first.status?.containerStatuses?.map((c) => c.name), ['main', 'helper']);
     assert.equal(conditionOf(first, 'Ready')?.reason, 'ContainersNotReady');
@@ -145,6 +154,7 @@ describe('status manager against the real API server', () => {
     // Both run now, in a new sandbox with a new IP; helper is no longer reported at all.
     const second = generated(first, observed(first, ['main', 'helper'], '10.214.0.6'));
     await m.setPodStatus(first, { ...second, containerStatuses: second.containerStatuses?.filter((c) => c.name === 'main') });
+    assert.equal(m.pendingCount(), 0, 'the status was not written (an IP list merged with the old one is invalid)');
     const after2 = await readPod('lists');
     assert.deepEqual(after2.status?.containerStatuses?.map((c) => c.name), ['main'], 'a container status nodelet no longer reports stayed');
     assert.deepEqual(after2.status?.podIPs?.map((p) => p.ip), ['10.214.0.6'], 'the old sandbox IP lingered');
@@ -158,7 +168,8 @@ describe('status manager against the real API server', () => {
     const refused = await core
       .patchNamespacedPodStatus({ name: 'lists', namespace, body: forOther }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch))
       .then(() => undefined, (err: unknown) => err);
-    assert.ok(isConflict(refused), `expected 409 Conflict, got ${String(refused)}`);
+    assert.ok(isInvalidField(refused, 'metadata.uid'), `expected 422 on metadata.uid, got ${describeError(refused)}`);
+    assert.ok(isPodGone(refused));
     await podStatusApi(core).patchStatus({ ...podKeyOf(created), uid: '00000000-0000-0000-0000-000000000000' }, forOther);
     assert.equal((await readPod('lists')).status?.message, undefined);
   });
@@ -168,6 +179,7 @@ describe('status manager against the real API server', () => {
     const key = podKeyOf(created);
     const m = manager();
     await m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    assert.equal(m.pendingCount(), 0, 'the status was not written');
     const before = await readPod('probed');
     assert.equal(before.status?.containerStatuses?.[0]?.ready, true);
 
@@ -177,6 +189,7 @@ describe('status manager against the real API server', () => {
       const start = performance.now();
       await m.setContainerReadiness(key, 'containerd://c-main', ready);
       const resolvedMs = performance.now() - start;
+      assert.equal(m.pendingCount(), 0, 'the readiness change was not written');
       const visibleMs = (await seen) - start;
       console.log(`readiness=${ready} reached the API in ${visibleMs.toFixed(1)} ms (setContainerReadiness resolved after ${resolvedMs.toFixed(1)} ms)`);
       const now = await readPod('probed');
