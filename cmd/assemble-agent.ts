@@ -36,6 +36,7 @@ import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
 import { assemblePodSync, type PodSync } from '../reconcilers/pod-sync.js';
+import { ContainerReadinessStore } from '../reconcilers/status/container-readiness.js';
 import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -105,8 +106,10 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
   const api = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
   const volumeApi = createVolumeSourceApi(kubeConfig);
-  // The status manager retries unwritten statuses on its own (unref'd) timer, through API outages.
-  const status = new StatusManager({ api: podStatusApi(api), clock, logger: logger.child({ component: 'status' }) });
+  // Probe results: written by the status manager's narrow entry point, read by status generation.
+  const probeResults = new ContainerReadinessStore();
+  // The status manager retries unwritten statuses on its own loop, through API outages.
+  const status = new StatusManager({ api: podStatusApi(api), clock, logger: logger.child({ component: 'status' }), readiness: probeResults });
   const podSync = assemblePodSync({
     node: {
       name: settings.nodeName,
@@ -120,6 +123,7 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
     images: cri.image,
     store: parts.store,
     status,
+    probeResults,
     events,
     volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger }),
     envApi: volumeApi,
@@ -214,7 +218,7 @@ async function stopAll(parts: {
   await parts.pleg.stop();
   parts.store.stop();
   await parts.queue.close();
-  parts.status.stop();
+  await parts.status.stop();
   await parts.node.stop();
   parts.cri.close();
 }

@@ -45,6 +45,7 @@ import { ANNOTATION_GRACE_PERIOD, intAnnotation } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
 import type { ContainerStartFailures } from './start-failures.js';
 import { generatePodStatus } from './status/generate-pod-status.js';
+import type { ContainerResultsReader } from './status/container-readiness.js';
 import type { StatusWriter } from './status/status-manager.js';
 import { isCancellation, type ContainerStartError } from './sync-errors.js';
 import type { VolumeManager } from './volumes/index.js';
@@ -88,6 +89,8 @@ export interface PodReconcilerOptions {
   readonly logger: Logger;
   /** Holds new pods while paused; absent means never paused. */
   readonly admission?: PodAdmission;
+  /** Probe results the status reports (the status manager's store). */
+  readonly probeResults: ContainerResultsReader;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -290,6 +293,7 @@ export class PodReconciler {
       startFailures: this.options.startFailures.of(observed.uid),
       podIsTerminal: how.podIsTerminal,
       ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
+      probeResults: this.options.probeResults.resultsOf(observed.uid),
     });
   }
 }

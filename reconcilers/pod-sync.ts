@@ -19,6 +19,7 @@ import { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { PodReconciler, type PodAdmission, type PodStore } from './pod-reconciler.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from './restart-backoff.js';
 import { ContainerStartFailures } from './start-failures.js';
+import type { ContainerReadinessStore } from './status/container-readiness.js';
 import type { StatusWriter } from './status/status-manager.js';
 import type { VolumeManager } from './volumes/index.js';
 
@@ -43,6 +44,8 @@ export interface PodSyncDeps {
   readonly images: ImageService;
   readonly store: PodStore;
   readonly status: StatusWriter & PodLifecycleObserver;
+  /** Probe results: written through the status manager's narrow entry point, read by status generation. */
+  readonly probeResults: ContainerReadinessStore;
   readonly events: EventRecorder;
   readonly volumes: VolumeManager;
   readonly envApi: EnvSourceApi;
@@ -87,7 +90,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     lifecycle,
     logger: logger.child({ component: 'executor' }),
   });
-  const managers: readonly PodLifecycleObserver[] = [deps.status, restartBackoff, puller, startFailures, executor, deps.volumes, events, ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -98,6 +101,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     events,
     lifecycle,
     startFailures,
+    probeResults: deps.probeResults,
     nodeName: node.name,
     nodeIp: node.ip,
     runtimeName: node.runtimeName,

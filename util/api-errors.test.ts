@@ -8,6 +8,7 @@ import {
   isConflict,
   isForbidden,
   isGone,
+  isInvalidField,
   isNotFound,
 } from './api-errors.js';
 
@@ -17,6 +18,15 @@ function statusError(code: number, reason: string): ApiException<string> {
 }
 
 describe('api-errors', () => {
+  it('names the invalid field of a 422 from its causes, never from the message', () => {
+    const body = JSON.stringify({ kind: 'Status', reason: 'Invalid', code: 422, details: { causes: [{ reason: 'FieldValueInvalid', field: 'metadata.uid' }] } });
+    const invalid = new ApiException(422, 'HTTP-Code: 422', body, {});
+    assert.equal(isInvalidField(invalid, 'metadata.uid'), true);
+    assert.equal(isInvalidField(invalid, 'status.podIPs'), false);
+    assert.equal(isInvalidField(new ApiException(422, 'metadata.uid', 'not json', {}), 'metadata.uid'), false);
+    assert.equal(isInvalidField(statusError(409, 'Conflict'), 'metadata.uid'), false);
+  });
+
   it('tells AlreadyExists from Conflict by the Status reason, not the message', () => {
     const exists = statusError(409, 'AlreadyExists');
     const conflict = statusError(409, 'Conflict');

@@ -15,14 +15,25 @@ export function apiStatusCode(err: unknown): number | undefined {
   return undefined;
 }
 
-/** The `reason` of the `Status` the API server answered with (`AlreadyExists`, `Conflict`, …). */
-export function apiStatusReason(err: unknown): string | undefined {
+/** The `Status` object the API server answered with, when the body is one. */
+function statusBody(err: unknown): Record<string, unknown> | undefined {
   if (!(err instanceof ApiException)) return undefined;
   const body: unknown = typeof err.body === 'string' ? parseJson(err.body) : err.body;
-  if (typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string') {
-    return body.reason;
-  }
-  return undefined;
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
+}
+
+/** The `reason` of the `Status` the API server answered with (`AlreadyExists`, `Conflict`, …). */
+export function apiStatusReason(err: unknown): string | undefined {
+  const reason = statusBody(err)?.reason;
+  return typeof reason === 'string' ? reason : undefined;
+}
+
+/** The fields named by the `details.causes` of the `Status` the API server answered with. */
+export function apiStatusCauseFields(err: unknown): string[] {
+  const details = statusBody(err)?.details;
+  const causes: unknown = typeof details === 'object' && details !== null && 'causes' in details ? details.causes : undefined;
+  if (!Array.isArray(causes)) return [];
+  return causes.flatMap((c: unknown) => (typeof c === 'object' && c !== null && 'field' in c && typeof c.field === 'string' ? [c.field] : []));
 }
 
 function parseJson(text: string): unknown {
@@ -46,6 +57,14 @@ export function isAlreadyExists(err: unknown): boolean {
 /** An update lost an optimistic-concurrency race (409 other than AlreadyExists): re-read and retry. */
 export function isConflict(err: unknown): boolean {
   return apiStatusCode(err) === 409 && apiStatusReason(err) !== 'AlreadyExists';
+}
+
+/**
+ * The request was refused as invalid (422) because of `field`. A patch carrying `metadata.uid` of a
+ * pod that was replaced by a new one with the same name is refused this way (the UID is immutable).
+ */
+export function isInvalidField(err: unknown, field: string): boolean {
+  return apiStatusCode(err) === 422 && apiStatusCauseFields(err).includes(field);
 }
 
 /** The resource version asked for is too old (410): relist. */

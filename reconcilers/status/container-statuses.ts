@@ -5,6 +5,7 @@
  */
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
+import { probedFlags, type ContainerProbeResult } from './container-readiness.js';
 
 /** Why the last attempt to start a container failed (kubelet's reason cache entry). */
 export interface ContainerStartFailure {
@@ -21,6 +22,8 @@ export interface ContainerStatusContext {
   readonly startFailures: ReadonlyMap<string, ContainerStartFailure>;
   /** The pod is terminal: a container that is not running and has no exit to show was lost. */
   readonly podIsTerminal: boolean;
+  /** Probe results by runtime container ID; a container without one is ready and started while it runs. */
+  readonly probeResults?: ReadonlyMap<string, ContainerProbeResult>;
 }
 
 const UNKNOWN_ON_TERMINATION: V1ContainerState = {
@@ -76,9 +79,10 @@ interface ListKind {
   readonly readyWhenSucceeded: (spec: V1Container) => boolean;
 }
 
-function isReady(spec: V1Container, state: V1ContainerState, kind: ListKind): boolean {
-  if (kind.readyWhenSucceeded(spec)) return state.terminated?.exitCode === 0;
-  return state.running !== undefined;
+function readiness(spec: V1Container, state: V1ContainerState, kind: ListKind, result: ContainerProbeResult | undefined): { ready: boolean; started: boolean } {
+  const running = state.running !== undefined;
+  if (kind.readyWhenSucceeded(spec)) return { ready: state.terminated?.exitCode === 0, started: running };
+  return probedFlags(running, result);
 }
 
 function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: ListKind): V1ContainerStatus {
@@ -87,13 +91,13 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
   const failure = latest?.state === 'CONTAINER_RUNNING' ? undefined : ctx.startFailures.get(spec.name);
   const observedState = currentState(latest, failure, { runtimeName: ctx.runtimeName, waitingReason: kind.waitingReason });
   const state = ctx.podIsTerminal && observedState.waiting !== undefined ? UNKNOWN_ON_TERMINATION : observedState;
-  const running = state.running !== undefined;
+  const { ready, started } = readiness(spec, state, kind, latest === undefined ? undefined : ctx.probeResults?.get(latest.id));
   return {
     name: spec.name,
     state,
     lastState: lastStateOf(instances, state, ctx.runtimeName),
-    ready: isReady(spec, state, kind),
-    started: running,
+    ready,
+    started,
     restartCount: latest?.restartCount ?? 0,
     image: spec.image ?? '',
     imageID: latest?.imageRef ?? '',

@@ -135,6 +135,21 @@ describe('generatePodStatus: conditions', () => {
     assert.equal(conditionStatus(status(always, observation([], [])), 'PodReadyToStartContainers'), 'False');
   });
 
+  it('reports a running container not ready when its readiness probe says so, and ready without a result', () => {
+    const s = status(always, running, { probeResults: new Map([['c-app', { ready: false }]]) });
+    assert.equal(s.containerStatuses?.find((c) => c.name === 'app')?.ready, false);
+    assert.equal(s.containerStatuses?.find((c) => c.name === 'app')?.started, true);
+    assert.equal(s.containerStatuses?.find((c) => c.name === 'sidecar')?.ready, true);
+    assert.equal(conditionStatus(s, 'ContainersReady'), 'False');
+    assert.equal(s.conditions?.find((c) => c.type === 'Ready')?.message, 'containers with unready status: [app]');
+  });
+
+  it('reports a running container neither started nor ready until its startup probe succeeds', () => {
+    const app = status(always, running, { probeResults: new Map([['c-app', { started: false }]]) }).containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(app?.started, false);
+    assert.equal(app?.ready, false);
+  });
+
   it('marks a completed pod not ready with reason PodCompleted', () => {
     const s = status(never, observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(never, 'app', 0), exited(never, 'sidecar', 0)]));
     assert.equal(s.conditions?.find((c) => c.type === 'Ready')?.reason, 'PodCompleted');

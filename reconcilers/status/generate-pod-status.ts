@@ -14,7 +14,9 @@
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { computeInitActions, isSidecar } from '../compute-init-actions.js';
+import type { ContainerProbeResult } from './container-readiness.js';
 import { generateContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
+import { condition, isOwnedCondition, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
 import { hasRunningParts, latestSandbox, type ObservedPod } from '../observed-pod.js';
 import { podQosClass } from '../qos.js';
 
@@ -37,14 +39,11 @@ export interface GeneratePodStatusInput {
   readonly podIsTerminal?: boolean;
   /** Set when the pod ran out its `activeDeadlineSeconds`: the phase becomes Failed with this reason. */
   readonly terminalReason?: { readonly reason: string; readonly message: string };
-}
-
-type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
-
-const OWNED_CONDITIONS = new Set(['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready']);
-
-function isTerminal(phase: string | undefined): phase is 'Succeeded' | 'Failed' {
-  return phase === 'Succeeded' || phase === 'Failed';
+  /**
+   * Readiness and startup probe results by runtime container ID (the status manager's
+   * `ContainerReadinessStore`); a running container without a result is ready and started.
+   */
+  readonly probeResults?: ReadonlyMap<string, ContainerProbeResult>;
 }
 
 /** The kubelet's getPhase over regular containers. */
@@ -82,10 +81,6 @@ export function computePhase(pod: V1Pod, statuses: readonly V1ContainerStatus[],
   return 'Failed';
 }
 
-function condition(type: string, ok: boolean, reason?: string, message?: string): V1PodCondition {
-  return { type, status: ok ? 'True' : 'False', ...(ok || reason === undefined ? {} : { reason }), ...(ok || message === undefined ? {} : { message }) };
-}
-
 /** Whether every regular init container succeeded (sidecars need only run); the names of those that did not. */
 function incompleteInitContainers(pod: V1Pod, statuses: readonly V1ContainerStatus[]): string[] {
   return (pod.spec?.initContainers ?? [])
@@ -94,31 +89,6 @@ function incompleteInitContainers(pod: V1Pod, statuses: readonly V1ContainerStat
       return isSidecar(spec) ? s?.state?.running === undefined : s?.state?.terminated?.exitCode !== 0;
     })
     .map((spec) => spec.name);
-}
-
-function readinessConditions(pod: V1Pod, phase: Phase, statuses: readonly V1ContainerStatus[]): V1PodCondition[] {
-  if (isTerminal(phase)) {
-    return [condition('ContainersReady', false, 'PodCompleted'), condition('Ready', false, 'PodCompleted')];
-  }
-  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
-  const containersReady = unready.length === 0 && statuses.length > 0;
-  const notReadyMessage = `containers with unready status: [${unready.join(' ')}]`;
-  const gates = (pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
-  const unmetGates = gates.filter((g) => pod.status?.conditions?.find((c) => c.type === g)?.status !== 'True');
-  const ready = containersReady && unmetGates.length === 0;
-  const readyCondition = !containersReady
-    ? condition('Ready', false, 'ContainersNotReady', notReadyMessage)
-    : condition('Ready', ready, 'ReadinessGatesNotReady', `corresponding condition of pod readiness gate "${unmetGates.join('", "')}" does not exist.`);
-  return [condition('ContainersReady', containersReady, 'ContainersNotReady', notReadyMessage), readyCondition];
-}
-
-/** Keeps `lastTransitionTime` of a condition whose status did not change. */
-function withTransitionTimes(conditions: readonly V1PodCondition[], previous: readonly V1PodCondition[], now: Date): V1PodCondition[] {
-  return conditions.map((c) => {
-    const old = previous.find((p) => p.type === c.type);
-    const lastTransitionTime = old?.status === c.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : now;
-    return { ...c, lastTransitionTime };
-  });
 }
 
 function podIps(input: GeneratePodStatusInput): string[] {
@@ -140,12 +110,11 @@ function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: 
   const sandboxReady = sandbox?.state === 'SANDBOX_READY' && (sandbox.ip !== '' || input.pod.spec?.hostNetwork === true);
   const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
   // Sidecars count towards readiness like app containers.
-  const sidecarNames = new Set((input.pod.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name));
-  const readinessStatuses = [...statuses.init.filter((s) => sidecarNames.has(s.name)), ...statuses.containers];
+  const counted = readinessStatuses(input.pod, statuses.init, statuses.containers);
   return [
     condition('PodReadyToStartContainers', sandboxReady),
     condition('Initialized', statuses.initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
-    ...readinessConditions(input.pod, phase, readinessStatuses),
+    ...readinessConditions({ pod: input.pod, conditions: input.pod.status?.conditions ?? [], phase }, counted),
   ];
 }
 
@@ -177,7 +146,14 @@ function terminalReasonOf(input: GeneratePodStatusInput): { reason: string; mess
 /** Generates the pod's status. Pure: same input, same status. */
 export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   const { pod, now } = input;
-  const ctx = { pod, observed: input.observed, runtimeName: input.runtimeName, startFailures: input.startFailures, podIsTerminal: input.podIsTerminal === true };
+  const ctx = {
+    pod,
+    observed: input.observed,
+    runtimeName: input.runtimeName,
+    startFailures: input.startFailures,
+    podIsTerminal: input.podIsTerminal === true,
+    ...(input.probeResults === undefined ? {} : { probeResults: input.probeResults }),
+  };
   const init = computeInitActions(pod, input.observed);
   const statuses: Statuses = {
     containers: generateContainerStatuses(ctx, init.initialized),
@@ -187,7 +163,7 @@ export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   };
   const phase = guardedPhase(input, statuses);
   const previous = pod.status?.conditions ?? [];
-  const foreign = previous.filter((c) => !OWNED_CONDITIONS.has(c.type));
+  const foreign = previous.filter((c) => !isOwnedCondition(c.type));
   const ips = podIps(input);
   const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
   return {

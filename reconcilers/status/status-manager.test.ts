@@ -1,42 +1,65 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { createFakeClock } from '../../test/doubles/fake-clock.js';
-import { canonicalStatus, StatusManager, statusPatch, type PodStatusApi, type PodTarget } from './status-manager.js';
+import { createFakeClock, settle, type FakeClock } from '../../test/doubles/fake-clock.js';
+import { basePod, container, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
+import type { PodKey } from '../../util/pod-key.js';
+import { ContainerReadinessStore } from './container-readiness.js';
+import { generatePodStatus } from './generate-pod-status.js';
+import { StatusManager, type PodStatusApi } from './status-manager.js';
+
+interface Patched {
+  metadata: { uid: string };
+  status: { phase?: string; containerStatuses?: V1ContainerStatus[]; conditions: (V1PodCondition & { $patch?: string })[]; podIP?: string | null };
+}
 
 class FlakyApi implements PodStatusApi {
-  readonly patches: Record<string, unknown>[] = [];
-  readonly deletes: PodTarget[] = [];
+  readonly patches: Patched[] = [];
+  readonly deletes: PodKey[] = [];
   down = false;
-  patchStatus(_t: PodTarget, body: Record<string, unknown>): Promise<void> {
+  /** While set, patches wait for it (a write in flight). */
+  gate: Promise<void> | undefined;
+  async patchStatus(_key: PodKey, body: Record<string, unknown>): Promise<void> {
+    await this.gate;
+    if (this.down) throw new Error('connect ECONNREFUSED');
+    this.patches.push(body as unknown as Patched);
+  }
+  deletePod(key: PodKey): Promise<void> {
     if (this.down) return Promise.reject(new Error('connect ECONNREFUSED'));
-    this.patches.push(body);
+    this.deletes.push(key);
     return Promise.resolve();
   }
-  deletePod(t: PodTarget): Promise<void> {
-    if (this.down) return Promise.reject(new Error('connect ECONNREFUSED'));
-    this.deletes.push(t);
-    return Promise.resolve();
+  last(): Patched {
+    const patch = this.patches.at(-1);
+    assert.ok(patch !== undefined, 'no patch was sent');
+    return patch;
   }
 }
 
 const pod: V1Pod = { metadata: { name: 'web', namespace: 'ns', uid: 'u1' }, status: { phase: 'Pending' } };
 const running: V1PodStatus = { phase: 'Running', startTime: new Date('2026-01-01T00:00:00.456Z') };
 
-function manager(api: PodStatusApi): { m: StatusManager; clock: ReturnType<typeof createFakeClock> } {
-  const clock = createFakeClock();
-  return { m: new StatusManager({ api, clock, logger: pino({ level: 'silent' }), retryPeriodMs: 1000 }), clock };
+interface Setup {
+  m: StatusManager;
+  clock: FakeClock;
+  store: ContainerReadinessStore;
 }
 
-describe('StatusManager', () => {
+function manager(api: PodStatusApi): Setup {
+  const clock = createFakeClock();
+  const store = new ContainerReadinessStore();
+  return { m: new StatusManager({ api, clock, logger: pino({ level: 'silent' }), readiness: store, retryPeriodMs: 1000 }), clock, store };
+}
+
+describe('StatusManager: full statuses', () => {
   it('writes a new status once, with the pod UID as a precondition, and skips an identical one', async () => {
     const api = new FlakyApi();
     const { m } = manager(api);
     await m.setPodStatus(pod, running);
     await m.setPodStatus(pod, { ...running, startTime: new Date('2026-01-01T00:00:00Z') });
     assert.equal(api.patches.length, 1);
-    assert.deepEqual((api.patches[0] as { metadata: unknown }).metadata, { uid: 'u1' });
+    assert.deepEqual(api.last().metadata, { uid: 'u1' });
   });
 
   it('does not write a status the API server already holds', async () => {
@@ -54,12 +77,14 @@ describe('StatusManager', () => {
     await m.setPodStatus(pod, running);
     await m.setPodStatus(pod, { ...running, phase: 'Succeeded' });
     assert.equal(m.pendingCount(), 1);
+    await clock.advance(1000);
+    assert.equal(m.pendingCount(), 1, 'still down: still pending');
     api.down = false;
     await clock.advance(1000);
     assert.equal(m.pendingCount(), 0);
     assert.equal(api.patches.length, 1);
-    assert.equal((api.patches[0] as { status: { phase: string } }).status.phase, 'Succeeded');
-    m.stop();
+    assert.equal(api.last().status.phase, 'Succeeded');
+    await m.stop();
   });
 
   it('writes the pending final status before deleting the pod, and refuses to delete when it cannot', async () => {
@@ -74,14 +99,119 @@ describe('StatusManager', () => {
     assert.equal(api.patches.length, 1);
     assert.deepEqual(api.deletes, [{ namespace: 'ns', name: 'web', uid: 'u1' }]);
   });
+});
 
-  it('clears owned fields it no longer sets', () => {
-    const patch = statusPatch('u1', { phase: 'Running' }) as { status: Record<string, unknown> };
-    assert.equal(patch.status.podIP, null);
-    assert.equal(patch.status.phase, 'Running');
+// A pod with two running containers (`app`, `sidecar`), its status generated at T0.
+const T0 = new Date('2026-01-01T00:05:00Z');
+const app = basePod();
+const key: PodKey = { uid: 'uid-1', namespace: 'default', name: 'web' };
+const runningObserved = observation([sandbox()], [container(app, 'app'), container(app, 'sidecar')]);
+
+function fullStatus(store: ContainerReadinessStore | undefined, now = T0, observed = runningObserved): V1PodStatus {
+  const probeResults = store?.resultsOf(key.uid);
+  return generatePodStatus({ pod: app, observed, nodeIp: '10.213.0.1', runtimeName: 'containerd', now, startFailures: new Map(), ...(probeResults === undefined ? {} : { probeResults }) });
+}
+
+function conditionOf(patch: Patched, type: string): V1PodCondition | undefined {
+  return patch.status.conditions.find((c) => c.type === type);
+}
+
+function appStatus(patch: Patched): V1ContainerStatus | undefined {
+  return patch.status.containerStatuses?.find((c) => c.name === 'app');
+}
+
+describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
+  it('writes a readiness change at once, recomputing ContainersReady and Ready and stamping only the conditions that changed', async () => {
+    const api = new FlakyApi();
+    const { m, clock } = manager(api);
+    await m.setPodStatus(app, fullStatus(undefined));
+    assert.equal(conditionOf(api.last(), 'Ready')?.status, 'True');
+    await clock.advance(7_500);
+    await m.setContainerReadiness(key, 'containerd://c-app', false);
+    assert.equal(api.patches.length, 2);
+    const patch = api.last();
+    const changedAt = new Date(Math.floor(clock.now() / 1000) * 1000);
+    assert.equal(appStatus(patch)?.ready, false);
+    assert.equal(patch.status.containerStatuses?.find((c) => c.name === 'sidecar')?.ready, true);
+    assert.deepEqual(conditionOf(patch, 'ContainersReady'), { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [app]', lastTransitionTime: changedAt, lastProbeTime: null, observedGeneration: null });
+    assert.equal(conditionOf(patch, 'Ready')?.status, 'False');
+    assert.deepEqual(conditionOf(patch, 'Ready')?.lastTransitionTime, changedAt);
+    assert.deepEqual(conditionOf(patch, 'PodReadyToStartContainers')?.lastTransitionTime, T0);
+    assert.deepEqual(patch.metadata, { uid: 'uid-1' });
+
+    // Still not ready, for one more reason: the transition time stays.
+    await clock.advance(5_000);
+    await m.setContainerReadiness(key, 'c-sidecar', false);
+    assert.equal(conditionOf(api.last(), 'ContainersReady')?.message, 'containers with unready status: [app sidecar]');
+    assert.deepEqual(conditionOf(api.last(), 'ContainersReady')?.lastTransitionTime, changedAt);
+
+    await m.setContainerReadiness(key, 'c-sidecar', true);
+    await m.setContainerReadiness(key, 'c-app', true);
+    assert.equal(api.patches.length, 5);
+    assert.equal(conditionOf(api.last(), 'Ready')?.status, 'True');
+    assert.equal(conditionOf(api.last(), 'Ready')?.reason, null);
   });
 
-  it('compares statuses at the API server\'s one-second precision', () => {
-    assert.equal(canonicalStatus({ startTime: new Date('2026-01-01T00:00:00.999Z') }), canonicalStatus({ startTime: '2026-01-01T00:00:00Z' as unknown as Date }));
+  it('reports a container neither started nor ready while its startup probe has not succeeded', async () => {
+    const api = new FlakyApi();
+    const { m } = manager(api);
+    await m.setPodStatus(app, fullStatus(undefined));
+    await m.setContainerStartup(key, 'c-app', false);
+    assert.equal(appStatus(api.last())?.started, false);
+    assert.equal(appStatus(api.last())?.ready, false);
+    assert.equal(conditionOf(api.last(), 'ContainersReady')?.status, 'False');
+  });
+
+  it('ignores a result for a container ID that is not the current one of its name, and one before any status', async () => {
+    const api = new FlakyApi();
+    const { m } = manager(api);
+    await m.setContainerReadiness(key, 'c-app', false);
+    assert.equal(api.patches.length, 0, 'no status held yet: nothing to update');
+    await m.setPodStatus(app, fullStatus(undefined, T0, observation([sandbox()], [container(app, 'app', { id: 'c-app-2' }), container(app, 'sidecar')])));
+    await m.setContainerReadiness(key, 'containerd://c-app-1', false);
+    assert.equal(api.patches.length, 1);
+    assert.equal(appStatus(api.last())?.ready, true);
+  });
+
+  it('keeps a readiness result through later full statuses, however they were generated', async () => {
+    const api = new FlakyApi();
+    const { m, clock, store } = manager(api);
+    await m.setPodStatus(app, fullStatus(undefined));
+    await m.setContainerReadiness(key, 'c-app', false);
+    await clock.advance(3_000);
+    // A reconcile's status generated from the store reports it…
+    assert.equal(fullStatus(store).containerStatuses?.find((c) => c.name === 'app')?.ready, false);
+    // …and one generated before the result (a race with a reconcile in flight) cannot undo it.
+    const staleWithNewIp = fullStatus(undefined, T0, observation([sandbox({ ip: '10.214.0.6' })], [container(app, 'app'), container(app, 'sidecar')]));
+    await m.setPodStatus({ ...app, status: staleWithNewIp }, staleWithNewIp);
+    assert.equal(api.patches.length, 3);
+    assert.equal(api.last().status.podIP, '10.214.0.6');
+    assert.equal(appStatus(api.last())?.ready, false);
+    assert.equal(conditionOf(api.last(), 'Ready')?.status, 'False');
+  });
+
+  it('writes the last of two quick changes even when the first is still in flight', async () => {
+    const api = new FlakyApi();
+    const { m, clock } = manager(api);
+    // All within one second: the flip back is identical to the status first written.
+    await m.setPodStatus(app, fullStatus(undefined, new Date(clock.now())));
+    let release = (): void => undefined;
+    api.gate = new Promise<void>((resolve) => (release = resolve));
+    const first = m.setContainerReadiness(key, 'c-app', false);
+    await settle();
+    assert.equal(api.patches.length, 1, 'the first change is in flight');
+    const second = m.setContainerReadiness(key, 'c-app', true);
+    release();
+    await Promise.all([first, second]);
+    assert.equal(appStatus(api.last())?.ready, true, 'the API must end with the newest readiness');
+  });
+
+  it('forgets the status it held for a pod', async () => {
+    const api = new FlakyApi();
+    const { m } = manager(api);
+    await m.setPodStatus(app, fullStatus(undefined));
+    m.forget(key.uid);
+    await m.setContainerReadiness(key, 'c-app', false);
+    assert.equal(api.patches.length, 1);
   });
 });

@@ -2,22 +2,32 @@
  * The status manager: the only writer of `pods/status`, and the one that removes a pod object once
  * the pod has terminated on this node (as the kubelet's status manager does).
  *
- * - Reconciles hand it the status they generated; it keeps the newest per pod UID (a version
+ * - Reconciles hand it the full status they generated; it keeps the newest per pod UID (a version
  *   number orders them) and writes it. A write that fails (API server down, timeouts) stays
- *   pending and is retried by its own loop every few seconds, so a reconcile never fails because
- *   the API server is unreachable, and statuses catch up when it returns.
- * - A status is written only when it differs from both the last one written for that UID and the
- *   one the API server holds (compared at the API's one-second time precision).
- * - Patches carry `metadata.uid`, so a patch never lands on a newer pod that reuses the name.
- * - Fields nodelet owns but no longer sets (`podIP`, `reason`, …) are cleared explicitly.
+ *   pending and is retried by its own periodic loop, so a reconcile never fails because the API
+ *   server is unreachable, and statuses catch up when it returns.
+ * - Probers hand it one container's readiness or startup result (`setContainerReadiness`,
+ *   `setContainerStartup`, the kubelet's names): it records the result in the pod's
+ *   {@link ContainerReadinessStore}, updates the last status it holds when that container ID is
+ *   the one reported for its name, recomputes ContainersReady and Ready, and writes at once: a
+ *   probe result reaches the API without a queued reconcile. Every full status handed over later
+ *   gets the recorded results applied, so one generated before the result cannot undo it.
+ * - Writes of one UID are serialised, and a status is written only when its owned part differs
+ *   from the last one written and from the one the API server holds (at its one-second precision).
+ * - The patch owns only nodelet's fields and conditions (see status-patch.ts) and carries
+ *   `metadata.uid`, so it never lands on a newer pod that reuses the name; "gone" is success.
  * - Deletion first flushes the pod's pending status (the final status must be visible), then
  *   deletes with a UID precondition and grace period 0: the containers are already gone.
  */
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Pod, type V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { isConflict, isNotFound } from '../../util/api-errors.js';
-import type { Clock, TimerHandle } from '../../util/clock.js';
-import type { PodKey } from '../../util/pod-key.js';
+import type { Clock } from '../../util/clock.js';
+import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
+import { podKeyOf, type PodKey } from '../../util/pod-key.js';
+import { applyProbeResults, criContainerId, currentContainerIds, type ContainerProbeResult, type ContainerReadinessStore } from './container-readiness.js';
+import { canonicalStatus, statusPatch, type PodStatusApi } from './status-patch.js';
+
+export { canonicalStatus, podStatusApi, statusPatch, type PodStatusApi } from './status-patch.js';
 
 /** Writes pod statuses and deletes terminated pods. */
 export interface StatusWriter {
@@ -29,100 +39,82 @@ export interface StatusWriter {
   forget(uid: string): void;
 }
 
-/** The two calls the status manager makes; `undefined` results mean "the pod is gone". */
-export interface PodStatusApi {
-  patchStatus(target: PodTarget, body: Record<string, unknown>): Promise<void>;
-  deletePod(target: PodTarget): Promise<void>;
+/**
+ * The narrow entry point for probers: one container's flag, written without a reconcile. A result
+ * for a container ID that is not the current one of its name leaves the status alone. Resolves once
+ * written or queued for retry; never rejects.
+ */
+export interface ContainerStatusSetter {
+  setContainerReadiness(key: PodKey, containerId: string, ready: boolean): Promise<void>;
+  setContainerStartup(key: PodKey, containerId: string, started: boolean): Promise<void>;
 }
 
-export interface PodTarget {
-  readonly namespace: string;
-  readonly name: string;
-  readonly uid: string;
-}
-
-/** Status fields nodelet owns; those it does not set are cleared with `null` in a merge patch. */
-const OWNED_FIELDS = ['phase', 'conditions', 'reason', 'message', 'hostIP', 'hostIPs', 'podIP', 'podIPs', 'startTime', 'qosClass', 'containerStatuses', 'initContainerStatuses', 'observedGeneration'] as const;
-
-/** JSON with dates at the API server's one-second precision and keys sorted. */
-export function canonicalStatus(status: V1PodStatus | undefined): string {
-  const picked: Record<string, unknown> = {};
-  for (const field of OWNED_FIELDS) {
-    const value = status?.[field as keyof V1PodStatus];
-    if (value !== undefined) picked[field] = value;
+/** A retry round left statuses unwritten (the loop backs off and logs it). */
+export class StatusRetryError extends Error {
+  constructor(readonly unwritten: number) {
+    super(`${unwritten} pod status(es) still unwritten`);
+    this.name = 'StatusRetryError';
   }
-  return JSON.stringify(picked, (_key, value: unknown) => {
-    if (value instanceof Date) return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(value)) return value.replace(/\.\d+Z$/, 'Z');
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)));
-    }
-    return value;
-  });
 }
 
-/** The merge patch that makes the API status equal `status` on every owned field. */
-export function statusPatch(uid: string, status: V1PodStatus): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  for (const field of OWNED_FIELDS) body[field] = status[field as keyof V1PodStatus] ?? null;
-  return { metadata: { uid }, status: body };
-}
-
-/** The status API of client-node, with "gone" (404, or a new pod under the name: 409) as success. */
-export function podStatusApi(core: CoreV1Api): PodStatusApi {
-  const ignoreGone = (error: unknown): void => {
-    if (!isNotFound(error) && !isConflict(error)) throw error;
-  };
-  return {
-    patchStatus: (t, body) =>
-      core
-        .patchNamespacedPodStatus({ name: t.name, namespace: t.namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
-        .then(() => undefined, ignoreGone),
-    deletePod: (t) =>
-      core
-        .deleteNamespacedPod({ name: t.name, namespace: t.namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid: t.uid } } })
-        .then(() => undefined, ignoreGone),
-  };
+export function isStatusRetryError(error: unknown): error is StatusRetryError {
+  return error instanceof StatusRetryError;
 }
 
 interface Pending {
-  readonly target: PodTarget;
+  readonly key: PodKey;
   readonly status: V1PodStatus;
   readonly canonical: string;
   readonly version: number;
+}
+
+/** The last status handed over (or updated by a probe result) and the pod it was generated for. */
+interface Held {
+  readonly key: PodKey;
+  readonly pod: V1Pod;
+  readonly status: V1PodStatus;
 }
 
 export interface StatusManagerOptions {
   readonly api: PodStatusApi;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Probe results per pod; the same store the reconciler's `generatePodStatus` reads. */
+  readonly readiness: ContainerReadinessStore;
   /** How often pending writes are retried. Default 5 s. */
   readonly retryPeriodMs?: number;
 }
 
-export class StatusManager implements StatusWriter {
+export class StatusManager implements StatusWriter, ContainerStatusSetter {
   private readonly written = new Map<string, string>();
   private readonly pending = new Map<string, Pending>();
-  /** Serialises writes per UID (a reconcile and the retry loop may both write). */
+  private readonly held = new Map<string, Held>();
+  /** Serialises writes per UID (a reconcile, a probe result and the retry loop may all write). */
   private readonly inFlight = new Map<string, Promise<void>>();
   private version = 0;
-  private timer: TimerHandle | undefined;
+  private readonly retryLoop: PeriodicLoop;
 
-  constructor(private readonly options: StatusManagerOptions) {}
+  constructor(private readonly options: StatusManagerOptions) {
+    const periodMs = options.retryPeriodMs ?? 5000;
+    this.retryLoop = createPeriodicLoop({
+      name: 'pod-status-retry',
+      periodMs,
+      // Retries keep the period: each round already retries every pending pod.
+      backoff: { initialMs: periodMs, maxMs: periodMs },
+      clock: options.clock,
+      logger: options.logger,
+      run: () => this.retryPending(),
+    });
+  }
 
   /** Starts the retry loop. */
   start(): void {
-    const tick = (): void => {
-      void this.retryPending().finally(() => {
-        if (this.timer !== undefined) this.timer = this.options.clock.setTimeout(tick, this.options.retryPeriodMs ?? 5000);
-      });
-    };
-    this.timer = this.options.clock.setTimeout(tick, this.options.retryPeriodMs ?? 5000);
+    this.retryLoop.start();
   }
 
-  stop(): void {
-    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+  /** Stops the retry loop for good, waiting for a round in flight. */
+  async stop(): Promise<void> {
+    await this.retryLoop.stop();
   }
 
   /** UIDs whose newest status is not written yet. */
@@ -131,28 +123,33 @@ export class StatusManager implements StatusWriter {
   }
 
   async setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
-    const target = { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' };
-    const canonical = canonicalStatus(status);
-    if (this.written.get(target.uid) === canonical || canonicalStatus(pod.status) === canonical) {
-      this.pending.delete(target.uid);
-      return;
-    }
-    this.pending.set(target.uid, { target, status, canonical, version: ++this.version });
-    await this.flush(target.uid).catch((error: unknown) => {
-      this.options.logger.warn({ err: error, podUID: target.uid }, 'pod status not written; retrying in the background');
-    });
+    const key = podKeyOf(pod);
+    const { readiness } = this.options;
+    const applied = applyProbeResults(pod, status, readiness.resultsOf(key.uid), this.now());
+    readiness.prune(key.uid, currentContainerIds([...(applied.initContainerStatuses ?? []), ...(applied.containerStatuses ?? [])]));
+    this.held.set(key.uid, { key, pod, status: applied });
+    await this.enqueue(key, applied, pod.status);
+  }
+
+  setContainerReadiness(key: PodKey, containerId: string, ready: boolean): Promise<void> {
+    return this.setProbeResult(key, containerId, { ready });
+  }
+
+  setContainerStartup(key: PodKey, containerId: string, started: boolean): Promise<void> {
+    return this.setProbeResult(key, containerId, { started });
   }
 
   async deletePod(pod: V1Pod): Promise<void> {
-    const uid = pod.metadata?.uid ?? '';
-    await this.flush(uid);
-    await this.options.api.deletePod({ namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', uid });
-    this.options.logger.info({ podUID: uid }, 'pod object deleted');
+    const key = podKeyOf(pod);
+    await this.flush(key.uid);
+    await this.options.api.deletePod(key);
+    this.options.logger.info({ podUID: key.uid }, 'pod object deleted');
   }
 
   forget(uid: string): void {
     this.written.delete(uid);
     this.pending.delete(uid);
+    this.held.delete(uid);
   }
 
   /** A per-pod manager on the pod lifecycle: a pod that is gone is forgotten. */
@@ -172,21 +169,62 @@ export class StatusManager implements StatusWriter {
     }
   }
 
+  /** Transition times at the API server's one-second precision, as the reconciler stamps them. */
+  private now(): Date {
+    return new Date(Math.floor(this.options.clock.now() / 1000) * 1000);
+  }
+
+  private async setProbeResult(key: PodKey, containerId: string, result: ContainerProbeResult): Promise<void> {
+    const { readiness, logger } = this.options;
+    // Recorded even when the status is not touched: the next full status applies it if it is current.
+    readiness.record(key.uid, containerId, result);
+    const held = this.held.get(key.uid);
+    const id = criContainerId(containerId);
+    const reported = [...(held?.status.containerStatuses ?? []), ...(held?.status.initContainerStatuses ?? [])];
+    if (held === undefined || !reported.some((s) => s.containerID !== undefined && criContainerId(s.containerID) === id)) {
+      logger.debug({ podUID: key.uid, containerId, ...result }, 'probe result for a container the last status does not report; status left alone');
+      return;
+    }
+    const updated = applyProbeResults(held.pod, held.status, readiness.resultsOf(key.uid), this.now());
+    if (updated === held.status) return;
+    this.held.set(key.uid, { ...held, status: updated });
+    await this.enqueue(held.key, updated, undefined);
+  }
+
+  /** Makes `status` the pod's pending status and writes it, unless nothing owned would change. */
+  private async enqueue(key: PodKey, status: V1PodStatus, apiStatus: V1PodStatus | undefined): Promise<void> {
+    const canonical = canonicalStatus(status);
+    // With a write in flight the API will hold that one next: queue behind it whatever it is.
+    const idle = !this.inFlight.has(key.uid);
+    if (idle && (this.written.get(key.uid) === canonical || (apiStatus !== undefined && canonicalStatus(apiStatus) === canonical))) {
+      this.pending.delete(key.uid);
+      return;
+    }
+    this.pending.set(key.uid, { key, status, canonical, version: ++this.version });
+    await this.flush(key.uid).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, podUID: key.uid }, 'pod status not written; retrying in the background');
+    });
+  }
+
   private async writePending(uid: string): Promise<void> {
     const entry = this.pending.get(uid);
     if (entry === undefined) return;
-    await this.options.api.patchStatus(entry.target, statusPatch(uid, entry.status));
-    this.written.set(uid, entry.canonical);
+    if (this.written.get(uid) !== entry.canonical) {
+      await this.options.api.patchStatus(entry.key, statusPatch(uid, entry.status));
+      this.written.set(uid, entry.canonical);
+      this.options.logger.debug({ podUID: uid, phase: entry.status.phase }, 'pod status written');
+    }
     // A newer status may have arrived while this one was written: keep that one pending.
     if (this.pending.get(uid)?.version === entry.version) this.pending.delete(uid);
-    this.options.logger.debug({ podUID: uid, phase: entry.status.phase }, 'pod status written');
   }
 
   private async retryPending(): Promise<void> {
+    let unwritten = 0;
     for (const uid of [...this.pending.keys()]) {
-      await this.flush(uid).catch((error: unknown) => {
-        this.options.logger.debug({ err: error, podUID: uid }, 'pod status retry failed');
+      await this.flush(uid).catch(() => {
+        unwritten += 1;
       });
     }
+    if (unwritten > 0) throw new StatusRetryError(unwritten);
   }
 }

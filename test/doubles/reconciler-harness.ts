@@ -14,6 +14,7 @@ import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
 import { assemblePodSync, type PodSync } from '../../reconcilers/pod-sync.js';
+import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
 import { UID } from './pod-fixtures.js';
 import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
@@ -92,6 +93,7 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
       images: runtime,
       store: { get: (uid) => store.get(uid), synced: () => synced.value },
       status,
+      probeResults: new ContainerReadinessStore(),
       events,
       volumes: createVolumeManager({ rootDir: root, api: noApi, logger }),
       envApi: noApi,

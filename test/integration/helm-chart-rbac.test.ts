@@ -38,6 +38,7 @@ import { createNodeController, type NodeController } from '../../controllers/nod
 import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
+import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
 import { createVolumeSourceApi } from '../../reconcilers/volumes/api.js';
 import { helm, CHART_DIR } from './helm-chart-helpers.js';
 
@@ -195,7 +196,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('deletes a finished pod with a UID precondition', async () => {
-    await new StatusManager({ api: podStatusApi(agentConfig.makeApiClient(CoreV1Api)), clock: systemClock, logger }).deletePod(pod);
+    await new StatusManager({ api: podStatusApi(agentConfig.makeApiClient(CoreV1Api)), clock: systemClock, logger, readiness: new ContainerReadinessStore() }).deletePod(pod);
     await eventually('the pod to be gone', async () => {
       try {
         await adminCore.readNamespacedPod({ name: 'bound', namespace });

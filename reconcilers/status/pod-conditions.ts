@@ -1,0 +1,90 @@
+/**
+ * The pod conditions nodelet owns, and the one implementation of the readiness conditions
+ * (ContainersReady, Ready with readiness gates) shared by full status generation and the status
+ * manager's narrow readiness path (as the kubelet's `GenerateContainersReadyCondition` /
+ * `GeneratePodReadyCondition` serve both `generateAPIPodStatus` and `SetContainerReadiness`).
+ */
+import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
+import { isSidecar } from '../compute-init-actions.js';
+
+/**
+ * Condition types nodelet writes. Everything else (PodScheduled from the scheduler,
+ * DisruptionTarget from controllers, readiness-gate types) belongs to another writer: nodelet
+ * reads them and never writes, clears or reorders them.
+ */
+export const OWNED_CONDITION_TYPES: readonly string[] = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'];
+
+const OWNED = new Set(OWNED_CONDITION_TYPES);
+
+export function isOwnedCondition(type: string): boolean {
+  return OWNED.has(type);
+}
+
+export type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
+
+export function isTerminal(phase: string | undefined): phase is 'Succeeded' | 'Failed' {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+export function condition(type: string, ok: boolean, reason?: string, message?: string): V1PodCondition {
+  return { type, status: ok ? 'True' : 'False', ...(ok || reason === undefined ? {} : { reason }), ...(ok || message === undefined ? {} : { message }) };
+}
+
+/** The statuses readiness counts: sidecars (restartable init containers) and app containers. */
+export function readinessStatuses(pod: V1Pod, init: readonly V1ContainerStatus[], containers: readonly V1ContainerStatus[]): V1ContainerStatus[] {
+  const sidecarNames = new Set((pod.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+  return [...init.filter((s) => sidecarNames.has(s.name)), ...containers];
+}
+
+/** What the readiness conditions depend on besides the containers. */
+export interface ReadinessContext {
+  readonly pod: V1Pod;
+  /** The pod's current conditions, where the readiness gates' conditions are found. */
+  readonly conditions: readonly V1PodCondition[];
+  readonly phase: Phase;
+}
+
+/** ContainersReady and Ready (without transition times). */
+export function readinessConditions(ctx: ReadinessContext, statuses: readonly V1ContainerStatus[]): V1PodCondition[] {
+  if (isTerminal(ctx.phase)) {
+    return [condition('ContainersReady', false, 'PodCompleted'), condition('Ready', false, 'PodCompleted')];
+  }
+  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const containersReady = unready.length === 0 && statuses.length > 0;
+  const notReadyMessage = `containers with unready status: [${unready.join(' ')}]`;
+  const gates = (ctx.pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
+  const unmetGates = gates.filter((g) => ctx.conditions.find((c) => c.type === g)?.status !== 'True');
+  const ready = containersReady && unmetGates.length === 0;
+  const readyCondition = !containersReady
+    ? condition('Ready', false, 'ContainersNotReady', notReadyMessage)
+    : condition('Ready', ready, 'ReadinessGatesNotReady', `corresponding condition of pod readiness gate "${unmetGates.join('", "')}" does not exist.`);
+  return [condition('ContainersReady', containersReady, 'ContainersNotReady', notReadyMessage), readyCondition];
+}
+
+/** Keeps `lastTransitionTime` of a condition whose status did not change; stamps `now` on the others. */
+export function withTransitionTimes(conditions: readonly V1PodCondition[], previous: readonly V1PodCondition[], now: Date): V1PodCondition[] {
+  return conditions.map((c) => {
+    const old = previous.find((p) => p.type === c.type);
+    const lastTransitionTime = old?.status === c.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : now;
+    return { ...c, lastTransitionTime };
+  });
+}
+
+function phaseOf(status: V1PodStatus): Phase {
+  const phase = status.phase;
+  return phase === 'Running' || isTerminal(phase) ? phase : 'Pending';
+}
+
+/**
+ * `status` with ContainersReady and Ready recomputed from its container statuses' `ready` flags
+ * (after one of them changed), every other condition untouched and in place.
+ */
+export function recomputeReadiness(pod: V1Pod, status: V1PodStatus, now: Date): V1PodStatus {
+  const previous = status.conditions ?? [];
+  const statuses = readinessStatuses(pod, status.initContainerStatuses ?? [], status.containerStatuses ?? []);
+  const fresh = withTransitionTimes(readinessConditions({ pod, conditions: previous, phase: phaseOf(status) }, statuses), previous, now);
+  const byType = new Map(fresh.map((c) => [c.type, c]));
+  const replaced = previous.map((c) => byType.get(c.type) ?? c);
+  const added = fresh.filter((c) => !previous.some((p) => p.type === c.type));
+  return { ...status, conditions: [...replaced, ...added] };
+}
