@@ -101,7 +101,7 @@ interface Core {
 }
 
 /** The per-pod machinery with its API-facing writers. */
-function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: ReconcileQueue; admission: { isPaused(): boolean } }): { podSync: PodSync; status: StatusManager } {
+function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean } }): { podSync: PodSync; status: StatusManager } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
@@ -131,6 +131,7 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
     admission: parts.admission,
     clock,
     logger,
+    requestSync: parts.enqueue,
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
   });
   return { podSync, status };
@@ -164,7 +165,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const store = createDesiredPodStore({ sources: [apiSource], notify: enqueue });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, admission: pause });
+  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     store.resyncAll();
@@ -197,7 +198,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
-    await stopAll({ nodeAgent, resync, pleg, store, queue, node, status, cri });
+    await stopAll({ nodeAgent, resync, pleg, store, queue, node, status, cri, prober: podSync.prober });
     logger.info('nodelet agent stopped; pods keep running');
   };
   return { store, queue, podSync, start, stop };
@@ -212,12 +213,14 @@ async function stopAll(parts: {
   node: NodeController;
   status: StatusManager;
   cri: CriClient;
+  prober: { stopAll(): Promise<void> };
 }): Promise<void> {
   await parts.nodeAgent.stop();
   parts.resync?.stop();
   await parts.pleg.stop();
   parts.store.stop();
   await parts.queue.close();
+  await parts.prober.stopAll();
   await parts.status.stop();
   await parts.node.stop();
   parts.cri.close();

@@ -12,7 +12,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { hashContainerSpec } from './container-hash.js';
-import type { ContainerToKill, ContainerToStart } from './compute-pod-actions.js';
+import type { ContainerToKill, ContainerToStart, ProbeVerdicts } from './compute-pod-actions.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
 
 export interface InitActions {
@@ -58,15 +58,30 @@ interface StepContext {
   readonly acc: Accumulator;
   /** The pod has started app containers before (it was initialized in this sandbox). */
   readonly initializedBefore: boolean;
+  readonly probes: ProbeVerdicts;
 }
 
 /** A sidecar's turn: keep it running, or (re)start it. Returns whether later containers must wait. */
 function sidecarStep(ctx: StepContext, container: V1Container, index: number): boolean {
   const { observed, acc, initializedBefore } = ctx;
   const latest = latestContainer(observed, container.name);
-  if (latest?.state === 'CONTAINER_RUNNING' && latest.specHash === hashContainerSpec(container)) {
+  const failure = latest === undefined ? undefined : ctx.probes.failures.get(latest.id);
+  if (latest?.state === 'CONTAINER_RUNNING' && latest.specHash === hashContainerSpec(container) && failure === undefined) {
     acc.keepRunning++;
-    return false;
+    // A sidecar with a startup probe holds back what follows it until the probe succeeds.
+    return !initializedBefore && ctx.probes.notStarted.has(latest.id);
+  }
+  if (latest?.state === 'CONTAINER_RUNNING' && failure !== undefined) {
+    const what = `Container ${container.name} failed ${failure.type} probe`;
+    acc.kills.push({
+      id: latest.id,
+      name: container.name,
+      reason: `failed ${failure.type} probe`,
+      eventMessage: `${what}, will be restarted`,
+      ...(failure.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: failure.gracePeriodSeconds }),
+    });
+    acc.starts.push(start(observed, container, index, `failed ${failure.type} probe`));
+    return !initializedBefore;
   }
   if (latest !== undefined && latest.state !== 'CONTAINER_EXITED') {
     acc.kills.push({ id: latest.id, name: container.name, reason: latest.state === 'CONTAINER_RUNNING' ? 'container spec changed' : 'container not running' });
@@ -104,10 +119,10 @@ function initStep(ctx: StepContext, container: V1Container, index: number): Init
 }
 
 /** Decides the init containers' part of a reconcile. Pure. */
-export function computeInitActions(pod: V1Pod, observed: ObservedPod): InitActions {
+export function computeInitActions(pod: V1Pod, observed: ObservedPod, probes: ProbeVerdicts = { failures: new Map(), notStarted: new Set() }): InitActions {
   const acc: Accumulator = { starts: [], kills: [], keepRunning: 0 };
   const initializedBefore = hasAppContainers(pod, observed);
-  const ctx: StepContext = { pod, observed, acc, initializedBefore };
+  const ctx: StepContext = { pod, observed, acc, initializedBefore, probes };
   const inits = pod.spec?.initContainers ?? [];
   for (const [index, container] of inits.entries()) {
     if (isSidecar(container)) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
+import { hashContainerSpec } from './container-hash.js';
 import type { ObservedPod } from './observed-pod.js';
 import { basePod, container, exited, observation, sandbox } from '../test/doubles/pod-fixtures.js';
 
@@ -199,3 +200,45 @@ describe('computePodActions', () => {
     assert.ok(plan.containersToStart.every((s) => s.reason.length > 0));
   });
 });
+
+describe('computePodActions with probe verdicts', () => {
+  const sidecarPod = basePod((p) => {
+    p.spec!.initContainers = [{ name: 'proxy', image: 'busybox:1.35', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }];
+  });
+  const running = observation([sandbox()], [container(always, 'app'), container(always, 'sidecar')]);
+
+  it('kills a container whose liveness probe failed and restarts it, with the kubelet event message and the probe grace period', () => {
+    const plan = computePodActions({ pod: always, observed: running, terminating: false, probes: { failures: new Map([['c-app', { type: 'liveness', gracePeriodSeconds: 3 }]]), notStarted: new Set() } });
+    assert.deepEqual(plan.containersToKill, [{ id: 'c-app', name: 'app', reason: 'failed liveness probe', eventMessage: 'Container app failed liveness probe, will be restarted', gracePeriodSeconds: 3 }]);
+    assert.deepEqual(plan.containersToStart.map((s) => [s.name, s.restartCount]), [['app', 1]]);
+    assert.equal(plan.killPod, false);
+  });
+
+  it('kills a container whose startup probe failed; under Never it is not restarted', () => {
+    const pod = basePod((p) => (p.spec!.restartPolicy = 'Never'));
+    const plan = computePodActions({ pod, observed: observation([sandbox()], [container(pod, 'app'), container(pod, 'sidecar')]), terminating: false, probes: { failures: new Map([['c-app', { type: 'startup' }]]), notStarted: new Set() } });
+    assert.deepEqual(plan.containersToKill, [{ id: 'c-app', name: 'app', reason: 'failed startup probe', eventMessage: 'Container app failed startup probe' }]);
+    assert.deepEqual(plan.containersToStart, []);
+  });
+
+  it('ignores a failure recorded for an older instance of the container', () => {
+    const plan = computePodActions({ pod: always, observed: running, terminating: false, probes: { failures: new Map([['c-old', { type: 'liveness' }]]), notStarted: new Set() } });
+    assert.deepEqual(plan.containersToKill, []);
+    assert.deepEqual(plan.containersToStart, []);
+  });
+
+  it('holds the app containers back while a sidecar has not passed its startup probe', () => {
+    const proxy = { ...container(sidecarPod, 'app'), id: 'c-proxy', name: 'proxy', specHash: hashOfInit(sidecarPod, 'proxy') };
+    const waiting = computePodActions({ pod: sidecarPod, observed: observation([sandbox()], [proxy]), terminating: false, probes: { failures: new Map(), notStarted: new Set(['c-proxy']) } });
+    assert.deepEqual(waiting.containersToStart, []);
+    assert.equal(waiting.initialized, false);
+    const started = computePodActions({ pod: sidecarPod, observed: observation([sandbox()], [proxy]), terminating: false, probes: { failures: new Map(), notStarted: new Set() } });
+    assert.deepEqual(started.containersToStart.map((s) => s.name), ['app', 'sidecar']);
+  });
+});
+
+function hashOfInit(pod: V1Pod, name: string): string {
+  const spec = pod.spec?.initContainers?.find((c) => c.name === name);
+  if (spec === undefined) throw new Error(`no init container ${name}`);
+  return hashContainerSpec(spec);
+}

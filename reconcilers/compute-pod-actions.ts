@@ -12,6 +12,9 @@
  *   created-but-not-started state) and its restartPolicy says so.
  * - A running container whose spec hash no longer matches the pod's is killed and, per policy,
  *   started again. Running containers not in the spec are killed.
+ * - A running container whose liveness or startup probe failed is killed (with the probe's own
+ *   grace period, if it has one) and started again unless the pod's restartPolicy is Never.
+ * - A sidecar with a startup probe holds back the containers after it until the probe succeeds.
  * - When nothing runs and nothing is to be started, the pod is killed (its sandbox stopped); its
  *   exited containers stay for their logs and status.
  * - A terminating pod (deleted, or past its deadline) is only ever killed.
@@ -27,7 +30,28 @@ export interface ContainerToKill {
   readonly name: string;
   /** Human-readable reason, used in events and logs. */
   readonly reason: string;
+  /** The `Killing` event's message when it is not the default "Stopping container <name>". */
+  readonly eventMessage?: string;
+  /** Overrides the pod's grace period (a probe's own `terminationGracePeriodSeconds`). */
+  readonly gracePeriodSeconds?: number;
 }
+
+/** A liveness or startup probe that failed for one container instance. */
+export interface ProbeFailure {
+  readonly type: 'liveness' | 'startup';
+  /** The probe's `terminationGracePeriodSeconds`, if it sets one. */
+  readonly gracePeriodSeconds?: number;
+}
+
+/** What the probers say about the running containers, by container ID. */
+export interface ProbeVerdicts {
+  /** Containers whose liveness or startup probe failed: they must be killed. */
+  readonly failures: ReadonlyMap<string, ProbeFailure>;
+  /** Running containers whose startup probe has not succeeded yet. */
+  readonly notStarted: ReadonlySet<string>;
+}
+
+export const NO_PROBE_VERDICTS: ProbeVerdicts = { failures: new Map(), notStarted: new Set() };
 
 export interface ContainerToStart {
   /** Which list of the pod spec the container is in. */
@@ -64,6 +88,8 @@ export interface ComputePodActionsInput {
   readonly observed: ObservedPod;
   /** The pod is being deleted or has reached a terminal phase: kill, never start. */
   readonly terminating: boolean;
+  /** Probe results; none when absent. */
+  readonly probes?: ProbeVerdicts;
 }
 
 const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
@@ -158,10 +184,29 @@ interface ContainerDecision {
   readonly keepsRunning: boolean;
 }
 
-function decideContainer(pod: V1Pod, observed: ObservedPod, spec: V1Container, index: number): ContainerDecision {
+/** The kill of a running container whose liveness or startup probe failed, and its restart unless the policy is Never. */
+function probeFailureDecision(pod: V1Pod, latest: ObservedContainer, failure: ProbeFailure, start: ContainerToStart): ContainerDecision {
+  const restarts = (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+  const what = `Container ${latest.name} failed ${failure.type} probe`;
+  const kill: ContainerToKill = {
+    id: latest.id,
+    name: latest.name,
+    reason: `failed ${failure.type} probe`,
+    eventMessage: restarts ? `${what}, will be restarted` : what,
+    ...(failure.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: failure.gracePeriodSeconds }),
+  };
+  return restarts ? { kill, start, keepsRunning: false } : { kill, keepsRunning: false };
+}
+
+function decideContainer(input: ComputePodActionsInput, spec: V1Container, index: number): ContainerDecision {
+  const { pod, observed } = input;
   const latest = latestContainer(observed, spec.name);
   const restartCount = nextRestartCount(observed, spec.name);
   if (latest?.state === 'CONTAINER_RUNNING') {
+    const failure = input.probes?.failures.get(latest.id);
+    if (latest.specHash === hashContainerSpec(spec) && failure !== undefined) {
+      return probeFailureDecision(pod, latest, failure, { kind: 'regular', index, name: spec.name, reason: `failed ${failure.type} probe`, restartCount });
+    }
     if (latest.specHash === hashContainerSpec(spec)) return { keepsRunning: true };
     const kill = { id: latest.id, name: spec.name, reason: 'container spec changed' };
     const start = restartsAfterExit(pod, 137) ? { kind: 'regular' as const, index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
@@ -203,13 +248,13 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
   if (changeReason !== undefined) return planNewSandbox(input, changeReason);
 
   const sandboxId = observed.sandboxes[0]?.id;
-  const init = computeInitActions(pod, observed);
+  const init = computeInitActions(pod, observed, input.probes ?? NO_PROBE_VERDICTS);
   if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and restartPolicy is Never' };
   const unknown = extraRunningContainers(pod, observed);
   if (!init.initialized) {
     return { ...NO_ACTIONS, killPod: false, killPodReason: '', sandboxId, containersToKill: [...init.containersToKill, ...unknown], containersToStart: init.containersToStart };
   }
-  const decisions = containersOf(pod).map((spec, index) => decideContainer(pod, observed, spec, index));
+  const decisions = containersOf(pod).map((spec, index) => decideContainer(input, spec, index));
   const appStarts = decisions.flatMap((d) => (d.start ? [d.start] : []));
   // Sidecars do not keep a pod alive: once no app container runs or will run, the pod is done.
   if (!decisions.some((d) => d.keepsRunning) && appStarts.length === 0) {

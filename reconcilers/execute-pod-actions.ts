@@ -95,7 +95,9 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     await Promise.all(
       plan.containersToKill.flatMap((k) => {
         const container = byId.get(k.id);
-        return container === undefined ? [] : [this.killer.stop({ pod, reason: k.reason, ...signalOf(signal) }, container, gracePeriodSeconds)];
+        if (container === undefined) return [];
+        const request = { pod, reason: k.reason, ...signalOf(signal), ...(k.eventMessage === undefined ? {} : { eventMessage: k.eventMessage }) };
+        return [this.killer.stop(request, container, k.gracePeriodSeconds ?? gracePeriodSeconds)];
       }),
     );
     if (!plan.createSandbox && plan.containersToStart.length === 0) return { failures: [] };

@@ -73,7 +73,7 @@ export class PodKiller {
    * Stops one container with `graceSeconds`, or sooner if the grace period shrinks meanwhile; a
    * container that never started is removed (see the file header).
    */
-  async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds' | 'signal'>, container: ObservedContainer, graceSeconds: number): Promise<void> {
+  async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds' | 'signal'> & { readonly eventMessage?: string }, container: ObservedContainer, graceSeconds: number): Promise<void> {
     const { pod } = request;
     if (container.state === 'CONTAINER_CREATED') {
       this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason }, 'removing container that never started');
@@ -81,7 +81,8 @@ export class PodKiller {
       return;
     }
     if (pod !== undefined) {
-      this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message: `Stopping container ${container.name}`, fieldPath: containerFieldPath(pod, container.name) });
+      const message = request.eventMessage ?? `Stopping container ${container.name}`;
+      this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message, fieldPath: containerFieldPath(pod, container.name) });
     }
     this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: graceSeconds }, 'stopping container');
     const startedMs = this.options.clock.now();

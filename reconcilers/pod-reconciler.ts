@@ -45,6 +45,7 @@ import { ANNOTATION_GRACE_PERIOD, intAnnotation } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
 import type { ContainerStartFailures } from './start-failures.js';
 import { generatePodStatus } from './status/generate-pod-status.js';
+import { probeVerdicts, type ProbeFailures } from './probes/probe-failures.js';
 import type { ContainerResultsReader } from './status/container-readiness.js';
 import type { StatusWriter } from './status/status-manager.js';
 import { isCancellation, type ContainerStartError } from './sync-errors.js';
@@ -91,6 +92,8 @@ export interface PodReconcilerOptions {
   readonly admission?: PodAdmission;
   /** Probe results the status reports (the status manager's store). */
   readonly probeResults: ContainerResultsReader;
+  /** Liveness and startup failures the probers recorded: their containers are killed. */
+  readonly probeFailures: ProbeFailures;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -168,7 +171,7 @@ export class PodReconciler {
 
   private async sync(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileOutcome> {
     const stop = this.stopDecision(scope.key, pod);
-    const plan = computePodActions({ pod, observed, terminating: stop.mustStop });
+    const plan = computePodActions({ pod, observed, terminating: stop.mustStop, probes: this.probeVerdictsOf(pod, observed) });
     scope.log.debug({ plan }, 'computed pod actions');
     if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
       await this.hold(pod, observed, scope.log);
@@ -184,6 +187,13 @@ export class PodReconciler {
     if (setupError instanceof Error) throw setupError;
     if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
     return outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs);
+  }
+
+  /** The probers' verdicts on the running containers; failures of instances that are gone are dropped. */
+  private probeVerdictsOf(pod: V1Pod, observed: ObservedPod): ReturnType<typeof probeVerdicts> {
+    const { probeFailures, probeResults } = this.options;
+    probeFailures.retainOnly(observed.uid, new Set(observed.containers.map((c) => c.id)));
+    return probeVerdicts(pod, observed, probeFailures.of(observed.uid), probeResults.resultsOf(observed.uid));
   }
 
   /**

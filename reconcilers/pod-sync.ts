@@ -19,8 +19,12 @@ import { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { PodReconciler, type PodAdmission, type PodStore } from './pod-reconciler.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from './restart-backoff.js';
 import { ContainerStartFailures } from './start-failures.js';
+import { ProbeFailures } from './probes/probe-failures.js';
+import { ProberManager } from './probes/prober-manager.js';
 import type { ContainerReadinessStore } from './status/container-readiness.js';
-import type { StatusWriter } from './status/status-manager.js';
+import type { ContainerStatusSetter, StatusWriter } from './status/status-manager.js';
+import type { PodKey } from '../util/pod-key.js';
+import type { V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from './volumes/index.js';
 
 /** Facts about this node the per-pod machinery needs. */
@@ -43,7 +47,7 @@ export interface PodSyncDeps {
   readonly runtime: RuntimeService;
   readonly images: ImageService;
   readonly store: PodStore;
-  readonly status: StatusWriter & PodLifecycleObserver;
+  readonly status: StatusWriter & ContainerStatusSetter & PodLifecycleObserver & { podStatus(uid: string): V1PodStatus | undefined };
   /** Probe results: written through the status manager's narrow entry point, read by status generation. */
   readonly probeResults: ContainerReadinessStore;
   readonly events: EventRecorder;
@@ -53,6 +57,8 @@ export interface PodSyncDeps {
   readonly logger: Logger;
   readonly credentials?: PullCredentials;
   readonly admission?: PodAdmission;
+  /** Asks for a reconcile of a pod (the queue's enqueue): probers use it to get a failure acted on. */
+  readonly requestSync: (key: PodKey, reason: string) => void;
   /** Managers from upper layers (e.g. the queue's failure counts) to register on the lifecycle too. */
   readonly extraManagers?: readonly PodLifecycleObserver[];
 }
@@ -64,6 +70,8 @@ export interface PodSync {
   /** Exposed for tests and the agent's self-report; owned here. */
   readonly restartBackoff: RestartBackoff;
   readonly startFailures: ContainerStartFailures;
+  readonly prober: ProberManager;
+  readonly probeFailures: ProbeFailures;
 }
 
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
@@ -90,7 +98,21 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     lifecycle,
     logger: logger.child({ component: 'executor' }),
   });
-  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, ...(deps.extraManagers ?? [])];
+  const probeFailures = new ProbeFailures();
+  const prober = new ProberManager({
+    runtime: deps.runtime,
+    inputs: { desiredPod: (uid) => deps.store.get(uid), podStatus: (uid) => deps.status.podStatus(uid) },
+    sinks: {
+      setContainerReadiness: (key, id, ready) => deps.status.setContainerReadiness(key, id, ready),
+      setContainerStartup: (key, id, started) => deps.status.setContainerStartup(key, id, started),
+      failures: probeFailures,
+      requestSync: deps.requestSync,
+    },
+    events,
+    clock,
+    logger: logger.child({ component: 'prober' }),
+  });
+  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -102,6 +124,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     lifecycle,
     startFailures,
     probeResults: deps.probeResults,
+    probeFailures,
     nodeName: node.name,
     nodeIp: node.ip,
     runtimeName: node.runtimeName,
@@ -109,5 +132,5 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     logger: logger.child({ component: 'reconciler' }),
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
   });
-  return { reconciler, lifecycle, restartBackoff, startFailures };
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures };
 }

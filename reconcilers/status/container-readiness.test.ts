@@ -50,3 +50,15 @@ describe('probedFlags', () => {
     assert.equal(criContainerId('abc'), 'abc');
   });
 });
+
+describe('probedFlags for containers with probes but no result yet', () => {
+  it('a readiness probe that has not succeeded yet leaves the container not ready', () => {
+    assert.deepEqual(probedFlags(true, undefined, { startup: false, readiness: true }), { ready: false, started: true });
+  });
+  it('a startup probe that has not succeeded yet leaves it neither started nor ready', () => {
+    assert.deepEqual(probedFlags(true, undefined, { startup: true, readiness: false }), { ready: false, started: false });
+  });
+  it('results override the defaults', () => {
+    assert.deepEqual(probedFlags(true, { started: true, ready: true }, { startup: true, readiness: true }), { ready: true, started: true });
+  });
+});

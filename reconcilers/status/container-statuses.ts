@@ -5,7 +5,7 @@
  */
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
-import { probedFlags, type ContainerProbeResult } from './container-readiness.js';
+import { probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
 
 /** Why the last attempt to start a container failed (kubelet's reason cache entry). */
 export interface ContainerStartFailure {
@@ -82,7 +82,7 @@ interface ListKind {
 function readiness(spec: V1Container, state: V1ContainerState, kind: ListKind, result: ContainerProbeResult | undefined): { ready: boolean; started: boolean } {
   const running = state.running !== undefined;
   if (kind.readyWhenSucceeded(spec)) return { ready: state.terminated?.exitCode === 0, started: running };
-  return probedFlags(running, result);
+  return probedFlags(running, result, probesOf(spec));
 }
 
 function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: ListKind): V1ContainerStatus {

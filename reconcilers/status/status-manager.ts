@@ -117,6 +117,14 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     await this.retryLoop.stop();
   }
 
+  /**
+   * The last status held for a pod, with probe results applied: what probers read their
+   * container's ID and state from (the kubelet's probers read the status manager too).
+   */
+  podStatus(uid: string): V1PodStatus | undefined {
+    return this.held.get(uid)?.status;
+  }
+
   /** UIDs whose newest status is not written yet. */
   pendingCount(): number {
     return this.pending.size;

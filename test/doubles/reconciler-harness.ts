@@ -14,20 +14,40 @@ import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
 import { assemblePodSync, type PodSync } from '../../reconcilers/pod-sync.js';
-import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
+import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
+import type { PodKey } from '../../util/pod-key.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
 import { UID } from './pod-fixtures.js';
 import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
 
-/** Records every status and deletion, and keeps the store's pod in step like the informer would. */
+/**
+ * Records every status and deletion, keeps the store's pod in step like the informer would, and
+ * applies probe results as the real status manager does (full statuses and the narrow entry point).
+ */
 export class RecordingStatusWriter implements StatusWriter {
   readonly statuses: V1PodStatus[] = [];
   readonly deleted: string[] = [];
-  constructor(private readonly store: Map<string, V1Pod>) {}
+  /** How often the lifecycle told this writer to forget a pod. */
+  forgotten = 0;
+  private readonly latest = new Map<string, V1PodStatus>();
+  constructor(
+    private readonly store: Map<string, V1Pod>,
+    private readonly readiness: ContainerReadinessStore,
+    private readonly clock: FakeClock,
+  ) {}
   setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
-    this.statuses.push(status);
-    this.store.set(pod.metadata?.uid ?? '', { ...pod, status });
+    const uid = pod.metadata?.uid ?? '';
+    this.record(pod, applyProbeResults(pod, status, this.readiness.resultsOf(uid), new Date(this.clock.now())));
     return Promise.resolve();
+  }
+  setContainerReadiness(key: PodKey, containerId: string, ready: boolean): Promise<void> {
+    return this.setResult(key, containerId, { ready });
+  }
+  setContainerStartup(key: PodKey, containerId: string, started: boolean): Promise<void> {
+    return this.setResult(key, containerId, { started });
+  }
+  podStatus(uid: string): V1PodStatus | undefined {
+    return this.latest.get(uid);
   }
   deletePod(pod: V1Pod): Promise<void> {
     this.deleted.push(pod.metadata?.uid ?? '');
@@ -40,10 +60,23 @@ export class RecordingStatusWriter implements StatusWriter {
   podForgotten(): void {
     this.forgotten++;
   }
-  /** How often the lifecycle told this writer to forget a pod. */
-  forgotten = 0;
   last(): V1PodStatus | undefined {
     return this.statuses.at(-1);
+  }
+  private setResult(key: PodKey, containerId: string, result: ContainerProbeResult): Promise<void> {
+    this.readiness.record(key.uid, containerId, result);
+    const pod = this.store.get(key.uid);
+    const held = this.latest.get(key.uid);
+    if (pod === undefined || held === undefined) return Promise.resolve();
+    const updated = applyProbeResults(pod, held, this.readiness.resultsOf(key.uid), new Date(this.clock.now()));
+    if (updated !== held) this.record(pod, updated);
+    return Promise.resolve();
+  }
+  private record(pod: V1Pod, status: V1PodStatus): void {
+    const uid = pod.metadata?.uid ?? '';
+    this.statuses.push(status);
+    this.latest.set(uid, status);
+    this.store.set(uid, { ...pod, status });
   }
 }
 
@@ -68,6 +101,8 @@ export interface ReconcilerHarness {
   reconciler(): PodReconciler;
   /** The assembled per-pod machinery of the current agent. */
   sync(): PodSync;
+  /** Every reconcile the per-pod machinery asked for (probers), in order. */
+  readonly syncRequests: { key: PodKey; reason: string }[];
   /** Models an agent restart: everything kept in memory is lost; the runtime and store stay. */
   restartAgent(): void;
   /** Removes the temporary root directory. */
@@ -81,7 +116,9 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
   const clock = createFakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const runtime = new FakeRuntime({ now: () => clock.now(), images: ['docker.io/library/busybox:1.35'] });
   const store = new Map<string, V1Pod>();
-  const status = new RecordingStatusWriter(store);
+  const probeResults = new ContainerReadinessStore();
+  const status = new RecordingStatusWriter(store, probeResults, clock);
+  const syncRequests: { key: PodKey; reason: string }[] = [];
   const events = new RecordingEventRecorder();
   const synced = { value: true };
   const paused = { value: false };
@@ -93,7 +130,8 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
       images: runtime,
       store: { get: (uid) => store.get(uid), synced: () => synced.value },
       status,
-      probeResults: new ContainerReadinessStore(),
+      probeResults,
+      requestSync: (key, reason) => syncRequests.push({ key, reason }),
       events,
       volumes: createVolumeManager({ rootDir: root, api: noApi, logger }),
       envApi: noApi,
@@ -111,6 +149,7 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
     clock,
     synced,
     paused,
+    syncRequests,
     reconciler: () => current.reconciler,
     sync: () => current,
     restartAgent: () => {
