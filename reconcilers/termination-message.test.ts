@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -17,6 +17,18 @@ describe('termination messages', () => {
     assert.equal(tail.split('\n').length, 80);
     assert.ok(tail.endsWith('line 99'));
     assert.equal(Buffer.byteLength(logTail('x'.repeat(5000))), 2048);
+  });
+
+  it('creates the message file writable by any user, whatever the umask (a non-root container must write it)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-term-'));
+    const previous = process.umask(0o022);
+    try {
+      const { hostPath } = await prepareTerminationMessageFile({ rootDir: dir, podUid: 'u', containerName: 'c', restartCount: 1, containerPath: '/dev/termination-log' });
+      assert.equal((await stat(hostPath)).mode & 0o777, 0o666);
+    } finally {
+      process.umask(previous);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads the message file, else falls back to the log tail for a failed container', async () => {

@@ -9,7 +9,7 @@
  * pod's cleanup removes them; their path is kept in a container annotation so a restarted agent
  * finds them again.
  */
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Mount } from '../cri/types.js';
 
@@ -31,6 +31,10 @@ export async function prepareTerminationMessageFile(options: {
   await mkdir(dir, { recursive: true, mode: 0o750 });
   const hostPath = path.join(dir, `termination-log-${options.restartCount}`);
   await writeFile(hostPath, '', { mode: 0o666 });
+  // The mode given at creation is cut by the agent's umask (0644 under the usual 022); a container
+  // running as any user must be able to write its termination message, so set it explicitly, as
+  // the kubelet does.
+  await chmod(hostPath, 0o666);
   return { mount: { containerPath: options.containerPath, hostPath }, hostPath };
 }
 
