@@ -125,7 +125,7 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
     status,
     probeResults,
     events,
-    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger }),
+    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger, nodeAllocatableMemoryBytes: nodeAllocatable().memoryBytes }),
     envApi: volumeApi,
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,

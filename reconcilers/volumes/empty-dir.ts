@@ -2,13 +2,19 @@
  * emptyDir volumes (`pkg/volume/emptydir`): a directory, world-writable (0777) like the kubelet's,
  * created once per pod and kept across container restarts.
  *
- * `medium: Memory` is a plain directory on disk too: nodelet does not mount tmpfs (it would need
- * mount privileges and, when nodelet runs in a container, bidirectional mount propagation of its
- * root directory). `sizeLimit` is not enforced. HugePages media are not supported.
+ * `medium: Memory` is a tmpfs mounted on that directory, as the kubelet mounts it, sized like the
+ * kubelet's memory-backed volumes: the smallest of `sizeLimit`, the pod's memory limit (when every
+ * container has one) and the node's allocatable memory. The mount needs root on the host (or a
+ * privileged agent with bidirectional propagation of its root directory). The volume manager
+ * unmounts it before removing the pod's directory. A disk-backed `sizeLimit` is not enforced yet
+ * (the kubelet enforces it by eviction). HugePages media are refused.
  */
 import { promises as fs } from 'node:fs';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { parseQuantity } from '../quantity.js';
 import path from 'node:path';
 import { statIfExists } from './fs-util.js';
+import { mountAt, mountTmpfs } from './mounts-table.js';
 import { applyFsGroup } from './ownership.js';
 import type { EmptyDirSource } from './volume-kind.js';
 
@@ -21,6 +27,30 @@ export interface EmptyDirRequest {
   readonly dir: string;
   readonly source: EmptyDirSource;
   readonly fsGroup?: number;
+  /** For `medium: Memory`: the tmpfs size in bytes (see the file header). */
+  readonly memoryBytes?: number;
+}
+
+function memoryLimitOf(container: V1Container): number | undefined {
+  const limit = container.resources?.limits?.memory;
+  return limit === undefined ? undefined : parseQuantity(limit);
+}
+
+/**
+ * The size of a memory-backed emptyDir, as the kubelet computes it: the node's allocatable
+ * memory, lowered to the pod's memory limit when every container has one, lowered again to the
+ * volume's `sizeLimit` when that is smaller (a zero or larger value changes nothing).
+ */
+export function memoryVolumeBytes(pod: V1Pod, source: EmptyDirSource, nodeAllocatableBytes: number): number {
+  let size = nodeAllocatableBytes;
+  const limits = (pod.spec?.containers ?? []).map(memoryLimitOf);
+  if (limits.length > 0 && limits.every((l): l is number => l !== undefined)) {
+    const podLimit = limits.reduce((a, b) => a + b, 0);
+    if (podLimit > 0 && podLimit <= size) size = podLimit;
+  }
+  const sizeLimit = source.sizeLimit === undefined ? undefined : parseQuantity(source.sizeLimit);
+  if (sizeLimit !== undefined && sizeLimit > 0 && sizeLimit <= size) size = sizeLimit;
+  return Math.floor(size);
 }
 
 /** True for the media nodelet serves with a plain directory (`''` = node disk, `Memory`). */
@@ -36,8 +66,21 @@ export function isSupportedEmptyDirMedium(medium: string | undefined): boolean {
 export async function prepareEmptyDir(request: EmptyDirRequest): Promise<void> {
   const { medium } = request.source;
   if (!isSupportedEmptyDirMedium(medium)) throw new Error(`emptyDir medium "${medium ?? ''}" is not supported by nodelet`);
-  if ((await statIfExists(request.dir)) !== undefined) return;
+  if ((await statIfExists(request.dir)) === undefined) await createDir(request);
+  if (medium === 'Memory') await ensureTmpfs(request);
+}
 
+/** Mounts the tmpfs unless it is mounted already (a restarted agent finds it in place). */
+async function ensureTmpfs(request: EmptyDirRequest): Promise<void> {
+  if ((await mountAt(request.dir))?.fsType === 'tmpfs') return;
+  const size = request.memoryBytes === undefined ? [] : [`size=${request.memoryBytes}`];
+  await mountTmpfs(request.dir, [...size, 'mode=0777']);
+  // The mount hides the directory's own mode and group: set them on the tmpfs root.
+  await fs.chmod(request.dir, EMPTY_DIR_MODE);
+  if (request.fsGroup !== undefined) await applyFsGroup(request.dir, { gid: request.fsGroup, readOnly: false });
+}
+
+async function createDir(request: EmptyDirRequest): Promise<void> {
   const staging = await fs.mkdtemp(path.join(path.dirname(request.dir), `.${path.basename(request.dir)}.creating-`));
   try {
     await fs.chmod(staging, EMPTY_DIR_MODE);

@@ -9,7 +9,9 @@ import type { Logger } from 'pino';
 import { writeAtomically } from './atomic-writer.js';
 import { configMapPayload } from './configmap.js';
 import { downwardApiPayload } from './downward-api.js';
-import { prepareEmptyDir } from './empty-dir.js';
+import os from 'node:os';
+import { memoryVolumeBytes, prepareEmptyDir } from './empty-dir.js';
+import { unmountAllUnder } from './mounts-table.js';
 import { describeCause, failedMount, isVolumeError, VolumeError } from './errors.js';
 import { ensureDir } from './fs-util.js';
 import { prepareHostPath } from './host-path.js';
@@ -63,6 +65,8 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     prepare: (pod) => preparePod(context, pod),
     async cleanup(podUid: string): Promise<void> {
       const dir = podDir(context.rootDir, podUid);
+      // Memory-backed emptyDirs are tmpfs mounts: unmount them first (removing a mount point fails).
+      await unmountAllUnder(dir);
       await fs.rm(dir, { recursive: true, force: true });
       context.logger.debug({ podUID: podUid }, 'pod volumes removed');
     },
@@ -131,7 +135,8 @@ async function prepareVolume(context: PodContext, volume: V1Volume): Promise<Pre
   switch (classified.kind) {
     case 'emptyDir': {
       const dir = await volumeDirFor(context, 'empty-dir', volume.name);
-      await prepareEmptyDir({ dir, source: classified.source, ...(context.fsGroup === undefined ? {} : { fsGroup: context.fsGroup }) });
+      const memoryBytes = memoryVolumeBytes(context.pod, classified.source, context.options.nodeAllocatableMemoryBytes ?? os.totalmem());
+      await prepareEmptyDir({ dir, source: classified.source, memoryBytes, ...(context.fsGroup === undefined ? {} : { fsGroup: context.fsGroup }) });
       return { hostPath: dir, readOnly: false };
     }
     case 'hostPath':

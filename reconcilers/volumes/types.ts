@@ -46,6 +46,8 @@ export interface VolumeManagerOptions {
   /** Time source for token refresh and timestamped data directories; defaults to `new Date()`. */
   readonly clock?: () => Date;
   readonly logger: Logger;
+  /** The node's allocatable memory: the largest memory-backed emptyDir. Default: the host's memory. */
+  readonly nodeAllocatableMemoryBytes?: number;
 }
 
 /** Where each of a pod's volumes lives on the host. */

@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { NODE_NAME, apply, createNamespace, deleteNamespace, eventually, getPod, requireCluster } from './helpers.js';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { NODE_NAME, apply, createNamespace, deleteNamespace, eventually, getPod, kubectl, requireCluster } from './helpers.js';
 
 describe('the pod spec on the nodelet node', () => {
   let namespace = '';
@@ -37,5 +39,39 @@ describe('the pod spec on the nodelet node', () => {
     const terminated = done.status?.containerStatuses?.[0]?.state?.terminated;
     assert.equal(done.status?.phase, 'Succeeded', `the write failed: ${JSON.stringify(terminated)}`);
     assert.equal(terminated?.message, '1001\nwritten-as-nonroot\n');
+  });
+
+  it('backs an emptyDir with medium Memory by a tmpfs of its sizeLimit, and unmounts it with the pod', async () => {
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'memory-dir', namespace },
+      spec: {
+        nodeName: NODE_NAME,
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 1,
+        volumes: [{ name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }],
+        containers: [{
+          name: 'main',
+          image: 'busybox:1.35',
+          volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
+          // The mount as the container sees it, then a write past the limit (which must fail).
+          command: ['sh', '-c', 'grep " /cache " /proc/mounts > /dev/termination-log; if dd if=/dev/zero of=/cache/big bs=1M count=20 2>/dev/null; then echo wrote-20MiB >> /dev/termination-log; else echo full >> /dev/termination-log; fi'],
+        }],
+      },
+    });
+    const done = await eventually('the pod finished', async () => {
+      const pod = await getPod(namespace, 'memory-dir');
+      return pod?.status?.phase === 'Succeeded' || pod?.status?.phase === 'Failed' ? pod : undefined;
+    });
+    const message = done.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
+    assert.match(message, /^tmpfs \/cache tmpfs rw,.*size=16384k/, message);
+    assert.match(message, /\nfull\n$/, 'a write past sizeLimit fails');
+    const uid = done.metadata?.uid ?? '';
+    const agentRoot = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
+    const mountsOfPod = async (): Promise<string[]> => (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(`${agentRoot}/pods/${uid}/`));
+    assert.equal((await mountsOfPod()).length, 1, 'the tmpfs is mounted on the host while the pod exists');
+    await kubectl(['delete', 'pod', 'memory-dir', '-n', namespace, '--wait=true', '--timeout=60s']);
+    assert.deepEqual(await mountsOfPod(), [], 'the tmpfs went with the pod');
   });
 });

@@ -222,6 +222,9 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(mounts('runtime')['/var/lib/nodelet-containerd'], 'Bidirectional');
     assert.equal(mounts('runtime')['/run/nodelet-containerd'], 'Bidirectional');
     assert.equal(mounts('agent')['/run/nodelet-containerd'], 'HostToContainer');
+    // The agent mounts tmpfs for memory-backed emptyDirs under its root; the runtime must see them.
+    assert.equal(mounts('agent')['/var/lib/nodelet'], 'Bidirectional');
+    assert.equal(mounts('runtime')['/var/lib/nodelet'], 'HostToContainer');
     // Pod volumes and logs at the same paths in both containers: the runtime bind-mounts what the agent wrote.
     for (const shared of ['/var/lib/nodelet', '/var/log/nodelet-pods']) {
       assert.ok(shared in mounts('agent') && shared in mounts('runtime'), `${shared} is not in both containers`);

@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { ApiException, AuthenticationV1Api, CoreV1Api, KubeConfig, type V1Pod, type V1Volume } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createVolumeManager, createVolumeSourceApi, isVolumeError, type VolumeManager } from '../../reconcilers/volumes/index.js';
+import { mountsUnder, readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const FAKE_NODE = 'nodelet-volumes-test-node';
@@ -187,5 +188,37 @@ describe('volumes against the real API server', () => {
     await manager.cleanup(uid);
 
     await assert.rejects(fs.stat(path.join(rootDir, 'pods', uid)), { code: 'ENOENT' });
+  });
+});
+
+describe('memory-backed emptyDir volumes on this host', () => {
+  it('mounts a tmpfs of the computed size, once, and unmounts it with the pod', async () => {
+    const rootDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nodelet-volumes-tmpfs-'));
+    // An emptyDir reads nothing from the API.
+    const noApi = { readConfigMap: () => Promise.resolve(undefined), readSecret: () => Promise.resolve(undefined), requestServiceAccountToken: () => Promise.reject(new Error('no tokens here')) };
+    const manager = createVolumeManager({ rootDir, api: noApi, logger, nodeAllocatableMemoryBytes: 2 ** 30 });
+    const uid = `tmpfs-${randomBytes(4).toString('hex')}`;
+    const memPod: V1Pod = {
+      metadata: { name: 'mem', namespace: 'default', uid },
+      spec: { containers: [{ name: 'app', image: 'busybox:1.35' }], volumes: [{ name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }] },
+    };
+    const dir = path.join(rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'cache');
+    try {
+      await manager.prepare(memPod);
+      await manager.prepare(memPod);
+      const mounts = (await readMounts()).filter((m) => m.mountPoint === dir);
+      assert.equal(mounts.length, 1, 'mounted once, even when prepared twice');
+      assert.equal(mounts[0]?.fsType, 'tmpfs');
+      assert.match(mounts[0]?.superOptions ?? '', /(^|,)size=16384k(,|$)/);
+      assert.equal((await fs.stat(dir)).mode & 0o777, 0o777);
+      await fs.writeFile(path.join(dir, 'fits'), Buffer.alloc(8 * 2 ** 20));
+      await assert.rejects(fs.writeFile(path.join(dir, 'too-big'), Buffer.alloc(12 * 2 ** 20)), { code: 'ENOSPC' });
+      await manager.cleanup(uid);
+      assert.deepEqual(await mountsUnder(rootDir), [], 'nothing stays mounted');
+      await assert.rejects(fs.stat(path.join(rootDir, 'pods', uid)), { code: 'ENOENT' });
+    } finally {
+      await unmountAllUnder(rootDir);
+      await fs.rm(rootDir, { recursive: true, force: true });
+    }
   });
 });

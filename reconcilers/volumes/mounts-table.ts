@@ -1,0 +1,69 @@
+/**
+ * The host's mount table, as nodelet needs it for memory-backed emptyDirs: is a directory a mount
+ * point, and which mounts lie under a pod's directory (to unmount before removing it). Reads
+ * `/proc/self/mountinfo`; mounts and unmounts with util-linux `mount`/`umount` (the agent runs as
+ * root on the host, or privileged with bidirectional propagation of its root directory).
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** One line of mountinfo: the mount point and the filesystem type. */
+export interface MountEntry {
+  readonly mountPoint: string;
+  readonly fsType: string;
+  /** Super-block options (for tmpfs: `rw,size=16384k,...`). */
+  readonly superOptions: string;
+}
+
+/** Undoes mountinfo's octal escapes (`\040` for a space). */
+function unescapeMountPath(text: string): string {
+  return text.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+}
+
+/** Parses `/proc/<pid>/mountinfo`. */
+export function parseMountInfo(text: string): MountEntry[] {
+  return text.split('\n').flatMap((line): MountEntry[] => {
+    const [left, right] = line.split(' - ');
+    if (left === undefined || right === undefined) return [];
+    const mountPoint = left.split(' ')[4];
+    const [fsType, , superOptions] = right.split(' ');
+    if (mountPoint === undefined || fsType === undefined) return [];
+    return [{ mountPoint: unescapeMountPath(mountPoint), fsType, superOptions: superOptions ?? '' }];
+  });
+}
+
+export async function readMounts(): Promise<MountEntry[]> {
+  return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8'));
+}
+
+/** The mount at exactly `dir`, the last one if stacked. */
+export async function mountAt(dir: string): Promise<MountEntry | undefined> {
+  return (await readMounts()).filter((m) => m.mountPoint === path.resolve(dir)).at(-1);
+}
+
+/** Mount points under `dir` (itself included), deepest first: the order to unmount them in. */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  const root = path.resolve(dir);
+  const points = (await readMounts()).map((m) => m.mountPoint).filter((p) => p === root || p.startsWith(`${root}/`));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
+/** `mount -t tmpfs -o <options> tmpfs <dir>`. */
+export async function mountTmpfs(dir: string, options: readonly string[]): Promise<void> {
+  await run('mount', ['-t', 'tmpfs', '-o', options.join(','), 'tmpfs', dir]);
+}
+
+/** Unmounts every mount under `dir` (deepest first); a lazy unmount if one is busy. */
+export async function unmountAllUnder(dir: string): Promise<void> {
+  for (const point of await mountsUnder(dir)) {
+    try {
+      await run('umount', [point]);
+    } catch {
+      await run('umount', ['-l', point]);
+    }
+  }
+}
