@@ -18,6 +18,7 @@ import type { BackoffPolicy } from '../../util/backoff.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { createPodIndex } from './pod-index.js';
 import type { PodKey } from '../../util/pod-key.js';
+import type { DesiredPodSource } from './pod-store.js';
 import { createInformerSupervisor, createSupervisorState } from './informer-supervisor.js';
 import { createPodTransport, type PodTransport } from './pod-watch.js';
 
@@ -46,21 +47,13 @@ export interface PodSourceOptions {
   readonly transport?: PodTransport;
 }
 
-/** The node's pods in the API: one source of the desired-pod store (`pod-store.ts`). */
-export interface PodSource {
-  /** Always `api`. */
+/**
+ * The node's pods in the API: one source of the desired-pod store. Beyond the source contract, the
+ * store's `healthy()` here means the informer runs, has synced since its last error, and the watch
+ * is not silent; `stop()` keeps the index's last contents.
+ */
+export interface PodSource extends DesiredPodSource {
   readonly name: 'api';
-  /** Starts the informer; resolves after the first attempt has synced or failed (it keeps retrying). */
-  start(): Promise<void>;
-  /** Stops watching; the index keeps its last contents. */
-  stop(): void;
-  /** Latest object of a pod bound to this node, undefined once deleted. */
-  get(uid: string): V1Pod | undefined;
-  list(): V1Pod[];
-  /** True once a full list has been applied. */
-  synced(): boolean;
-  /** True while the informer runs, has synced since its last error, and the watch is not silent. */
-  healthy(): boolean;
   /** Calls `onPod` for every known pod (periodic safety net, or after the queue lost its state). */
   resyncAll(): void;
 }

@@ -13,23 +13,16 @@
  * worker: its container then stays not ready (or not started), visibly, never silently ready.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
-import type { RuntimeService } from '../../cri/types.js';
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { TimerHandle } from '../../util/clock.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
+import { containerFieldPath } from '../events/event-recorder.js';
 import { isSidecar } from '../compute-init-actions.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import { containerProbes, isInvalidProbeError, type ProbeSettings } from './probe-spec.js';
-import { ProbeWorker, type ProbeInputs, type ProbeSinks } from './probe-worker.js';
+import { ProbeWorker, type ProbeWorkerDeps } from './probe-worker.js';
 
-export interface ProberManagerOptions {
-  readonly runtime: RuntimeService;
-  readonly inputs: ProbeInputs;
-  readonly sinks: ProbeSinks;
-  readonly events: EventRecorder;
-  readonly clock: Clock;
-  readonly logger: Logger;
+/** What every worker is given, and the start spread. */
+export interface ProberManagerOptions extends ProbeWorkerDeps {
   /** A number in [0, 1) for the start spread; default Math.random. */
   readonly random?: () => number;
 }
@@ -95,7 +88,7 @@ export class ProberManager implements PodLifecycleObserver {
   private addWorker(key: PodKey, entry: PodWorkers, w: { container: string; settings: ProbeSettings }): void {
     const id = `${w.container}/${w.settings.type}`;
     const worker = new ProbeWorker(
-      { runtime: this.options.runtime, inputs: this.options.inputs, sinks: this.options.sinks, events: this.options.events, clock: this.options.clock, logger: this.options.logger.child({ podUID: key.uid, container: w.container, probe: w.settings.type }) },
+      { ...this.options, logger: this.options.logger.child({ podUID: key.uid, container: w.container, probe: w.settings.type }) },
       {
         key,
         containerName: w.container,
