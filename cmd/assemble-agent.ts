@@ -175,7 +175,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     void pleg.relistNow();
   });
   let resync: ResyncLoop | undefined;
-  const live = { queue, node, pause, logger, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const live = { queue, node, pause, logger, dns: podSync.dns, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
   const nodeAgent = buildNodeAgentController({
     kubeConfig,
     nodeName: settings.nodeName,

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, podEvents, requireCluster, sandboxesOf } from './helpers.js';
+import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, sandboxesOf } from './helpers.js';
 
 interface SandboxDns {
   readonly servers: string[];
@@ -80,6 +80,25 @@ async function hostResolvConf(): Promise<SandboxDns> {
   return dns;
 }
 
+interface NodeAgentObject {
+  metadata: { generation: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
+}
+
+/** Merge-patches the NodeAgent's spec; `null` removes a field. */
+async function patchNodeAgentSpec(spec: Record<string, unknown>): Promise<void> {
+  await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec })]);
+}
+
+/** Waits until the agent reports the NodeAgent's current generation applied with SettingsApplied=True. */
+async function waitSettingsApplied(what: string): Promise<void> {
+  await eventually(what, async () => {
+    const agent = JSON.parse(await kubectl(['get', 'nodeagent', NODE_NAME, '-o', 'json'])) as NodeAgentObject;
+    const applied = agent.status?.conditions?.find((c) => c.type === 'SettingsApplied');
+    return agent.status?.observedGeneration === agent.metadata.generation && applied?.status === 'True' ? true : undefined;
+  });
+}
+
 const MANAGED_HOSTS_HEAD = [
   '# Kubernetes-managed hosts file.',
   '127.0.0.1\tlocalhost',
@@ -100,6 +119,8 @@ describe('pod DNS and /etc/hosts on the nodelet node', () => {
   });
 
   after(async () => {
+    // The NodeAgent's DNS settings go back to the flags (no cluster DNS) whatever happened.
+    await patchNodeAgentSpec({ clusterDNS: null, clusterDomain: null }).catch(() => undefined);
     if (namespace !== '') await deleteNamespace(namespace);
   });
 
@@ -195,5 +216,34 @@ describe('pod DNS and /etc/hosts on the nodelet node', () => {
     const hostNet = await finished(namespace, 'hosts-hostnet');
     const nodeHosts = await readFile('/etc/hosts', 'utf8');
     assert.equal(printed(hostNet), `# Kubernetes-managed hosts file (host network).\n${nodeHosts}\n# Entries added by HostAliases.\n192.0.2.12\tqux.local\n`);
+  });
+  it('applies the NodeAgent\'s clusterDNS and clusterDomain to pods created after the change, and refuses a non-IP', async () => {
+    const refused = await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec: { clusterDNS: ['dns.example'] } })]).then(
+      () => 'accepted',
+      (error: unknown) => (typeof error === 'object' && error !== null && 'stderr' in error ? String(error.stderr) : String(error)),
+    );
+    assert.match(refused, /clusterDNS entries must be IP addresses/);
+    // 10.215.0.10 is in the (blackholed) service range: nothing is sent to it, it only has to arrive.
+    await patchNodeAgentSpec({ clusterDNS: ['10.215.0.10'], clusterDomain: 'e2e.example' });
+    await waitSettingsApplied('the NodeAgent DNS settings applied');
+    await apply(printingPod(namespace, 'dns-cluster', '/etc/resolv.conf', { hostname: 'web', subdomain: 'front' }));
+    const pod = await finished(namespace, 'dns-cluster');
+    const host = await hostResolvConf();
+    const want = {
+      servers: ['10.215.0.10'],
+      searches: [...new Set([`${namespace}.svc.e2e.example`, 'svc.e2e.example', 'e2e.example', ...host.searches])],
+      options: ['ndots:5'],
+    };
+    assert.deepEqual(await sandboxDns(pod.metadata?.uid ?? ''), want);
+    assert.equal(printed(pod), resolvConfText(want));
+    const hostsFile = await readFile(path.join(agentRoot, 'pods', pod.metadata?.uid ?? '', 'etc-hosts'), 'utf8');
+    assert.ok(hostsFile.includes(`${pod.status?.podIP ?? ''}\tweb.front.${namespace}.svc.e2e.example\tweb\n`), hostsFile);
+    assert.deepEqual((await podEvents(namespace, 'dns-cluster')).filter((e) => e.reason === 'MissingClusterDNS'), []);
+    // Removing the fields returns to the flags: the next ClusterFirst pod falls back again.
+    await patchNodeAgentSpec({ clusterDNS: null, clusterDomain: null });
+    await waitSettingsApplied('the NodeAgent DNS settings removed');
+    await apply(printingPod(namespace, 'dns-reverted', '/etc/resolv.conf', {}));
+    const reverted = await finished(namespace, 'dns-reverted');
+    assert.deepEqual(await sandboxDns(reverted.metadata?.uid ?? ''), host);
   });
 });
