@@ -33,6 +33,7 @@ import { createPodSource } from '../controllers/pod-sources/api-source.js';
 import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
+import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
 import { assemblePodSync, type PodSync } from '../reconcilers/pod-sync.js';
@@ -118,6 +119,8 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
       allocatable: nodeAllocatable(),
       podLogDir: settings.podLogDir,
       rootDir: settings.rootDir,
+      // Pod name resolution: the NodeAgent's clusterDNS/clusterDomain replace the first two live.
+      dns: { cluster: { servers: settings.clusterDns, domain: settings.clusterDomain }, resolvConf: settings.resolvConf, nodeHostsFile: ETC_HOSTS_PATH },
     },
     runtime: cri.runtime,
     images: cri.image,
@@ -172,7 +175,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     void pleg.relistNow();
   });
   let resync: ResyncLoop | undefined;
-  const live = { queue, node, pause, logger, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const live = { queue, node, pause, logger, dns: podSync.dns, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
   const nodeAgent = buildNodeAgentController({
     kubeConfig,
     nodeName: settings.nodeName,

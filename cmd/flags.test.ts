@@ -31,6 +31,21 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--log-level', 'loud', '--cri-endpoint', 'x'], {}), FlagError);
   });
 
+  it('reads the cluster DNS settings, with the kubelet-like defaults', () => {
+    const defaults = parseSettings(['--cri-endpoint', 'x'], {});
+    assert.ok(defaults !== 'help');
+    assert.deepEqual([defaults.clusterDns, defaults.clusterDomain, defaults.resolvConf], [[], 'cluster.local', '/etc/resolv.conf']);
+    const s = parseSettings(['--cri-endpoint', 'x', '--cluster-dns', '10.215.0.10, fd00::a', '--cluster-domain', 'example.internal.', '--resolv-conf', ''], {});
+    assert.ok(s !== 'help');
+    assert.deepEqual([s.clusterDns, s.clusterDomain, s.resolvConf], [['10.215.0.10', 'fd00::a'], 'example.internal', '']);
+  });
+
+  it('refuses a cluster DNS that is not an IP, more than 3 of them, or a bad cluster domain', () => {
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--cluster-dns', 'dns.example'], {}), (e: unknown) => e instanceof FlagError && e.message === '--cluster-dns: "dns.example" is not an IP address');
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--cluster-dns', '1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4'], {}), /--cluster-dns: at most 3 servers, got 4/);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--cluster-domain', 'Bad_Domain'], {}), /--cluster-domain: "Bad_Domain" is not a DNS subdomain/);
+  });
+
   it('answers help', () => {
     assert.equal(parseSettings(['--help'], {}), 'help');
   });

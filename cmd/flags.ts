@@ -5,6 +5,7 @@
 import os from 'node:os';
 import type { V1Taint } from '@kubernetes/client-node';
 import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
+import { clusterDnsProblem, clusterDomainProblem } from '../reconcilers/dns/cluster-settings.js';
 import { parseNodeLabels, parseTaints } from './registration-flags.js';
 
 export { FlagError } from '../util/flags.js';
@@ -28,6 +29,12 @@ export interface AgentSettings {
   readonly nodeLabels: Readonly<Record<string, string>>;
   /** Taints the Node is created with (`--register-with-taints`); a node cannot change them later. */
   readonly registerWithTaints: readonly V1Taint[];
+  /** Cluster DNS server IPs for ClusterFirst pods (`--cluster-dns`); empty: they fall back to Default. */
+  readonly clusterDns: readonly string[];
+  /** The cluster's DNS domain (`--cluster-domain`); empty leaves the cluster search domains out. */
+  readonly clusterDomain: string;
+  /** The host resolv.conf Default pods get (`--resolv-conf`); empty: the local resolver, no search. */
+  readonly resolvConf: string;
 }
 
 /** The agent's flags: one declaration for parsing and for the usage text. */
@@ -50,6 +57,10 @@ const FLAGS = {
     default: '',
     description: 'taints the Node is created with (e.g. nodelet.dev/agent=true:NoSchedule)',
   },
+  // As the kubelet's flags of the same names (the NodeAgent's clusterDNS/clusterDomain override the first two).
+  'cluster-dns': { type: 'string', value: 'IP,...', default: '', description: 'cluster DNS server IPs for ClusterFirst pods (none: they fall back to Default)' },
+  'cluster-domain': { type: 'string', value: 'DOMAIN', default: 'cluster.local', description: "the cluster's DNS domain, searched by ClusterFirst pods" },
+  'resolv-conf': { type: 'string', value: 'PATH', default: '/etc/resolv.conf', description: "resolver config Default pods get ('' for none)" },
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -64,6 +75,21 @@ function defaultNodeIp(): string {
     if (found !== undefined) return found.address;
   }
   return '127.0.0.1';
+}
+
+/** `--cluster-dns`: comma-separated IPs. */
+function parseClusterDns(raw: string): string[] {
+  const servers = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const problem = clusterDnsProblem(servers);
+  if (problem !== undefined) throw new FlagError(`--cluster-dns: ${problem}`);
+  return servers;
+}
+
+function parseClusterDomain(raw: string): string {
+  const domain = raw.trim().replace(/\.$/, '');
+  const problem = clusterDomainProblem(domain);
+  if (problem !== undefined) throw new FlagError(`--cluster-domain: ${problem}`);
+  return domain;
 }
 
 /**
@@ -92,5 +118,8 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     resyncPeriodMs: positiveInteger('resync-period', values['resync-period']) * 1000,
     nodeLabels: parseNodeLabels(values['node-labels']),
     registerWithTaints: parseTaints(values['register-with-taints']),
+    clusterDns: parseClusterDns(values['cluster-dns']),
+    clusterDomain: parseClusterDomain(values['cluster-domain']),
+    resolvConf: values['resolv-conf'],
   };
 }

@@ -16,7 +16,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { CallOptions, PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { CallOptions, DnsConfig, PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { podKeyOf, type PodKey } from '../util/pod-key.js';
 import type { PodActions } from './compute-pod-actions.js';
@@ -26,7 +26,8 @@ import type { ImagePuller } from './images/image-puller.js';
 import { PodKiller, type KillRequest } from './kill-pod.js';
 import type { ObservedPod } from './observed-pod.js';
 import type { RestartBackoff } from './restart-backoff.js';
-import { buildSandboxConfig } from './sandbox-config.js';
+import { buildSandboxConfig, podIdentity } from './sandbox-config.js';
+import type { PodDnsConfigurer } from './dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
 import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.js';
 import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
@@ -50,6 +51,8 @@ export interface ExecutorOptions {
   readonly logger: Logger;
   /** Told about every sandbox and container this executor starts. */
   readonly lifecycle: PodStartEvents;
+  /** Forms the sandbox's resolver configuration and each container's /etc/hosts. */
+  readonly dns: PodDnsConfigurer;
 }
 
 /** How one plan is carried out. */
@@ -104,7 +107,10 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
     signal?.throwIfAborted();
     const prepared = await this.prepareVolumes(pod, plan.createSandbox);
-    const sandboxConfig = buildSandboxConfig(pod, { nodeName: this.options.nodeName, podLogDir: this.options.podLogDir, attempt: plan.sandboxAttempt });
+    // The resolver configuration is formed on every sync that starts something, as the kubelet's
+    // SyncPod regenerates the sandbox config (and its DNS warnings) each time.
+    const dnsConfig = await this.sandboxDnsConfig(pod);
+    const sandboxConfig = buildSandboxConfig(pod, { nodeName: this.options.nodeName, podLogDir: this.options.podLogDir, attempt: plan.sandboxAttempt, dnsConfig });
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: podIpsOf(observed) };
     // Step 4: containers.
     return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips, signal });
@@ -170,6 +176,18 @@ export class PodActionsExecutor implements PodLifecycleObserver {
         return previous;
       }
       throw new PodSetupError('FailedMount', message, { cause: error });
+    }
+  }
+
+  /** The sandbox's resolver configuration; a host resolv.conf that cannot be used fails the sandbox step. */
+  private async sandboxDnsConfig(pod: V1Pod): Promise<DnsConfig> {
+    try {
+      return await this.options.dns.sandboxDnsConfig(pod);
+    } catch (error) {
+      const { name, namespace, uid } = podIdentity(pod);
+      const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "${name}_${namespace}(${uid})": ${errorMessage(error)}`;
+      this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
+      throw new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
     }
   }
 

@@ -12,6 +12,7 @@ import type { ImageService, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
+import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from './dns/pod-dns-configurer.js';
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller, type PullCredentials } from './images/image-puller.js';
 import type { PodLifecycleObserver } from './lifecycle/observer.js';
@@ -39,6 +40,8 @@ export interface PodSyncNode {
   readonly podLogDir: string;
   /** nodelet's root directory (`/var/lib/nodelet`). */
   readonly rootDir: string;
+  /** Cluster DNS, resolv.conf and hosts file of the node; {@link DEFAULT_POD_DNS_SETTINGS} when absent. */
+  readonly dns?: PodDnsSettings;
 }
 
 /** What {@link assemblePodSync} is given. */
@@ -72,6 +75,8 @@ export interface PodSync {
   readonly startFailures: ContainerStartFailures;
   readonly prober: ProberManager;
   readonly probeFailures: ProbeFailures;
+  /** Pod name resolution; its cluster settings are live (the NodeAgent's clusterDNS/clusterDomain). */
+  readonly dns: PodDnsConfigurer;
 }
 
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
@@ -82,6 +87,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const restartBackoff = new RestartBackoff(CONTAINER_RESTART_BACKOFF);
   const puller = new ImagePuller({ images: deps.images, events, clock, ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }) });
   const startFailures = new ContainerStartFailures();
+  const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const executor = new PodActionsExecutor({
     runtime: deps.runtime,
     puller,
@@ -96,6 +102,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     rootDir: node.rootDir,
     nodeAllocatable: node.allocatable,
     lifecycle,
+    dns,
     logger: logger.child({ component: 'executor' }),
   });
   const probeFailures = new ProbeFailures();
@@ -132,5 +139,5 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     logger: logger.child({ component: 'reconciler' }),
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
   });
-  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures };
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns };
 }

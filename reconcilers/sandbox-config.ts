@@ -1,10 +1,10 @@
 /**
  * The CRI sandbox config of a pod: identity labels, the kubelet's log directory layout
- * (`<podLogDir>/<namespace>_<name>_<uid>`), hostname, namespaces and port mappings.
+ * (`<podLogDir>/<namespace>_<name>_<uid>`), hostname, resolver configuration, namespaces and port mappings.
  */
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
+import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
 import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from './runtime-labels.js';
 import type { PodKey } from '../util/pod-key.js';
 
@@ -13,6 +13,8 @@ export interface SandboxConfigOptions {
   /** Root of pod log directories, `/var/log/pods` by default. */
   readonly podLogDir: string;
   readonly attempt: number;
+  /** The pod's resolver configuration (see `dns/pod-dns.ts`); without it the runtime copies its host's resolv.conf. */
+  readonly dnsConfig?: DnsConfig;
 }
 
 /** Identity of a pod from its metadata. */
@@ -75,6 +77,7 @@ export function buildSandboxConfig(pod: V1Pod, options: SandboxConfigOptions): P
     metadata: { ...identity, attempt: options.attempt },
     hostname: pod.spec?.hostNetwork === true ? '' : hostname(pod),
     logDirectory: podLogDirectory(identity, options.podLogDir),
+    ...(options.dnsConfig === undefined ? {} : { dnsConfig: options.dnsConfig }),
     labels: { ...(pod.metadata?.labels ?? {}), ...sandboxLabels(identity, options.nodeName) },
     annotations: { ...(pod.metadata?.annotations ?? {}), [ANNOTATION_GRACE_PERIOD]: String(podGracePeriodSeconds(pod)) },
     portMappings: portMappings(pod),

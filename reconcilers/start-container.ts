@@ -1,7 +1,7 @@
 /**
  * Starts one container of a pod, as the kubelet's `startContainer` does: check the restart
  * backoff (a container that exited waits 10 s, doubling to 5 min: CrashLoopBackOff), ensure the
- * image, resolve env and mounts, create, start — with the kubelet's events at each step.
+ * image, resolve env and mounts (with the pod's managed /etc/hosts), create, start — with the kubelet's events at each step.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -18,6 +18,7 @@ import { formatDuration, type RestartBackoff } from './restart-backoff.js';
 import { ContainerStartError, errorMessage, isCancellation } from './sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
+import type { HostsMountRequest, PodDnsConfigurer } from './dns/pod-dns-configurer.js';
 
 export interface ContainerStarterOptions {
   readonly runtime: RuntimeService;
@@ -32,6 +33,8 @@ export interface ContainerStarterOptions {
   /** nodelet's root directory; per-container files live under `<rootDir>/pods/<uid>/containers/`. */
   readonly rootDir: string;
   readonly logger: Logger;
+  /** Keeps the pod's managed /etc/hosts and gives its mount. */
+  readonly dns: PodDnsConfigurer;
 }
 
 export interface StartRequest {
@@ -85,7 +88,10 @@ export class ContainerStarter {
         nodeIp: this.options.nodeIp,
         nodeAllocatable: this.options.nodeAllocatable,
       });
-      return { env, mounts: await mountsOf(container, request.prepared, env) };
+      const volumeMounts = await mountsOf(container, request.prepared, env);
+      // The pod's managed /etc/hosts (written now: the sandbox and its IP exist), after the volumes as in the kubelet.
+      const hosts = await this.hostsMount({ pod, container, podIps: request.podIps });
+      return { env, mounts: hosts === undefined ? volumeMounts : [...volumeMounts, hosts] };
     });
     const termination = await prepareTerminationMessageFile({
       rootDir: this.options.rootDir,
@@ -133,6 +139,15 @@ export class ContainerStarter {
       throw new ContainerStartError(container.name, 'CrashLoopBackOff', message, { retryAfterMs: blocked.untilMs - nowMs });
     }
     this.options.restartBackoff.next(key, finishedMs);
+  }
+
+  /** The /etc/hosts mount; a hosts file that cannot be written is the container's config error, as in the kubelet. */
+  private async hostsMount(request: HostsMountRequest): Promise<Mount | undefined> {
+    try {
+      return await this.options.dns.hostsMount(request);
+    } catch (error) {
+      throw new ContainerStartError(request.container.name, 'CreateContainerConfigError', `failed to write /etc/hosts: ${errorMessage(error)}`, { cause: error });
+    }
   }
 
   /** Runs a config-building step; its `CreateContainerConfigError` is also reported as an event. */

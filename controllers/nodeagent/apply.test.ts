@@ -23,6 +23,8 @@ function recordingTargets(failing: ReadonlySet<string> = new Set()): SettingsTar
     setMaxPods: (n) => { call('setMaxPods', n); },
     setPaused: (p) => { call('setPaused', p); },
     setLogLevel: (l) => { call('setLogLevel', l); },
+    setClusterDNS: (servers) => { call('setClusterDNS', servers.join(',')); },
+    setClusterDomain: (d) => { call('setClusterDomain', d); },
   };
 }
 
@@ -30,8 +32,8 @@ describe('applySettings', () => {
   it('applies every live setting on the first apply', () => {
     const targets = recordingTargets();
     const outcome = applySettings({}, settings({}), targets);
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)']);
-    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info' });
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)']);
+    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local' });
     assert.deepEqual(outcome.failures, []);
   });
 
@@ -42,6 +44,17 @@ describe('applySettings', () => {
     assert.deepEqual(targets.calls, ['setWorkerConcurrency(8)', 'setPaused(true)']);
     assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused']);
     assert.equal(outcome.applied.workerConcurrency, 8);
+  });
+
+  it('applies the cluster DNS list only when its content changed, not for an equal new list', () => {
+    const first = applySettings({}, settings({ clusterDNS: ['10.215.0.10'] }), recordingTargets());
+    const same = recordingTargets();
+    assert.deepEqual(applySettings(first.applied, settings({ clusterDNS: ['10.215.0.10'] }), same).changed, []);
+    assert.deepEqual(same.calls, []);
+    const changed = recordingTargets();
+    const outcome = applySettings(first.applied, settings({ clusterDNS: ['10.215.0.10', '10.215.0.11'], clusterDomain: 'example.internal' }), changed);
+    assert.deepEqual(changed.calls, ['setClusterDNS(10.215.0.10,10.215.0.11)', 'setClusterDomain(example.internal)']);
+    assert.deepEqual(outcome.changed, ['spec.clusterDNS', 'spec.clusterDomain']);
   });
 
   it('keeps going past a failing setter, reports it, and retries it on the next apply', () => {

@@ -18,10 +18,14 @@ export interface SettingsTargets {
   setPaused(paused: boolean): void;
   /** The root logger's level (children follow it). */
   setLogLevel(level: LogLevel): void;
+  /** Cluster DNS servers of sandboxes created from now on (running ones keep theirs). */
+  setClusterDNS(servers: readonly string[]): void;
+  /** Cluster domain of sandboxes and hosts files formed from now on. */
+  setClusterDomain(domain: string): void;
 }
 
 /** The settings that act at once; GC and log rotation are stored only. */
-type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel';
+type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain';
 
 const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: SettingsTargets, s: LiveSettings) => void }[] = [
   { field: 'workerConcurrency', apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
@@ -29,7 +33,15 @@ const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: 
   { field: 'maxPods', apply: (t, s) => { t.setMaxPods(s.maxPods); } },
   { field: 'paused', apply: (t, s) => { t.setPaused(s.paused); } },
   { field: 'logLevel', apply: (t, s) => { t.setLogLevel(s.logLevel); } },
+  { field: 'clusterDNS', apply: (t, s) => { t.setClusterDNS(s.clusterDNS); } },
+  { field: 'clusterDomain', apply: (t, s) => { t.setClusterDomain(s.clusterDomain); } },
 ];
+
+/** Equal values; lists (clusterDNS) element by element, so an unchanged list is not applied again. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
+  return a === b;
+}
 
 /** The live settings known to be in effect; a field is absent until a setter succeeded for it. */
 export type AppliedSettings = Partial<Pick<LiveSettings, LiveField>>;
@@ -57,7 +69,7 @@ export function applySettings(applied: AppliedSettings, next: LiveSettings, targ
   const changed: string[] = [];
   const failures: SettingProblem[] = [];
   for (const { field, apply } of APPLIERS) {
-    if (applied[field] === next[field]) continue;
+    if (sameValue(applied[field], next[field])) continue;
     try {
       apply(targets, next);
       inEffect = { ...inEffect, [field]: next[field] };

@@ -31,6 +31,8 @@ function setup(): Setup {
     setMaxPods: (n) => calls.push(`maxPods=${n}`),
     setPaused: (p) => calls.push(`paused=${p}`),
     setLogLevel: (l) => calls.push(`logLevel=${l}`),
+    setClusterDNS: (servers) => calls.push(`clusterDNS=${servers.join(',')}`),
+    setClusterDomain: (d) => calls.push(`clusterDomain=${d}`),
   };
   const sample = {
     current: { runtime: ready, queue: ready, api: ready, queueCounts: { waiting: 0, active: 1, delayed: 0, failed: 0 }, pods: 2, runtimeVersion: 'containerd://1.6.20', lastRelistMs: clock.now() } as HealthSample,
@@ -70,7 +72,7 @@ describe('NodeAgent controller', () => {
   it('creates its NodeAgent, applies the flag values, and reports Ready with counts and versions', async () => {
     const { api, calls, controller } = setup();
     await startAndReport(controller);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local']);
     const status = api.objects.get('vm')?.status;
     assert.equal(status?.observedGeneration, 1);
     assert.equal(status?.nodeName, 'vm');
@@ -103,7 +105,7 @@ describe('NodeAgent controller', () => {
     assert.deepEqual(calls, []);
     controller.startReporting();
     await clock.advance(2_000);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local']);
     assert.equal(api.objects.get('vm')?.status?.observedGeneration, 1);
   });
 

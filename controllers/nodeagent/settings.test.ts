@@ -14,6 +14,8 @@ describe('resolveSettings', () => {
         maxPods: 110,
         paused: false,
         logLevel: 'info',
+        clusterDNS: [],
+        clusterDomain: 'cluster.local',
         gc: DEFAULT_GC,
         logRotation: DEFAULT_LOG_ROTATION,
       });
@@ -43,6 +45,31 @@ describe('resolveSettings', () => {
       ['spec.workerConcurrency', 'spec.resyncPeriodSeconds', 'spec.maxPods', 'spec.paused', 'spec.logLevel'],
     );
     assert.match(invalid[0]?.message ?? '', /from 1 to 64, got 0/);
+  });
+
+  it('takes the cluster DNS settings from the spec, else from the flags', () => {
+    const fromFlags = resolveSettings({}, { ...base, clusterDNS: ['10.215.0.10'], clusterDomain: 'flag.example' }).settings;
+    assert.deepEqual([fromFlags.clusterDNS, fromFlags.clusterDomain], [['10.215.0.10'], 'flag.example']);
+    const { settings, invalid } = resolveSettings({ clusterDNS: ['10.215.0.53', 'fd00::53'], clusterDomain: 'spec.example' }, { ...base, clusterDNS: ['10.215.0.10'] });
+    assert.deepEqual(invalid, []);
+    assert.deepEqual([settings.clusterDNS, settings.clusterDomain], [['10.215.0.53', 'fd00::53'], 'spec.example']);
+    assert.equal(resolveSettings({ clusterDomain: '' }, base).settings.clusterDomain, '', 'an empty domain is allowed');
+  });
+
+  it('refuses a cluster DNS that is not a list of at most 3 IPs, or a bad domain, and keeps the flag values', () => {
+    const flags = { ...base, clusterDNS: ['10.215.0.10'], clusterDomain: 'flag.example' };
+    for (const [spec, message] of [
+      [{ clusterDNS: ['dns.example'] }, '"dns.example" is not an IP address'],
+      [{ clusterDNS: '10.215.0.53' }, 'must be a list of IP addresses, got "10.215.0.53"'],
+      [{ clusterDNS: ['1.1.1.1', '1.1.1.2', '1.1.1.3', '1.1.1.4'] }, 'at most 3 servers, got 4'],
+    ] as const) {
+      const { settings, invalid } = resolveSettings(spec, flags);
+      assert.deepEqual(settings.clusterDNS, ['10.215.0.10']);
+      assert.deepEqual(invalid, [{ field: 'spec.clusterDNS', message }]);
+    }
+    const { settings, invalid } = resolveSettings({ clusterDomain: 'Not_A.Domain' }, flags);
+    assert.equal(settings.clusterDomain, 'flag.example');
+    assert.deepEqual(invalid.map((p) => p.field), ['spec.clusterDomain']);
   });
 
   it('refuses a low image threshold that is not below the high one and keeps both defaults', () => {

@@ -4,10 +4,11 @@
  * may come from an older or hand-installed CRD, and a bad value must never crash the agent: a field
  * that fails is replaced by its default and reported (SettingsApplied=False, reason InvalidSettings).
  *
- * An unset field means the agent's default: for concurrency, resync period, max pods and log level
- * that is the value of the agent's command-line flag, so deleting a field (or the whole object)
- * returns to what the agent was started with.
+ * An unset field means the agent's default: for concurrency, resync period, max pods, log level,
+ * cluster DNS and cluster domain that is the value of the agent's command-line flag, so deleting a
+ * field (or the whole object) returns to what the agent was started with.
  */
+import { clusterDnsProblem, clusterDomainProblem } from '../../reconcilers/dns/cluster-settings.js';
 
 /** Log levels the spec may name (pino's; the flags also accept `fatal` and `silent`). */
 export const SPEC_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -35,6 +36,10 @@ export interface LiveSettings {
   readonly maxPods: number;
   readonly paused: boolean;
   readonly logLevel: LogLevel;
+  /** Cluster DNS server IPs for ClusterFirst pods (empty: they fall back to Default). */
+  readonly clusterDNS: readonly string[];
+  /** The cluster's DNS domain (empty: no cluster search domains). */
+  readonly clusterDomain: string;
   readonly gc: GcSettings;
   readonly logRotation: LogRotationSettings;
 }
@@ -45,7 +50,14 @@ export interface BaseSettings {
   readonly resyncPeriodSeconds: number;
   readonly maxPods: number;
   readonly logLevel: LogLevel;
+  /** `--cluster-dns`; none when absent. */
+  readonly clusterDNS?: readonly string[];
+  /** `--cluster-domain`; {@link DEFAULT_CLUSTER_DOMAIN} when absent. */
+  readonly clusterDomain?: string;
 }
+
+/** The `--cluster-domain` flag's default. */
+export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 
 /** A field whose value was refused; its default was used instead. */
 export interface SettingProblem {
@@ -133,6 +145,26 @@ class FieldReader {
     return this.refuse(key, `must be a positive quantity such as 10Mi, got ${JSON.stringify(value)}`, fallback);
   }
 
+  /** A list of IP addresses usable as cluster DNS servers (at most 3). */
+  clusterDns(key: string, fallback: readonly string[]): readonly string[] {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) {
+      return this.refuse(key, `must be a list of IP addresses, got ${JSON.stringify(value)}`, fallback);
+    }
+    const problem = clusterDnsProblem(value);
+    return problem === undefined ? value : this.refuse(key, problem, fallback);
+  }
+
+  /** A DNS subdomain, or empty. */
+  clusterDomain(key: string, fallback: string): string {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'string') return this.refuse(key, `must be a string, got ${JSON.stringify(value)}`, fallback);
+    const problem = clusterDomainProblem(value);
+    return problem === undefined ? value : this.refuse(key, problem, fallback);
+  }
+
   /** A nested object; a present non-object is refused and read as empty. */
   nested(key: string): FieldReader {
     const value = this.object[key];
@@ -191,6 +223,8 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
     maxPods: reader.int('maxPods', base.maxPods),
     paused: reader.bool('paused', false),
     logLevel: reader.logLevel('logLevel', base.logLevel),
+    clusterDNS: reader.clusterDns('clusterDNS', base.clusterDNS ?? []),
+    clusterDomain: reader.clusterDomain('clusterDomain', base.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
     gc: readGc(reader.nested('gc')),
     logRotation: {
       containerLogMaxSize: rotation.logSize('containerLogMaxSize', DEFAULT_LOG_ROTATION.containerLogMaxSize),

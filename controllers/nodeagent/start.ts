@@ -22,6 +22,10 @@ export interface AgentFlags {
   readonly resyncPeriodMs: number;
   readonly maxPods: number;
   readonly logLevel: string;
+  /** `--cluster-dns`. */
+  readonly clusterDns?: readonly string[];
+  /** `--cluster-domain`. */
+  readonly clusterDomain?: string;
 }
 
 /** Options of {@link buildNodeAgentController}. */
@@ -53,6 +57,8 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
     resyncPeriodSeconds: Math.round(flags.resyncPeriodMs / 1000),
     maxPods: flags.maxPods,
     logLevel: FLAG_LOG_LEVELS.find((level) => level === flags.logLevel) ?? 'info',
+    ...(flags.clusterDns === undefined ? {} : { clusterDNS: flags.clusterDns }),
+    ...(flags.clusterDomain === undefined ? {} : { clusterDomain: flags.clusterDomain }),
   };
 }
 

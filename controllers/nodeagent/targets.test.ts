@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
+import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import { createSettingsTargets } from './targets.js';
 
 /** A pino destination that keeps each line's message. */
@@ -21,18 +22,25 @@ describe('settings targets', () => {
   it('hands each setting to the part that uses it', () => {
     const calls: string[] = [];
     const logger = pino({ level: 'silent' });
+    let cluster: ClusterDnsSettings = { servers: [], domain: 'cluster.local' };
+    const dns = { clusterSettings: () => cluster, setClusterSettings: (s: ClusterDnsSettings) => { cluster = s; } };
     const targets = createSettingsTargets({
       queue: { setConcurrency: (n) => calls.push(`queue.setConcurrency(${n})`) },
       resync: { setPeriodMs: (ms) => calls.push(`resync.setPeriodMs(${ms})`) },
       node: { setMaxPods: (n) => calls.push(`node.setMaxPods(${n})`) },
       pause: { setPaused: (p) => calls.push(`pause.setPaused(${p})`) },
       logger,
+      dns,
     });
     targets.setWorkerConcurrency(8);
     targets.setResyncPeriodSeconds(30);
     targets.setMaxPods(20);
     targets.setPaused(true);
+    targets.setClusterDNS(['10.215.0.10']);
+    targets.setClusterDomain('example.internal');
     assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)']);
+    // Each DNS setting replaces its half and keeps the other.
+    assert.deepEqual(dns.clusterSettings(), { servers: ['10.215.0.10'], domain: 'example.internal' });
   });
 
   it('changes the level of component loggers created before the change', async () => {
@@ -40,7 +48,8 @@ describe('settings targets', () => {
     const root = pino({ level: 'info' }, stream);
     const component = root.child({ component: 'reconciler' }).child({ podUID: 'u1' });
     const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setPaused: () => undefined };
-    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root });
+    const dns = { clusterSettings: () => ({ servers: [], domain: '' }), setClusterSettings: () => undefined };
+    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns });
     component.debug('hidden at info');
     targets.setLogLevel('debug');
     component.debug('shown at debug');

@@ -3,6 +3,7 @@
  * wiring so that "does a change of X reach the part that uses X" is tested in one place.
  */
 import type { Logger } from 'pino';
+import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import type { SettingsTargets } from './apply.js';
 
 /** The agent's parts that take live settings (narrow, so tests pass plain objects). */
@@ -16,6 +17,8 @@ export interface LiveParts {
    * through their prototype, so setting it here reaches every component's child logger.
    */
   readonly logger: Logger;
+  /** Pod name resolution (the per-pod machinery's DNS configurer). */
+  readonly dns: { clusterSettings(): ClusterDnsSettings; setClusterSettings(settings: ClusterDnsSettings): void };
 }
 
 /** Maps each setting to its part. */
@@ -35,6 +38,12 @@ export function createSettingsTargets(parts: LiveParts): SettingsTargets {
     },
     setLogLevel: (level) => {
       parts.logger.level = level;
+    },
+    setClusterDNS: (servers) => {
+      parts.dns.setClusterSettings({ ...parts.dns.clusterSettings(), servers });
+    },
+    setClusterDomain: (domain) => {
+      parts.dns.setClusterSettings({ ...parts.dns.clusterSettings(), domain });
     },
   };
 }

@@ -14,6 +14,7 @@ import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
 import { assemblePodSync, type PodSync } from '../../reconcilers/pod-sync.js';
+import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
@@ -111,7 +112,13 @@ export interface ReconcilerHarness {
 
 export const ref = { uid: UID, namespace: 'default', name: 'web' };
 
-export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
+/** What a test may set on the harness's node. */
+export interface ReconcilerHarnessOptions {
+  /** The node's name-resolution settings (cluster DNS, resolv.conf, hosts file); the defaults otherwise. */
+  readonly dns?: PodDnsSettings;
+}
+
+export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
   const clock = createFakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const runtime = new FakeRuntime({ now: () => clock.now(), images: ['docker.io/library/busybox:1.35'] });
@@ -125,7 +132,7 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
   const logger = pino({ level: 'silent' });
   const assemble = (): PodSync =>
     assemblePodSync({
-      node: { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root },
+      node: { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) },
       runtime,
       images: runtime,
       store: { get: (uid) => store.get(uid), synced: () => synced.value },
