@@ -143,6 +143,15 @@ daemon_pid() {
   echo "$pid"
 }
 
+# Closes every open descriptor of this (sub)shell but stdin, stdout and stderr.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/"$BASHPID"/fd/*; do
+    fd=${fd##*/}
+    if [[ $fd =~ ^[0-9]+$ ]] && ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+}
+
 # Daemons this shell started (start_daemon), in order, with their markers: what a failed
 # cluster:up stops again (see up.sh), and nothing else.
 STARTED_NAMES=()
@@ -160,10 +169,15 @@ start_daemon() {
   fi
   mkdir -p "$PID_DIR" "$LOG_DIR"
   printf '\n==== %s starting: %s\n' "$(date -Is)" "$*" >>"$LOG_DIR/$name.log"
-  # A simple command run in the background (never a list: that would fork a subshell first). In a
-  # non-interactive shell the job is not a process group leader, so setsid calls setsid() and execs
-  # in place, nohup execs in place: $! is the daemon's own pid from fork to exit.
-  setsid nohup "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+  # The background subshell closes every descriptor it inherited beyond 0-2 (a caller's lock, e.g.
+  # `flock` or with-cluster.sh's fd 9, would otherwise be held by the daemon for its whole life),
+  # then execs in place. In a non-interactive shell the job is not a process group leader, so
+  # setsid calls setsid() and execs in place, and so does nohup: $! is the daemon's own pid from
+  # fork to exit.
+  (
+    close_inherited_fds
+    exec setsid nohup "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1
+  ) &
   pid=$!
   # Read at once: the start time is the fork's, the same before and after the exec. If the process
   # is gone already, record an identity nothing matches, so it counts as dead.
