@@ -47,15 +47,18 @@ TXT
 shims_before=()
 
 # After a failed run: stops the daemons this run started (start_daemon recorded them), newest
-# first so the agent goes before the runtime it drives, then the shims (and their containers) that
-# appeared during this run. The network, files and logs stay for cluster:down and for debugging.
+# first so the agent goes before the runtime it drives. If this run started the agent or
+# containerd, the shims (and their containers) that appeared during the run are theirs: killed
+# too. Pods of an agent and a containerd that ran before are left alone. The network, files and
+# logs stay for cluster:down and for debugging.
 stop_what_this_run_started() {
-  local i name
+  local i name shims_are_ours=0
   for ((i = ${#STARTED_NAMES[@]} - 1; i >= 0; i--)); do
     name=${STARTED_NAMES[i]}
+    [[ $name == nodelet || $name == containerd ]] && shims_are_ours=1
     stop_daemon "$name" "${STARTED_MARKERS[i]}" 10
   done
-  kill_leftover_shims "${shims_before[@]}"
+  if ((shims_are_ours)); then kill_leftover_shims "${shims_before[@]}"; fi
 }
 
 on_exit() {
