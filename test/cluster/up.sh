@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Brings up the single-node test cluster on this machine (npm run cluster:up). Idempotent and safe
-# after a crash: what runs already is kept, what is missing is (re)started.
+# after a crash: what runs already is kept, what is missing is (re)started. A run that fails (or
+# is interrupted) stops again every process it started, and only those: daemons that ran before
+# it, and a Redis the harness did not start, are left running.
 #
 #   up.sh [--no-agent]     --no-agent: everything but the node agent (nodelet)
 #
@@ -41,9 +43,45 @@ Test cluster is up ($((SECONDS))s).
 TXT
 }
 
+# Shims of our containerd that ran before this run (kept by the teardown of a failed run).
+shims_before=()
+
+# After a failed run: stops the daemons this run started (start_daemon recorded them), newest
+# first so the agent goes before the runtime it drives. If this run started the agent or
+# containerd, the shims (and their containers) that appeared during the run are theirs: killed
+# too. Pods of an agent and a containerd that ran before are left alone. The network, files and
+# logs stay for cluster:down and for debugging.
+stop_what_this_run_started() {
+  local i name shims_are_ours=0
+  for ((i = ${#STARTED_NAMES[@]} - 1; i >= 0; i--)); do
+    name=${STARTED_NAMES[i]}
+    [[ $name == nodelet || $name == containerd ]] && shims_are_ours=1
+    stop_daemon "$name" "${STARTED_MARKERS[i]}" 10
+  done
+  if ((shims_are_ours)); then kill_leftover_shims "${shims_before[@]}"; fi
+}
+
+on_exit() {
+  local status=$1
+  trap - EXIT INT TERM HUP
+  if ((status != 0)); then
+    set +e
+    if ((${#STARTED_NAMES[@]})); then
+      warn "cluster:up failed: stopping what this run started (${STARTED_NAMES[*]}); what ran before is kept"
+    fi
+    stop_what_this_run_started
+  fi
+  exit "$status"
+}
+
 main() {
   [[ $(id -u) == 0 ]] || die "the test cluster needs root (network, containerd)"
   mkdir -p "$CLUSTER_DIR" "$PID_DIR" "$LOG_DIR"
+  mapfile -t shims_before < <(harness_shim_pids)
+  trap 'on_exit $?' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'exit 129' HUP
   install_all
   network_up
   make_pki

@@ -75,8 +75,9 @@ wait_for() {
   done
 }
 
-# Like wait_for, for a daemon the harness started: gives up at once (showing its log) if the
-# daemon exits. Usage: wait_daemon NAME MARKER TIMEOUT DESC cmd...
+# Like wait_for, for a daemon the harness started: readiness is the daemon's own answer (the
+# command, e.g. its health endpoint), liveness is its pid (daemon_pid); gives up at once (showing
+# its log) if the daemon exits. Usage: wait_daemon NAME MARKER TIMEOUT DESC cmd...
 wait_daemon() {
   local name=$1 marker=$2 timeout=$3 what=$4 deadline
   shift 4
@@ -86,9 +87,15 @@ wait_daemon() {
     ((SECONDS < deadline)) || fail_with_log "$name" "timed out after ${timeout}s waiting for $what"
     sleep 0.5
   done
+  # Something else may have answered (a leftover on the port) while ours failed to bind and exited.
+  daemon_pid "$name" "$marker" >/dev/null || fail_with_log "$name" "$name exited before $what"
 }
 
 pid_file() { echo "$PID_DIR/$1.pid"; }
+# Beside each pid file, the identity of that process (see proc_identity), as "<pid> <identity>".
+# A file of its own, so the pid file stays a single number for the readers of it outside this
+# directory (test/faults/harness.ts, test/test-all.sh, `kill -0 "$(cat <name>.pid)"`).
+start_file() { echo "$PID_DIR/$1.start"; }
 
 # True while a process exists and has not exited: a zombie (exited, not yet reaped by whoever
 # adopted it) counts as gone.
@@ -98,22 +105,63 @@ alive() {
   [[ -n $state && $state != Z ]]
 }
 
-# Prints the pid of a harness daemon if its pid file names a live process whose command line
-# still contains the daemon's marker (so a recycled pid is never mistaken for ours).
+# Prints what identifies a process for as long as it lives: the boot it runs in and its start
+# time (field 22 of /proc/<pid>/stat, clock ticks since boot). Unlike its command line or
+# executable, neither changes from fork to exit: not while the spawned shell is still on its way
+# to exec the daemon (setsid, nohup), not when the daemon retitles itself (redis-server), and
+# redis-server's /proc/<pid>/exe is redis-check-rdb on Debian anyway. A recycled pid has another
+# start time; after a reboot, another boot id.
+proc_identity() {
+  local stat boot
+  { read -r stat <"/proc/$1/stat" && read -r boot </proc/sys/kernel/random/boot_id; } 2>/dev/null || return 1
+  # The command name (field 2) may hold spaces and parentheses: count from the last ") ", where
+  # field 3 (the state) begins; field 22 is then the 20th word.
+  stat=${stat##*) }
+  # shellcheck disable=SC2086  # the fields are words
+  set -- $stat
+  (($# >= 20)) || return 1
+  echo "$boot ${20}"
+}
+
+# Prints the pid of a harness daemon if its pid file names a live process that is the one the
+# harness started: same start time and boot (so a recycled pid is never mistaken for ours, and a
+# daemon still on its way through setsid/nohup to exec counts as alive). A pid file without a
+# matching start file (written by an older harness, or by hand) falls back to the old check: the
+# daemon's command line contains MARKER (a process started long ago has exec'd and retitled).
 daemon_pid() {
-  local name=$1 marker=$2 pid
+  local name=$1 marker=$2 pid recorded identity
   [[ -f $(pid_file "$name") ]] || return 1
-  pid=$(<"$(pid_file "$name")")
+  { read -r pid <"$(pid_file "$name")"; } 2>/dev/null || return 1
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   alive "$pid" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$marker" || return 1
+  if { read -r recorded <"$(start_file "$name")"; } 2>/dev/null && [[ ${recorded%% *} == "$pid" ]]; then
+    identity=$(proc_identity "$pid") || return 1
+    [[ ${recorded#* } == "$identity" ]] || return 1
+  else
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$marker" || return 1
+  fi
   echo "$pid"
 }
 
-# Starts a daemon detached from this shell (own session, stdin closed) unless it already runs.
-# Usage: start_daemon NAME MARKER cmd...   (MARKER: a string its command line always contains)
+# Closes every open descriptor of this (sub)shell but stdin, stdout and stderr.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/"$BASHPID"/fd/*; do
+    fd=${fd##*/}
+    if [[ $fd =~ ^[0-9]+$ ]] && ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+}
+
+# Daemons this shell started (start_daemon), in order, with their markers: what a failed
+# cluster:up stops again (see up.sh), and nothing else.
+STARTED_NAMES=()
+STARTED_MARKERS=()
+
+# Starts a daemon detached from this shell (own session, stdin closed) unless it already runs,
+# and records its pid and identity. Usage: start_daemon NAME MARKER cmd...
+# (MARKER: a string its command line contains once it runs; only read for old pid files.)
 start_daemon() {
-  local name=$1 marker=$2 pid
+  local name=$1 marker=$2 pid identity
   shift 2
   if pid=$(daemon_pid "$name" "$marker"); then
     log "$name already running (pid $pid)"
@@ -121,14 +169,28 @@ start_daemon() {
   fi
   mkdir -p "$PID_DIR" "$LOG_DIR"
   printf '\n==== %s starting: %s\n' "$(date -Is)" "$*" >>"$LOG_DIR/$name.log"
-  # In a non-interactive shell a background job is not a process group leader, so setsid execs
-  # the command in place and $! is the daemon's own pid.
-  setsid nohup "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
-  echo $! >"$(pid_file "$name")"
-  log "$name started (pid $!, log $LOG_DIR/$name.log)"
+  # The background subshell closes every descriptor it inherited beyond 0-2 (a caller's lock, e.g.
+  # `flock` or with-cluster.sh's fd 9, would otherwise be held by the daemon for its whole life),
+  # then execs in place. In a non-interactive shell the job is not a process group leader, so
+  # setsid calls setsid() and execs in place, and so does nohup: $! is the daemon's own pid from
+  # fork to exit.
+  (
+    close_inherited_fds
+    exec setsid nohup "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1
+  ) &
+  pid=$!
+  # Read at once: the start time is the fork's, the same before and after the exec. If the process
+  # is gone already, record an identity nothing matches, so it counts as dead.
+  identity=$(proc_identity "$pid") || identity="gone"
+  STARTED_NAMES+=("$name")
+  STARTED_MARKERS+=("$marker")
+  echo "$pid $identity" >"$(start_file "$name")"
+  echo "$pid" >"$(pid_file "$name")"
+  log "$name started (pid $pid, log $LOG_DIR/$name.log)"
 }
 
-# Stops a daemon by its pid file: TERM, up to `grace` seconds, then KILL. Removes the pid file.
+# Stops a daemon by its pid file: TERM, up to `grace` seconds, then KILL (until it is gone).
+# Removes the pid file.
 stop_daemon() {
   local name=$1 marker=$2 grace=${3:-15} pid deadline
   if pid=$(daemon_pid "$name" "$marker"); then
@@ -140,11 +202,12 @@ stop_daemon() {
     if alive "$pid"; then
       warn "$name did not stop in ${grace}s, killing it"
       kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
+      deadline=$((SECONDS + 10))
+      while alive "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
     fi
     log "$name stopped ($((SECONDS - started))s)"
   fi
-  rm -f "$(pid_file "$name")"
+  rm -f "$(pid_file "$name")" "$(start_file "$name")"
 }
 
 # Fails with the tail of a daemon's log: for use when it did not come up.

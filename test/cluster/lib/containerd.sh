@@ -152,12 +152,19 @@ containerd_remove_workloads() {
   done
 }
 
-# Shims started by our containerd carry its socket in their arguments; kill any left behind
-# (containerd crashed or was killed) together with the containers they supervised, and remove the
+# The pids of the shims our containerd started: each carries its socket in its arguments.
+harness_shim_pids() {
+  pgrep -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK( |\$)" || true
+}
+
+# Kills shims of our containerd left behind (containerd crashed, was killed, or a failed
+# cluster:up stops what it started) together with the containers they supervised, and removes the
 # socket each leaves in /run/containerd/s (containerd 1.6 names it sha256(<address>/<ns>/<id>)).
+# Usage: kill_leftover_shims [PID_TO_KEEP...]
 kill_leftover_shims() {
-  local pid args ns id
-  for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK( |$)" || true); do
+  local pid args ns id keep=" $* "
+  for pid in $(harness_shim_pids); do
+    [[ $keep == *" $pid "* ]] && continue
     args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
     ns=$(sed -n 's/.*-namespace \([^ ]*\).*/\1/p' <<<"$args")
     id=$(sed -n 's/.*-id \([^ ]*\).*/\1/p' <<<"$args")

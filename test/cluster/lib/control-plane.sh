@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler and Redis, each a detached process
-# with its pid and log under the cluster dir. Every command line names the cluster dir, which is
-# the marker daemon_pid() checks (Redis rewrites its title, so its marker is its address).
+# with its pid and log under the cluster dir. Liveness is by pid and start time, readiness by each
+# daemon's own health answer (see common.sh). The markers (a path of the cluster dir each command
+# line names; for Redis, which rewrites its title, its address) only serve pid files written by an
+# older harness.
 
 REDIS_MARKER="redis-server 127.0.0.1:$REDIS_PORT"
 
