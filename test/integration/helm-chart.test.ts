@@ -168,6 +168,18 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(settings.concurrency, 4);
     assert.deepEqual(settings.nodeLabels, { 'nodelet.dev/agent': 'true' });
     assert.deepEqual(settings.registerWithTaints, [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }]);
+    // dnsPolicy Default pods get the host's resolver, mounted from the host, not the agent pod's own.
+    assert.equal(settings.resolvConf, '/host/etc/resolv.conf');
+    assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/host/etc/resolv.conf' && m.readOnly === true));
+  });
+
+  it('passes the cluster DNS settings to the agent', async () => {
+    const objects = await renderChart({ set: ['node.clusterDNS={10.96.0.10}', 'node.clusterDomain=example.local'] });
+    const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.clusterDns, ['10.96.0.10']);
+    assert.equal(settings.clusterDomain, 'example.local');
   });
 
   it("keeps the DaemonSet off nodelet's own Nodes", () => {
@@ -206,6 +218,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     const hostPaths = volumes.flatMap((v) => (v.hostPath === undefined ? [] : [v.hostPath.path])).sort();
     assert.deepEqual(hostPaths, [
       '/etc/machine-id',
+      '/etc/resolv.conf',
       '/run/nodelet-containerd',
       '/run/nodelet-containerd/cni',
       '/run/nodelet-containerd/s',
