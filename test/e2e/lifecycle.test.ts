@@ -97,7 +97,6 @@ describe('the pod lifecycle on nodelet', () => {
     // 0..restartCount, each exit 1), nothing more.
     const settled = await podWithRuntime([ns, 'crasher'], { name: 'main' }, (x) => containerStatusOf(x, 'main')?.state?.waiting?.reason === 'CrashLoopBackOff');
     assert.deepEqual(settled.picture, { sandboxes: ['sandbox#0:READY'], containers: crashedInstances('main', containerStatusOf(settled.pod, 'main'), 1) });
-    assert.ok((containerStatusOf(settled.pod, 'main')?.restartCount ?? 0) >= 2, 'two BackOff events mean at least two restarts');
   });
 
   it('restarts an OnFailure container after a failure and lets the pod succeed', async () => {
