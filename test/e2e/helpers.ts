@@ -339,3 +339,62 @@ export function crashedInstances(name: string, status: V1ContainerStatus | undef
     attempt === restarts && status?.state?.running !== undefined ? `${name}#${attempt}:RUNNING` : `${name}#${attempt}:EXITED(${exitCode})`,
   );
 }
+
+/** What {@link watchStops} saw of one container while its pod terminated. */
+export interface StopObservation {
+  readonly name: string;
+  /** Host time (ns) at the start of the last listing that still showed it running; 0n if none did. */
+  lastRunningNs: bigint;
+  /** Its exit as `crictl inspect` read it, unless the agent removed it before it could be read. */
+  exit: RuntimeContainer | undefined;
+  /** The agent removed it (after killing the pod) before its exit could be read. */
+  removed: boolean;
+}
+
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+/**
+ * Watches the containers `ids` of a terminating pod until each has exited or is gone, listing the
+ * pod's containers every `intervalMs` and inspecting the exited ones. The agent removes a pod's
+ * containers right after the last one exits, so that last exit may be gone before it can be read;
+ * the listings still show until when it ran.
+ */
+export async function watchStops(uid: string, ids: readonly string[], timeoutMs = 60_000): Promise<Map<string, StopObservation>> {
+  const seen = new Map<string, StopObservation>();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const listedAt = nowNs();
+    const out = await crictl(['ps', '-a', '--label', `${UID_LABEL}=${uid}`, '-o', 'json']);
+    const listed = new Map(((JSON.parse(out) as { containers: CrictlListItem[] | null }).containers ?? []).map((c) => [c.id, c]));
+    for (const id of ids) {
+      const entry = listed.get(id);
+      const name = entry?.metadata?.name ?? seen.get(id)?.name ?? id;
+      const o = seen.get(id) ?? { name, lastRunningNs: 0n, exit: undefined, removed: false };
+      seen.set(id, o);
+      if (entry === undefined) o.removed = o.exit === undefined;
+      else if (entry.state === 'CONTAINER_RUNNING') o.lastRunningNs = listedAt;
+      else if (o.exit === undefined) {
+        // Losing the race with its removal leaves `exit` unset; the next listing marks it removed.
+        const inspected = await inspectContainer(id).catch(() => undefined);
+        if (inspected?.state === 'CONTAINER_EXITED') o.exit = inspected;
+      }
+    }
+    const settled = [...seen.values()].filter((o) => o.exit !== undefined || o.removed).length;
+    if (settled === ids.length) return new Map([...seen.values()].map((o) => [o.name, o]));
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms watching containers stop: ${JSON.stringify([...seen.values()], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Milliseconds by which `later` stopped after `earlier` had exited: from both exit times, or, when
+ * `later` was removed before its exit could be read, a lower bound from the last listing that still
+ * showed it running (negative or undefined: no evidence that it stopped later).
+ */
+export function stoppedAfterMs(earlier: StopObservation, later: StopObservation): { ms: number; bound: boolean } | undefined {
+  if (earlier.exit === undefined) return undefined;
+  if (later.exit !== undefined) return { ms: msBetween(earlier.exit.finishedNs, later.exit.finishedNs), bound: false };
+  return later.lastRunningNs > 0n ? { ms: msBetween(earlier.exit.finishedNs, later.lastRunningNs), bound: true } : undefined;
+}
