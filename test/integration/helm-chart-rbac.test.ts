@@ -114,7 +114,8 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   let adminCore: CoreV1Api;
   let controller: NodeController | undefined;
   let source: PodSource | undefined;
-  const seenPods = new Set<string>();
+  /** Why the pod source reported each pod UID, in order. */
+  const seenPods = new Map<string, string[]>();
   let pod: V1Pod;
 
   before(async () => {
@@ -180,7 +181,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('lists and watches the pods bound to its Node', async () => {
-    source = createPodSource({ kubeConfig: agentConfig, nodeName, logger, onPod: (ref) => seenPods.add(ref.uid) });
+    source = createPodSource({ kubeConfig: agentConfig, nodeName, logger, onPod: (ref, reason) => seenPods.set(ref.uid, [...(seenPods.get(ref.uid) ?? []), reason]) });
     await source.start();
     assert.equal(source.synced(), true);
     pod = await adminCore.createNamespacedPod({
@@ -196,6 +197,11 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     });
     const uid = pod.metadata?.uid ?? '';
     await eventually('the watch to deliver the pod', () => Promise.resolve(seenPods.has(uid) ? true : undefined));
+    // By the watch ('added'), not by a relist after the watch failed: a source that cannot watch
+    // still finds new pods, one relist at a time.
+    const reasons = seenPods.get(uid) ?? [];
+    assert.ok(reasons[0] === 'added' && !reasons.includes('relisted'), `reported as ${reasons.join(', ')}`);
+    assert.equal(source.healthy(), true, 'the pod watch is up');
   });
 
   it('writes pod status and events, and reads what pod volumes need', async () => {
