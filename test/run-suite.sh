@@ -5,6 +5,7 @@
 #   e2e          test/e2e/*.test.ts (the whole test cluster with nodelet as its node agent)
 #   faults       test/faults/*.test.ts (kill and restart the cluster's daemons: nothing else may use the cluster)
 # Prints the spec report; also writes TAP to .test-results/<suite>.tap for test-all's summary.
+# Each suite runs under an overall time limit (below); hitting it prints why and exits 124.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=${1:?usage: run-suite.sh unit|integration|e2e|faults [files...]}
@@ -22,8 +23,42 @@ if [[ ${#files[@]} -eq 0 ]]; then echo "no $suite tests found" >&2; exit 1; fi
 # Suites against the one shared cluster run their files one at a time.
 concurrency=1
 if [[ $suite == unit ]]; then concurrency=2; fi
+# An overall time limit per suite, so a hung test cannot hold the run (and the cluster) forever:
+# node's per-test timeouts do not cover hooks, leaked handles or a wedged child. Overridable with a
+# duration `timeout` understands (90s, 20m, 1h): NODELET_SUITE_TIMEOUT_<SUITE> (e.g.
+# NODELET_SUITE_TIMEOUT_E2E), else NODELET_SUITE_TIMEOUT for every suite.
+declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m)
+per_suite_var=NODELET_SUITE_TIMEOUT_${suite^^}
+limit=${!per_suite_var:-${NODELET_SUITE_TIMEOUT:-${default_limit[$suite]}}}
+if ! [[ $limit =~ ^[1-9][0-9]*[smh]?$ ]]; then echo "bad time limit for the $suite suite: '$limit' (e.g. 90s, 20m, 1h)" >&2; exit 2; fi
 mkdir -p .test-results
-exec node --import tsx --test --test-concurrency="$concurrency" \
+tap=.test-results/$suite.tap
+# timeout runs the test runner in its own process group and signals the whole group (the runner's
+# per-file child processes too): TERM at the limit, KILL 30 s later if anything still stands.
+case $limit in
+  *h) limit_seconds=$((${limit%h} * 3600)) ;;
+  *m) limit_seconds=$((${limit%m} * 60)) ;;
+  *) limit_seconds=${limit%s} ;;
+esac
+started=$SECONDS
+timeout --kill-after=30s "$limit" node --import tsx --test --test-concurrency="$concurrency" \
   --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination=".test-results/$suite.tap" \
-  "${files[@]}"
+  --test-reporter=tap --test-reporter-destination="$tap" \
+  "${files[@]}" &
+runner=$!
+# Its own process group does not get the terminal's Ctrl-C: hand INT/TERM on (timeout passes them
+# to the whole group), and keep waiting for the runner to finish.
+trap 'kill -TERM "$runner" 2>/dev/null || true' INT TERM
+while :; do
+  wait "$runner" && status=0 || status=$?
+  kill -0 "$runner" 2>/dev/null || break
+done
+trap - INT TERM
+# timeout exits 124 when it stopped the runner with TERM, 137 when it had to KILL it as well.
+if ((status == 124 || status == 137)) && ((SECONDS - started >= limit_seconds)); then
+  printf '\nrun-suite: the %s suite hit its time limit of %s (%s overrides it) and was stopped: counted as failed\n' "$suite" "$limit" "$per_suite_var" >&2
+  # test-all's summary reads this line from the TAP (the runner never wrote its own totals).
+  printf '# run-suite: timed out after %s\n' "$limit" >>"$tap"
+  exit 124
+fi
+exit "$status"

@@ -3,7 +3,8 @@
 # Debian packages and the Go-built cluster binaries, through the cluster harness), then runs
 #   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → faults
 # and tears the cluster down again unless it was already up when the run started.
-# Ends with one line "N passed, N failed" over every suite.
+# Ends with one line "N passed, N failed, N skipped" over every suite (CI parses it), the number of
+# cancelled tests, which count as failed, on the line before.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -48,18 +49,39 @@ restart_agent_fresh() {
   rm -rf dist
 }
 
+# The totals line `# <name> N` of a TAP file node's runner wrote, or empty when it has none.
+tap_total() {
+  grep -E "^# $2 [0-9]+\$" "$1" | tail -1 | awk '{print $3}'
+}
+
+# Totals over every suite's TAP. A cancelled test (its hook failed, it timed out, the run was
+# stopped) did not pass, so it counts as failed; a suite whose TAP has no totals (run-suite stopped
+# it at its time limit, or the runner died) counts as one failed test.
 summary() {
-  local pass=0 fail=0 f p x
+  local pass=0 fail=0 skipped=0 cancelled=0 incomplete=() f p x s c
   for f in .test-results/*.tap; do
     [[ -f $f ]] || continue
-    p=$(grep -E '^# pass [0-9]+' "$f" | tail -1 | awk '{print $3}')
-    x=$(grep -E '^# fail [0-9]+' "$f" | tail -1 | awk '{print $3}')
-    pass=$((pass + ${p:-0}))
+    p=$(tap_total "$f" pass)
+    if [[ -z $p ]]; then
+      incomplete+=("$(basename "$f" .tap)")
+      fail=$((fail + 1))
+      continue
+    fi
+    x=$(tap_total "$f" fail) s=$(tap_total "$f" skipped) c=$(tap_total "$f" cancelled)
+    pass=$((pass + p))
     fail=$((fail + ${x:-0}))
+    skipped=$((skipped + ${s:-0}))
+    cancelled=$((cancelled + ${c:-0}))
   done
+  fail=$((fail + cancelled))
   printf '\nnpm test finished in %ss' $((SECONDS - started))
   if ((${#failed_steps[@]})); then printf '; failed steps: %s' "${failed_steps[*]}"; fi
-  printf '\n%s passed, %s failed\n' "$pass" "$fail"
+  printf '\n'
+  for f in "${incomplete[@]}"; do
+    printf '%s suite: no totals in its TAP (%s): counted as 1 failed\n' "$f" "$(grep -m1 '^# run-suite:' ".test-results/$f.tap" | sed 's/^# run-suite: //' || echo 'the runner did not finish')"
+  done
+  printf '%s cancelled (counted as failed)\n' "$cancelled"
+  printf '%s passed, %s failed, %s skipped\n' "$pass" "$fail" "$skipped"
 }
 
 rm -rf .test-results

@@ -3,8 +3,10 @@
  * agent's queue holds real reconcile jobs of pods created with kubectl. Asserts what a user meets:
  * a 401 challenge without the token, the node's queue and the pod's jobs in bull-board (its API,
  * then the page in headless Chromium), the stuck pod's reconcile timeline, read-only refusals.
- * Writes the screenshots `docs/dashboard.png` and `docs/dashboard-pod-timeline.png` (never
- * compared: they document, they do not test).
+ * Takes two screenshots (never compared: they document, they do not test) into the untracked
+ * `.test-results/dashboard/`. The tracked `docs/dashboard.png` and `docs/dashboard-pod-timeline.png`
+ * are rewritten only on request: `NODELET_UPDATE_DOCS_IMAGES=1 bash test/run-suite.sh e2e
+ * test/e2e/dashboard.test.ts`.
  *
  * The browser is Debian's `chromium` driven by playwright-core, never a downloaded build; it may
  * reach nothing but the dashboard on loopback (host resolver rules, a route guard, and the
@@ -28,6 +30,8 @@ import { NODE_NAME, apply, busyboxPod, createNamespace, deleteNamespace, eventua
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
 const QUEUE = `nodelet-reconcile-${NODE_NAME}`;
+/** Where screenshots go: the gitignored results folder, or the docs when asked to update them. */
+const SCREENSHOT_DIR = process.env.NODELET_UPDATE_DOCS_IMAGES === '1' ? join(REPO, 'docs') : join(REPO, '.test-results/dashboard');
 
 interface BoardJob {
   readonly id: string;
@@ -225,14 +229,14 @@ describe('nodelet dashboard on the test cluster', () => {
       await page.goto(`${dashboard!.url}/queues/queue/${QUEUE}?status=latest`);
       await page.getByText(QUEUE).first().waitFor({ timeout: 30_000 });
       await page.getByText(`${namespace}/stuck · `).first().waitFor({ timeout: 30_000 });
-      await mkdir(join(REPO, 'docs'), { recursive: true });
-      await page.screenshot({ path: join(REPO, 'docs/dashboard.png') });
+      await mkdir(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard.png') });
 
       await page.goto(`${dashboard!.url}/pods/${stuckUid}`);
       await page.getByRole('heading', { name: `Pod ${namespace}/stuck` }).waitFor();
       assert.ok((await page.locator('table.timeline tbody tr').count()) >= 2);
       await page.getByText(/error \(attempt \d+\)/).first().waitFor();
-      await page.screenshot({ path: join(REPO, 'docs/dashboard-pod-timeline.png'), fullPage: true });
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'dashboard-pod-timeline.png'), fullPage: true });
     } finally {
       await context.close();
     }

@@ -2,10 +2,11 @@
  * Helpers for end-to-end tests against the test cluster (`npm run cluster:up`): run kubectl and
  * crictl as a user would, read API objects, and wait for conditions with a deadline.
  */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
-import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
+import { isDeepStrictEqual, promisify } from 'node:util';
+import type { CoreV1Event, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 const run = promisify(execFile);
 
@@ -47,6 +48,20 @@ export async function containersOf(uid: string): Promise<string[]> {
   return out.split('\n').filter((l) => l.trim() !== '');
 }
 
+/**
+ * Polls `probe` every `intervalMs` until it returns a value other than `undefined`; unlike
+ * {@link eventually}, a rejection of `probe` fails at once instead of being retried.
+ */
+export async function pollUntil<T>(what: string, probe: () => Promise<T | undefined>, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 90_000} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
+  }
+}
+
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(3).toString('hex')}`;
 }
@@ -70,12 +85,13 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   }
 }
 
+/**
+ * The pod, or undefined when the API says it does not exist (NotFound, through kubectl's
+ * `--ignore-not-found`). Any other failure rejects: an unreachable API server is not "pod gone".
+ */
 export async function getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-  try {
-    return JSON.parse(await kubectl(['get', 'pod', '-n', namespace, name, '-o', 'json'])) as V1Pod;
-  } catch {
-    return undefined;
-  }
+  const out = await kubectl(['get', 'pod', '-n', namespace, name, '-o', 'json', '--ignore-not-found']);
+  return out.trim() === '' ? undefined : (JSON.parse(out) as V1Pod);
 }
 
 export async function podEvents(namespace: string, name: string): Promise<CoreV1Event[]> {
@@ -140,4 +156,245 @@ export async function waitForWaitingReason(namespace: string, name: string, reas
     const pod = await getPod(namespace, name);
     return pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason === reason ? pod : undefined;
   });
+}
+
+// ---- The runtime's view of a pod (crictl, JSON output), to assert next to the API's ----
+
+const UID_LABEL = 'io.kubernetes.pod.uid';
+
+/** A sandbox of the pod as `crictl pods -o json` lists it. */
+export interface RuntimeSandbox {
+  readonly id: string;
+  readonly attempt: number;
+  /** `SANDBOX_READY` or `SANDBOX_NOTREADY`. */
+  readonly state: string;
+}
+
+/** One container instance as `crictl inspect` reports it. Times are ns since the epoch, 0n when unset. */
+export interface RuntimeContainer {
+  readonly id: string;
+  readonly name: string;
+  readonly attempt: number;
+  /** `CONTAINER_CREATED`, `CONTAINER_RUNNING`, `CONTAINER_EXITED` or `CONTAINER_UNKNOWN`. */
+  readonly state: string;
+  readonly exitCode: number;
+  readonly reason: string;
+  readonly createdNs: bigint;
+  readonly startedNs: bigint;
+  readonly finishedNs: bigint;
+}
+
+interface CrictlListItem {
+  id: string;
+  state: string;
+  metadata?: { name?: string; attempt?: number };
+}
+
+interface CrictlContainerStatus extends CrictlListItem {
+  exitCode?: number;
+  reason?: string;
+  createdAt?: string | number;
+  startedAt?: string | number;
+  finishedAt?: string | number;
+}
+
+/**
+ * A runtime timestamp in ns since the epoch: crictl prints RFC 3339 with up to nine fractional
+ * digits (`inspect`) or an integer of ns (`ps`/`pods -o json`). Unset (0, year 1) is 0n.
+ */
+export function runtimeTimeNs(value: string | number | undefined): bigint {
+  if (value === undefined) return 0n;
+  if (typeof value === 'number') return value > 0 ? BigInt(Math.round(value)) : 0n;
+  if (/^\d+$/.test(value)) return BigInt(value);
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(value);
+  if (match === null) throw new Error(`not a runtime timestamp: ${value}`);
+  const seconds = Date.parse(`${match[1]!}${match[3]!}`);
+  if (Number.isNaN(seconds)) throw new Error(`not a runtime timestamp: ${value}`);
+  if (seconds <= 0) return 0n;
+  return BigInt(seconds) * 1_000_000n + BigInt((match[2] ?? '').padEnd(9, '0'));
+}
+
+/** Every sandbox of the pod, in any state, oldest attempt first. */
+export async function runtimeSandboxes(uid: string): Promise<RuntimeSandbox[]> {
+  const out = await crictl(['pods', '--label', `${UID_LABEL}=${uid}`, '-o', 'json']);
+  const items = (JSON.parse(out) as { items: CrictlListItem[] | null }).items ?? [];
+  return items.map((s) => ({ id: s.id, attempt: s.metadata?.attempt ?? 0, state: s.state })).sort((a, b) => a.attempt - b.attempt);
+}
+
+/** One container instance, inspected. Rejects when the runtime no longer has it. */
+export async function inspectContainer(id: string): Promise<RuntimeContainer> {
+  const { status } = JSON.parse(await crictl(['inspect', '-o', 'json', id])) as { status: CrictlContainerStatus };
+  return {
+    id: status.id,
+    name: status.metadata?.name ?? '',
+    attempt: status.metadata?.attempt ?? 0,
+    state: status.state,
+    exitCode: status.exitCode ?? 0,
+    reason: status.reason ?? '',
+    createdNs: runtimeTimeNs(status.createdAt),
+    startedNs: runtimeTimeNs(status.startedAt),
+    finishedNs: runtimeTimeNs(status.finishedAt),
+  };
+}
+
+/** Every container instance of the pod, in any state, inspected; sorted by name, then attempt. */
+export async function runtimeContainers(uid: string): Promise<RuntimeContainer[]> {
+  const out = await crictl(['ps', '-a', '--label', `${UID_LABEL}=${uid}`, '-o', 'json']);
+  const items = (JSON.parse(out) as { containers: CrictlListItem[] | null }).containers ?? [];
+  const inspected = await Promise.all(items.map((c) => inspectContainer(c.id)));
+  return inspected.sort((a, b) => a.name.localeCompare(b.name) || a.attempt - b.attempt);
+}
+
+/**
+ * Everything the runtime holds for a pod, in one comparable picture: each sandbox as
+ * `sandbox#<attempt>:<READY|NOTREADY>`, each container instance as `<name>#<attempt>:<state>`, with
+ * the exit code of an exited one (`main#1:EXITED(0)`). Compare it whole with `deepEqual`, so an
+ * extra or a missing instance fails as surely as a wrong state.
+ */
+export interface RuntimePicture {
+  readonly sandboxes: string[];
+  readonly containers: string[];
+}
+
+export function describeContainer(c: RuntimeContainer): string {
+  const state = c.state.replace(/^CONTAINER_/, '');
+  return `${c.name}#${c.attempt}:${state}${state === 'EXITED' ? `(${c.exitCode})` : ''}`;
+}
+
+export async function runtimePicture(uid: string): Promise<RuntimePicture> {
+  const [sandboxes, containers] = await Promise.all([runtimeSandboxes(uid), runtimeContainers(uid)]);
+  return {
+    sandboxes: sandboxes.map((s) => `sandbox#${s.attempt}:${s.state.replace(/^SANDBOX_/, '')}`),
+    containers: containers.map(describeContainer),
+  };
+}
+
+/**
+ * Waits until the runtime's picture of the pod equals `expected`, then returns; on timeout fails
+ * with the last picture against the expected one. For states the agent reaches a moment after the
+ * API shows them (a finished pod's sandbox stops after its status is written).
+ */
+export async function expectRuntime(uid: string, expected: RuntimePicture, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const actual = await runtimePicture(uid);
+    if (Date.now() > deadline || isDeepStrictEqual(actual, expected)) {
+      assert.deepEqual(actual, expected, `the runtime's sandboxes and containers of pod ${uid}`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** Milliseconds between two runtime timestamps, for printing. */
+export function msBetween(fromNs: bigint, toNs: bigint): number {
+  return Number(toNs - fromNs) / 1e6;
+}
+
+/** The status of container `name` (an init container when `init` is set). */
+export function containerStatusOf(pod: V1Pod, name: string, init = false): V1ContainerStatus | undefined {
+  return (init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses)?.find((s) => s.name === name);
+}
+
+function bareId(id: string | undefined): string {
+  return (id ?? '').replace(/^[a-z]+:\/\//, '');
+}
+
+/**
+ * The pod and its runtime read as one consistent moment for container `name`: the pod's status is
+ * the same before and after the runtime is read (same resourceVersion), and it names the newest
+ * instance of the container (as its current or last state), running exactly when the runtime's
+ * newest instance runs. A status describes the past, so
+ * between a restart and its status write the two disagree for a moment; this waits that out and
+ * asserts nothing itself, so a wrong count still fails the caller's comparison.
+ */
+export async function podWithRuntime(
+  [namespace, name]: readonly [string, string],
+  container: { readonly name: string; readonly init?: boolean },
+  accept: (pod: V1Pod) => boolean,
+): Promise<{ pod: V1Pod; picture: RuntimePicture }> {
+  return eventually(`${namespace}/${name}: status and runtime agreeing on container ${container.name}`, async () => {
+    const before = await getPod(namespace, name);
+    if (before === undefined || !accept(before)) return undefined;
+    const uid = before.metadata?.uid ?? '';
+    const [picture, instances] = await Promise.all([runtimePicture(uid), runtimeContainers(uid)]);
+    const after = await getPod(namespace, name);
+    if (after?.metadata?.resourceVersion !== before.metadata?.resourceVersion) return undefined;
+    const newest = instances.filter((c) => c.name === container.name).at(-1);
+    const status = containerStatusOf(before, container.name, container.init);
+    const named = [bareId(status?.containerID), bareId(status?.lastState?.terminated?.containerID)];
+    const sameState = (status?.state?.running !== undefined) === (newest?.state === 'CONTAINER_RUNNING');
+    return newest !== undefined && named.includes(newest.id) && sameState ? { pod: before, picture } : undefined;
+  }, 120_000);
+}
+
+/**
+ * The instances a container that always exits with `exitCode` has in the runtime after the
+ * restarts its status counts: attempts 0..restartCount, each exited, but the newest running when
+ * the status says so.
+ */
+export function crashedInstances(name: string, status: V1ContainerStatus | undefined, exitCode: number): string[] {
+  const restarts = status?.restartCount ?? 0;
+  return Array.from({ length: restarts + 1 }, (_, attempt) =>
+    attempt === restarts && status?.state?.running !== undefined ? `${name}#${attempt}:RUNNING` : `${name}#${attempt}:EXITED(${exitCode})`,
+  );
+}
+
+/** What {@link watchStops} saw of one container while its pod terminated. */
+export interface StopObservation {
+  readonly name: string;
+  /** Host time (ns) at the start of the last listing that still showed it running; 0n if none did. */
+  lastRunningNs: bigint;
+  /** Its exit as `crictl inspect` read it, unless the agent removed it before it could be read. */
+  exit: RuntimeContainer | undefined;
+  /** The agent removed it (after killing the pod) before its exit could be read. */
+  removed: boolean;
+}
+
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+/**
+ * Watches the containers `ids` of a terminating pod until each has exited or is gone, listing the
+ * pod's containers every `intervalMs` and inspecting the exited ones. The agent removes a pod's
+ * containers right after the last one exits, so that last exit may be gone before it can be read;
+ * the listings still show until when it ran.
+ */
+export async function watchStops(uid: string, ids: readonly string[], timeoutMs = 60_000): Promise<Map<string, StopObservation>> {
+  const seen = new Map<string, StopObservation>();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const listedAt = nowNs();
+    const out = await crictl(['ps', '-a', '--label', `${UID_LABEL}=${uid}`, '-o', 'json']);
+    const listed = new Map(((JSON.parse(out) as { containers: CrictlListItem[] | null }).containers ?? []).map((c) => [c.id, c]));
+    for (const id of ids) {
+      const entry = listed.get(id);
+      const name = entry?.metadata?.name ?? seen.get(id)?.name ?? id;
+      const o = seen.get(id) ?? { name, lastRunningNs: 0n, exit: undefined, removed: false };
+      seen.set(id, o);
+      if (entry === undefined) o.removed = o.exit === undefined;
+      else if (entry.state === 'CONTAINER_RUNNING') o.lastRunningNs = listedAt;
+      else if (o.exit === undefined) {
+        // Losing the race with its removal leaves `exit` unset; the next listing marks it removed.
+        const inspected = await inspectContainer(id).catch(() => undefined);
+        if (inspected?.state === 'CONTAINER_EXITED') o.exit = inspected;
+      }
+    }
+    const settled = [...seen.values()].filter((o) => o.exit !== undefined || o.removed).length;
+    if (settled === ids.length) return new Map([...seen.values()].map((o) => [o.name, o]));
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms watching containers stop: ${JSON.stringify([...seen.values()], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Milliseconds by which `later` stopped after `earlier` had exited: from both exit times, or, when
+ * `later` was removed before its exit could be read, a lower bound from the last listing that still
+ * showed it running (negative or undefined: no evidence that it stopped later).
+ */
+export function stoppedAfterMs(earlier: StopObservation, later: StopObservation): { ms: number; bound: boolean } | undefined {
+  if (earlier.exit === undefined) return undefined;
+  if (later.exit !== undefined) return { ms: msBetween(earlier.exit.finishedNs, later.exit.finishedNs), bound: false };
+  return later.lastRunningNs > 0n ? { ms: msBetween(earlier.exit.finishedNs, later.lastRunningNs), bound: true } : undefined;
 }

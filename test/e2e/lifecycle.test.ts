@@ -6,7 +6,31 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, createNamespace, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, waitForPhase } from './helpers.js';
+import {
+  NODE_NAME,
+  apply,
+  containerStatusOf,
+  crashedInstances,
+  describeContainer,
+  createNamespace,
+  deleteNamespace,
+  eventually,
+  expectRuntime,
+  getPod,
+  kubectl,
+  msBetween,
+  podEvents,
+  podWithRuntime,
+  pollUntil,
+  requireCluster,
+  runtimeContainers,
+  runtimePicture,
+  waitForPhase,
+  stoppedAfterMs,
+  watchStops,
+  type RuntimeContainer,
+  type StopObservation,
+} from './helpers.js';
 
 interface ContainerSpec {
   name: string;
@@ -71,6 +95,10 @@ describe('the pod lifecycle on nodelet', () => {
       return (e?.count ?? 0) >= 2 ? e : undefined;
     }, 120_000);
     assert.equal(backOff.type, 'Warning');
+    // The runtime: one sandbox, and one exited instance per run the status counts (attempts
+    // 0..restartCount, each exit 1), nothing more.
+    const settled = await podWithRuntime([ns, 'crasher'], { name: 'main' }, (x) => containerStatusOf(x, 'main')?.state?.waiting?.reason === 'CrashLoopBackOff');
+    assert.deepEqual(settled.picture, { sandboxes: ['sandbox#0:READY'], containers: crashedInstances('main', containerStatusOf(settled.pod, 'main'), 1) });
   });
 
   it('restarts an OnFailure container after a failure and lets the pod succeed', async () => {
@@ -82,16 +110,18 @@ describe('the pod lifecycle on nodelet', () => {
     const p = await waitForPhase(ns, 'retry', 'Succeeded', 120_000);
     assert.equal(p.status?.containerStatuses?.[0]?.restartCount, 1);
     assert.equal(p.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'Completed');
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(1)', 'main#1:EXITED(0)'] });
   });
 
-  it('runs init containers one at a time, in order, before the app container', async () => {
+  it('runs init containers one at a time, in order, each once, before the app container', async () => {
+    // No file handshake between them: an init container started early would simply succeed, so
+    // only the runtime's own start and finish times of every instance can tell the order.
     await apply(pod(ns, 'inits', {
       init: [
-        { name: 'first', script: 'sleep 2; date +%s%N > /data/first', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } },
-        { name: 'second', script: 'test -f /data/first && date +%s%N > /data/second', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } },
+        { name: 'first', script: 'sleep 2' },
+        { name: 'second', script: 'sleep 1' },
       ],
-      containers: [{ name: 'app', script: 'test -f /data/second && sleep 3600', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } }],
-      podSpec: { volumes: [{ name: 'data', emptyDir: {} }] },
+      containers: [{ name: 'app', script: 'sleep 3600' }],
     }));
     const pending = await waitFor([ns, 'inits'], 'initializing', (x) => x.status?.initContainerStatuses?.[0]?.state?.running !== undefined || x.status?.initContainerStatuses?.[0]?.state?.waiting !== undefined);
     assert.equal(pending.status?.phase, 'Pending');
@@ -101,6 +131,13 @@ describe('the pod lifecycle on nodelet', () => {
     assert.deepEqual(running.status?.initContainerStatuses?.map((s) => s.state?.terminated?.reason), ['Completed', 'Completed']);
     assert.equal(running.status?.conditions?.find((c) => c.type === 'Initialized')?.status, 'True');
     assert.equal(running.status?.containerStatuses?.[0]?.restartCount, 0);
+    const uid = running.metadata?.uid ?? '';
+    // Each ran exactly once: one instance each, all in one sandbox.
+    assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['app#0:RUNNING', 'first#0:EXITED(0)', 'second#0:EXITED(0)'] });
+    const [app, first, second] = await runtimeContainers(uid) as [RuntimeContainer, RuntimeContainer, RuntimeContainer];
+    assert.ok(first.finishedNs > 0n && first.finishedNs < second.startedNs, `second started ${msBetween(first.finishedNs, second.startedNs)} ms after first finished`);
+    assert.ok(second.finishedNs > 0n && second.finishedNs < app.startedNs, `app started ${msBetween(second.finishedNs, app.startedNs)} ms after second finished`);
+    console.log(`init order: second started ${msBetween(first.finishedNs, second.startedNs).toFixed(0)} ms after first finished; app ${msBetween(second.finishedNs, app.startedNs).toFixed(0)} ms after second finished`);
   });
 
   it('fails the pod when an init container fails under restartPolicy Never, never starting the app', async () => {
@@ -108,6 +145,8 @@ describe('the pod lifecycle on nodelet', () => {
     const p = await waitForPhase(ns, 'init-fails', 'Failed');
     assert.equal(p.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode, 7);
     assert.equal(p.status?.containerStatuses?.[0]?.state?.running, undefined);
+    // The app container was never even created.
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['setup#0:EXITED(7)'] });
   });
 
   it('shows Init:CrashLoopBackOff for a failing init container under restartPolicy Always', async () => {
@@ -116,33 +155,70 @@ describe('the pod lifecycle on nodelet', () => {
     assert.equal(p.status?.phase, 'Pending');
     const out = await kubectl(['get', 'pod', '-n', ns, 'init-loops', '--no-headers']);
     assert.match(out, /Init:CrashLoopBackOff/);
+    // The runtime: every run of the init container, and no app container at all.
+    const settled = await podWithRuntime([ns, 'init-loops'], { name: 'setup', init: true }, (x) => containerStatusOf(x, 'setup', true)?.state?.waiting?.reason === 'CrashLoopBackOff');
+    assert.deepEqual(settled.picture, { sandboxes: ['sandbox#0:READY'], containers: crashedInstances('setup', containerStatusOf(settled.pod, 'setup', true), 1) });
   });
 
-  it('starts a sidecar before the app, keeps it running beside it, and stops it after the app', async () => {
-    await apply(pod(ns, 'sidecar', {
-      init: [{ name: 'proxy', restartPolicy: 'Always', script: 'trap "exit 0" TERM; date +%s > /data/proxy-started; while true; do sleep 1; done', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } }],
-      containers: [{ name: 'app', script: 'test -f /data/proxy-started || exit 1; trap "sleep 3; exit 0" TERM; while true; do sleep 1; done', extra: { volumeMounts: [{ name: 'data', mountPath: '/data' }] } }],
-      podSpec: { volumes: [{ name: 'data', emptyDir: {} }], terminationGracePeriodSeconds: 20 },
+  it('starts sidecars in order before the app; stops the app first, then the sidecars in reverse order', async () => {
+    // Each container exits 0 on TERM after a pause, so every stop is seen in the runtime while the
+    // pod is Terminating. proxy-b (stopped first of the sidecars) pauses longer than proxy-a: had
+    // both been stopped at once, proxy-a would finish first.
+    const stopsAfter = (seconds: number): string => `trap "sleep ${seconds}; exit 0" TERM; while true; do sleep 1; done`;
+    await apply(pod(ns, 'sidecars', {
+      init: [
+        { name: 'proxy-a', restartPolicy: 'Always', script: stopsAfter(1) },
+        { name: 'proxy-b', restartPolicy: 'Always', script: stopsAfter(2) },
+      ],
+      containers: [{ name: 'app', script: stopsAfter(2) }],
+      podSpec: { terminationGracePeriodSeconds: 30 },
     }));
-    const p = await waitFor([ns, 'sidecar'], 'app and sidecar ready', (x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
-    assert.equal(p.status?.initContainerStatuses?.[0]?.started, true);
-    assert.equal(p.status?.containerStatuses?.[0]?.restartCount, 0);
-    await kubectl(['delete', 'pod', '-n', ns, 'sidecar', '--timeout=60s']);
-    const killing = (await podEvents(ns, 'sidecar')).filter((e) => e.reason === 'Killing');
-    const at = (name: string): number => new Date(killing.find((e) => e.involvedObject.fieldPath?.includes(`{${name}}`) === true)?.firstTimestamp ?? 0).getTime();
-    assert.ok(at('app') > 0 && at('proxy') > 0, `Killing events: ${killing.map((e) => e.message).join('; ')}`);
-    assert.ok(at('proxy') - at('app') >= 2000, `sidecar stopped ${at('proxy') - at('app')} ms after the app`);
+    const ready = await waitFor([ns, 'sidecars'], 'app and sidecars ready', (x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+    assert.deepEqual(ready.status?.initContainerStatuses?.map((s) => [s.name, s.started]), [['proxy-a', true], ['proxy-b', true]]);
+    assert.equal(containerStatusOf(ready, 'app')?.restartCount, 0);
+    const uid = ready.metadata?.uid ?? '';
+    assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['app#0:RUNNING', 'proxy-a#0:RUNNING', 'proxy-b#0:RUNNING'] });
+    const [app, proxyA, proxyB] = await runtimeContainers(uid) as [RuntimeContainer, RuntimeContainer, RuntimeContainer];
+    assert.ok(proxyA.startedNs < proxyB.startedNs && proxyB.startedNs < app.startedNs, `started: proxy-a ${proxyA.startedNs}, proxy-b ${proxyB.startedNs}, app ${app.startedNs}`);
+
+    await kubectl(['delete', 'pod', '-n', ns, 'sidecars', '--wait=false']);
+    // Each exit as the runtime records it, read while the pod terminates (the agent removes the
+    // containers right after the last exit, so the last one may only be seen still running).
+    const stops = await watchStops(uid, [app.id, proxyA.id, proxyB.id]);
+    const [appStop, aStop, bStop] = (['app', 'proxy-a', 'proxy-b'] as const).map((n) => stops.get(n)!) as [StopObservation, StopObservation, StopObservation];
+    const seen = JSON.stringify([...stops.values()].map((o) => ({ name: o.name, exit: o.exit === undefined ? 'unread' : `${describeContainer(o.exit)} at ${o.exit.finishedNs}`, lastRunning: `${o.lastRunningNs}` })));
+    const bAfterApp = stoppedAfterMs(appStop, bStop);
+    const aAfterB = stoppedAfterMs(bStop, aStop);
+    assert.ok(bAfterApp !== undefined && bAfterApp.ms > 0, `proxy-b stopped after the app: ${seen}`);
+    assert.ok(aAfterB !== undefined && aAfterB.ms > 0, `proxy-a stopped after proxy-b: ${seen}`);
+    for (const o of [appStop, aStop, bStop]) if (o.exit !== undefined) assert.equal(o.exit.exitCode, 0, `${o.name} stopped by its own TERM handler: ${seen}`);
+    console.log(`sidecar stop order: app, then proxy-b ${bAfterApp.ms.toFixed(0)} ms later, then proxy-a ${aAfterB.bound ? 'still running ' : ''}${aAfterB.ms.toFixed(0)} ms after proxy-b${aAfterB.bound ? ' (its exit was removed before it could be read)' : ''}`);
+    const killing = (await podEvents(ns, 'sidecars')).filter((e) => e.reason === 'Killing').map((e) => e.involvedObject.fieldPath).sort();
+    assert.deepEqual(killing, ['spec.containers{app}', 'spec.initContainers{proxy-a}', 'spec.initContainers{proxy-b}']);
+    await pollUntil('the pod to be gone', async () => ((await getPod(ns, 'sidecars')) === undefined ? true : undefined), { timeoutMs: 60_000 });
+    await expectRuntime(uid, { sandboxes: [], containers: [] });
   });
 
   it('lets a later, shorter grace period cut a termination short', async () => {
     await apply(pod(ns, 'stubborn', { containers: [{ name: 'main', script: 'trap "" TERM; while true; do sleep 1; done' }], podSpec: { terminationGracePeriodSeconds: 120 } }));
-    await waitForPhase(ns, 'stubborn', 'Running');
-    const started = Date.now();
+    const uid = (await waitForPhase(ns, 'stubborn', 'Running')).metadata?.uid ?? '';
+    assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    const firstDeleteAt = Date.now();
     await kubectl(['delete', 'pod', '-n', ns, 'stubborn', '--wait=false']);
+    const firstGrace = (await getPod(ns, 'stubborn'))?.metadata?.deletionGracePeriodSeconds;
+    assert.equal(firstGrace, 120);
     await new Promise((r) => setTimeout(r, 2000));
+    // Still running 2 s into its 120 s: only the shorter grace period can end it early.
+    assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    const shrunkAt = Date.now();
     await kubectl(['delete', 'pod', '-n', ns, 'stubborn', '--grace-period=3', '--wait=false']);
-    await eventually('stubborn pod gone', async () => ((await getPod(ns, 'stubborn')) === undefined ? true : undefined), 60_000);
-    assert.ok(Date.now() - started < 60_000, 'gone well before its first 120 s grace period');
+    assert.equal((await getPod(ns, 'stubborn'))?.metadata?.deletionGracePeriodSeconds, 3, 'the API took the shorter grace period');
+    // getPod is undefined only when the API answers NotFound; any other error fails here at once.
+    await pollUntil('stubborn pod gone', async () => ((await getPod(ns, 'stubborn')) === undefined ? true : undefined), { timeoutMs: 60_000 });
+    const goneAt = Date.now();
+    console.log(`grace shrink: pod gone ${((goneAt - shrunkAt) / 1000).toFixed(1)}s after --grace-period=3 (${((goneAt - firstDeleteAt) / 1000).toFixed(1)}s after the first delete, which gave ${firstGrace} s)`);
+    assert.ok(goneAt - firstDeleteAt < 60_000, 'gone well before its first 120 s grace period');
+    await expectRuntime(uid, { sandboxes: [], containers: [] });
   });
 
   it('fails a pod that outlives its activeDeadlineSeconds with DeadlineExceeded', async () => {
@@ -151,6 +227,8 @@ describe('the pod lifecycle on nodelet', () => {
     assert.equal(p.status?.reason, 'DeadlineExceeded');
     assert.equal(p.status?.containerStatuses?.[0]?.state?.running, undefined);
     assert.ok((await podEvents(ns, 'deadline')).some((e) => e.reason === 'DeadlineExceeded'));
+    // sleep as PID 1 ignores TERM: killed at the end of the 5 s grace period.
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(137)'] });
   });
 
   it('reports the termination message file, and the log tail with FallbackToLogsOnError', async () => {
@@ -160,6 +238,8 @@ describe('the pod lifecycle on nodelet', () => {
     assert.equal(message.status?.containerStatuses?.[0]?.state?.terminated?.message, 'all done');
     const fallback = await waitForPhase(ns, 'fallback', 'Failed');
     assert.equal(fallback.status?.containerStatuses?.[0]?.state?.terminated?.message?.trim(), 'fatal: config missing');
+    await expectRuntime(message.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(0)'] });
+    await expectRuntime(fallback.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(2)'] });
   });
 
   it('reports OOMKilled for a container that exceeds its memory limit', async () => {
@@ -170,5 +250,7 @@ describe('the pod lifecycle on nodelet', () => {
     const p = await waitForPhase(ns, 'oom', 'Failed', 90_000);
     assert.equal(p.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'OOMKilled');
     assert.equal(p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 137);
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(137)'] });
+    assert.deepEqual((await runtimeContainers(p.metadata?.uid ?? '')).map((c) => c.reason), ['OOMKilled']);
   });
 });

@@ -10,15 +10,20 @@ import {
   NODE_NAME,
   apply,
   busyboxPod,
+  containerStatusOf,
   containersOf,
-  crictl,
+  crashedInstances,
   createNamespace,
   deleteNamespace,
   eventually,
+  expectRuntime,
   getPod,
   kubectl,
   podEvents,
+  podWithRuntime,
   requireCluster,
+  runtimeContainers,
+  runtimePicture,
   sandboxesOf,
   waitForPhase,
 } from './helpers.js';
@@ -65,7 +70,8 @@ describe('a busybox pod on the nodelet node', () => {
       return text.includes('hello-from-nodelet') ? text : undefined;
     });
     assert.match(log, /^\S+ stdout F hello-from-nodelet$/m);
-    assert.equal((await sandboxesOf(uid)).length, 1);
+    assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    assert.equal(`containerd://${(await runtimeContainers(uid))[0]?.id ?? ''}`, pod.status?.containerStatuses?.[0]?.containerID);
   });
 
   it('runs a pod placed by the scheduler', async () => {
@@ -76,6 +82,7 @@ describe('a busybox pod on the nodelet node', () => {
     const events = await podEvents(namespace, 'scheduled');
     const reasons = events.map((e) => e.reason);
     for (const reason of ['Scheduled', 'Pulled', 'Created', 'Started']) assert.ok(reasons.includes(reason), `event ${reason} in ${reasons.join(',')}`);
+    assert.deepEqual(await runtimePicture(pod.metadata?.uid ?? ''), { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
   });
 
   it('gives two pods different IPs that reach each other over the pod bridge', async () => {
@@ -84,6 +91,7 @@ describe('a busybox pod on the nodelet node', () => {
     const client = await waitForPhase(namespace, 'client', 'Succeeded');
     assert.notEqual(client.status?.podIP, server.status?.podIP);
     assert.equal(client.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    await expectRuntime(client.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(0)'] });
   });
 
   it('deletes a pod: kubectl delete returns with nothing of the pod left in the runtime', async () => {
@@ -105,12 +113,9 @@ describe('a busybox pod on the nodelet node', () => {
     assert.equal(ok.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'Completed');
     assert.equal(bad.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 3);
     assert.equal(bad.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'Error');
-    // A finished pod keeps no ready sandbox.
-    const readySandboxes = await eventually('sandbox stopped', async () => {
-      const out = await crictl(['pods', '--label', `io.kubernetes.pod.uid=${bad.metadata?.uid ?? ''}`, '--state', 'ready', '-q']);
-      return out.trim() === '' ? [] : undefined;
-    });
-    assert.deepEqual(readySandboxes, []);
+    // A finished pod keeps its one sandbox, stopped, and its one container instance, never restarted.
+    await expectRuntime(ok.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(0)'] });
+    await expectRuntime(bad.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['main#0:EXITED(3)'] });
   });
 
   it('restarts an exiting container under restartPolicy Always and counts the restarts', async () => {
@@ -120,6 +125,9 @@ describe('a busybox pod on the nodelet node', () => {
       return (p?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? p : undefined;
     });
     assert.equal(pod.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode, 1);
+    // One sandbox; one instance per run the status counts, the newest maybe running.
+    const settled = await podWithRuntime([namespace, 'restarts'], { name: 'main' }, (p) => (containerStatusOf(p, 'main')?.restartCount ?? 0) >= 1);
+    assert.deepEqual(settled.picture, { sandboxes: ['sandbox#0:READY'], containers: crashedInstances('main', containerStatusOf(settled.pod, 'main'), 1) });
     await kubectl(['delete', 'pod', '-n', namespace, 'restarts', '--timeout=90s']);
   });
 });

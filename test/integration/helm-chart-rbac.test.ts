@@ -1,10 +1,14 @@
 /**
  * The chart's RBAC is enough, and no more: its ServiceAccount, ClusterRole, Role and bindings are
  * rendered by `helm template` and applied to the test cluster; then nodelet's own modules run with
- * that ServiceAccount's token and make every API call the agent makes: register a Node (with the
- * chart's label and taint), post its status and renew its Lease, list and watch its pods, write pod
- * status and events, read configmaps and secrets, request a service account token, delete a pod,
- * and create, watch and report on its NodeAgent. Calls outside the rules must be forbidden.
+ * that ServiceAccount's token and make every API call the agent makes, each verb of the rules at
+ * least once: register a Node (with the chart's label and taint: nodes create), post its status
+ * (nodes/status patch), create its Lease and renew it (leases get, create, update), register again
+ * as a restarted agent does, adopting the existing Node and updating its labels (nodes get, patch),
+ * list and watch its pods, write pod status and events (create, then a count patch), read configmaps
+ * and secrets, request a service account token, delete a pod, and read, create, watch and report on
+ * its NodeAgent. Each step asserts its effect on the server, so removing any verb from the rules
+ * fails this test. Calls outside the rules must be forbidden.
  *
  * Everything is named `rbac-<random>` and removed afterwards; the registered Node carries the
  * nodelet.dev/agent NoSchedule taint (nothing else is scheduled onto it) and lives for seconds.
@@ -63,6 +67,25 @@ async function eventually<T>(what: string, read: () => Promise<T | undefined>, t
 }
 
 /** A kubeconfig for the same API server as the admin's, authenticated by a bearer token. */
+/** The registration and heartbeat the agent runs, with the chart's label and taint (and `labels`). */
+function nodeController(kubeConfig: KubeConfig, nodeName: string, labels: Record<string, string> = {}): NodeController {
+  return createNodeController({
+    kubeConfig,
+    nodeName,
+    nodeIp: '127.0.0.1',
+    hostInfo: createHostInfo({ rootDir: os.tmpdir() }),
+    runtime: {
+      version: () => Promise.resolve({ runtimeName: 'containerd', runtimeVersion: '1.6.20~ds1' }),
+      readiness: () => Promise.resolve({ ready: true, reason: '', message: '' }),
+    },
+    logger,
+    labels: { 'nodelet.dev/agent': 'true', ...labels },
+    taints: [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }],
+    // Renewals every half second, so the test sees the lease updated, not only created.
+    leasePeriodMs: 500,
+  });
+}
+
 function tokenKubeConfig(admin: KubeConfig, token: string): KubeConfig {
   const cluster = admin.getCurrentCluster();
   assert.ok(cluster !== null, 'the admin kubeconfig has no current cluster');
@@ -92,7 +115,8 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   let adminCore: CoreV1Api;
   let controller: NodeController | undefined;
   let source: PodSource | undefined;
-  const seenPods = new Set<string>();
+  /** Why the pod source reported each pod UID, in order. */
+  const seenPods = new Map<string, string[]>();
   let pod: V1Pod;
 
   before(async () => {
@@ -122,20 +146,8 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']).catch(() => undefined);
   });
 
-  it('registers the Node with the chart label and taint, posts its status and renews its lease', async () => {
-    controller = createNodeController({
-      kubeConfig: agentConfig,
-      nodeName,
-      nodeIp: '127.0.0.1',
-      hostInfo: createHostInfo({ rootDir: os.tmpdir() }),
-      runtime: {
-        version: () => Promise.resolve({ runtimeName: 'containerd', runtimeVersion: '1.6.20~ds1' }),
-        readiness: () => Promise.resolve({ ready: true, reason: '', message: '' }),
-      },
-      logger,
-      labels: { 'nodelet.dev/agent': 'true' },
-      taints: [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }],
-    });
+  it('registers the Node with the chart label and taint, posts its status, creates its lease and renews it', async () => {
+    controller = nodeController(agentConfig, nodeName);
     controller.start();
     const node = await eventually('the Node to be Ready', async () => {
       const current: V1Node = await adminCore.readNode({ name: nodeName });
@@ -143,12 +155,34 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     });
     assert.equal(node.metadata?.labels?.['nodelet.dev/agent'], 'true');
     assert.ok(node.spec?.taints?.some((t) => t.key === 'nodelet.dev/agent' && t.value === 'true' && t.effect === 'NoSchedule'));
-    await eventually('the Lease', () => admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }));
+    const leases = admin.makeApiClient(CoordinationV1Api);
+    const created = await eventually('the Lease', () => leases.readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }));
+    assert.equal(created.spec?.holderIdentity, nodeName);
+    // Renewed by update: a later read shows a newer renewTime (creation alone never moves it).
+    const renewedAt = (l: typeof created): number => new Date(l.spec?.renewTime ?? 0).getTime();
+    await eventually('the Lease to be renewed', async () => {
+      const current = await leases.readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
+      return renewedAt(current) > renewedAt(created) && current.metadata?.resourceVersion !== created.metadata?.resourceVersion ? current : undefined;
+    });
     await eventually('the controller to be healthy', () => Promise.resolve(controller?.healthy() === true ? true : undefined));
   });
 
+  it('registers again as a restarted agent: adopts the existing Node and patches the labels it owns', async () => {
+    const before = await adminCore.readNode({ name: nodeName });
+    await controller?.stop();
+    controller = nodeController(agentConfig, nodeName, { 'nodelet.dev/rbac-check': 'restarted' });
+    controller.start();
+    const adopted = await eventually('the new label on the existing Node', async () => {
+      const current = await adminCore.readNode({ name: nodeName });
+      return current.metadata?.labels?.['nodelet.dev/rbac-check'] === 'restarted' ? current : undefined;
+    });
+    assert.equal(adopted.metadata?.uid, before.metadata?.uid, 'the same Node object, not a new one');
+    assert.equal(adopted.metadata?.labels?.['nodelet.dev/agent'], 'true');
+    await eventually('the restarted controller to be healthy', () => Promise.resolve(controller?.healthy() === true ? true : undefined));
+  });
+
   it('lists and watches the pods bound to its Node', async () => {
-    source = createPodSource({ kubeConfig: agentConfig, nodeName, logger, onPod: (ref) => seenPods.add(ref.uid) });
+    source = createPodSource({ kubeConfig: agentConfig, nodeName, logger, onPod: (ref, reason) => seenPods.set(ref.uid, [...(seenPods.get(ref.uid) ?? []), reason]) });
     await source.start();
     assert.equal(source.synced(), true);
     pod = await adminCore.createNamespacedPod({
@@ -164,6 +198,11 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     });
     const uid = pod.metadata?.uid ?? '';
     await eventually('the watch to deliver the pod', () => Promise.resolve(seenPods.has(uid) ? true : undefined));
+    // By the watch ('added'), not by a relist after the watch failed: a source that cannot watch
+    // still finds new pods, one relist at a time.
+    const reasons = seenPods.get(uid) ?? [];
+    assert.ok(reasons[0] === 'added' && !reasons.includes('relisted'), `reported as ${reasons.join(', ')}`);
+    assert.equal(source.healthy(), true, 'the pod watch is up');
   });
 
   it('writes pod status and events, and reads what pod volumes need', async () => {
