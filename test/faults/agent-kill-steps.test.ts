@@ -191,7 +191,10 @@ describe('the agent SIGKILLed at each step of starting and stopping a pod', () =
       phase: 'in-flight',
       inFlightDelayMs: 1500,
       atKill: { sandbox: 'SANDBOX_READY', containers: ['CONTAINER_RUNNING', 'CONTAINER_RUNNING'] },
-      match: (call, running) => call.method === 'StopContainer' && call.mentions(only(running, 'first')?.id ?? '\0'),
+      match: (call, running) => {
+        const first = only(running, 'first')?.id;
+        return call.method === 'StopContainer' && first !== undefined && call.mentions(first);
+      },
     });
   });
 
@@ -199,7 +202,10 @@ describe('the agent SIGKILLed at each step of starting and stopping a pod', () =
     await deleteStep(t, 'after StopPodSandbox', {
       phase: 'returned',
       atKill: { sandbox: 'SANDBOX_NOTREADY', containers: ['CONTAINER_EXITED', 'CONTAINER_EXITED'] },
-      match: (call, running) => call.method === 'StopPodSandbox' && call.mentions(running.sandboxes[0]?.id ?? '\0'),
+      match: (call, running) => {
+        const sandbox = running.sandboxes[0]?.id;
+        return call.method === 'StopPodSandbox' && sandbox !== undefined && call.mentions(sandbox);
+      },
     });
   });
 

@@ -196,18 +196,18 @@ function verdict(was: RuntimeContainer | undefined, now: { running: RuntimeConta
 }
 
 /**
- * Compares every pod's containers now with the runtime at the fault (see the file header).
- * `agentDied`: the agent was killed at the fault, so a created container may have been abandoned.
+ * Compares every pod's containers now (`pods` from the API, `runtime` as it is now) with the
+ * runtime at the fault (see the file header). `agentDied`: the agent was killed at the fault, so a
+ * created container may have been abandoned.
  */
-export async function restartLedger(namespace: string, atFault: RuntimeView, agentDied: boolean): Promise<Ledger> {
-  const [pods, runtime] = await Promise.all([listPods(namespace), runtimeOfNamespace(namespace)]);
+export function ledgerOf(now: { pods: readonly V1Pod[]; runtime: RuntimeView }, atFault: RuntimeView, agentDied: boolean): Ledger {
+  const { pods, runtime } = now;
   const problems: string[] = [];
   const counts = new Map<string, number>();
   for (const pod of pods) {
     const uid = pod.metadata?.uid ?? '';
     for (const spec of pod.spec?.containers ?? []) {
-      const mineThen = byAttempt(atFault.containers.filter((c) => c.uid === uid && c.name === spec.name));
-      const was = mineThen.at(-1);
+      const was = byAttempt(atFault.containers.filter((c) => c.uid === uid && c.name === spec.name)).at(-1);
       const running = runtime.containers.find((c) => c.uid === uid && c.name === spec.name && c.state === 'CONTAINER_RUNNING');
       const stillThere = was !== undefined && runtime.containers.some((c) => c.id === was.id);
       const v = verdict(was, { running, status: apiStatusOf(pod, spec.name), stillThere }, agentDied);
@@ -216,8 +216,8 @@ export async function restartLedger(namespace: string, atFault: RuntimeView, age
     }
   }
   const n = (key: string): number => counts.get(key) ?? 0;
-  const deleted = new Set(atFault.containers.map((c) => c.uid).filter((uid) => !pods.some((p) => p.metadata?.uid === uid)));
-  const kept = atFault.containers.filter((c) => !deleted.has(c.uid));
+  const apiUids = new Set(pods.map((p) => p.metadata?.uid ?? ''));
+  const kept = atFault.containers.filter((c) => apiUids.has(c.uid));
   return {
     problems,
     summary: {
@@ -229,6 +229,12 @@ export async function restartLedger(namespace: string, atFault: RuntimeView, age
       newSinceFault: n('new'),
     },
   };
+}
+
+/** `ledgerOf` the namespace as it is now. */
+export async function restartLedger(namespace: string, atFault: RuntimeView, agentDied: boolean): Promise<Ledger> {
+  const [pods, runtime] = await Promise.all([listPods(namespace), runtimeOfNamespace(namespace)]);
+  return ledgerOf({ pods, runtime }, atFault, agentDied);
 }
 
 /** The summary as one sentence, for the test's printed figures. */
