@@ -23,7 +23,10 @@
  * - mid-StopContainer (1.5 s into the call, the runtime still working on it);
  * - after StopPodSandbox returned (containers exited, sandbox stopped, nothing removed yet and the
  *   pod object not deleted).
- * In both cases the pod object disappears from the API, and nothing labelled with its UID remains
+ * - after CreateContainer of `second` returned, the pod then deleted while no agent runs (the
+ *   regression behind the kill-pod fix: a created container that never started kept the pod
+ *   Terminating forever, as containerd's StopContainer does nothing to it).
+ * In every case the pod object disappears from the API, and nothing labelled with its UID remains
  * in the runtime, nor its directory under the agent's root.
  *
  * Each step prints how long convergence took after the restarted agent's process started.
@@ -209,6 +212,38 @@ describe('the agent SIGKILLed at each step of starting and stopping a pod', () =
     });
   });
 
+  it('removes the pod and its created-never-started container when it is deleted while the agent is dead after CreateContainer', { timeout: STEP_TIMEOUT_MS }, async (t) => {
+    // The regression behind the kill-pod fix: containerd's StopContainer ignores a created
+    // container, so the pod stayed Terminating for good.
+    const ip = interposer!;
+    const name = uniqueName('made');
+    let uid = '';
+    const kill = await killAgentAtStep({
+      interposer: ip,
+      trigger: { phase: 'returned', match: (call) => call.method === 'CreateContainer' && call.mentions(name, 'second') },
+      act: async () => (uid = await createPod(namespace, name)),
+      timeoutMs: TRIGGER_TIMEOUT_MS,
+    });
+    await kubectl(['delete', 'pod', '-n', namespace, name, '--wait=false']);
+    const restored = await restoreHarnessAgent();
+    assert.deepEqual(kill.atKill.containers.map((c) => `${c.name}:${c.state}`).sort(), ['first:CONTAINER_RUNNING', 'second:CONTAINER_CREATED'], describeView(kill.atKill));
+    await expectGone(t, { step: 'after CreateContainer (second), deleted while the agent was dead', name, uid, kill, restored });
+  });
+
+  /** Waits until the pod is gone from the API, the runtime and the agent's root; prints the figures. */
+  async function expectGone(t: TestContext, g: { step: string; name: string; uid: string; kill: StepKill; restored: Restored }): Promise<void> {
+    await eventually(`${g.name} to be gone from the API and the runtime`, async () => {
+      const [pod, view] = await Promise.all([getPod(namespace, g.name), runtimeOfUid(g.uid)]);
+      if (pod !== undefined || view.sandboxes.length + view.containers.length > 0) {
+        throw new Error(`API: ${pod === undefined ? 'gone' : `still there (phase ${pod.status?.phase ?? '?'})`}; runtime: ${describeView(view)}`);
+      }
+      return true;
+    }, CONVERGE_TIMEOUT_MS);
+    t.diagnostic(figures(g.step, g.kill, g.restored, Date.now()));
+    const podDir = path.join(CLUSTER_DIR, 'nodelet-root', 'pods', g.uid);
+    await assert.rejects(access(podDir), `${podDir} is removed`);
+  }
+
   interface DeleteStep {
     readonly phase: 'returned' | 'in-flight';
     readonly inFlightDelayMs?: number;
@@ -243,16 +278,6 @@ describe('the agent SIGKILLed at each step of starting and stopping a pod', () =
     assert.deepEqual(kill.atKill.containers.map((c) => c.state), d.atKill.containers, `at the kill: ${describeView(kill.atKill)}`);
     assert.ok(atKillPod?.metadata?.deletionTimestamp !== undefined, 'the pod was still in the API, being deleted, after the kill');
 
-    await eventually(`${name} to be gone from the API and the runtime`, async () => {
-      const [pod, view] = await Promise.all([getPod(namespace, name), runtimeOfUid(uid)]);
-      if (pod !== undefined || view.sandboxes.length + view.containers.length > 0) {
-        throw new Error(`API: ${pod === undefined ? 'gone' : `still there (phase ${pod.status?.phase ?? '?'})`}; runtime: ${describeView(view)}`);
-      }
-      return true;
-    }, CONVERGE_TIMEOUT_MS);
-    const convergedAtMs = Date.now();
-    t.diagnostic(figures(step, kill, restored, convergedAtMs));
-    const podDir = path.join(CLUSTER_DIR, 'nodelet-root', 'pods', uid);
-    await assert.rejects(access(podDir), `${podDir} is removed`);
+    await expectGone(t, { step, name, uid, kill, restored });
   }
 });
