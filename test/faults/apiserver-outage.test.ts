@@ -9,9 +9,15 @@ import { after, before, describe, it } from 'node:test';
 import { createNamespace, eventually, getPod, kubectl, requireCluster } from '../e2e/helpers.js';
 import { sleeperPod } from './churn.js';
 import { clusterUp, daemonPid, ensureClusterUp, isAlive, killDaemon, killProcess } from './harness.js';
-import { containerPid, deleteNamespaceAndWait, listPods, nodeReadyStatus, runningContainers, runtimeContainers, type RunningContainer, type RuntimeContainer } from './state.js';
+import { inventoryMatches, namespaceInventoryProblems, type PodInventory } from './census.js';
+import { containerPid, deleteNamespaceAndWait, listPods, nodeReadyStatus, runningContainers, runtimeContainers, runtimeOfNamespace, type RunningContainer, type RuntimeContainer } from './state.js';
 
 const OUTAGE_MS = 60_000;
+/** What each pod has in the runtime once the API is back: every sandbox and container, any state. */
+const SETTLED: Readonly<Record<string, PodInventory>> = {
+  steady: { sandbox: 'SANDBOX_READY', containers: { main: ['CONTAINER_RUNNING'] } },
+  exiter: { sandbox: 'SANDBOX_READY', containers: { main: ['CONTAINER_EXITED', 'CONTAINER_RUNNING'] } },
+};
 
 describe('the API server down for 60 s', () => {
   let namespace = '';
@@ -47,6 +53,7 @@ describe('the API server down for 60 s', () => {
   });
 
   after(async () => {
+    await ensureClusterUp();
     if (namespace !== '') await deleteNamespaceAndWait(namespace);
   });
 
@@ -81,6 +88,15 @@ describe('the API server down for 60 s', () => {
     assert.equal(status?.restartCount, 1);
     assert.equal(status?.lastState?.terminated?.exitCode, 137);
     assert.notEqual(status?.containerID, `containerd://${was.containerId}`);
+  });
+
+  it('counts everything: one ready sandbox per pod in any state, exactly the containers expected, nothing orphaned', async () => {
+    await eventually('both pods to settle', inventoryMatches(namespace, SETTLED), 60_000);
+    assert.deepEqual(await namespaceInventoryProblems(namespace, SETTLED), []);
+    const runtime = await runtimeOfNamespace(namespace);
+    for (const [name, was] of recorded) {
+      assert.equal(runtime.containers.find((c) => c.uid === was.uid && c.attempt === 0)?.id, was.containerId, `${name}: its first container is the one recorded before the outage`);
+    }
   });
 
   it('reports the node Ready again', async () => {

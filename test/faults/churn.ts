@@ -1,14 +1,16 @@
 /**
  * A create/delete churn with a fault in the middle, shared by the agent-kill and Redis-flush tests:
  *
- *   create `initial` pods in batches ──► once `runningBeforeFault` run: record their containers
- *        │                                  and inject the fault (creation may still be going on)
+ *   create `initial` pods in batches ──► once `runningBeforeFault` run: inject the fault (creation
+ *        │                                  may still be going on) and record every sandbox and
+ *        │                                  container of the namespace in the runtime, any state
  *        └─► delete `toDelete` of them, create `extra` more ──► recover ──► caller waits for convergence
  *
  * Every pod is a busybox `sleep 3600` bound to the test node with a 2 s grace period.
  */
 import { NODE_NAME, eventually, kubectl } from '../e2e/helpers.js';
-import { listPods, runningContainers, type Expectation, type RunningContainer } from './state.js';
+import type { Expectation } from './census.js';
+import { listPods, runningContainers, runtimeOfNamespace, type RunningContainer, type RuntimeView } from './state.js';
 
 export interface ChurnPlan {
   readonly namespace: string;
@@ -33,10 +35,14 @@ export interface ChurnFault {
 
 export interface ChurnOutcome {
   readonly expectation: Expectation;
-  /** How many pods ran when the fault was injected. */
-  readonly runningAtFault: number;
-  /** Containers Running before the fault in pods that were not deleted: must survive unchanged. */
-  readonly survivors: readonly RunningContainer[];
+  /** How many pods the API showed Running right before the fault was injected. */
+  readonly runningBeforeFault: number;
+  /** The runtime right after the fault was injected: every sandbox and container of the namespace, any state. */
+  readonly atFault: RuntimeView;
+  /** How long the recovery took (`fault.recover()`), in milliseconds. */
+  readonly recoverMs: number;
+  /** When the recovery ended (`Date.now()`), to time convergence from. */
+  readonly recoveredAtMs: number;
 }
 
 /** A busybox `sleep 3600` pod bound to the test node. */
@@ -84,6 +90,7 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
   );
   const runningBefore = await waitForRunning(plan.namespace, plan.runningBeforeFault);
   await fault.inject();
+  const atFault = await runtimeOfNamespace(plan.namespace);
   const creationError = await creating;
   if (creationError !== undefined) throw creationError;
 
@@ -92,7 +99,9 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
   await kubectl(['delete', 'pod', '-n', plan.namespace, '--wait=false', ...doomed]);
   const extra = podNames('q', 0, plan.extra);
   await createInBatches(plan.namespace, extra, { batchSize: plan.batchSize, pauseMs: 0 });
+  const recoverStartMs = Date.now();
   await fault.recover();
+  const recoveredAtMs = Date.now();
 
   const gone = new Set(doomed);
   return {
@@ -101,7 +110,9 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
       present: [...initial.filter((name) => !gone.has(name)), ...extra],
       deletedUids: doomed.map((name) => uidByName.get(name) ?? ''),
     },
-    runningAtFault: runningBefore.length,
-    survivors: runningBefore.filter((c) => !gone.has(c.podName)),
+    runningBeforeFault: runningBefore.length,
+    atFault,
+    recoverMs: recoveredAtMs - recoverStartMs,
+    recoveredAtMs,
   };
 }

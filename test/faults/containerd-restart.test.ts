@@ -13,11 +13,21 @@ import { createNamespace, eventually, getPod, kubectl, requireCluster } from '..
 import { sleeperPod } from './churn.js';
 import { clusterUp, daemonPid, ensureClusterUp, killDaemon, killProcess } from './harness.js';
 import { ReadinessSampler } from './readiness-sampler.js';
-import { containerPid, deleteNamespaceAndWait, listPods, runningContainers, runtimeContainers, type RunningContainer } from './state.js';
+import { inventoryMatches, namespaceInventoryProblems, type PodInventory } from './census.js';
+import { containerPid, deleteNamespaceAndWait, listPods, runningContainers, runtimeContainers, runtimeOfNamespace, type RunningContainer } from './state.js';
 
 const POLICIES = { steady: 'Always', always: 'Always', onfailure: 'OnFailure', never: 'Never' } as const;
 type PodName = keyof typeof POLICIES;
 const VICTIMS: readonly PodName[] = ['always', 'onfailure', 'never'];
+/** What each pod has in the runtime once everything settled: every sandbox and container, any state. */
+const RESTARTED: PodInventory = { sandbox: 'SANDBOX_READY', containers: { main: ['CONTAINER_EXITED', 'CONTAINER_RUNNING'] } };
+const SETTLED: Record<PodName, PodInventory> = {
+  steady: { sandbox: 'SANDBOX_READY', containers: { main: ['CONTAINER_RUNNING'] } },
+  always: RESTARTED,
+  onfailure: RESTARTED,
+  // Done: its containers exited for good, so its sandbox is stopped, and kept for the pod's status.
+  never: { sandbox: 'SANDBOX_NOTREADY', containers: { main: ['CONTAINER_EXITED'] } },
+};
 /** "Briefly": containerd is down ~5 s plus its restart; the node status is refreshed every 10 s. */
 const NOT_READY_BUDGET_MS = 60_000;
 
@@ -62,6 +72,7 @@ describe('containerd killed and started again while containers die', () => {
 
   after(async () => {
     await sampler.stop();
+    await ensureClusterUp();
     if (namespace !== '') await deleteNamespaceAndWait(namespace);
   });
 
@@ -100,6 +111,16 @@ describe('containerd killed and started again while containers die', () => {
     assert.equal(status?.containerID, `containerd://${was.containerId}`);
     const running = (await runtimeContainers(namespace)).filter((c) => c.uid === was.uid && c.state === 'CONTAINER_RUNNING');
     assert.deepEqual(running, []);
+  });
+
+  it('counts everything: one sandbox per pod in any state, exactly the containers expected (the killed ones kept as exited, once), nothing orphaned', async () => {
+    await eventually('every pod to settle', inventoryMatches(namespace, SETTLED), 60_000);
+    assert.deepEqual(await namespaceInventoryProblems(namespace, SETTLED), []);
+    const runtime = await runtimeOfNamespace(namespace);
+    for (const [name, was] of recorded) {
+      const first = runtime.containers.find((c) => c.uid === was.uid && c.attempt === 0);
+      assert.equal(first?.id, was.containerId, `${name}: its first container is the one recorded before the fault`);
+    }
   });
 
   it('keeps the agent running and reports the node NotReady at most briefly, then Ready', async (t) => {

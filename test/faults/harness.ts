@@ -56,6 +56,24 @@ export async function killProcess(pid: number, signal: NodeJS.Signals = 'SIGKILL
   await eventually(`process ${pid} to exit after ${signal}`, async () => ((await isAlive(pid)) ? undefined : true), 30_000);
 }
 
+/** Stops the harness's agent as `down.sh` would (SIGTERM), and waits until it has exited; no-op when none runs. */
+export async function stopHarnessAgent(): Promise<void> {
+  const pid = await daemonPid('nodelet');
+  if (pid !== undefined) await killProcess(pid, 'SIGTERM');
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat` start times (`getconf CLK_TCK`; 100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** How long the process has been running, in milliseconds (from `/proc`; 10 ms resolution). */
+export async function processAgeMs(pid: number): Promise<number> {
+  const [stat, uptime] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile('/proc/uptime', 'utf8')]);
+  // Field 22 (starttime) counted from the field after the command name, which may contain spaces.
+  const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  const uptimeSeconds = Number(uptime.split(' ')[0]);
+  return Math.round(uptimeSeconds * 1000 - (startTicks / CLOCK_TICKS_PER_SECOND) * 1000);
+}
+
 /** `kill -9` of a harness daemon; resolves with its pid once it is gone. */
 export async function killDaemon(name: Daemon): Promise<number> {
   const pid = await requireDaemonPid(name);
@@ -64,12 +82,24 @@ export async function killDaemon(name: Daemon): Promise<number> {
 }
 
 /**
+ * A command line that runs `command args…` with every inherited file descriptor above 2 closed.
+ * The daemons `up.sh` starts (and an agent a test starts) inherit whatever the test process got
+ * from its parent; a descriptor holding a lock (the cluster wrapper's flock) would keep that lock
+ * held by the daemon long after the test ended, locking everyone else out of the cluster.
+ */
+export function withoutInheritedFds(command: string, args: readonly string[]): [string, string[]] {
+  const closeThenExec = 'for fd in /proc/$$/fd/*; do n=${fd##*/}; if [[ $n =~ ^[0-9]+$ ]] && (( n > 2 )); then eval "exec $n>&-"; fi; done; exec "$@"';
+  return ['bash', ['-c', closeThenExec, 'bash', command, ...args]];
+}
+
+/**
  * Runs `test/cluster/up.sh`, which starts every daemon that is not running (and waits for each to
  * be healthy; for the agent, for the node to report Ready). Rejects with the script's output tail.
  */
 export async function clusterUp(): Promise<void> {
   try {
-    await run('bash', [path.join(REPO_DIR, 'test', 'cluster', 'up.sh')], { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
+    const [command, args] = withoutInheritedFds('bash', [path.join(REPO_DIR, 'test', 'cluster', 'up.sh')]);
+    await run(command, args, { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const output = error instanceof Error && 'stderr' in error ? String(error.stderr).slice(-2000) : String(error);
     throw new Error(`test/cluster/up.sh failed: ${output}`);

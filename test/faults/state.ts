@@ -1,8 +1,7 @@
 /**
- * What fault tests look at after a fault: the pods of a namespace in the API and their sandboxes
- * and containers in the runtime (crictl, JSON output), and the checks that say a namespace has
- * converged: the pods that should exist are Running with one ready sandbox, the deleted ones are
- * gone from both, nothing is orphaned, and no running container was replaced.
+ * What fault tests look at: the pods of a namespace in the API, and their sandboxes and containers
+ * in the runtime in every state (crictl, JSON output), by namespace or by pod UID. The checks built
+ * on them (what "converged" means) are in `census.ts`.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, crictl, eventually, kubectl } from '../e2e/helpers.js';
@@ -12,6 +11,7 @@ export interface RuntimeSandbox {
   readonly id: string;
   readonly state: string;
   readonly uid: string;
+  readonly attempt: number;
 }
 
 /** A container as `crictl ps -a -o json` shows it. */
@@ -19,7 +19,18 @@ export interface RuntimeContainer {
   readonly id: string;
   readonly state: string;
   readonly uid: string;
+  /** The container's name in the pod spec. */
+  readonly name: string;
+  readonly sandboxId: string;
   readonly attempt: number;
+  /** The restart count the agent created it as (its annotation); -1 when the annotation is missing. */
+  readonly restartCount: number;
+}
+
+/** Everything the runtime has of some pods, in every state. */
+export interface RuntimeView {
+  readonly sandboxes: readonly RuntimeSandbox[];
+  readonly containers: readonly RuntimeContainer[];
 }
 
 /** The container of a Running pod, as the API reports it before a fault. */
@@ -34,30 +45,77 @@ export interface RunningContainer {
 interface CrictlItem {
   id: string;
   state: string;
-  labels?: Record<string, string>;
-  metadata?: { attempt?: number };
+  podSandboxId?: string;
+  labels?: Record<string, string> | null;
+  annotations?: Record<string, string> | null;
+  metadata?: { name?: string; attempt?: number };
 }
 
 const UID_LABEL = 'io.kubernetes.pod.uid';
 const NAMESPACE_LABEL = 'io.kubernetes.pod.namespace';
+const CONTAINER_NAME_LABEL = 'io.kubernetes.container.name';
+const RESTART_COUNT_ANNOTATION = 'io.kubernetes.container.restartCount';
 
 export async function listPods(namespace: string): Promise<V1Pod[]> {
   const out = await kubectl(['get', 'pods', '-n', namespace, '-o', 'json']);
   return (JSON.parse(out) as { items: V1Pod[] }).items;
 }
 
+function toSandbox(s: CrictlItem): RuntimeSandbox {
+  return { id: s.id, state: s.state, uid: s.labels?.[UID_LABEL] ?? '', attempt: s.metadata?.attempt ?? 0 };
+}
+
+function toContainer(c: CrictlItem): RuntimeContainer {
+  const annotated = c.annotations?.[RESTART_COUNT_ANNOTATION];
+  return {
+    id: c.id,
+    state: c.state,
+    uid: c.labels?.[UID_LABEL] ?? '',
+    name: c.labels?.[CONTAINER_NAME_LABEL] ?? c.metadata?.name ?? '',
+    sandboxId: c.podSandboxId ?? '',
+    attempt: c.metadata?.attempt ?? 0,
+    restartCount: annotated === undefined ? -1 : Number.parseInt(annotated, 10),
+  };
+}
+
+async function sandboxesLabelled(label: string): Promise<RuntimeSandbox[]> {
+  const out = await crictl(['pods', '--label', label, '-o', 'json']);
+  return ((JSON.parse(out) as { items: CrictlItem[] | null }).items ?? []).map(toSandbox);
+}
+
+async function containersLabelled(label: string): Promise<RuntimeContainer[]> {
+  const out = await crictl(['ps', '-a', '--label', label, '-o', 'json']);
+  return ((JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? []).map(toContainer);
+}
+
 /** Sandboxes of the namespace's pods (any state). */
 export async function runtimeSandboxes(namespace: string): Promise<RuntimeSandbox[]> {
-  const out = await crictl(['pods', '--label', `${NAMESPACE_LABEL}=${namespace}`, '-o', 'json']);
-  const items = (JSON.parse(out) as { items: CrictlItem[] | null }).items ?? [];
-  return items.map((s) => ({ id: s.id, state: s.state, uid: s.labels?.[UID_LABEL] ?? '' }));
+  return sandboxesLabelled(`${NAMESPACE_LABEL}=${namespace}`);
 }
 
 /** Containers of the namespace's pods (any state). */
 export async function runtimeContainers(namespace: string): Promise<RuntimeContainer[]> {
-  const out = await crictl(['ps', '-a', '--label', `${NAMESPACE_LABEL}=${namespace}`, '-o', 'json']);
-  const items = (JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? [];
-  return items.map((c) => ({ id: c.id, state: c.state, uid: c.labels?.[UID_LABEL] ?? '', attempt: c.metadata?.attempt ?? 0 }));
+  return containersLabelled(`${NAMESPACE_LABEL}=${namespace}`);
+}
+
+/** Every sandbox and container of the namespace's pods, in every state. */
+export async function runtimeOfNamespace(namespace: string): Promise<RuntimeView> {
+  const [sandboxes, containers] = await Promise.all([runtimeSandboxes(namespace), runtimeContainers(namespace)]);
+  return { sandboxes, containers };
+}
+
+/** Every sandbox and container labelled with this pod UID, in every state. */
+export async function runtimeOfUid(uid: string): Promise<RuntimeView> {
+  const [sandboxes, containers] = await Promise.all([sandboxesLabelled(`${UID_LABEL}=${uid}`), containersLabelled(`${UID_LABEL}=${uid}`)]);
+  return { sandboxes, containers };
+}
+
+/** `2×CONTAINER_RUNNING, CONTAINER_EXITED`-style summary of states, for messages. */
+export function describeStates(items: readonly { state: string }[]): string {
+  if (items.length === 0) return 'none';
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item.state, (counts.get(item.state) ?? 0) + 1);
+  return [...counts].map(([state, n]) => (n === 1 ? state : `${n}×${state}`)).join(', ');
 }
 
 /** The host pid of a running container's first process (`crictl inspect`). */
@@ -81,85 +139,6 @@ export function runningContainers(pods: readonly V1Pod[]): RunningContainer[] {
   });
 }
 
-/** What a namespace should look like once it has converged. */
-export interface Expectation {
-  readonly namespace: string;
-  /** Names of the pods that should exist and be Running. */
-  readonly present: readonly string[];
-  /** UIDs of pods that were deleted: gone from the API and the runtime. */
-  readonly deletedUids: readonly string[];
-}
-
-function apiProblems(pods: readonly V1Pod[], expectation: Expectation): string[] {
-  const problems: string[] = [];
-  const byName = new Map(pods.map((p) => [p.metadata?.name ?? '', p]));
-  for (const name of expectation.present) {
-    const pod = byName.get(name);
-    const running = pod?.status?.containerStatuses?.[0]?.state?.running !== undefined;
-    if (pod === undefined) problems.push(`${name} is missing from the API`);
-    else if (pod.status?.phase !== 'Running' || !running) problems.push(`${name} is ${pod.status?.phase ?? 'without phase'}${running ? '' : ' (main not running)'}`);
-  }
-  const present = new Set(expectation.present);
-  for (const pod of pods) {
-    const name = pod.metadata?.name ?? '';
-    if (!present.has(name)) problems.push(`deleted pod ${name} is still in the API (deletionTimestamp ${pod.metadata?.deletionTimestamp?.toString() ?? 'unset'})`);
-  }
-  return problems;
-}
-
-function runtimeProblems(state: { pods: readonly V1Pod[]; sandboxes: readonly RuntimeSandbox[]; containers: readonly RuntimeContainer[] }, expectation: Expectation): string[] {
-  const problems: string[] = [];
-  const apiUids = new Set(state.pods.map((p) => p.metadata?.uid ?? ''));
-  const deleted = new Set(expectation.deletedUids);
-  for (const s of state.sandboxes) if (deleted.has(s.uid)) problems.push(`deleted pod ${s.uid} still has sandbox ${s.id.slice(0, 12)} (${s.state})`);
-  for (const c of state.containers) {
-    if (deleted.has(c.uid)) problems.push(`deleted pod ${c.uid} still has container ${c.id.slice(0, 12)} (${c.state})`);
-    else if (!apiUids.has(c.uid)) problems.push(`orphan container ${c.id.slice(0, 12)} of pod ${c.uid}, which the API does not have`);
-  }
-  for (const uid of apiUids) {
-    const ready = state.sandboxes.filter((s) => s.uid === uid && s.state === 'SANDBOX_READY').length;
-    const running = state.containers.filter((c) => c.uid === uid && c.state === 'CONTAINER_RUNNING').length;
-    if (ready > 1) problems.push(`pod ${uid} has ${ready} ready sandboxes`);
-    if (running > 1) problems.push(`pod ${uid} has ${running} running containers`);
-  }
-  return problems;
-}
-
-/** Every way the namespace differs from the expectation right now (empty: converged). */
-export async function convergenceProblems(expectation: Expectation): Promise<string[]> {
-  const [pods, sandboxes, containers] = await Promise.all([
-    listPods(expectation.namespace),
-    runtimeSandboxes(expectation.namespace),
-    runtimeContainers(expectation.namespace),
-  ]);
-  return [...apiProblems(pods, expectation), ...runtimeProblems({ pods, sandboxes, containers }, expectation)];
-}
-
-/** A probe for `eventually`: resolves when converged, throws the first problems otherwise. */
-export function converged(expectation: Expectation): () => Promise<true> {
-  return async () => {
-    const problems = await convergenceProblems(expectation);
-    if (problems.length > 0) throw new Error(`${problems.length} problems, e.g. ${problems.slice(0, 6).join('; ')}`);
-    return true;
-  };
-}
-
-/** Running containers (recorded before a fault) that now have another ID or restart count, in the API or the runtime. */
-export async function replacedContainers(namespace: string, before: readonly RunningContainer[]): Promise<string[]> {
-  const [pods, containers] = await Promise.all([listPods(namespace), runtimeContainers(namespace)]);
-  const now = new Map(runningContainers(pods).map((c) => [c.uid, c]));
-  const runningIds = new Set(containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id));
-  return before.flatMap((was) => {
-    const is = now.get(was.uid);
-    if (is === undefined) return [`${was.podName}: main is no longer running in the API`];
-    const changes: string[] = [];
-    if (is.containerId !== was.containerId) changes.push(`${was.podName}: container ${was.containerId.slice(0, 12)} replaced by ${is.containerId.slice(0, 12)}`);
-    if (is.restartCount !== was.restartCount) changes.push(`${was.podName}: restartCount ${was.restartCount} → ${is.restartCount}`);
-    if (!runningIds.has(was.containerId)) changes.push(`${was.podName}: container ${was.containerId.slice(0, 12)} is not running in the runtime`);
-    return changes;
-  });
-}
-
 /** The node's Ready condition status (`True`, `False`, `Unknown`), or `Unreadable` when the API does not answer. */
 export async function nodeReadyStatus(): Promise<string> {
   try {
@@ -171,8 +150,10 @@ export async function nodeReadyStatus(): Promise<string> {
 }
 
 /**
- * Deletes the namespace and waits (bounded) until it is gone, so the next fault test starts on a
- * quiet node. `FAULTS_KEEP_NAMESPACES=1` keeps it, to look at what a failed test left.
+ * Deletes the namespace and waits (bounded) until it is gone from the API and nothing labelled for
+ * it is left in the runtime (no sandbox, no container, in any state), so the next fault test starts
+ * on a quiet node and leftovers fail the test that made them. `FAULTS_KEEP_NAMESPACES=1` keeps it,
+ * to look at what a failed test left.
  */
 export async function deleteNamespaceAndWait(namespace: string, timeoutMs = 180_000): Promise<void> {
   if (process.env.FAULTS_KEEP_NAMESPACES === '1') return;
@@ -181,4 +162,9 @@ export async function deleteNamespaceAndWait(namespace: string, timeoutMs = 180_
     const out = await kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'name']);
     return out.trim() === '' ? true : undefined;
   }, timeoutMs);
+  await eventually(`the runtime to hold nothing of namespace ${namespace}`, async () => {
+    const left = await runtimeOfNamespace(namespace);
+    if (left.sandboxes.length + left.containers.length === 0) return true;
+    throw new Error(`sandboxes: ${describeStates(left.sandboxes)}; containers: ${describeStates(left.containers)}`);
+  }, 60_000);
 }

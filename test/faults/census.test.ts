@@ -1,0 +1,101 @@
+/**
+ * The fault suite's counting (no cluster needed): what `census.ts` calls a problem. Each case is a
+ * state a broken agent could leave, and the check must name it; the good states must pass.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import { ONE_RUNNING_MAIN, ledgerOf, orphanProblems, podInventoryProblems } from './census.js';
+import type { RuntimeContainer, RuntimeSandbox, RuntimeView } from './state.js';
+
+function sandbox(uid: string, state = 'SANDBOX_READY', id = `sb-${uid}`): RuntimeSandbox {
+  return { id, uid, state, attempt: 0 };
+}
+
+function container(uid: string, attempt: number, state = 'CONTAINER_RUNNING', id = `c-${uid}-${attempt}`): RuntimeContainer {
+  return { id, uid, name: 'main', state, sandboxId: `sb-${uid}`, attempt, restartCount: attempt };
+}
+
+/** A pod whose API status reports `main` as the container `id` with `restartCount`. */
+function pod(uid: string, id = `c-${uid}-0`, restartCount = 0): V1Pod {
+  return {
+    metadata: { name: `pod-${uid}`, uid },
+    spec: { containers: [{ name: 'main', image: 'busybox' }] },
+    status: { phase: 'Running', containerStatuses: [{ name: 'main', containerID: `containerd://${id}`, restartCount, ready: true, image: 'busybox', imageID: '' }] },
+  };
+}
+
+const view = (sandboxes: RuntimeSandbox[], containers: RuntimeContainer[]): RuntimeView => ({ sandboxes, containers });
+
+describe('podInventoryProblems', () => {
+  it('passes one ready sandbox and one running container that the API reports', () => {
+    assert.deepEqual(podInventoryProblems(pod('a'), view([sandbox('a')], [container('a', 0)]), ONE_RUNNING_MAIN), []);
+  });
+
+  it('names a second sandbox even when it is not ready', () => {
+    const problems = podInventoryProblems(pod('a'), view([sandbox('a'), sandbox('a', 'SANDBOX_NOTREADY', 'old')], [container('a', 0)]), ONE_RUNNING_MAIN);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /2 sandboxes/);
+  });
+
+  it('names a created-but-never-started leftover beside the running container', () => {
+    const problems = podInventoryProblems(pod('a', 'c-a-1', 1), view([sandbox('a')], [container('a', 0, 'CONTAINER_CREATED'), container('a', 1)]), ONE_RUNNING_MAIN);
+    assert.match(problems.join(), /CONTAINER_CREATED → CONTAINER_RUNNING/);
+  });
+
+  it('names an exited duplicate: two instances where one was expected', () => {
+    const problems = podInventoryProblems(pod('a', 'c-a-1', 1), view([sandbox('a')], [container('a', 0, 'CONTAINER_EXITED'), container('a', 1)]), ONE_RUNNING_MAIN);
+    assert.equal(problems.length, 1);
+  });
+
+  it("names an API status that is not the runtime's newest container, or another restart count", () => {
+    assert.match(podInventoryProblems(pod('a', 'stale'), view([sandbox('a')], [container('a', 0)]), ONE_RUNNING_MAIN).join(), /API reports container stale/);
+    assert.match(podInventoryProblems(pod('a', 'c-a-0', 2), view([sandbox('a')], [container('a', 0)]), ONE_RUNNING_MAIN).join(), /restartCount 2/);
+  });
+
+  it('names a container whose restart-count annotation is not its attempt', () => {
+    const odd = { ...container('a', 0), restartCount: 3 };
+    assert.match(podInventoryProblems(pod('a'), view([sandbox('a')], [odd]), ONE_RUNNING_MAIN).join(), /annotation 3/);
+  });
+});
+
+describe('orphanProblems', () => {
+  it("names every sandbox and container of a UID the API does not have, in any state", () => {
+    const runtime = view([sandbox('a'), sandbox('gone', 'SANDBOX_NOTREADY')], [container('a', 0), container('gone', 0, 'CONTAINER_EXITED')]);
+    const problems = orphanProblems([pod('a')], runtime, ['gone']);
+    assert.equal(problems.length, 2);
+    assert.ok(problems.every((p) => p.startsWith('deleted pod gone')));
+    assert.deepEqual(orphanProblems([pod('a'), pod('gone')], runtime), []);
+  });
+});
+
+describe('ledgerOf', () => {
+  const now = (pods: V1Pod[], containers: RuntimeContainer[]): { pods: V1Pod[]; runtime: RuntimeView } => ({ pods, runtime: view(pods.map((p) => sandbox(p.metadata!.uid!)), containers) });
+
+  it('passes a running container kept, a created one started or (after an agent kill) replaced, and a new one at restartCount 0', () => {
+    const atFault = view([], [container('run', 0), container('made', 0, 'CONTAINER_CREATED'), container('left', 0, 'CONTAINER_CREATED')]);
+    const ledger = ledgerOf(
+      now([pod('run'), pod('made'), pod('left', 'c-left-1', 1), pod('new')], [container('run', 0), container('made', 0), container('left', 1), container('new', 0)]),
+      atFault,
+      true,
+    );
+    assert.deepEqual(ledger.problems, []);
+    assert.deepEqual(ledger.summary, { runningAtFault: 1, keptRunning: 1, createdAtFault: 2, createdStarted: 1, createdReplaced: 1, newSinceFault: 1 });
+  });
+
+  it('names a running container that was replaced or restarted', () => {
+    const atFault = view([], [container('run', 0)]);
+    const ledger = ledgerOf(now([pod('run', 'c-run-1', 1)], [container('run', 0, 'CONTAINER_EXITED'), container('run', 1)]), atFault, true);
+    assert.match(ledger.problems.join(), /running container c-run-0 .* was replaced or restarted/);
+  });
+
+  it('names a created container replaced while the agent lived, or replaced but still there', () => {
+    const atFault = view([], [container('made', 0, 'CONTAINER_CREATED')]);
+    assert.equal(ledgerOf(now([pod('made', 'c-made-1', 1)], [container('made', 1)]), atFault, false).problems.length, 1);
+    assert.equal(ledgerOf(now([pod('made', 'c-made-1', 1)], [container('made', 0, 'CONTAINER_CREATED'), container('made', 1)]), atFault, true).problems.length, 1);
+  });
+
+  it('names a container that did not exist at the fault but starts with a restart count', () => {
+    assert.equal(ledgerOf(now([pod('new', 'c-new-1', 1)], [container('new', 1)]), view([], []), true).problems.length, 1);
+  });
+});
