@@ -6,6 +6,7 @@ import os from 'node:os';
 import type { V1Taint } from '@kubernetes/client-node';
 import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
 import { parseNodeLabels, parseTaints } from './registration-flags.js';
+import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
 
 export { FlagError } from '../util/flags.js';
 
@@ -28,6 +29,12 @@ export interface AgentSettings {
   readonly nodeLabels: Readonly<Record<string, string>>;
   /** Taints the Node is created with (`--register-with-taints`); a node cannot change them later. */
   readonly registerWithTaints: readonly V1Taint[];
+  /** Sysctls (or patterns ending in `*`) pods may set beyond the safe ones (`--allowed-unsafe-sysctls`). */
+  readonly allowedUnsafeSysctls: readonly string[];
+  /** Where `Localhost` seccomp profiles are found (`--seccomp-profile-root`, default `<root-dir>/seccomp`). */
+  readonly seccompProfileRoot: string;
+  /** RuntimeDefault seccomp for containers that name no profile (`--seccomp-default`; off, as the kubelet's default). */
+  readonly seccompDefault: boolean;
 }
 
 /** The agent's flags: one declaration for parsing and for the usage text. */
@@ -50,6 +57,9 @@ const FLAGS = {
     default: '',
     description: 'taints the Node is created with (e.g. nodelet.dev/agent=true:NoSchedule)',
   },
+  'allowed-unsafe-sysctls': { type: 'string', value: 'NAME,...', default: '', description: 'unsafe sysctls (or patterns ending in *) pods may set' },
+  'seccomp-profile-root': { type: 'string', value: 'DIR', defaultText: '<root-dir>/seccomp', description: 'directory of Localhost seccomp profiles' },
+  'seccomp-default': { type: 'boolean', description: 'RuntimeDefault seccomp for containers without a profile' },
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -92,5 +102,8 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     resyncPeriodMs: positiveInteger('resync-period', values['resync-period']) * 1000,
     nodeLabels: parseNodeLabels(values['node-labels']),
     registerWithTaints: parseTaints(values['register-with-taints']),
+    allowedUnsafeSysctls: parseAllowedUnsafeSysctls(values['allowed-unsafe-sysctls']),
+    seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
+    seccompDefault: values['seccomp-default'],
   };
 }

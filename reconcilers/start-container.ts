@@ -18,6 +18,7 @@ import { formatDuration, type RestartBackoff } from './restart-backoff.js';
 import { ContainerStartError, errorMessage, isCancellation } from './sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
+import { imageUserOf, verifyRunAsNonRoot, type ContainerSecuritySettings, type ImageUser } from './security-context.js';
 
 export interface ContainerStarterOptions {
   readonly runtime: RuntimeService;
@@ -31,6 +32,8 @@ export interface ContainerStarterOptions {
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
   /** nodelet's root directory; per-container files live under `<rootDir>/pods/<uid>/containers/`. */
   readonly rootDir: string;
+  /** How containers are confined (seccomp, masked paths). */
+  readonly security: ContainerSecuritySettings;
   readonly logger: Logger;
 }
 
@@ -76,6 +79,7 @@ export class ContainerStarter {
     const fieldPath = containerFieldPath(pod, container.name);
     const imageRef = await this.options.puller.ensureImage(pod, container, signal);
     const options = signal === undefined ? {} : { signal };
+    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, imageRef, signal));
     const { env, mounts } = await this.configStep(pod, container.name, async () => {
       const env = await resolveContainerEnv({
         pod,
@@ -103,6 +107,8 @@ export class ContainerStarter {
       imageRef,
       env,
       mounts: [...mounts, termination.mount],
+      security: this.options.security,
+      imageUser,
     });
     const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
     const step = { pod, name: container.name, signal };
@@ -111,6 +117,18 @@ export class ContainerStarter {
     await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
     return { id };
+  }
+
+  /**
+   * The user the image runs as (ImageStatus, as the kubelet's `getImageUser`), checked against
+   * runAsNonRoot: a container that would run as root, or as a user name that cannot be checked,
+   * fails with `CreateContainerConfigError` and the kubelet's message.
+   */
+  private async checkImageUser(pod: V1Pod, container: V1Container, imageRef: string, signal: AbortSignal | undefined): Promise<ImageUser> {
+    const user = imageUserOf(await this.options.puller.imageStatus(imageRef, signal));
+    const refusal = verifyRunAsNonRoot(pod, container, user);
+    if (refusal !== undefined) throw new ContainerStartError(container.name, 'CreateContainerConfigError', refusal);
+    return user;
   }
 
   /** A container that exited waits out its backoff (measured from its exit) before it restarts. */
