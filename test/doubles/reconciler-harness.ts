@@ -13,7 +13,7 @@ import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
-import { assemblePodSync, type PodSync } from '../../reconcilers/pod-sync.js';
+import { assemblePodSync, type PodSecuritySettings, type PodSync } from '../../reconcilers/pod-sync.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
@@ -111,7 +111,13 @@ export interface ReconcilerHarness {
 
 export const ref = { uid: UID, namespace: 'default', name: 'web' };
 
-export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
+/** What a test may change about the assembled agent. */
+export interface ReconcilerHarnessOptions {
+  /** The node's security settings; `defaultPodSecurity` of the temporary root when absent. */
+  readonly security?: PodSecuritySettings;
+}
+
+export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-reconciler-'));
   const clock = createFakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const runtime = new FakeRuntime({ now: () => clock.now(), images: ['docker.io/library/busybox:1.35'] });
@@ -138,6 +144,7 @@ export async function createReconcilerHarness(): Promise<ReconcilerHarness> {
       clock,
       logger,
       admission: { isPaused: () => paused.value },
+      ...(options.security === undefined ? {} : { security: options.security }),
     });
   let current = assemble();
   return {
