@@ -79,7 +79,6 @@ export class ContainerStarter {
     const fieldPath = containerFieldPath(pod, container.name);
     const imageRef = await this.options.puller.ensureImage(pod, container, signal);
     const options = signal === undefined ? {} : { signal };
-    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, imageRef, signal));
     const { env, mounts } = await this.configStep(pod, container.name, async () => {
       const env = await resolveContainerEnv({
         pod,
@@ -91,6 +90,8 @@ export class ContainerStarter {
       });
       return { env, mounts: await mountsOf(container, request.prepared, env) };
     });
+    // After env and mounts, as the kubelet's generateContainerConfig checks them.
+    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, imageRef, signal));
     const termination = await prepareTerminationMessageFile({
       rootDir: this.options.rootDir,
       podUid: pod.metadata?.uid ?? '',

@@ -98,6 +98,17 @@ describe('AppArmor admission on a host without AppArmor', () => {
   });
 });
 
+describe('supplementalGroupsPolicy admission (the runtime cannot enforce Strict)', () => {
+  it('rejects Strict and admits Merge', () => {
+    assert.deepEqual(admit(pod({ securityContext: { supplementalGroupsPolicy: 'Strict' } })), {
+      admit: false,
+      reason: 'SupplementalGroupsPolicyNotSupported',
+      message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
+    });
+    assert.deepEqual(admit(pod({ securityContext: { supplementalGroupsPolicy: 'Merge' } })), { admit: true });
+  });
+});
+
 describe('admitPod', () => {
   it('runs handlers in order and stops at the first rejection', () => {
     const seen: string[] = [];

@@ -4,6 +4,7 @@
  */
 import { appArmorAdmitHandler, type AppArmorHost } from './apparmor.js';
 import type { PodAdmitHandler } from './admit.js';
+import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
 import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 
 export { admitPod, type AdmitResult, type PodAdmitAttributes, type PodAdmitHandler, type Rejection } from './admit.js';
@@ -25,5 +26,6 @@ export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
   return [
     sysctlAdmitHandler(sysctlAllowlist([...safeSysctls(settings.kernelVersion), ...settings.allowedUnsafeSysctls])),
     appArmorAdmitHandler(settings.appArmor),
+    supplementalGroupsPolicyAdmitHandler(),
   ];
 }
