@@ -14,7 +14,7 @@
  * - admission: a pod the kernel has not admitted yet (new, or first seen since the agent started)
  *   goes through the node's admit handlers (`admission/`) first. A rejected pod never gets a
  *   sandbox: it moves straight to terminating → terminated and is reported Failed with the
- *   handler's reason (`SysctlForbidden`, `AppArmor`) and a Warning event, once.
+ *   handler's reason (e.g. `SysctlForbidden`, `AppArmor`) and a Warning event, once.
  * - syncing: the pod exists and is not being deleted. Plan, execute, report. Containers that wait
  *   out a backoff (CrashLoopBackOff, ImagePullBackOff) are reported and the pod requeued for when
  *   the backoff ends. A pod past its `activeDeadlineSeconds` is killed and Failed with
