@@ -16,6 +16,7 @@ import type { ImageService, RuntimeService } from '../cri/types.js';
 import { buildContainerConfig } from '../reconcilers/container-config.js';
 import { LABEL_NODE } from '../reconcilers/runtime-labels.js';
 import { buildSandboxConfig } from '../reconcilers/sandbox-config.js';
+import { DEFAULT_MASKED_PATHS } from '../reconcilers/security-context.js';
 import { BENCH_IMAGE, SLEEPER_SCRIPT } from './nodelet-startup.js';
 import { inPool, summarize, type LatencySummary } from './stats.js';
 
@@ -55,11 +56,14 @@ export async function removeRawLeftovers(runtime: RuntimeService): Promise<numbe
   return left.length;
 }
 
+/** The kubelet's defaults (nodelet's, with no host probing): Unconfined seccomp, the default masked paths. */
+const BENCH_SECURITY = { seccompProfileRoot: '/var/lib/nodelet/seccomp', seccompDefault: false, maskedPaths: DEFAULT_MASKED_PATHS } as const;
+
 async function startPod(runtime: RuntimeService, pod: V1Pod, context: { imageRef: string; logRoot: string }): Promise<string> {
   const sandboxConfig = buildSandboxConfig(pod, { nodeName: RAW_NODE, podLogDir: context.logRoot, attempt: 0 });
   await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
   const sandboxId = await runtime.runPodSandbox(sandboxConfig);
-  const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [] });
+  const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [], security: BENCH_SECURITY, imageUser: { uid: 0n } });
   const containerId = await runtime.createContainer(sandboxId, config, sandboxConfig);
   await runtime.startContainer(containerId);
   return sandboxId;

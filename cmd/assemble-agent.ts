@@ -37,6 +37,7 @@ import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
 import { assemblePodSync, type PodSync } from '../reconcilers/pod-sync.js';
+import { probeHostSecurity } from '../reconcilers/host-security.js';
 import { ContainerReadinessStore } from '../reconcilers/status/container-readiness.js';
 import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
@@ -132,6 +133,7 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
     envApi: volumeApi,
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,
+    security: { ...probeHostSecurity(), allowedUnsafeSysctls: settings.allowedUnsafeSysctls, seccompProfileRoot: settings.seccompProfileRoot, seccompDefault: settings.seccompDefault },
     clock,
     logger,
     requestSync: parts.enqueue,

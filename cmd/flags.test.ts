@@ -46,6 +46,20 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--cluster-domain', 'Bad_Domain'], {}), /--cluster-domain: "Bad_Domain" is not a DNS subdomain/);
   });
 
+  it('reads the security flags: unsafe sysctls, seccomp profile root (default <root-dir>/seccomp), seccomp default', () => {
+    const defaults = parseSettings(['--cri-endpoint', 'x', '--root-dir', '/r'], {});
+    assert.ok(defaults !== 'help');
+    assert.deepEqual([defaults.allowedUnsafeSysctls, defaults.seccompProfileRoot, defaults.seccompDefault], [[], '/r/seccomp', false]);
+    const set = parseSettings(['--cri-endpoint', 'x', '--allowed-unsafe-sysctls', 'kernel.msg*, net.core.somaxconn', '--seccomp-profile-root', '/p', '--seccomp-default'], {});
+    assert.ok(set !== 'help');
+    assert.deepEqual([set.allowedUnsafeSysctls, set.seccompProfileRoot, set.seccompDefault], [['kernel.msg*', 'net.core.somaxconn'], '/p', true]);
+  });
+
+  it('refuses an unsafe sysctl the kernel does not namespace, as the kubelet refuses to start', () => {
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--allowed-unsafe-sysctls', 'vm.swappiness'], {}), /--allowed-unsafe-sysctls: the sysctls "vm.swappiness" are not known to be namespaced/);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--allowed-unsafe-sysctls', 'Net.*'], {}), FlagError);
+  });
+
   it('answers help', () => {
     assert.equal(parseSettings(['--help'], {}), 'help');
   });

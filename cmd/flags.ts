@@ -7,6 +7,7 @@ import type { V1Taint } from '@kubernetes/client-node';
 import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
 import { clusterDnsProblem, clusterDomainProblem } from '../reconcilers/dns/cluster-settings.js';
 import { parseNodeLabels, parseTaints } from './registration-flags.js';
+import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
 
 export { FlagError } from '../util/flags.js';
 
@@ -35,6 +36,12 @@ export interface AgentSettings {
   readonly clusterDomain: string;
   /** The host resolv.conf Default pods get (`--resolv-conf`); empty: the local resolver, no search. */
   readonly resolvConf: string;
+  /** Sysctls (or patterns ending in `*`) pods may set beyond the safe ones (`--allowed-unsafe-sysctls`). */
+  readonly allowedUnsafeSysctls: readonly string[];
+  /** Where `Localhost` seccomp profiles are found (`--seccomp-profile-root`, default `<root-dir>/seccomp`). */
+  readonly seccompProfileRoot: string;
+  /** RuntimeDefault seccomp for containers that name no profile (`--seccomp-default`; off, as the kubelet's default). */
+  readonly seccompDefault: boolean;
 }
 
 /** The agent's flags: one declaration for parsing and for the usage text. */
@@ -61,6 +68,9 @@ const FLAGS = {
   'cluster-dns': { type: 'string', value: 'IP,...', default: '', description: 'cluster DNS server IPs for ClusterFirst pods (none: they fall back to Default)' },
   'cluster-domain': { type: 'string', value: 'DOMAIN', default: 'cluster.local', description: "the cluster's DNS domain, searched by ClusterFirst pods" },
   'resolv-conf': { type: 'string', value: 'PATH', default: '/etc/resolv.conf', description: "resolver config Default pods get ('' for none)" },
+  'allowed-unsafe-sysctls': { type: 'string', value: 'NAME,...', default: '', description: 'unsafe sysctls (or patterns ending in *) pods may set' },
+  'seccomp-profile-root': { type: 'string', value: 'DIR', defaultText: '<root-dir>/seccomp', description: 'directory of Localhost seccomp profiles' },
+  'seccomp-default': { type: 'boolean', description: 'RuntimeDefault seccomp for containers without a profile' },
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -121,5 +131,8 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     clusterDns: parseClusterDns(values['cluster-dns']),
     clusterDomain: parseClusterDomain(values['cluster-domain']),
     resolvConf: values['resolv-conf'],
+    allowedUnsafeSysctls: parseAllowedUnsafeSysctls(values['allowed-unsafe-sysctls']),
+    seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
+    seccompDefault: values['seccomp-default'],
   };
 }

@@ -16,6 +16,7 @@ import type {
   NamespaceOptions,
   PodSandboxConfig,
   PodSandboxFilter,
+  SecurityProfile,
 } from './types.js';
 import type {
   WireAuthConfigRequest,
@@ -30,6 +31,7 @@ import type {
   WireNamespaceOption,
   WirePodSandboxConfigRequest,
   WirePodSandboxFilterRequest,
+  WireSecurityProfile,
 } from './wire-request.js';
 
 function int64(value: bigint | undefined): string | undefined {
@@ -48,6 +50,11 @@ function namespaceOptionToWire(options: NamespaceOptions | undefined): WireNames
   return options === undefined ? undefined : { network: options.network, pid: options.pid, ipc: options.ipc };
 }
 
+function securityProfileToWire(profile: SecurityProfile | undefined): WireSecurityProfile | undefined {
+  if (profile === undefined) return undefined;
+  return { profileType: profile.profileType, ...(profile.localhostRef === undefined ? {} : { localhostRef: profile.localhostRef }) };
+}
+
 function sandboxSecurityToWire(sc: LinuxSandboxSecurityContext | undefined): WireLinuxSandboxSecurityContext | undefined {
   if (sc === undefined) return undefined;
   return {
@@ -57,6 +64,8 @@ function sandboxSecurityToWire(sc: LinuxSandboxSecurityContext | undefined): Wir
     runAsGroup: int64Value(sc.runAsGroup),
     supplementalGroups: int64List(sc.supplementalGroups),
     readonlyRootfs: sc.readonlyRootfs,
+    seccomp: securityProfileToWire(sc.seccomp),
+    apparmor: securityProfileToWire(sc.apparmor),
   };
 }
 
@@ -120,10 +129,16 @@ function containerSecurityToWire(
     privileged: sc.privileged,
     namespaceOptions: namespaceOptionToWire(sc.namespaceOptions),
     runAsUser: int64Value(sc.runAsUser),
+    runAsUsername: sc.runAsUsername,
     runAsGroup: int64Value(sc.runAsGroup),
     supplementalGroups: int64List(sc.supplementalGroups),
     readonlyRootfs: sc.readonlyRootfs,
     noNewPrivs: sc.noNewPrivs,
+    maskedPaths: sc.maskedPaths === undefined ? undefined : [...sc.maskedPaths],
+    readonlyPaths: sc.readonlyPaths === undefined ? undefined : [...sc.readonlyPaths],
+    seccomp: securityProfileToWire(sc.seccomp),
+    apparmor: securityProfileToWire(sc.apparmor),
+    apparmorProfile: sc.apparmorProfile,
   };
 }
 

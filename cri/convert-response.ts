@@ -187,5 +187,7 @@ export function imageFromWire(method: string, wire: WireImage): Image {
     repoTags: [...wire.repoTags],
     repoDigests: [...wire.repoDigests],
     size: bigintFromWire(wire.size),
+    ...(wire.uid === null ? {} : { uid: bigintFromWire(wire.uid.value) }),
+    username: wire.username,
   };
 }

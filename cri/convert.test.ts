@@ -233,7 +233,7 @@ void describe('response conversion', () => {
       ['absent container status', () => containerStatusFromWire('ContainerStatus', null)],
       ['container status without metadata', () => containerStatusFromWire('ContainerStatus', { ...wireContainerStatus, metadata: null })],
       ['absent sandbox status', () => podSandboxStatusFromWire('PodSandboxStatus', null)],
-      ['image without ID', () => imageFromWire('ImageStatus', { id: '', repoTags: [], repoDigests: [], size: '1' })],
+      ['image without ID', () => imageFromWire('ImageStatus', { id: '', repoTags: [], repoDigests: [], size: '1', uid: null, username: '' })],
     ];
     for (const [what, convert] of rejects) {
       assert.throws(convert, (e: unknown) => isCriInvalidResponse(e), what);
@@ -241,11 +241,21 @@ void describe('response conversion', () => {
   });
 
   void it('converts an image with its uint64 size', () => {
-    assert.deepEqual(imageFromWire('ListImages', { id: 'sha256:1', repoTags: ['t'], repoDigests: ['d'], size: '18446744073709551615' }), {
+    assert.deepEqual(imageFromWire('ListImages', { id: 'sha256:1', repoTags: ['t'], repoDigests: ['d'], size: '18446744073709551615', uid: null, username: '' }), {
       id: 'sha256:1',
       repoTags: ['t'],
       repoDigests: ['d'],
       size: 18446744073709551615n,
+      username: '',
     });
+  });
+
+  void it("converts an image's user: a numeric uid (0 included, told apart from unset) or a name", () => {
+    const base = { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1' };
+    assert.equal(imageFromWire('ImageStatus', { ...base, uid: { value: '0' }, username: '' }).uid, 0n);
+    assert.equal(imageFromWire('ImageStatus', { ...base, uid: { value: '65534' }, username: '' }).uid, 65534n);
+    const named = imageFromWire('ImageStatus', { ...base, uid: null, username: 'nobody' });
+    assert.equal(named.uid, undefined);
+    assert.equal(named.username, 'nobody');
   });
 });

@@ -248,6 +248,7 @@ void describe('gRPC CRI client against an in-process server', () => {
       repoTags: ['present'],
       repoDigests: [],
       size: 42n,
+      username: '',
     });
     assert.equal(await cri.image.imageStatus({ image: 'absent' }), undefined);
     server.handlers.set('ImageStatus', () => fail(status.NOT_FOUND, 'no image'));

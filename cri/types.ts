@@ -84,13 +84,23 @@ export interface NamespaceOptions {
   readonly ipc: NamespaceMode;
 }
 
+/** A seccomp or AppArmor profile (CRI `SecurityProfile`). */
+export interface SecurityProfile {
+  readonly profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  /** Localhost only: an absolute path for seccomp, a profile name for AppArmor. */
+  readonly localhostRef?: string;
+}
+
 export interface LinuxSandboxSecurityContext {
   readonly namespaceOptions?: NamespaceOptions;
+  /** True when any container of the pod is privileged: containerd refuses a privileged container otherwise. */
   readonly privileged?: boolean;
   readonly runAsUser?: bigint;
   readonly runAsGroup?: bigint;
   readonly supplementalGroups?: readonly bigint[];
   readonly readonlyRootfs?: boolean;
+  readonly seccomp?: SecurityProfile;
+  readonly apparmor?: SecurityProfile;
 }
 
 export interface LinuxPodSandboxConfig {
@@ -180,11 +190,21 @@ export interface LinuxContainerSecurityContext {
   readonly privileged?: boolean;
   readonly namespaceOptions?: NamespaceOptions;
   readonly runAsUser?: bigint;
+  /** The image's non-numeric user, sent when nothing sets a numeric one. */
+  readonly runAsUsername?: string;
   readonly runAsGroup?: bigint;
   readonly supplementalGroups?: readonly bigint[];
   readonly readonlyRootfs?: boolean;
   readonly noNewPrivs?: boolean;
   readonly capabilities?: { readonly addCapabilities: readonly string[]; readonly dropCapabilities: readonly string[] };
+  /** Paths masked in the container; they replace the runtime's defaults (empty: none). */
+  readonly maskedPaths?: readonly string[];
+  /** Paths mounted read-only in the container; they replace the runtime's defaults (empty: none). */
+  readonly readonlyPaths?: readonly string[];
+  readonly seccomp?: SecurityProfile;
+  readonly apparmor?: SecurityProfile;
+  /** The same AppArmor profile in the deprecated string form (`runtime/default`, `localhost/<name>`). */
+  readonly apparmorProfile?: string;
 }
 
 export interface LinuxContainerConfig {
@@ -274,6 +294,10 @@ export interface Image {
   readonly repoTags: readonly string[];
   readonly repoDigests: readonly string[];
   readonly size: bigint;
+  /** The image's numeric user (`USER 1000`); absent when it names a user or none. */
+  readonly uid?: bigint;
+  /** The image's non-numeric user (`USER nobody`); empty when numeric or none. */
+  readonly username?: string;
 }
 
 /**

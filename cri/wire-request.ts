@@ -18,6 +18,11 @@ export interface WireNamespaceOption {
   ipc: string;
 }
 
+export interface WireSecurityProfile {
+  profileType: string;
+  localhostRef?: string;
+}
+
 export interface WireLinuxSandboxSecurityContext {
   namespaceOptions?: WireNamespaceOption;
   privileged?: boolean;
@@ -25,6 +30,8 @@ export interface WireLinuxSandboxSecurityContext {
   runAsGroup?: WireInt64Value;
   supplementalGroups?: string[];
   readonlyRootfs?: boolean;
+  seccomp?: WireSecurityProfile;
+  apparmor?: WireSecurityProfile;
 }
 
 export interface WireLinuxPodSandboxConfig {
@@ -77,10 +84,16 @@ export interface WireLinuxContainerSecurityContext {
   privileged?: boolean;
   namespaceOptions?: WireNamespaceOption;
   runAsUser?: WireInt64Value;
+  runAsUsername?: string;
   runAsGroup?: WireInt64Value;
   supplementalGroups?: string[];
   readonlyRootfs?: boolean;
   noNewPrivs?: boolean;
+  maskedPaths?: string[];
+  readonlyPaths?: string[];
+  seccomp?: WireSecurityProfile;
+  apparmor?: WireSecurityProfile;
+  apparmorProfile?: string;
 }
 
 export interface WireContainerConfigRequest {

@@ -141,6 +141,8 @@ export interface WireImage {
   repoTags: string[];
   repoDigests: string[];
   size: string;
+  uid: { value: string } | null;
+  username: string;
 }
 
 export interface WireImageStatusResponse {

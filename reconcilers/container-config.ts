@@ -19,6 +19,7 @@ import {
   containerLabels,
 } from './runtime-labels.js';
 import { podGracePeriodSeconds, podIdentity, podNamespaces } from './sandbox-config.js';
+import { containerSecurityContext, type ContainerSecuritySettings, type ImageUser } from './security-context.js';
 
 export interface ContainerConfigOptions {
   readonly pod: V1Pod;
@@ -30,6 +31,10 @@ export interface ContainerConfigOptions {
   readonly imageRef: string;
   readonly env: readonly KeyValue[];
   readonly mounts: readonly Mount[];
+  /** The node's security settings (seccomp root and default, masked paths). */
+  readonly security: ContainerSecuritySettings;
+  /** The user the image runs as (ImageStatus), sent when the spec sets no runAsUser. */
+  readonly imageUser: ImageUser;
 }
 
 const CPU_PERIOD_US = 100_000n;
@@ -50,30 +55,12 @@ export function linuxResources(container: V1Container): LinuxContainerConfig['re
   };
 }
 
-/** User and group IDs: the container's settings override the pod's. */
-function runAsIds(pod: V1Pod, container: V1Container): { runAsUser?: bigint; runAsGroup?: bigint } {
-  const runAsUser = container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
-  const runAsGroup = container.securityContext?.runAsGroup ?? pod.spec?.securityContext?.runAsGroup;
-  return {
-    ...(runAsUser === undefined ? {} : { runAsUser: BigInt(runAsUser) }),
-    ...(runAsGroup === undefined ? {} : { runAsGroup: BigInt(runAsGroup) }),
-  };
+function securityContext(options: ContainerConfigOptions): LinuxContainerConfig['securityContext'] {
+  const { pod, container } = options;
+  return { ...containerSecurityContext({ pod, container, settings: options.security, imageUser: options.imageUser }), namespaceOptions: podNamespaces(pod) };
 }
 
-function securityContext(pod: V1Pod, container: V1Container): LinuxContainerConfig['securityContext'] {
-  const sc = container.securityContext;
-  return {
-    privileged: sc?.privileged === true,
-    namespaceOptions: podNamespaces(pod),
-    ...runAsIds(pod, container),
-    supplementalGroups: (pod.spec?.securityContext?.supplementalGroups ?? []).map((g) => BigInt(g)),
-    readonlyRootfs: sc?.readOnlyRootFilesystem === true,
-    noNewPrivs: sc?.allowPrivilegeEscalation === false,
-    capabilities: { addCapabilities: sc?.capabilities?.add ?? [], dropCapabilities: sc?.capabilities?.drop ?? [] },
-  };
-}
-
-/** Builds the CRI config of one container. Pure. */
+/** Builds the CRI config of one container. Pure. @throws InvalidSecurityProfileError */
 export function buildContainerConfig(options: ContainerConfigOptions): ContainerConfig {
   const { pod, container } = options;
   const identity = podIdentity(pod);
@@ -98,6 +85,6 @@ export function buildContainerConfig(options: ContainerConfigOptions): Container
     stdin: container.stdin === true,
     stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
-    linux: { resources: linuxResources(container), securityContext: securityContext(pod, container) },
+    linux: { resources: linuxResources(container), securityContext: securityContext(options) },
   };
 }

@@ -29,6 +29,7 @@ import type { RestartBackoff } from './restart-backoff.js';
 import { buildSandboxConfig, podIdentity } from './sandbox-config.js';
 import type { PodDnsConfigurer } from './dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
+import type { ContainerSecuritySettings } from './security-context.js';
 import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.js';
 import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
 import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
@@ -48,6 +49,8 @@ export interface ExecutorOptions {
   readonly podLogDir: string;
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
   readonly rootDir: string;
+  /** How containers are confined (seccomp, masked paths). */
+  readonly security: ContainerSecuritySettings;
   readonly logger: Logger;
   /** Told about every sandbox and container this executor starts. */
   readonly lifecycle: PodStartEvents;

@@ -11,6 +11,10 @@
  *
  *   admitted/syncing ──(deletionTimestamp | activeDeadlineSeconds | terminal phase)──► terminating ──► terminated ──(gone from every source)──► forgotten
  *
+ * - admission: a pod the kernel has not admitted yet (new, or first seen since the agent started)
+ *   goes through the node's admit handlers (`admission/`) first. A rejected pod never gets a
+ *   sandbox: it moves straight to terminating → terminated and is reported Failed with the
+ *   handler's reason (e.g. `SysctlForbidden`, `AppArmor`) and a Warning event, once.
  * - syncing: the pod exists and is not being deleted. Plan, execute, report. Containers that wait
  *   out a backoff (CrashLoopBackOff, ImagePullBackOff) are reported and the pod requeued for when
  *   the backoff ends. A pod past its `activeDeadlineSeconds` is killed and Failed with
@@ -36,6 +40,7 @@ import type { RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { podDisplayName, type PodKey } from '../util/pod-key.js';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
+import { rejectedStatusMessage, type PodAdmitter, type Rejection } from './admission/index.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
@@ -90,6 +95,8 @@ export interface PodReconcilerOptions {
   readonly logger: Logger;
   /** Holds new pods while paused; absent means never paused. */
   readonly admission?: PodAdmission;
+  /** The node's admit handlers and the rejections they decided (a per-pod manager). */
+  readonly admitter: PodAdmitter;
   /** Probe results the status reports (the status manager's store). */
   readonly probeResults: ContainerResultsReader;
   /** Liveness and startup failures the probers recorded: their containers are killed. */
@@ -135,6 +142,14 @@ function outcomeOf(failures: readonly ContainerStartError[], deadlineMs: number 
   return waits.length === 0 ? {} : { requeueAfterMs: Math.max(1, Math.min(...waits)) };
 }
 
+/** What {@link PodReconciler.stopDecision} decides. */
+interface StopDecision {
+  readonly mustStop: boolean;
+  readonly deadlineExceeded: boolean;
+  readonly deadlineMs: number | undefined;
+  readonly terminalReason: { readonly reason: string; readonly message: string } | undefined;
+}
+
 /** One reconcile's view: the pod's key, its logger and the run's cancellation signal. */
 interface RunScope {
   readonly key: PodKey;
@@ -170,7 +185,7 @@ export class PodReconciler {
   }
 
   private async sync(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileOutcome> {
-    const stop = this.stopDecision(scope.key, pod);
+    const stop = this.stopDecision(scope.key, pod, this.admissionVerdict(scope, pod));
     const plan = computePodActions({ pod, observed, terminating: stop.mustStop, probes: this.probeVerdictsOf(pod, observed) });
     scope.log.debug({ plan }, 'computed pod actions');
     if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
@@ -183,7 +198,7 @@ export class PodReconciler {
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const after = await this.observe(scope);
     if (stop.mustStop && !hasRunningParts(after)) this.options.lifecycle.terminated(scope.key);
-    await this.writeStatus(scope, pod, after, { podIsTerminal: false, ...(stop.deadlineExceeded ? { terminalReason: DEADLINE_EXCEEDED } : {}) });
+    await this.writeStatus(scope, pod, after, { podIsTerminal: false, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
     if (setupError instanceof Error) throw setupError;
     if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
     return outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs);
@@ -197,16 +212,31 @@ export class PodReconciler {
   }
 
   /**
-   * Whether the pod must only be stopped: a terminal phase, an exceeded deadline (recorded as an
-   * event), or a UID that already started terminating — it never runs again, even before the API
-   * shows a terminal phase.
+   * The admission verdict: a pod the kernel has not admitted yet (and that is not already
+   * finished) goes through the admit handlers; a rejection stands until the pod is forgotten.
    */
-  private stopDecision(key: PodKey, pod: V1Pod): { mustStop: boolean; deadlineExceeded: boolean; deadlineMs: number | undefined } {
+  private admissionVerdict(scope: RunScope, pod: V1Pod): Rejection | undefined {
+    const { admitter, lifecycle } = this.options;
+    const known = admitter.rejectionOf(scope.key.uid);
+    if (known !== undefined || lifecycle.get(scope.key.uid) !== undefined || isTerminalPhase(pod)) return known;
+    const rejection = admitter.admit(pod);
+    if (rejection !== undefined) scope.log.info({ reason: rejection.reason, message: rejection.message }, 'pod rejected at admission');
+    return rejection;
+  }
+
+  /**
+   * Whether the pod must only be stopped: a rejection at admission, a terminal phase, an exceeded
+   * deadline (recorded as an event), or a UID that already started terminating — it never runs
+   * again, even before the API shows a terminal phase. `terminalReason` is what a Failed status
+   * says (the rejection, or DeadlineExceeded).
+   */
+  private stopDecision(key: PodKey, pod: V1Pod, rejection: Rejection | undefined): StopDecision {
     const deadlineMs = activeDeadlineRemainingMs(pod, this.options.clock.now());
-    const deadlineExceeded = deadlineMs !== undefined && deadlineMs <= 0 && !isTerminalPhase(pod);
+    const deadlineExceeded = rejection === undefined && deadlineMs !== undefined && deadlineMs <= 0 && !isTerminalPhase(pod);
     if (deadlineExceeded) this.options.events.record(pod, { type: 'Warning', ...DEADLINE_EXCEEDED });
     const terminating = (this.options.lifecycle.get(key.uid)?.phase ?? 'syncing') !== 'syncing';
-    return { mustStop: isTerminalPhase(pod) || deadlineExceeded || terminating, deadlineExceeded, deadlineMs };
+    const terminalReason = rejection !== undefined ? { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) } : deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
+    return { mustStop: rejection !== undefined || isTerminalPhase(pod) || deadlineExceeded || terminating, deadlineExceeded, deadlineMs, terminalReason };
   }
 
   /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */

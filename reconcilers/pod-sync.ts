@@ -7,6 +7,7 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { ImageService, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
@@ -27,6 +28,8 @@ import type { ContainerStatusSetter, StatusWriter } from './status/status-manage
 import type { PodKey } from '../util/pod-key.js';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from './volumes/index.js';
+import { admitHandlers, APPARMOR_NOT_ENABLED, PodAdmitter, type AdmissionSettings } from './admission/index.js';
+import { DEFAULT_MASKED_PATHS, type ContainerSecuritySettings } from './security-context.js';
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -42,6 +45,24 @@ export interface PodSyncNode {
   readonly rootDir: string;
   /** Cluster DNS, resolv.conf and hosts file of the node; {@link DEFAULT_POD_DNS_SETTINGS} when absent. */
   readonly dns?: PodDnsSettings;
+}
+
+/** The node's security settings: how containers are confined and which pods are admitted. */
+export interface PodSecuritySettings extends ContainerSecuritySettings, AdmissionSettings {}
+
+/**
+ * Defaults for callers that do not probe the host (component tests): the kubelet's defaults with
+ * no unsafe sysctls, AppArmor reported disabled, and a kernel new enough for every safe sysctl.
+ */
+export function defaultPodSecurity(rootDir: string): PodSecuritySettings {
+  return {
+    seccompProfileRoot: path.join(rootDir, 'seccomp'),
+    seccompDefault: false,
+    maskedPaths: DEFAULT_MASKED_PATHS,
+    allowedUnsafeSysctls: [],
+    kernelVersion: '6.1',
+    appArmor: { enabled: false, error: APPARMOR_NOT_ENABLED },
+  };
 }
 
 /** What {@link assemblePodSync} is given. */
@@ -62,6 +83,8 @@ export interface PodSyncDeps {
   readonly admission?: PodAdmission;
   /** Asks for a reconcile of a pod (the queue's enqueue): probers use it to get a failure acted on. */
   readonly requestSync: (key: PodKey, reason: string) => void;
+  /** Container confinement and admission rules; {@link defaultPodSecurity} of the root dir when absent. */
+  readonly security?: PodSecuritySettings;
   /** Managers from upper layers (e.g. the queue's failure counts) to register on the lifecycle too. */
   readonly extraManagers?: readonly PodLifecycleObserver[];
 }
@@ -88,6 +111,8 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const puller = new ImagePuller({ images: deps.images, events, clock, ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }) });
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
+  const security = deps.security ?? defaultPodSecurity(node.rootDir);
+  const admitter = new PodAdmitter(admitHandlers(security), events);
   const executor = new PodActionsExecutor({
     runtime: deps.runtime,
     puller,
@@ -103,6 +128,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     nodeAllocatable: node.allocatable,
     lifecycle,
     dns,
+    security,
     logger: logger.child({ component: 'executor' }),
   });
   const probeFailures = new ProbeFailures();
@@ -119,7 +145,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     clock,
     logger: logger.child({ component: 'prober' }),
   });
-  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -138,6 +164,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     clock,
     logger: logger.child({ component: 'reconciler' }),
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
+    admitter,
   });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns };
 }

@@ -7,6 +7,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
 import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from './runtime-labels.js';
 import type { PodKey } from '../util/pod-key.js';
+import { hasPrivilegedContainer, podSupplementalGroups } from './security-context.js';
+import { normalizeSysctlName } from './admission/sysctls.js';
 
 export interface SandboxConfigOptions {
   readonly nodeName: string;
@@ -60,13 +62,20 @@ function portMappings(pod: V1Pod): PortMapping[] {
   );
 }
 
+/**
+ * As the kubelet's `generatePodSandboxLinuxConfig`: privileged when any container is (containerd
+ * refuses a privileged container in an unprivileged sandbox), always the runtime's default seccomp
+ * profile (the pause container needs no more), fsGroup before the supplemental groups.
+ */
 function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
   const securityContext = pod.spec?.securityContext;
   return {
     namespaceOptions: podNamespaces(pod),
+    privileged: hasPrivilegedContainer(pod),
+    seccomp: { profileType: 'RuntimeDefault' },
     ...(securityContext?.runAsUser === undefined ? {} : { runAsUser: BigInt(securityContext.runAsUser) }),
     ...(securityContext?.runAsGroup === undefined ? {} : { runAsGroup: BigInt(securityContext.runAsGroup) }),
-    supplementalGroups: (securityContext?.supplementalGroups ?? []).map((g) => BigInt(g)),
+    supplementalGroups: podSupplementalGroups(pod),
   };
 }
 
@@ -83,7 +92,8 @@ export function buildSandboxConfig(pod: V1Pod, options: SandboxConfigOptions): P
     portMappings: portMappings(pod),
     linux: {
       securityContext: sandboxSecurityContext(pod),
-      sysctls: Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [s.name, s.value])),
+      // Names in the slash form (`net/ipv4/ip_forward`) are sent in the dot form, as the kubelet does.
+      sysctls: Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctlName(s.name), s.value])),
     },
   };
 }

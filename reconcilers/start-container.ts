@@ -19,6 +19,7 @@ import { ContainerStartError, errorMessage, isCancellation } from './sync-errors
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
 import type { HostsMountRequest, PodDnsConfigurer } from './dns/pod-dns-configurer.js';
+import { imageUserOf, verifyRunAsNonRoot, type ContainerSecuritySettings, type ImageUser } from './security-context.js';
 
 export interface ContainerStarterOptions {
   readonly runtime: RuntimeService;
@@ -32,6 +33,8 @@ export interface ContainerStarterOptions {
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
   /** nodelet's root directory; per-container files live under `<rootDir>/pods/<uid>/containers/`. */
   readonly rootDir: string;
+  /** How containers are confined (seccomp, masked paths). */
+  readonly security: ContainerSecuritySettings;
   readonly logger: Logger;
   /** Keeps the pod's managed /etc/hosts and gives its mount. */
   readonly dns: PodDnsConfigurer;
@@ -93,6 +96,8 @@ export class ContainerStarter {
       const hosts = await this.hostsMount({ pod, container, podIps: request.podIps });
       return { env, mounts: hosts === undefined ? volumeMounts : [...volumeMounts, hosts] };
     });
+    // After env and mounts, as the kubelet's generateContainerConfig checks them.
+    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, imageRef, signal));
     const termination = await prepareTerminationMessageFile({
       rootDir: this.options.rootDir,
       podUid: pod.metadata?.uid ?? '',
@@ -109,6 +114,8 @@ export class ContainerStarter {
       imageRef,
       env,
       mounts: [...mounts, termination.mount],
+      security: this.options.security,
+      imageUser,
     });
     const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
     const step = { pod, name: container.name, signal };
@@ -117,6 +124,18 @@ export class ContainerStarter {
     await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
     return { id };
+  }
+
+  /**
+   * The user the image runs as (ImageStatus, as the kubelet's `getImageUser`), checked against
+   * runAsNonRoot: a container that would run as root, or as a user name that cannot be checked,
+   * fails with `CreateContainerConfigError` and the kubelet's message.
+   */
+  private async checkImageUser(pod: V1Pod, container: V1Container, imageRef: string, signal: AbortSignal | undefined): Promise<ImageUser> {
+    const user = imageUserOf(await this.options.puller.imageStatus(imageRef, signal));
+    const refusal = verifyRunAsNonRoot(pod, container, user);
+    if (refusal !== undefined) throw new ContainerStartError(container.name, 'CreateContainerConfigError', refusal);
+    return user;
   }
 
   /** A container that exited waits out its backoff (measured from its exit) before it restarts. */

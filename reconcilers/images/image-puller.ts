@@ -6,7 +6,7 @@
  * reference is `InvalidImageName` before any pull; a failed pull is `ErrImagePull`.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import type { AuthConfig, ImageService } from '../../cri/types.js';
+import type { AuthConfig, Image, ImageService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
 import { InvalidImageReferenceError, normalizeImageReference, parseImageReference } from './image-reference.js';
@@ -87,6 +87,11 @@ export class ImagePuller implements PodLifecycleObserver {
       }
     }
     return this.pull(pod, { container, image, normalized, fieldPath, signal });
+  }
+
+  /** The runtime's record of a present image (its user, for runAsNonRoot); undefined when absent. */
+  imageStatus(imageRef: string, signal?: AbortSignal): Promise<Image | undefined> {
+    return this.options.images.imageStatus({ image: imageRef }, signal === undefined ? {} : { signal });
   }
 
   private async pull(pod: V1Pod, target: { container: V1Container; image: string; normalized: string; fieldPath: string; signal: AbortSignal | undefined }): Promise<string> {

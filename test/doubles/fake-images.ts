@@ -37,8 +37,8 @@ function sha256(text: string): string {
 export class FakeImageStore {
   private readonly images = new Map<string, Image>();
 
-  /** Adds (or returns the existing) image for `ref`. */
-  add(ref: string, size = 1_000_000n): Image {
+  /** Adds (or returns the existing) image for `ref`; `user` is its USER as ImageStatus reports it (none: root). */
+  add(ref: string, size = 1_000_000n, user: { readonly uid?: bigint; readonly username?: string } = {}): Image {
     const existing = this.find(ref);
     if (existing !== undefined) return existing;
     const name = normalizeImageRef(ref);
@@ -48,6 +48,7 @@ export class FakeImageStore {
       repoTags: name.includes('@') ? [] : [name],
       repoDigests: [`${repo}@${sha256(`manifest ${name}`)}`],
       size,
+      ...user,
     };
     this.images.set(image.id, image);
     return image;

@@ -156,9 +156,9 @@ export class FakeRuntime implements RuntimeService, ImageService {
     this.exit(container, exitCode, reason);
   }
 
-  /** Adds an image as if pulled. */
-  addImage(ref: string): Image {
-    return this.imageStore.add(ref);
+  /** Adds an image as if pulled; `user` is its USER as ImageStatus reports it (none: root). */
+  addImage(ref: string, user?: { readonly uid?: bigint; readonly username?: string }): Image {
+    return this.imageStore.add(ref, undefined, user);
   }
 
   getSandbox(id: string): FakeSandbox | undefined {

@@ -13,7 +13,7 @@ import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
-import { assemblePodSync, type PodSync } from '../../reconcilers/pod-sync.js';
+import { assemblePodSync, type PodSecuritySettings, type PodSync } from '../../reconcilers/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -112,10 +112,12 @@ export interface ReconcilerHarness {
 
 export const ref = { uid: UID, namespace: 'default', name: 'web' };
 
-/** What a test may set on the harness's node. */
+/** What a test may set on the harness's node and agent. */
 export interface ReconcilerHarnessOptions {
   /** The node's name-resolution settings (cluster DNS, resolv.conf, hosts file); the defaults otherwise. */
   readonly dns?: PodDnsSettings;
+  /** The node's security settings; `defaultPodSecurity` of the temporary root when absent. */
+  readonly security?: PodSecuritySettings;
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -145,6 +147,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       clock,
       logger,
       admission: { isPaused: () => paused.value },
+      ...(options.security === undefined ? {} : { security: options.security }),
     });
   let current = assemble();
   return {

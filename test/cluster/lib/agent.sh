@@ -20,7 +20,8 @@ agent_start() {
     --node-name "$NODE_NAME" --node-ip "$NODE_IP" \
     --cri-endpoint "unix://$CONTAINERD_SOCK" \
     --redis-url "redis://127.0.0.1:$REDIS_PORT" \
-    --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR"
+    --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR" \
+    --allowed-unsafe-sysctls 'kernel.msgmax'
 }
 
 node_ready() {

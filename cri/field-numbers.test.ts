@@ -1,0 +1,146 @@
+/**
+ * The field numbers of `api.proto` are the wire identity of each field: a wrong one is silently
+ * dropped or misread by the runtime. These tests serialize requests with our proto and walk the
+ * raw protobuf bytes, expecting the numbers of upstream k8s.io/cri-api v0.36.3
+ * (pkg/apis/runtime/v1/api.proto), transcribed here for the security fields.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { containerConfigToWire, podSandboxConfigToWire } from './convert-request.js';
+import { criMethod } from './proto.js';
+import type { ContainerConfig, PodSandboxConfig } from './types.js';
+
+/** One decoded field: number and its raw value (varint as bigint, length-delimited as bytes). */
+interface RawField {
+  readonly field: number;
+  readonly value: bigint | Buffer;
+}
+
+function varint(buf: Buffer, at: number): [bigint, number] {
+  let result = 0n;
+  let shift = 0n;
+  let pos = at;
+  for (;;) {
+    const byte = buf[pos++] ?? 0;
+    result |= BigInt(byte & 0x7f) << shift;
+    if ((byte & 0x80) === 0) return [result, pos];
+    shift += 7n;
+  }
+}
+
+/** The top-level fields of a message (varint and length-delimited only: all the CRI uses here). */
+function fields(buf: Buffer): RawField[] {
+  const out: RawField[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const [tag, afterTag] = varint(buf, pos);
+    const wireType = Number(tag & 7n);
+    const field = Number(tag >> 3n);
+    const [value, afterValue] = varint(buf, afterTag);
+    if (wireType === 0) {
+      out.push({ field, value });
+      pos = afterValue;
+    } else if (wireType === 2) {
+      const end = afterValue + Number(value);
+      out.push({ field, value: buf.subarray(afterValue, end) });
+      pos = end;
+    } else {
+      throw new Error(`unexpected wire type ${wireType}`);
+    }
+  }
+  return out;
+}
+
+function sub(buf: Buffer, ...path: number[]): Buffer {
+  let current = buf;
+  for (const number of path) {
+    const found = fields(current).find((f) => f.field === number)?.value;
+    assert.ok(Buffer.isBuffer(found), `no message field ${number} on the path ${path.join('.')}`);
+    current = found;
+  }
+  return current;
+}
+
+function strings(buf: Buffer, number: number): string[] {
+  return fields(buf).filter((f) => f.field === number).map((f) => (Buffer.isBuffer(f.value) ? f.value.toString() : String(f.value)));
+}
+
+function varints(buf: Buffer, number: number): bigint[] {
+  return fields(buf).filter((f) => f.field === number).map((f) => (typeof f.value === 'bigint' ? f.value : -1n));
+}
+
+const sandbox: PodSandboxConfig = {
+  metadata: { name: 'p', uid: 'u', namespace: 'n', attempt: 0 },
+  hostname: 'p',
+  logDirectory: '/l',
+  labels: {},
+  annotations: {},
+  linux: { securityContext: { privileged: true, seccomp: { profileType: 'Unconfined' }, apparmor: { profileType: 'Localhost', localhostRef: 'prof' } }, sysctls: {} },
+};
+
+const config: ContainerConfig = {
+  metadata: { name: 'c', attempt: 0 },
+  image: { image: 'i' },
+  command: [],
+  args: [],
+  workingDir: '',
+  envs: [],
+  mounts: [],
+  labels: {},
+  annotations: {},
+  logPath: 'c/0.log',
+  stdin: false,
+  stdinOnce: false,
+  tty: false,
+  linux: {
+    securityContext: {
+      runAsUser: 0n,
+      runAsUsername: 'nobody',
+      maskedPaths: ['/proc/kcore', '/proc/keys'],
+      readonlyPaths: ['/proc/sys'],
+      seccomp: { profileType: 'Localhost', localhostRef: '/var/lib/nodelet/seccomp/a.json' },
+      apparmor: { profileType: 'Unconfined' },
+      apparmorProfile: 'unconfined',
+    },
+  },
+};
+
+describe('api.proto field numbers of the security fields (upstream cri-api v0.36.3)', () => {
+  it('LinuxContainerSecurityContext: run_as_user 5, run_as_username 6, apparmor_profile 9, masked_paths 13, readonly_paths 14, seccomp 15, apparmor 16', () => {
+    const bytes = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(config), sandboxConfig: podSandboxConfigToWire(sandbox) });
+    // CreateContainerRequest.config 2 → ContainerConfig.linux 15 → LinuxContainerConfig.security_context 2
+    const sc = sub(bytes, 2, 15, 2);
+    // uid 0 (root) is sent: the wrapper message is present, its value 0 (or left out, the proto3 default).
+    assert.equal(varints(sub(sc, 5), 1)[0] ?? 0n, 0n);
+    assert.deepEqual(strings(sc, 6), ['nobody']);
+    assert.deepEqual(strings(sc, 9), ['unconfined']);
+    assert.deepEqual(strings(sc, 13), ['/proc/kcore', '/proc/keys']);
+    assert.deepEqual(strings(sc, 14), ['/proc/sys']);
+    // SecurityProfile: profile_type 1 (RuntimeDefault 0, Unconfined 1, Localhost 2), localhost_ref 2
+    assert.deepEqual(varints(sub(sc, 15), 1), [2n]);
+    assert.deepEqual(strings(sub(sc, 15), 2), ['/var/lib/nodelet/seccomp/a.json']);
+    assert.deepEqual(varints(sub(sc, 16), 1), [1n]);
+  });
+
+  it('LinuxSandboxSecurityContext: privileged 6, seccomp 9, apparmor 10', () => {
+    const bytes = criMethod('RuntimeService', 'RunPodSandbox').requestSerialize({ config: podSandboxConfigToWire(sandbox) });
+    // RunPodSandboxRequest.config 1 → PodSandboxConfig.linux 8 → LinuxPodSandboxConfig.security_context 2
+    const sc = sub(bytes, 1, 8, 2);
+    assert.deepEqual(varints(sc, 6), [1n]);
+    assert.deepEqual(varints(sub(sc, 9), 1), [1n]);
+    assert.deepEqual(varints(sub(sc, 10), 1), [2n]);
+    assert.deepEqual(strings(sub(sc, 10), 2), ['prof']);
+  });
+
+  it('Image: uid 5 (Int64Value), username 6', () => {
+    const method = criMethod('ImageService', 'ImageStatus');
+    // Build the response bytes by hand with upstream's numbers and decode them with our proto.
+    const int64Value = Buffer.from([0x08, 0xe8, 0x07]); // value 1 = 1000
+    const image = Buffer.concat([Buffer.from([0x0a, 0x01]), Buffer.from('x'), Buffer.from([0x2a, int64Value.length]), int64Value, Buffer.from([0x32, 0x03]), Buffer.from('bob')]);
+    const response = Buffer.concat([Buffer.from([0x0a, image.length]), image]);
+    const decoded = method.responseDeserialize(response) as { image: { id: string; uid: { value: string } | null; username: string } };
+    assert.equal(decoded.image.id, 'x');
+    assert.deepEqual(decoded.image.uid, { value: '1000' });
+    assert.equal(decoded.image.username, 'bob');
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * Pod admission, as the kubelet's `canAdmitPod`: before a pod runs on this node for the first
+ * time, every admit handler looks at it; the first that refuses decides the reason and message
+ * the pod is rejected with (phase Failed, a Warning event, nothing started).
+ *
+ * Handlers are pure functions of what they are given: adding one (resources, node affinity,
+ * taints, OS) means adding it to the list `admitHandlers` builds, and, when it needs more than
+ * the pod (the other pods, the node), a field of {@link PodAdmitAttributes}.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+
+/** The verdict of one handler or of the whole list. */
+export type AdmitResult = { readonly admit: true } | { readonly admit: false; readonly reason: string; readonly message: string };
+
+/** A rejection: the kubelet's reason (e.g. `SysctlForbidden`) and its message. */
+export type Rejection = Extract<AdmitResult, { admit: false }>;
+
+/** What a handler decides on. */
+export interface PodAdmitAttributes {
+  readonly pod: V1Pod;
+}
+
+/** One admission rule. `admit` is pure and quick: it never calls out. */
+export interface PodAdmitHandler {
+  /** For logs: which rule refused. */
+  readonly name: string;
+  admit(attributes: PodAdmitAttributes): AdmitResult;
+}
+
+export const ADMITTED: AdmitResult = { admit: true };
+
+/** Runs the handlers in order; the first rejection wins. */
+export function admitPod(handlers: readonly PodAdmitHandler[], attributes: PodAdmitAttributes): AdmitResult {
+  for (const handler of handlers) {
+    const result = handler.admit(attributes);
+    if (!result.admit) return result;
+  }
+  return ADMITTED;
+}

@@ -1,0 +1,31 @@
+/**
+ * Pod admission: the handlers of this node, in the kubelet's order, and the per-pod admitter.
+ * A new handler is one more entry in {@link admitHandlers}.
+ */
+import { appArmorAdmitHandler, type AppArmorHost } from './apparmor.js';
+import type { PodAdmitHandler } from './admit.js';
+import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
+import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
+
+export { admitPod, type AdmitResult, type PodAdmitAttributes, type PodAdmitHandler, type Rejection } from './admit.js';
+export { PodAdmitter, rejectedStatusMessage } from './pod-admitter.js';
+export { APPARMOR_NOT_ENABLED, type AppArmorHost } from './apparmor.js';
+export { InvalidSysctlPatternError, isInvalidSysctlPatternError, sysctlAllowlist } from './sysctls.js';
+
+/** What the node's admission rules depend on. */
+export interface AdmissionSettings {
+  /** `--allowed-unsafe-sysctls`: names or patterns ending in `*`, on top of the safe sysctls. */
+  readonly allowedUnsafeSysctls: readonly string[];
+  /** `uname -r`: which safe sysctls this kernel namespaces. */
+  readonly kernelVersion: string;
+  readonly appArmor: AppArmorHost;
+}
+
+/** The node's admit handlers. @throws InvalidSysctlPatternError on a bad `--allowed-unsafe-sysctls` entry. */
+export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
+  return [
+    sysctlAdmitHandler(sysctlAllowlist([...safeSysctls(settings.kernelVersion), ...settings.allowedUnsafeSysctls])),
+    appArmorAdmitHandler(settings.appArmor),
+    supplementalGroupsPolicyAdmitHandler(),
+  ];
+}
