@@ -110,4 +110,24 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.equal(containers.filter((c) => c.state === 'CONTAINER_RUNNING').length, 2);
     assert.equal(containers.length, 2, 'the created-but-never-started container was removed');
   });
+
+  it('never tears down a running pod that its pod source lacks while the origin still has it (regression: running pods replaced after an agent restart on a lagging list)', async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    const before = (await h.runtime.listContainers()).map((c) => c.id).sort();
+    // The restarted agent's cache lacks the pod; the API server still has it.
+    h.store.delete(UID);
+    h.stillInOrigin.add(UID);
+    h.restartAgent();
+    const outcome = await h.reconciler().reconcile(ref);
+    assert.ok((outcome.requeueAfterMs ?? 0) > 0, 'looked at again later');
+    assert.equal(h.runtime.callsTo('stopContainer').length, 0, 'nothing stopped');
+    assert.deepEqual((await h.runtime.listContainers()).map((c) => c.id).sort(), before);
+    assert.equal((await h.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING').length, 2);
+    // Once the origin confirms it is gone, it is torn down.
+    h.stillInOrigin.delete(UID);
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+    assert.deepEqual(await h.runtime.listPodSandbox(), []);
+  });
 });

@@ -65,6 +65,12 @@ export interface PodStore {
    * proves nothing (the agent just started, or the API server is down), so nothing is torn down.
    */
   synced(): boolean;
+  /**
+   * Asks every source's origin whether the pod is really gone (a cache can lag behind a fresh
+   * list); false when any still has it or cannot answer. Asked before anything that still exists
+   * in the runtime is torn down.
+   */
+  confirmGone(key: PodKey): Promise<boolean>;
 }
 
 /**
@@ -150,6 +156,10 @@ interface StopDecision {
   readonly terminalReason: { readonly reason: string; readonly message: string } | undefined;
 }
 
+function hasAnything(observed: ObservedPod): boolean {
+  return observed.sandboxes.length > 0 || observed.containers.length > 0;
+}
+
 /** One reconcile's view: the pod's key, its logger and the run's cancellation signal. */
 interface RunScope {
   readonly key: PodKey;
@@ -168,6 +178,10 @@ export class PodReconciler {
     if (pod === undefined) {
       if (!this.options.store.synced()) {
         scope.log.debug('pod sources not synced yet: not deciding whether the pod is gone');
+        return { requeueAfterMs: UNSYNCED_RETRY_MS };
+      }
+      if (hasAnything(observed) && !(await this.options.store.confirmGone(key))) {
+        scope.log.warn('the pod source has not caught up with a pod its origin still has (or cannot be asked): not tearing it down');
         return { requeueAfterMs: UNSYNCED_RETRY_MS };
       }
       await this.cleanUpGone(scope, observed);

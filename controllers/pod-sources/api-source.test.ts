@@ -70,7 +70,7 @@ function pod(name: string, uid: string, resourceVersion = '1', labels?: Record<s
 
 function setup(initial: V1Pod[] = []) {
   const clock = createFakeClock(0);
-  const server = { pods: initial, listError: undefined as Error | undefined, lists: 0, listGate: undefined as Promise<void> | undefined };
+  const server = { pods: initial, listError: undefined as Error | undefined, getError: undefined as Error | undefined, lists: 0, listGate: undefined as Promise<void> | undefined };
   const informers: FakeInformer[] = [];
   const transport: PodTransport = {
     list: async () => {
@@ -78,6 +78,10 @@ function setup(initial: V1Pod[] = []) {
       await server.listGate;
       if (server.listError) throw server.listError;
       return { items: [...server.pods], metadata: { resourceVersion: String(server.lists) } };
+    },
+    get: (namespace: string, name: string) => {
+      if (server.getError) return Promise.reject(server.getError);
+      return Promise.resolve(server.pods.find((p) => p.metadata?.namespace === namespace && p.metadata.name === name));
     },
     informer: ({ listPods, onActivity }) => {
       const informer = new FakeInformer(listPods, onActivity);
@@ -112,6 +116,18 @@ describe('pod source', () => {
     assert.equal(source.list().length, 2);
     assert.equal(source.synced(), true);
     assert.equal(source.healthy(), true);
+    source.stop();
+  });
+
+  it('confirms a pod absent only when the API server itself has no pod with its UID, and never when it cannot be asked', async () => {
+    const { source, server } = setup([pod('a', 'u1')]);
+    await source.start();
+    const confirm = (key: PodKey): Promise<boolean> => source.confirmAbsent!(key);
+    assert.equal(await confirm({ uid: 'u1', namespace: 'ns', name: 'a' }), false, 'the API still has it');
+    assert.equal(await confirm({ uid: 'old', namespace: 'ns', name: 'a' }), true, 'another pod under the name');
+    assert.equal(await confirm({ uid: 'u9', namespace: 'ns', name: 'gone' }), true, 'NotFound');
+    server.getError = new Error('connection refused');
+    assert.equal(await confirm({ uid: 'u9', namespace: 'ns', name: 'gone' }), false, 'an unreachable API confirms nothing');
     source.stop();
   });
 
@@ -287,6 +303,7 @@ describe('pod source', () => {
       clock,
       transport: {
         list: () => Promise.resolve({ items: [pod('a', 'u1'), pod('b', 'u2')] }),
+        get: () => Promise.resolve(undefined),
         informer: ({ listPods, onActivity }) => new FakeInformer(listPods, onActivity),
       },
     });

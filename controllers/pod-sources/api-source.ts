@@ -116,6 +116,16 @@ export function createPodSource(options: PodSourceOptions): PodSource {
       supervisor.stop();
     },
     get: (uid) => index.get(uid),
+    // The API server itself: absent when it answers NotFound or has another pod under the name.
+    confirmAbsent: async (key) => {
+      try {
+        const pod = await transport.get(key.namespace, key.name);
+        return pod === undefined || pod.metadata?.uid !== key.uid;
+      } catch (err: unknown) {
+        logger.debug({ err, podUID: key.uid }, 'could not ask the API server whether the pod is gone');
+        return false;
+      }
+    },
     list: () => index.list(),
     synced: () => state.everSynced,
     healthy: () => supervisor.healthy(),

@@ -74,4 +74,12 @@ describe('desired-pod store', () => {
     assert.deepEqual(seen.map((k) => k.uid).sort(), ['a', 'b', 's']);
     assert.deepEqual(seen.find((k) => k.uid === 's'), { uid: 's', namespace: 'ns', name: 's' });
   });
+
+  it('confirms a pod gone only when no source has it and every origin says so', async () => {
+    const api = { ...mapSource('api'), confirmAbsent: (key: PodKey) => Promise.resolve(key.uid !== 'lagging') };
+    const store = createDesiredPodStore({ sources: [api, mapSource('file', [pod('s')])], notify: () => undefined });
+    assert.equal(await store.confirmGone({ uid: 'gone', namespace: 'ns', name: 'gone' }), true);
+    assert.equal(await store.confirmGone({ uid: 'lagging', namespace: 'ns', name: 'lagging' }), false, 'the origin still has it');
+    assert.equal(await store.confirmGone({ uid: 's', namespace: 'ns', name: 's' }), false, 'a source has it');
+  });
 });

@@ -5,7 +5,8 @@
  * - `get(uid)` answers from the first source, in the order given, that has the UID. UIDs do not
  *   collide across sources (static pods' UIDs are derived from their manifests; their mirror pods
  *   in the API have UIDs of their own).
- * - A pod is gone only when no source has it.
+ * - A pod is gone only when no source has it, and each source's origin confirms it (`confirmGone`):
+ *   a lagging cache must never make nodelet tear down a pod that runs.
  * - The store is synced only when every source is: before that, absence from one source proves
  *   nothing, and nothing may be torn down for it.
  * - Sources report changes themselves (each maps an event to a pod key and enqueues it); the
@@ -28,6 +29,11 @@ export interface DesiredPodSource {
   synced(): boolean;
   /** True while the source is delivering changes. */
   healthy(): boolean;
+  /**
+   * Asks the source's origin directly whether the pod is really gone (its cache may lag): true
+   * only when the origin answers that it has no pod with this UID. Absent: the cache is the truth.
+   */
+  confirmAbsent?(key: PodKey): Promise<boolean>;
 }
 
 /** The merged store; see this file's header. */
@@ -68,6 +74,11 @@ export function createDesiredPodStore(options: DesiredPodStoreOptions): DesiredP
   };
   return {
     get: (uid) => holder(uid)?.get(uid),
+    async confirmGone(key: PodKey): Promise<boolean> {
+      if (holder(key.uid) !== undefined) return false;
+      const answers = await Promise.all(sources.map((s) => (s.confirmAbsent === undefined ? Promise.resolve(true) : s.confirmAbsent(key))));
+      return answers.every(Boolean);
+    },
     sourceOf: (uid) => holder(uid)?.name,
     list,
     synced: () => sources.every((s) => s.synced()),

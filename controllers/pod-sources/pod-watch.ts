@@ -15,11 +15,14 @@ import {
   type ListPromise,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { isNotFound } from '../../util/api-errors.js';
 
 /** How the pod source reaches the API server (a seam: unit tests pass a fake). */
 export interface PodTransport {
   /** Lists the node's pods across all namespaces. */
   list(): Promise<KubernetesListObject<V1Pod>>;
+  /** Reads one pod straight from the API server; undefined when it answers NotFound. */
+  get(namespace: string, name: string): Promise<V1Pod | undefined>;
   /** A stopped informer; see {@link PodInformerOptions}. */
   informer(options: PodInformerOptions): Informer<V1Pod>;
 }
@@ -83,6 +86,14 @@ export function createPodTransport(kubeConfig: KubeConfig, nodeName: string): Po
   const fieldSelector = `spec.nodeName=${nodeName}`;
   return {
     list: () => api.listPodForAllNamespaces({ fieldSelector }),
+    get: (namespace, name) =>
+      api.readNamespacedPod({ namespace, name }).then(
+        (pod) => pod,
+        (error: unknown) => {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        },
+      ),
     informer: ({ listPods, ...observer }) =>
       new ListWatch<V1Pod>('/api/v1/pods', new ObservedWatch(kubeConfig, observer), listPods, false, undefined, fieldSelector),
   };

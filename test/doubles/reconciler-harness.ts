@@ -102,6 +102,8 @@ export interface ReconcilerHarness {
   reconciler(): PodReconciler;
   /** The assembled per-pod machinery of the current agent. */
   sync(): PodSync;
+  /** UIDs the store's cache lacks but its origin still has (a lagging pod source). */
+  readonly stillInOrigin: Set<string>;
   /** Every reconcile the per-pod machinery asked for (probers), in order. */
   readonly syncRequests: { key: PodKey; reason: string }[];
   /** Models an agent restart: everything kept in memory is lost; the runtime and store stay. */
@@ -128,6 +130,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
   const probeResults = new ContainerReadinessStore();
   const status = new RecordingStatusWriter(store, probeResults, clock);
   const syncRequests: { key: PodKey; reason: string }[] = [];
+  const stillInOrigin = new Set<string>();
   const events = new RecordingEventRecorder();
   const synced = { value: true };
   const paused = { value: false };
@@ -137,7 +140,8 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       node: { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) },
       runtime,
       images: runtime,
-      store: { get: (uid) => store.get(uid), synced: () => synced.value },
+      // The map is the origin too: a pod not in it is gone.
+      store: { get: (uid) => store.get(uid), synced: () => synced.value, confirmGone: (key) => Promise.resolve(!store.has(key.uid) && !stillInOrigin.has(key.uid)) },
       status,
       probeResults,
       requestSync: (key, reason) => syncRequests.push({ key, reason }),
@@ -160,6 +164,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
     synced,
     paused,
     syncRequests,
+    stillInOrigin,
     reconciler: () => current.reconciler,
     sync: () => current,
     restartAgent: () => {

@@ -212,7 +212,9 @@ describe('the pod lifecycle on nodelet', () => {
     assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
     const shrunkAt = Date.now();
     await kubectl(['delete', 'pod', '-n', ns, 'stubborn', '--grace-period=3', '--wait=false']);
-    assert.equal((await getPod(ns, 'stubborn'))?.metadata?.deletionGracePeriodSeconds, 3, 'the API took the shorter grace period');
+    // The API keeps the shorter period (it may already show less: it counts down from the first delete).
+    const shrunk = (await getPod(ns, 'stubborn'))?.metadata?.deletionGracePeriodSeconds;
+    assert.ok(shrunk !== undefined && shrunk <= 3, `the API took the shorter grace period: ${String(shrunk)}`);
     // getPod is undefined only when the API answers NotFound; any other error fails here at once.
     await pollUntil('stubborn pod gone', async () => ((await getPod(ns, 'stubborn')) === undefined ? true : undefined), { timeoutMs: 60_000 });
     const goneAt = Date.now();
