@@ -9,10 +9,12 @@
  * that container can be relied on to listen (kubernetes/website#54086 documents that race).
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster } from './helpers.js';
 
@@ -32,6 +34,13 @@ async function runtimeContainers(uid: string): Promise<CrictlContainer[]> {
 async function startedAtMs(id: string): Promise<number> {
   const out = JSON.parse(await crictl(['inspect', id])) as { status: { startedAt: string } };
   return Date.parse(out.status.startedAt);
+}
+
+/** What a container wrote to stdout and stderr, through the runtime (`crictl logs`). */
+async function containerLog(uid: string, name: string): Promise<string> {
+  const id = (await runtimeContainers(uid)).find((c) => c.metadata.name === name)?.id ?? '';
+  const { stdout, stderr } = await promisify(execFile)('crictl', ['logs', id], { timeout: 30_000 });
+  return stdout + stderr;
 }
 
 function podOf(namespace: string, name: string, spec: { containers: Partial<V1Container>[]; initContainers?: Partial<V1Container>[]; grace?: number; volumes?: object[] }): object {
@@ -98,7 +107,7 @@ describe('container lifecycle hooks on the nodelet node', () => {
     }));
     const running = await waitRunning(namespace, 'poststart');
     const logs = await eventually('the app log', async () => {
-      const out = await kubectl(['logs', '-n', namespace, 'poststart', '-c', 'app']);
+      const out = await containerLog(running.metadata?.uid ?? '', 'app');
       return out.includes('app read:') ? out : undefined;
     }, 30_000);
     assert.match(logs, /app read: written by postStart/);
@@ -171,7 +180,7 @@ describe('container lifecycle hooks on the nodelet node', () => {
     const running = await waitRunning(namespace, 'poststart-http');
     assert.equal(statusOf(running, 'app')?.restartCount, 0);
     const log = await eventually('the hook request in the httpd log', async () => {
-      const out = await kubectl(['logs', '-n', namespace, 'poststart-http', '-c', 'web']);
+      const out = await containerLog(running.metadata?.uid ?? '', 'web');
       return out.includes('/hook') ? out : undefined;
     }, 20_000);
     console.log(`httpGet postStart: httpd saw: ${log.split('\n').filter((l) => l.includes('/hook') || l.includes('kube-lifecycle')).join(' | ')}`);
