@@ -9,7 +9,7 @@
  * that container can be relied on to listen (kubernetes/website#54086 documents that race).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +41,28 @@ async function containerLog(uid: string, name: string): Promise<string> {
   const id = (await runtimeContainers(uid)).find((c) => c.metadata.name === name)?.id ?? '';
   const { stdout, stderr } = await promisify(execFile)('crictl', ['logs', id], { timeout: 30_000 });
   return stdout + stderr;
+}
+
+/**
+ * Every waiting state of the pod's `app` container the API server reports from now on (`kubectl get
+ * -w`): a PostStartHookError lasts only until the next sync (then CrashLoopBackOff), too briefly to
+ * be caught by polling, but every status nodelet writes reaches the watch.
+ */
+function watchWaiting(namespace: string, name: string): { readonly seen: { reason: string; message: string }[]; stop(): void } {
+  const template = '{range .status.containerStatuses[*]}{.name}{"\\t"}{.state.waiting.reason}{"\\t"}{.state.waiting.message}{"\\n"}{end}';
+  const child = spawn('kubectl', ['get', 'pod', '-n', namespace, name, '-w', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const seen: { reason: string; message: string }[] = [];
+  let buffered = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      const [container, reason = '', message = ''] = line.split('\t');
+      if (container === 'app' && reason !== '') seen.push({ reason, message });
+    }
+  });
+  return { seen, stop: () => child.kill() };
 }
 
 function podOf(namespace: string, name: string, spec: { containers: Partial<V1Container>[]; initContainers?: Partial<V1Container>[]; grace?: number; volumes?: object[] }): object {
@@ -127,44 +149,47 @@ describe('container lifecycle hooks on the nodelet node', () => {
 
   it('kills a container whose postStart hook fails, with FailedPostStartHook and Killing events, and restarts it under backoff', async () => {
     await apply(podOf(namespace, 'poststart-fails', {
-      containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo no config >&2; exit 3'] } } } }],
+      containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'printf "no config" >&2; exit 3'] } } } }],
     }));
-    const reasons = new Set<string>();
-    const restarted = await eventually('a restart counted, and the container waiting', async () => {
-      const pod = await getPod(namespace, 'poststart-fails');
-      const app = statusOf(pod, 'app');
-      const reason = app?.state?.waiting?.reason;
-      if (reason !== undefined) reasons.add(reason);
-      return (app?.restartCount ?? 0) >= 1 && (reason === 'CrashLoopBackOff' || reason === 'PostStartHookError') ? pod : undefined;
-    }, 90_000);
-    const app = statusOf(restarted, 'app');
-    assert.equal(app?.lastState?.terminated?.exitCode, 137, 'the last instance was killed');
-    console.log(`postStart failure: restartCount ${app?.restartCount}, waiting reasons seen: ${[...reasons].join(', ')}`);
-    const events = await podEvents(namespace, 'poststart-fails');
-    const failed = events.filter((e) => e.reason === 'FailedPostStartHook');
-    assert.ok(failed.length >= 1 && failed.every((e) => e.type === 'Warning' && e.message === 'PostStartHook failed'), JSON.stringify(failed.map((e) => e.message)));
-    assert.ok(events.some((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook'));
-    // The handler's message is the waiting message while the failure is the latest word.
-    const withMessage = await eventually('the PostStartHookError message', async () => {
-      const pod = await getPod(namespace, 'poststart-fails');
-      const waiting = statusOf(pod, 'app')?.state?.waiting;
-      return waiting?.reason === 'PostStartHookError' ? waiting.message : undefined;
-    }, 90_000);
-    assert.match(withMessage ?? '', /^Exec lifecycle hook \(\[sh -c echo no config >&2; exit 3\]\) for Container "app" in Pod "poststart-fails_.*" failed - error: command 'sh -c echo no config >&2; exit 3' exited with 3: no config\n, message: "no config\\n"$/);
-    const containers = await runtimeContainers(restarted.metadata?.uid ?? '');
-    assert.ok(containers.length >= 2, `every instance is in the runtime: ${containers.length}`);
+    const watch = watchWaiting(namespace, 'poststart-fails');
+    try {
+      const restarted = await eventually('a restart counted, the container waiting, and a PostStartHookError reported', async () => {
+        const pod = await getPod(namespace, 'poststart-fails');
+        const app = statusOf(pod, 'app');
+        const reason = app?.state?.waiting?.reason;
+        const reported = watch.seen.some((w) => w.reason === 'PostStartHookError');
+        return (app?.restartCount ?? 0) >= 1 && (reason === 'CrashLoopBackOff' || reason === 'PostStartHookError') && reported ? pod : undefined;
+      }, 90_000);
+      const app = statusOf(restarted, 'app');
+      assert.equal(app?.lastState?.terminated?.exitCode, 137, 'the last instance was killed');
+      console.log(`postStart failure: restartCount ${app?.restartCount}, waiting reasons reported: ${watch.seen.map((w) => w.reason).join(', ')}`);
+      const events = await podEvents(namespace, 'poststart-fails');
+      const failed = events.filter((e) => e.reason === 'FailedPostStartHook');
+      assert.ok(failed.length >= 1 && failed.every((e) => e.type === 'Warning' && e.message === 'PostStartHook failed'), JSON.stringify(failed.map((e) => e.message)));
+      assert.ok(events.some((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook'));
+      // The handler's message is the waiting message while the failure is the latest word.
+      const message = watch.seen.find((w) => w.reason === 'PostStartHookError')?.message ?? '';
+      assert.match(message, /^Exec lifecycle hook \(\[sh -c printf "no config" >&2; exit 3\]\) for Container "app" in Pod "poststart-fails_.*" failed - error: command 'sh -c printf "no config" >&2; exit 3' exited with 3: no config, message: "no config"$/);
+      const containers = await runtimeContainers(restarted.metadata?.uid ?? '');
+      assert.ok(containers.length >= 2, `every instance is in the runtime: ${containers.length}`);
+      assert.ok(containers.every((c) => c.state === 'CONTAINER_EXITED'), 'every instance whose hook failed was stopped');
+    } finally {
+      watch.stop();
+    }
   });
 
   it('refuses a tcpSocket postStart handler (kept in the API, never runnable) with the event and a restart, never a silent skip', async () => {
     await apply(podOf(namespace, 'poststart-tcp', {
       containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { tcpSocket: { port: 80 } } } }],
     }));
-    const message = await eventually('the invalid handler message', async () => {
-      const waiting = statusOf(await getPod(namespace, 'poststart-tcp'), 'app')?.state?.waiting;
-      return waiting?.reason === 'PostStartHookError' ? waiting.message : undefined;
-    }, 90_000);
-    assert.equal(message, 'Cannot run handler: invalid handler: tcpSocket is not supported as a lifecycle handler');
-    assert.ok((await podEvents(namespace, 'poststart-tcp')).some((e) => e.reason === 'FailedPostStartHook'));
+    const watch = watchWaiting(namespace, 'poststart-tcp');
+    try {
+      const message = await eventually('the invalid handler message', () => Promise.resolve(watch.seen.find((w) => w.reason === 'PostStartHookError')?.message), 90_000);
+      assert.equal(message, 'Cannot run handler: invalid handler: tcpSocket is not supported as a lifecycle handler');
+      assert.ok((await podEvents(namespace, 'poststart-tcp')).some((e) => e.reason === 'FailedPostStartHook'));
+    } finally {
+      watch.stop();
+    }
   });
 
   it('runs an httpGet postStart hook against the pod IP (an httpd in the pod), before the container counts as started', async () => {
