@@ -9,13 +9,13 @@
  * that container can be relied on to listen (kubernetes/website#54086 documents that race).
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { KubeConfig, Watch, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster } from './helpers.js';
 
 interface CrictlContainer {
@@ -44,25 +44,24 @@ async function containerLog(uid: string, name: string): Promise<string> {
 }
 
 /**
- * Every waiting state of the pod's `app` container the API server reports from now on (`kubectl get
- * -w`): a PostStartHookError lasts only until the next sync (then CrashLoopBackOff), too briefly to
- * be caught by polling, but every status nodelet writes reaches the watch.
+ * Every waiting state of the pod's `app` container the API server reports from now on (a watch):
+ * a PostStartHookError lasts only until the next sync (then CrashLoopBackOff), too briefly to be
+ * caught by polling, but every status nodelet writes reaches the watch.
  */
-function watchWaiting(namespace: string, name: string): { readonly seen: { reason: string; message: string }[]; stop(): void } {
-  const template = '{range .status.containerStatuses[*]}{.name}{"\\t"}{.state.waiting.reason}{"\\t"}{.state.waiting.message}{"\\n"}{end}';
-  const child = spawn('kubectl', ['get', 'pod', '-n', namespace, name, '-w', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+async function watchWaiting(namespace: string, name: string): Promise<{ readonly seen: { reason: string; message: string }[]; stop(): void }> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
   const seen: { reason: string; message: string }[] = [];
-  let buffered = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      const [container, reason = '', message = ''] = line.split('\t');
-      if (container === 'app' && reason !== '') seen.push({ reason, message });
-    }
-  });
-  return { seen, stop: () => child.kill() };
+  const controller = await new Watch(kubeConfig).watch(
+    `/api/v1/namespaces/${namespace}/pods`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_type: string, pod: V1Pod) => {
+      const waiting = statusOf(pod, 'app')?.state?.waiting;
+      if (waiting?.reason !== undefined) seen.push({ reason: waiting.reason, message: waiting.message ?? '' });
+    },
+    () => undefined,
+  );
+  return { seen, stop: () => { controller.abort(); } };
 }
 
 function podOf(namespace: string, name: string, spec: { containers: Partial<V1Container>[]; initContainers?: Partial<V1Container>[]; grace?: number; volumes?: object[] }): object {
@@ -148,11 +147,12 @@ describe('container lifecycle hooks on the nodelet node', () => {
   });
 
   it('kills a container whose postStart hook fails, with FailedPostStartHook and Killing events, and restarts it under backoff', async () => {
-    await apply(podOf(namespace, 'poststart-fails', {
-      containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'printf "no config" >&2; exit 3'] } } } }],
-    }));
-    const watch = watchWaiting(namespace, 'poststart-fails');
+    // Watching from before the pod exists: every status it ever gets is seen.
+    const watch = await watchWaiting(namespace, 'poststart-fails');
     try {
+      await apply(podOf(namespace, 'poststart-fails', {
+        containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'printf "no config" >&2; exit 3'] } } } }],
+      }));
       const restarted = await eventually('a restart counted, the container waiting, and a PostStartHookError reported', async () => {
         const pod = await getPod(namespace, 'poststart-fails');
         const app = statusOf(pod, 'app');
@@ -179,11 +179,12 @@ describe('container lifecycle hooks on the nodelet node', () => {
   });
 
   it('refuses a tcpSocket postStart handler (kept in the API, never runnable) with the event and a restart, never a silent skip', async () => {
-    await apply(podOf(namespace, 'poststart-tcp', {
-      containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { tcpSocket: { port: 80 } } } }],
-    }));
-    const watch = watchWaiting(namespace, 'poststart-tcp');
+    // Watching from before the pod exists: every status it ever gets is seen.
+    const watch = await watchWaiting(namespace, 'poststart-tcp');
     try {
+      await apply(podOf(namespace, 'poststart-tcp', {
+        containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { tcpSocket: { port: 80 } } } }],
+      }));
       const message = await eventually('the invalid handler message', () => Promise.resolve(watch.seen.find((w) => w.reason === 'PostStartHookError')?.message), 90_000);
       assert.equal(message, 'Cannot run handler: invalid handler: tcpSocket is not supported as a lifecycle handler');
       assert.ok((await podEvents(namespace, 'poststart-tcp')).some((e) => e.reason === 'FailedPostStartHook'));
