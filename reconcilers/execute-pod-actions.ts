@@ -85,7 +85,8 @@ export class PodActionsExecutor implements PodLifecycleObserver {
 
   constructor(private readonly options: ExecutorOptions) {
     this.killer = new PodKiller(options);
-    this.starter = new ContainerStarter(options);
+    // The starter kills through the killer when a postStart hook fails (preStop and grace included).
+    this.starter = new ContainerStarter(options, this.killer);
   }
 
   /** Performs the plan. Throws when the pod could not be killed or set up, or the run was cancelled; returns container start failures. */
@@ -102,7 +103,8 @@ export class PodActionsExecutor implements PodLifecycleObserver {
       plan.containersToKill.flatMap((k) => {
         const container = byId.get(k.id);
         if (container === undefined) return [];
-        const request = { pod, reason: k.reason, ...signalOf(signal), ...(k.eventMessage === undefined ? {} : { eventMessage: k.eventMessage }) };
+        // podIp: the default host of an httpGet preStop hook.
+        const request = { pod, reason: k.reason, podIp: podIpsOf(observed)[0] ?? '', ...signalOf(signal), ...(k.eventMessage === undefined ? {} : { eventMessage: k.eventMessage }) };
         return [this.killer.stop(request, container, k.gracePeriodSeconds ?? gracePeriodSeconds)];
       }),
     );

@@ -13,6 +13,9 @@
  *   StartContainer) is removed instead: the runtime's StopContainer does nothing to a container
  *   that is not running (containerd returns at once), so it would stay "created" forever and the
  *   pod could never finish terminating. It never ran, so it has no logs or status worth keeping.
+ * - A running container's preStop hook runs first (after the `Killing` event), bounded by its grace
+ *   period, and the time it took comes off the grace period StopContainer gets (at least 2 s):
+ *   `hooks/pre-stop.ts`.
  * - Then every ready sandbox is stopped (its network torn down).
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -21,7 +24,18 @@ import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
+import { runPreStopHook } from './hooks/pre-stop.js';
 import { isLiveContainer, type ObservedContainer, type ObservedPod } from './observed-pod.js';
+
+/** What `stop` needs of a container: which one, and whether it runs. */
+export type ContainerToStop = Pick<ObservedContainer, 'id' | 'name' | 'state'>;
+
+/** One container stop: `KillRequest` without the observation, plus the event and the pod IP. */
+export type StopRequest = Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds' | 'signal'> & {
+  readonly eventMessage?: string;
+  /** The pod's primary IP: the default host of an httpGet preStop hook. */
+  readonly podIp?: string;
+};
 
 const MIN_SIDECAR_GRACE_SECONDS = 2;
 const SHRINK_POLL_MS = 500;
@@ -59,10 +73,11 @@ export class PodKiller {
     const sidecars = sidecarsInStopOrder(request.pod);
     const deadlineMs = this.options.clock.now() + request.gracePeriodSeconds * 1000;
     const first = live.filter((c) => !sidecars.includes(c.name));
-    await Promise.all(first.map((c) => this.stop(request, c, request.gracePeriodSeconds)));
+    const stopRequest: StopRequest = { ...request, podIp: readyPodIp(request.observed) };
+    await Promise.all(first.map((c) => this.stop(stopRequest, c, request.gracePeriodSeconds)));
     for (const name of sidecars) {
       const remaining = Math.max(MIN_SIDECAR_GRACE_SECONDS, Math.ceil((deadlineMs - this.options.clock.now()) / 1000));
-      await Promise.all(live.filter((c) => c.name === name).map((c) => this.stop(request, c, remaining)));
+      await Promise.all(live.filter((c) => c.name === name).map((c) => this.stop(stopRequest, c, remaining)));
     }
     for (const sandbox of request.observed.sandboxes.filter((s) => s.state === 'SANDBOX_READY')) {
       await this.options.runtime.stopPodSandbox(sandbox.id, callOptions(request));
@@ -70,10 +85,10 @@ export class PodKiller {
   }
 
   /**
-   * Stops one container with `graceSeconds`, or sooner if the grace period shrinks meanwhile; a
-   * container that never started is removed (see the file header).
+   * Stops one container with `graceSeconds` (its preStop hook first), or sooner if the grace period
+   * shrinks meanwhile; a container that never started is removed (see the file header).
    */
-  async stop(request: Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeriodSeconds' | 'signal'> & { readonly eventMessage?: string }, container: ObservedContainer, graceSeconds: number): Promise<void> {
+  async stop(request: StopRequest, container: ContainerToStop, graceSeconds: number): Promise<void> {
     const { pod } = request;
     if (container.state === 'CONTAINER_CREATED') {
       this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason }, 'removing container that never started');
@@ -84,17 +99,34 @@ export class PodKiller {
       const message = request.eventMessage ?? `Stopping container ${container.name}`;
       this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message, fieldPath: containerFieldPath(pod, container.name) });
     }
-    this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: graceSeconds }, 'stopping container');
     const startedMs = this.options.clock.now();
+    const timeoutSeconds = await this.preStop(request, container, graceSeconds);
+    this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: timeoutSeconds }, 'stopping container');
+    // Measured from before the preStop hook, against the full grace period: a shorter one that has
+    // passed since the kill began kills at once.
     const watcher = this.watchShrink({ container, startedMs, graceSeconds, current: request.currentGracePeriodSeconds });
     try {
-      await this.options.runtime.stopContainer(container.id, graceSeconds, callOptions(request));
+      await this.options.runtime.stopContainer(container.id, timeoutSeconds, callOptions(request));
     } finally {
       watcher.cancel();
     }
   }
 
-  private watchShrink(w: { container: ObservedContainer; startedMs: number; graceSeconds: number; current: (() => number) | undefined }): { cancel(): void } {
+  /** Runs the preStop hook of a running container of a known pod; returns the grace period left for StopContainer. */
+  private async preStop(request: StopRequest, container: ContainerToStop, graceSeconds: number): Promise<number> {
+    if (request.pod === undefined || container.state !== 'CONTAINER_RUNNING') return graceSeconds;
+    return runPreStopHook(this.options, {
+      pod: request.pod,
+      containerName: container.name,
+      containerId: container.id,
+      podIp: request.podIp === undefined || request.podIp === '' ? (request.pod.status?.podIP ?? '') : request.podIp,
+      graceSeconds,
+      currentGraceSeconds: request.currentGracePeriodSeconds,
+      signal: request.signal,
+    });
+  }
+
+  private watchShrink(w: { container: ContainerToStop; startedMs: number; graceSeconds: number; current: (() => number) | undefined }): { cancel(): void } {
     const { clock, runtime, logger } = this.options;
     let timer: unknown;
     let done = false;
@@ -119,6 +151,11 @@ export class PodKiller {
       },
     };
   }
+}
+
+/** The primary IP of the pod's ready sandbox; empty when none (host network, or no sandbox). */
+function readyPodIp(observed: ObservedPod): string {
+  return observed.sandboxes.find((s) => s.state === 'SANDBOX_READY')?.ip ?? '';
 }
 
 function callOptions(request: Pick<KillRequest, 'signal'>): CallOptions {

@@ -1,7 +1,9 @@
 /**
  * Starts one container of a pod, as the kubelet's `startContainer` does: check the restart
  * backoff (a container that exited waits 10 s, doubling to 5 min: CrashLoopBackOff), ensure the
- * image, resolve env and mounts (with the pod's managed /etc/hosts), create, start — with the kubelet's events at each step.
+ * image, resolve env and mounts (with the pod's managed /etc/hosts), create, start, run the
+ * postStart hook (a failed one kills the container: `hooks/post-start.ts`) — with the kubelet's
+ * events at each step.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -15,6 +17,10 @@ import { containerFieldPath, type EventRecorder } from './events/event-recorder.
 import type { ImagePuller } from './images/image-puller.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
 import { formatDuration, type RestartBackoff } from './restart-backoff.js';
+import { POST_START_KILL_MESSAGE } from './hooks/hook-messages.js';
+import { runPostStartHook } from './hooks/post-start.js';
+import type { PodKiller } from './kill-pod.js';
+import { podGracePeriodSeconds } from './sandbox-config.js';
 import { ContainerStartError, errorMessage, isCancellation } from './sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
@@ -67,7 +73,11 @@ function podDescription(pod: V1Pod): string {
 }
 
 export class ContainerStarter {
-  constructor(private readonly options: ContainerStarterOptions) {}
+  /** `killer` stops a container whose postStart hook failed (its preStop hook runs too, as in the kubelet). */
+  constructor(
+    private readonly options: ContainerStarterOptions,
+    private readonly killer: Pick<PodKiller, 'stop'>,
+  ) {}
 
   /**
    * Starts the container and returns its runtime ID (undefined when the spec has no such
@@ -123,6 +133,11 @@ export class ContainerStarter {
     this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
     await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
+    // The kubelet's step 4: the start waits for the postStart hook; a failure kills the container
+    // and throws `PostStartHookError`.
+    const podIp = request.podIps[0] ?? (pod.spec?.hostNetwork === true ? this.options.nodeIp : '');
+    const kill = (p: V1Pod, containerId: string, s: AbortSignal | undefined): Promise<void> => this.killAfterPostStart(p, { id: containerId, name: container.name }, podIp, s);
+    await runPostStartHook({ ...this.options, kill }, { pod, container, containerId: id, podIp, signal });
     return { id };
   }
 
@@ -136,6 +151,12 @@ export class ContainerStarter {
     const refusal = verifyRunAsNonRoot(pod, container, user);
     if (refusal !== undefined) throw new ContainerStartError(container.name, 'CreateContainerConfigError', refusal);
     return user;
+  }
+
+  /** The kubelet's `killContainer(…, "FailedPostStartHook", …)`: the pod's grace period, its preStop hook. */
+  private killAfterPostStart(pod: V1Pod, c: { id: string; name: string }, podIp: string, signal: AbortSignal | undefined): Promise<void> {
+    const request = { pod, reason: 'postStart hook failed', eventMessage: POST_START_KILL_MESSAGE, podIp, ...(signal === undefined ? {} : { signal }) };
+    return this.killer.stop(request, { ...c, state: 'CONTAINER_RUNNING' }, podGracePeriodSeconds(pod));
   }
 
   /** A container that exited waits out its backoff (measured from its exit) before it restarts. */

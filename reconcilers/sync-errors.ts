@@ -14,7 +14,9 @@ export type ContainerStartReason =
   | 'InvalidImageName'
   | 'CreateContainerConfigError'
   | 'CreateContainerError'
-  | 'RunContainerError';
+  | 'RunContainerError'
+  // The container started but its postStart hook failed; it was killed (reconcilers/hooks/).
+  | 'PostStartHookError';
 
 /** Reasons the pod as a whole could not be set up (shown as events; containers stay ContainerCreating). */
 export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedMount';

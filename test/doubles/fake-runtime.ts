@@ -72,8 +72,12 @@ export interface FakeContainer {
   message: string;
 }
 
-/** Answers `execSync`; the default answers exit code 0 with no output. */
-export type FakeExecHandler = (containerId: string, cmd: readonly string[]) => ExecSyncResult;
+/**
+ * Answers `execSync`; the default answers exit code 0 with no output. A promise models a command
+ * that takes time (one that never settles: a hung hook); `timeoutSeconds` and `signal` are what the
+ * caller passed.
+ */
+export type FakeExecHandler = (containerId: string, cmd: readonly string[], call: { readonly timeoutSeconds: number; readonly signal: AbortSignal | undefined }) => ExecSyncResult | Promise<ExecSyncResult>;
 
 export interface FakeRuntimeOptions {
   /** Milliseconds since the epoch; timestamps are derived from it. `Date.now` by default. */
@@ -361,7 +365,7 @@ export class FakeRuntime implements RuntimeService, ImageService {
     await this.record('execSync', [containerId, cmd, timeoutSeconds, options]);
     const c = this.requireContainer('execSync', containerId);
     if (c.state !== 'CONTAINER_RUNNING') throw failedPrecondition('execSync', `container is ${c.state}`);
-    return this.execHandler(containerId, cmd);
+    return this.execHandler(containerId, cmd, { timeoutSeconds, signal: signalOf(options) });
   }
 
   // ------------------------------------------------------------------ ImageService
