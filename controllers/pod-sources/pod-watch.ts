@@ -15,13 +15,12 @@ import {
   type ListPromise,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { isNotFound } from '../../util/api-errors.js';
 
 /** How the pod source reaches the API server (a seam: unit tests pass a fake). */
 export interface PodTransport {
   /** Lists the node's pods across all namespaces. */
   list(): Promise<KubernetesListObject<V1Pod>>;
-  /** Reads one pod straight from the API server; undefined when it answers NotFound. */
+  /** Reads one of the node's pods straight from the API server; undefined when it has none by that name. */
   get(namespace: string, name: string): Promise<V1Pod | undefined>;
   /** A stopped informer; see {@link PodInformerOptions}. */
   informer(options: PodInformerOptions): Informer<V1Pod>;
@@ -86,14 +85,12 @@ export function createPodTransport(kubeConfig: KubeConfig, nodeName: string): Po
   const fieldSelector = `spec.nodeName=${nodeName}`;
   return {
     list: () => api.listPodForAllNamespaces({ fieldSelector }),
-    get: (namespace, name) =>
-      api.readNamespacedPod({ namespace, name }).then(
-        (pod) => pod,
-        (error: unknown) => {
-          if (isNotFound(error)) return undefined;
-          throw error;
-        },
-      ),
+    // A list, not a get: a node's identity may list its own pods by field selector, but the Node
+    // authorizer refuses a get of a pod that no longer exists (no relationship to the node).
+    get: async (namespace, name) => {
+      const list = await api.listNamespacedPod({ namespace, fieldSelector: `${fieldSelector},metadata.name=${name}` });
+      return list.items[0];
+    },
     informer: ({ listPods, ...observer }) =>
       new ListWatch<V1Pod>('/api/v1/pods', new ObservedWatch(kubeConfig, observer), listPods, false, undefined, fieldSelector),
   };

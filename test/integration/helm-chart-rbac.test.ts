@@ -203,6 +203,9 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     const reasons = seenPods.get(uid) ?? [];
     assert.ok(reasons[0] === 'added' && !reasons.includes('relisted'), `reported as ${reasons.join(', ')}`);
     assert.equal(source.healthy(), true, 'the pod watch is up');
+    // Before tearing down a pod its cache lacks, the source asks the API server itself.
+    assert.equal(await source.confirmAbsent!({ uid, namespace, name: 'bound' }), false, 'the API server has the pod');
+    assert.equal(await source.confirmAbsent!({ uid: 'not-this-one', namespace, name: 'bound' }), true, 'another UID under the name');
   });
 
   it('writes pod status and events, and reads what pod volumes need', async () => {
