@@ -6,21 +6,14 @@
  * handler" message, so the hook is never silently skipped. Pure.
  */
 import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
+import type { HttpGetAction } from '../probes/probe-spec.js';
 
 /** Which hook of the container. */
 export type HookKind = 'postStart' | 'preStop';
 
 export type HookAction =
   | { readonly kind: 'exec'; readonly command: readonly string[] }
-  | {
-      readonly kind: 'httpGet';
-      readonly scheme: 'HTTP' | 'HTTPS';
-      /** Empty: the pod IP. */
-      readonly host: string;
-      readonly port: number | string;
-      readonly path: string;
-      readonly headers: readonly { readonly name: string; readonly value: string }[];
-    }
+  | HttpGetAction
   | { readonly kind: 'sleep'; readonly seconds: number }
   /** Not runnable; `reason` says why (for the failure message). */
   | { readonly kind: 'invalid'; readonly reason: string };

@@ -7,18 +7,21 @@ import type { V1Container, V1Probe } from '@kubernetes/client-node';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
 
+/** An HTTP GET against the container, as probes and lifecycle hooks both make it. */
+export interface HttpGetAction {
+  readonly kind: 'httpGet';
+  readonly scheme: 'HTTP' | 'HTTPS';
+  /** Empty: the pod IP. */
+  readonly host: string;
+  readonly port: number | string;
+  readonly path: string;
+  readonly headers: readonly { readonly name: string; readonly value: string }[];
+}
+
 /** How a probe checks the container. */
 export type ProbeAction =
   | { readonly kind: 'exec'; readonly command: readonly string[] }
-  | {
-      readonly kind: 'httpGet';
-      readonly scheme: 'HTTP' | 'HTTPS';
-      /** Empty: the pod IP. */
-      readonly host: string;
-      readonly port: number | string;
-      readonly path: string;
-      readonly headers: readonly { readonly name: string; readonly value: string }[];
-    }
+  | HttpGetAction
   | { readonly kind: 'tcpSocket'; readonly host: string; readonly port: number | string }
   | { readonly kind: 'grpc'; readonly port: number; readonly service: string };
 
