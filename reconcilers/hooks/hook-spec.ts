@@ -6,7 +6,7 @@
  * handler" message, so the hook is never silently skipped. Pure.
  */
 import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
-import type { HttpGetAction } from '../probes/probe-spec.js';
+import { httpGetActionOf, type HttpGetAction } from '../probes/probe-spec.js';
 
 /** Which hook of the container. */
 export type HookKind = 'postStart' | 'preStop';
@@ -28,15 +28,7 @@ function actionsOf(handler: V1LifecycleHandler): { named: string[]; actions: Hoo
   }
   if (handler.httpGet !== undefined) {
     named.push('httpGet');
-    const h = handler.httpGet;
-    actions.push({
-      kind: 'httpGet',
-      scheme: h.scheme === 'HTTPS' ? 'HTTPS' : 'HTTP',
-      host: h.host ?? '',
-      port: h.port,
-      path: h.path ?? '',
-      headers: (h.httpHeaders ?? []).map((x) => ({ name: x.name, value: x.value })),
-    });
+    actions.push(httpGetActionOf(handler.httpGet, ''));
   }
   if (handler.sleep !== undefined) {
     named.push('sleep');

@@ -3,7 +3,7 @@
  * them too; static pods and old objects may lack them): period 10 s, timeout 1 s, success and
  * failure thresholds 1 and 3, no initial delay.
  */
-import type { V1Container, V1Probe } from '@kubernetes/client-node';
+import type { V1Container, V1HTTPGetAction, V1Probe } from '@kubernetes/client-node';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
 
@@ -16,6 +16,18 @@ export interface HttpGetAction {
   readonly port: number | string;
   readonly path: string;
   readonly headers: readonly { readonly name: string; readonly value: string }[];
+}
+
+/** The API's HTTPGetAction as plain data; `defaultPath` when it names none. */
+export function httpGetActionOf(h: V1HTTPGetAction, defaultPath: string): HttpGetAction {
+  return {
+    kind: 'httpGet',
+    scheme: h.scheme === 'HTTPS' ? 'HTTPS' : 'HTTP',
+    host: h.host ?? '',
+    port: h.port,
+    path: h.path ?? defaultPath,
+    headers: (h.httpHeaders ?? []).map((x) => ({ name: x.name, value: x.value })),
+  };
 }
 
 /** How a probe checks the container. */
@@ -49,17 +61,7 @@ export function isInvalidProbeError(error: unknown): error is InvalidProbeError 
 function actionOf(probe: V1Probe): ProbeAction {
   const actions: ProbeAction[] = [];
   if (probe.exec !== undefined) actions.push({ kind: 'exec', command: probe.exec.command ?? [] });
-  if (probe.httpGet !== undefined) {
-    const h = probe.httpGet;
-    actions.push({
-      kind: 'httpGet',
-      scheme: h.scheme === 'HTTPS' ? 'HTTPS' : 'HTTP',
-      host: h.host ?? '',
-      port: h.port,
-      path: h.path ?? '/',
-      headers: (h.httpHeaders ?? []).map((x) => ({ name: x.name, value: x.value })),
-    });
-  }
+  if (probe.httpGet !== undefined) actions.push(httpGetActionOf(probe.httpGet, '/'));
   if (probe.tcpSocket !== undefined) actions.push({ kind: 'tcpSocket', host: probe.tcpSocket.host ?? '', port: probe.tcpSocket.port });
   if (probe.grpc !== undefined) actions.push({ kind: 'grpc', port: probe.grpc.port, service: probe.grpc.service ?? '' });
   const [action, ...more] = actions;
