@@ -14,6 +14,10 @@
  *   of the name, created or not: `restartCount = latest.RestartCount + 1`).
  * - after StartContainer of `first` returned: `first` is kept (same ID, restartCount 0), `second`
  *   starts with restartCount 0.
+ * - mid-StartContainer of `first` (the call cancelled as the agent dies): containerd either
+ *   finished the start (`first` kept) or fails it, marking the container exited with reason
+ *   `StartError`; then the next attempt runs with restartCount 1 and the dead one stays beside it
+ *   (as under the kubelet, until container GC), reported by the API as the last state.
  * In every case: exactly one sandbox (the one that existed at the kill) and exactly one container
  * per spec container, running, no created leftovers, and the API's container IDs and restart
  * counts are the runtime's.
@@ -37,7 +41,7 @@ import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, createNamespace, eventually, getPod, kubectl, requireCluster, uniqueName } from '../e2e/helpers.js';
-import { podInventoryProblems } from './census.js';
+import { inventoryAfterFault, podInventoryProblems } from './census.js';
 import { CriInterposer, type InterposedCall } from './cri-interposer.js';
 import { ensureClusterUp } from './harness.js';
 import { describeStates, deleteNamespaceAndWait, runtimeOfUid, type RuntimeContainer, type RuntimeView } from './state.js';
@@ -188,6 +192,57 @@ describe('the agent SIGKILLed at each step of starting and stopping a pod', () =
       await kubectl(['delete', 'pod', '-n', namespace, name, '--wait=true', '--timeout=120s']);
     });
   }
+
+  it('converges without a duplicate when killed mid-StartContainer: the start completed and is kept, or the runtime failed it and the next attempt runs', { timeout: STEP_TIMEOUT_MS }, async (t) => {
+    // The agent dies while containerd is starting `first`; the interposer cancels the call as a
+    // dying client's connection would. containerd then either finished the start, or fails it and
+    // marks the container exited with reason StartError (exit code 128). Either way the pod must
+    // converge to one running `first`: the same container, or the next attempt (restartCount 1)
+    // with the dead one kept beside it and reported as the last state, as the kubelet does.
+    const ip = interposer!;
+    const name = uniqueName('midstart');
+    const kill = await killAgentAtStep({
+      interposer: ip,
+      trigger: { phase: 'in-flight', inFlightDelayMs: 0, match: (call) => call.method === 'StartContainer' && ip.idsCreated('CreateContainer', name, 'first').some((id) => call.mentions(id)) },
+      act: () => createPod(namespace, name),
+      timeoutMs: TRIGGER_TIMEOUT_MS,
+    });
+    const restored = await restoreHarnessAgent();
+    const firstThen = kill.atKill.containers.filter((c) => c.name === 'first');
+    assert.equal(firstThen.length, 1, `one first at the kill: ${describeView(kill.atKill)}`);
+    assert.deepEqual(kill.atKill.containers.filter((c) => c.name === 'second'), [], `second not created at the kill: ${describeView(kill.atKill)}`);
+    const settled = async (): Promise<{ pod: V1Pod; view: RuntimeView }> => {
+      const pod = await getPod(namespace, name);
+      if (pod === undefined) throw new Error(`${name} is gone from the API`);
+      const view = await runtimeOfUid(pod.metadata?.uid ?? '');
+      const want = inventoryAfterFault(pod, view, { sandbox: 'SANDBOX_READY', containers: { first: ['CONTAINER_RUNNING'], second: ['CONTAINER_RUNNING'] } }, kill.atKill);
+      const problems = [...(isReady(pod) ? [] : [`${name} is ${pod.status?.phase ?? '?'}, not Ready`]), ...podInventoryProblems(pod, view, want)];
+      if (problems.length > 0) throw new Error(`${problems.join('; ')} (runtime: ${describeView(view)})`);
+      return { pod, view };
+    };
+    const { pod, view } = await eventually(`${name} to converge`, settled, CONVERGE_TIMEOUT_MS);
+    const convergedAtMs = Date.now();
+    const was = firstThen[0]!;
+    const firstNow = view.containers.filter((c) => c.name === 'first');
+    const running = firstNow.find((c) => c.state === 'CONTAINER_RUNNING');
+    const status = pod.status?.containerStatuses?.find((x) => x.name === 'first');
+    const outcome = running?.id === was.id ? 'the start completed: kept' : firstNow.some((c) => c.id === was.id) ? 'the runtime failed the start (StartError): replaced, the dead one kept' : 'still created when the agent came back: removed and replaced';
+    t.diagnostic(`${figures('mid-StartContainer (first)', kill, restored, convergedAtMs)}; first at the kill: ${was.state}${was.exitReason === '' ? '' : ` ${was.exitReason}`}; outcome: ${outcome}`);
+    assert.equal(view.sandboxes[0]?.id, kill.atKill.sandboxes[0]?.id, 'the sandbox that existed at the kill is the one the pod runs in');
+    if (running?.id === was.id) {
+      assert.equal(status?.restartCount, 0, 'first kept: restartCount 0');
+    } else {
+      assert.equal(status?.restartCount, 1, 'first replaced: the next attempt has restartCount 1');
+      assert.equal(running?.restartCount, 1, "first replaced: the runtime's restartCount");
+      const dead = firstNow.find((c) => c.id === was.id);
+      if (dead !== undefined) {
+        assert.equal(dead.exitReason, 'StartError', 'a dead leftover is only a start the runtime failed');
+        assert.equal(status?.lastState?.terminated?.reason, 'StartError', 'the API reports the failed start as the last state');
+        assert.equal(status?.lastState?.terminated?.exitCode, 128);
+      }
+    }
+    await kubectl(['delete', 'pod', '-n', namespace, name, '--wait=true', '--timeout=120s']);
+  });
 
   it('removes the pod from the API and everything of it from the runtime when killed mid-StopContainer', { timeout: STEP_TIMEOUT_MS }, async (t) => {
     await deleteStep(t, 'mid-StopContainer', {

@@ -48,9 +48,9 @@ describe('the agent killed with SIGKILL during a 50-pod create/delete churn', ()
     assert.ok(outcome.runningBeforeFault >= 10, `${outcome.runningBeforeFault} pods ran before the kill`);
     const agentPid = await daemonPid('nodelet');
     assert.ok(agentPid !== undefined && agentPid !== killedPid, 'a new agent process runs');
-    await eventually('the namespace to converge after the agent restart', converged(outcome.expectation), 300_000);
+    await eventually('the namespace to converge after the agent restart', converged(outcome.expectation, outcome.atFault), 300_000);
     const convergedMs = Date.now() - outcome.recoveredAtMs;
-    assert.deepEqual(await convergenceProblems(outcome.expectation), []);
+    assert.deepEqual(await convergenceProblems(outcome.expectation, outcome.atFault), []);
     t.diagnostic(
       `at the kill the runtime had sandboxes: ${describeStates(outcome.atFault.sandboxes)}; containers: ${describeStates(outcome.atFault.containers)}` +
         ` (${outcome.runningBeforeFault} pods Running in the API just before); up.sh took ${outcome.recoverMs} ms; converged ${convergedMs} ms after up.sh returned`,

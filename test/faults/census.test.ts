@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { ONE_RUNNING_MAIN, ledgerOf, orphanProblems, podInventoryProblems } from './census.js';
+import { ONE_RUNNING_MAIN, inventoryAfterFault, ledgerOf, orphanProblems, podInventoryProblems } from './census.js';
 import type { RuntimeContainer, RuntimeSandbox, RuntimeView } from './state.js';
 
 function sandbox(uid: string, state = 'SANDBOX_READY', id = `sb-${uid}`): RuntimeSandbox {
@@ -13,7 +13,18 @@ function sandbox(uid: string, state = 'SANDBOX_READY', id = `sb-${uid}`): Runtim
 }
 
 function container(uid: string, attempt: number, state = 'CONTAINER_RUNNING', id = `c-${uid}-${attempt}`): RuntimeContainer {
-  return { id, uid, name: 'main', state, sandboxId: `sb-${uid}`, attempt, restartCount: attempt };
+  return { id, uid, name: 'main', state, sandboxId: `sb-${uid}`, attempt, restartCount: attempt, exitReason: state === 'CONTAINER_EXITED' ? 'Error' : '' };
+}
+
+/** `main`'s first attempt, exited as containerd marks a start whose caller died. */
+const startFailed = (uid: string): RuntimeContainer => ({ ...container(uid, 0, 'CONTAINER_EXITED'), exitReason: 'StartError' });
+
+/** `pod()` whose status also reports the previous attempt's termination reason. */
+function podWithLastState(uid: string, id: string, restartCount: number, reason: string): V1Pod {
+  const p = pod(uid, id, restartCount);
+  const status = p.status!.containerStatuses![0]!;
+  status.lastState = { terminated: { exitCode: 128, reason } };
+  return p;
 }
 
 /** A pod whose API status reports `main` as the container `id` with `restartCount`. */
@@ -80,7 +91,7 @@ describe('ledgerOf', () => {
       true,
     );
     assert.deepEqual(ledger.problems, []);
-    assert.deepEqual(ledger.summary, { runningAtFault: 1, keptRunning: 1, createdAtFault: 2, createdStarted: 1, createdReplaced: 1, newSinceFault: 1 });
+    assert.deepEqual(ledger.summary, { runningAtFault: 1, keptRunning: 1, createdAtFault: 2, createdStarted: 1, createdReplaced: 1, createdStartFailed: 0, newSinceFault: 1 });
   });
 
   it('names a running container that was replaced or restarted', () => {
@@ -97,5 +108,39 @@ describe('ledgerOf', () => {
 
   it('names a container that did not exist at the fault but starts with a restart count', () => {
     assert.equal(ledgerOf(now([pod('new', 'c-new-1', 1)], [container('new', 1)]), view([], []), true).problems.length, 1);
+  });
+
+  it('passes a created container whose start the runtime failed when the agent died (StartError, kept dead) and was replaced', () => {
+    const atFault = view([], [container('made', 0, 'CONTAINER_CREATED')]);
+    const ledger = ledgerOf(now([podWithLastState('made', 'c-made-1', 1, 'StartError')], [startFailed('made'), container('made', 1)]), atFault, true);
+    assert.deepEqual(ledger.problems, []);
+    assert.equal(ledger.summary.createdStartFailed, 1);
+  });
+
+  it('names a dead leftover that did not fail to start, one the API does not report as the last state, or one left while the agent lived', () => {
+    const atFault = view([], [container('made', 0, 'CONTAINER_CREATED')]);
+    const exitedOtherwise = container('made', 0, 'CONTAINER_EXITED');
+    assert.equal(ledgerOf(now([podWithLastState('made', 'c-made-1', 1, 'Error')], [exitedOtherwise, container('made', 1)]), atFault, true).problems.length, 1);
+    assert.equal(ledgerOf(now([podWithLastState('made', 'c-made-1', 1, 'Error')], [startFailed('made'), container('made', 1)]), atFault, true).problems.length, 1);
+    assert.equal(ledgerOf(now([podWithLastState('made', 'c-made-1', 1, 'StartError')], [startFailed('made'), container('made', 1)]), atFault, false).problems.length, 1);
+  });
+});
+
+describe('inventoryAfterFault', () => {
+  const running = (uid: string, attempt: number): RuntimeContainer => container(uid, attempt);
+
+  it('expects a dead instance before the running one only for a start the fault interrupted', () => {
+    const atFault = view([], [container('made', 0, 'CONTAINER_CREATED')]);
+    const runtime = view([sandbox('made')], [startFailed('made'), running('made', 1)]);
+    const want = inventoryAfterFault(pod('made', 'c-made-1', 1), runtime, ONE_RUNNING_MAIN, atFault);
+    assert.deepEqual(want.containers, { main: ['CONTAINER_EXITED', 'CONTAINER_RUNNING'] });
+    assert.deepEqual(podInventoryProblems(pod('made', 'c-made-1', 1), runtime, want), []);
+  });
+
+  it('keeps one running container as the want for an exit that was not a start error, or a container that was running at the fault', () => {
+    const exited = view([sandbox('x')], [container('x', 0, 'CONTAINER_EXITED'), running('x', 1)]);
+    assert.deepEqual(inventoryAfterFault(pod('x'), exited, ONE_RUNNING_MAIN, view([], [container('x', 0, 'CONTAINER_CREATED')])).containers, { main: ['CONTAINER_RUNNING'] });
+    const wasRunning = view([sandbox('x')], [startFailed('x'), running('x', 1)]);
+    assert.deepEqual(inventoryAfterFault(pod('x'), wasRunning, ONE_RUNNING_MAIN, view([], [container('x', 0)])).containers, { main: ['CONTAINER_RUNNING'] });
   });
 });

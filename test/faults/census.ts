@@ -10,7 +10,9 @@
  * - Restart ledger: the runtime's containers at the moment of a fault against the end state, pod
  *   by pod: a container running at the fault still runs with the same ID and restart count; one
  *   created but never started may be started as it is or (only when the agent died) replaced with
- *   the next restart count; a container that did not exist yet starts with restartCount 0.
+ *   the next restart count; a container that did not exist yet starts with restartCount 0. When
+ *   the agent died inside StartContainer, containerd fails that start (`StartError`); the dead
+ *   instance stays beside the next attempt, as under the kubelet until container GC.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { bareContainerId, describeStates, listPods, runtimeOfNamespace, type RuntimeContainer, type RuntimeView } from './state.js';
@@ -141,20 +143,35 @@ function apiProblems(pods: readonly V1Pod[], expectation: Expectation): string[]
   return problems;
 }
 
-/** Every way the namespace differs from the expectation right now (empty: converged). */
-export async function convergenceProblems(expectation: Expectation, inventory: PodInventory = ONE_RUNNING_MAIN): Promise<string[]> {
+/**
+ * The inventory one pod must have after a fault: `inventory`, plus one dead instance before the
+ * running one for a container whose start the fault interrupted (see `interruptedStart`).
+ */
+export function inventoryAfterFault(pod: V1Pod, runtime: RuntimeView, inventory: PodInventory, atFault: RuntimeView): PodInventory {
+  const uid = pod.metadata?.uid ?? '';
+  const interrupted = (name: string): boolean => runtime.containers.some((c) => c.uid === uid && c.name === name && interruptedStart(c, atFault));
+  const containers = Object.fromEntries(Object.entries(inventory.containers).map(([name, states]) => [name, interrupted(name) ? ['CONTAINER_EXITED', ...states] : states]));
+  return { ...inventory, containers };
+}
+
+/**
+ * Every way the namespace differs from the expectation right now (empty: converged). `atFault`:
+ * the runtime at the fault, when a start it interrupted may have left a dead instance.
+ */
+export async function convergenceProblems(expectation: Expectation, atFault?: RuntimeView, inventory: PodInventory = ONE_RUNNING_MAIN): Promise<string[]> {
   const [pods, runtime] = await Promise.all([listPods(expectation.namespace), runtimeOfNamespace(expectation.namespace)]);
+  const wantOf = (pod: V1Pod): PodInventory => (atFault === undefined ? inventory : inventoryAfterFault(pod, runtime, inventory, atFault));
   return [
     ...apiProblems(pods, expectation),
     ...orphanProblems(pods, runtime, expectation.deletedUids),
-    ...pods.flatMap((pod) => podInventoryProblems(pod, runtime, inventory)),
+    ...pods.flatMap((pod) => podInventoryProblems(pod, runtime, wantOf(pod))),
   ];
 }
 
 /** A probe for `eventually`: resolves when converged, throws the first problems otherwise. */
-export function converged(expectation: Expectation): () => Promise<true> {
+export function converged(expectation: Expectation, atFault?: RuntimeView): () => Promise<true> {
   return async () => {
-    const problems = await convergenceProblems(expectation);
+    const problems = await convergenceProblems(expectation, atFault);
     if (problems.length > 0) throw new Error(`${problems.length} problems, e.g. ${problems.slice(0, 6).join('; ')}`);
     return true;
   };
@@ -169,6 +186,8 @@ export interface LedgerSummary {
   readonly createdAtFault: number;
   readonly createdStarted: number;
   readonly createdReplaced: number;
+  /** Of those, how many the runtime failed to start when the agent died (`StartError`, kept dead) and were replaced. */
+  readonly createdStartFailed: number;
   /** Containers that did not exist at the fault and started with restartCount 0. */
   readonly newSinceFault: number;
 }
@@ -178,8 +197,42 @@ export interface Ledger {
   readonly summary: LedgerSummary;
 }
 
+/**
+ * A start the agent's death interrupted: containerd fails a StartContainer whose caller went away
+ * and marks the container exited with reason `StartError` (exit code 128), as for any start error.
+ * The agent then starts the next attempt, and the dead instance stays (the kubelet keeps it too,
+ * until container GC), so the name has EXITED → RUNNING. Only a container that was created and not
+ * yet started at the fault (or already marked so by then) may end like this.
+ */
+export function interruptedStart(c: RuntimeContainer, atFault: RuntimeView): boolean {
+  const was = atFault.containers.find((x) => x.id === c.id);
+  if (was === undefined || c.state !== 'CONTAINER_EXITED' || c.exitReason !== 'StartError') return false;
+  return was.state === 'CONTAINER_CREATED' || (was.state === 'CONTAINER_EXITED' && was.exitReason === 'StartError');
+}
+
+/** A container of one pod now, as the ledger compares it with the fault. */
+interface NowOfName {
+  readonly running: RuntimeContainer | undefined;
+  readonly status: V1ContainerStatus | undefined;
+  /** The container that existed at the fault, if the runtime still has it. */
+  readonly leftover: RuntimeContainer | undefined;
+}
+
+function createdVerdict(was: RuntimeContainer, now: NowOfName, atFault: RuntimeView, agentDied: boolean): string {
+  const nowId = now.running?.id;
+  const nowCount = now.status?.restartCount;
+  if (nowId === was.id && nowCount === was.restartCount) return 'created-started';
+  const replaced = agentDied && nowId !== undefined && nowId !== was.id && nowCount === was.restartCount + 1;
+  if (replaced && now.leftover === undefined) return 'created-replaced';
+  // The API reports the dead attempt as the last state, as the kubelet does.
+  if (replaced && interruptedStart(now.leftover!, atFault) && now.status?.lastState?.terminated?.reason === 'StartError') return 'created-start-failed';
+  const shown = `now ${nowId === undefined ? 'none running' : short(nowId)} with restartCount ${nowCount ?? '?'}`;
+  const left = now.leftover === undefined ? '' : `, and it is still there (${now.leftover.state}${now.leftover.exitReason === '' ? '' : ` ${now.leftover.exitReason}`}; API last state ${now.status?.lastState?.terminated?.reason ?? 'none'})`;
+  return `container ${short(was.id)} created but not started at the fault (restartCount ${was.restartCount}): ${shown}${left}`;
+}
+
 /** One container name of one pod: what it was at the fault, what it is now. */
-function verdict(was: RuntimeContainer | undefined, now: { running: RuntimeContainer | undefined; status: V1ContainerStatus | undefined; stillThere: boolean }, agentDied: boolean): string {
+function verdict(was: RuntimeContainer | undefined, now: NowOfName, atFault: RuntimeView, agentDied: boolean): string {
   const nowId = now.running?.id;
   const nowCount = now.status?.restartCount;
   const shown = `now ${nowId === undefined ? 'none running' : short(nowId)} with restartCount ${nowCount ?? '?'}`;
@@ -187,11 +240,7 @@ function verdict(was: RuntimeContainer | undefined, now: { running: RuntimeConta
   if (was.state === 'CONTAINER_RUNNING') {
     return nowId === was.id && nowCount === was.restartCount ? 'kept' : `running container ${short(was.id)} (restartCount ${was.restartCount}) at the fault was replaced or restarted: ${shown}`;
   }
-  if (was.state === 'CONTAINER_CREATED') {
-    if (nowId === was.id && nowCount === was.restartCount) return 'created-started';
-    if (agentDied && nowId !== undefined && nowId !== was.id && !now.stillThere && nowCount === was.restartCount + 1) return 'created-replaced';
-    return `container ${short(was.id)} created but not started at the fault (restartCount ${was.restartCount}): ${shown}${now.stillThere ? ', and it is still there' : ''}`;
-  }
+  if (was.state === 'CONTAINER_CREATED' || (was.state === 'CONTAINER_EXITED' && was.exitReason === 'StartError')) return createdVerdict(was, now, atFault, agentDied);
   return `container ${short(was.id)} was ${was.state} at the fault (a sleeper never exits)`;
 }
 
@@ -209,9 +258,9 @@ export function ledgerOf(now: { pods: readonly V1Pod[]; runtime: RuntimeView }, 
     for (const spec of pod.spec?.containers ?? []) {
       const was = byAttempt(atFault.containers.filter((c) => c.uid === uid && c.name === spec.name)).at(-1);
       const running = runtime.containers.find((c) => c.uid === uid && c.name === spec.name && c.state === 'CONTAINER_RUNNING');
-      const stillThere = was !== undefined && runtime.containers.some((c) => c.id === was.id);
-      const v = verdict(was, { running, status: apiStatusOf(pod, spec.name), stillThere }, agentDied);
-      if (['kept', 'created-started', 'created-replaced', 'new'].includes(v)) counts.set(v, (counts.get(v) ?? 0) + 1);
+      const leftover = was === undefined ? undefined : runtime.containers.find((c) => c.id === was.id);
+      const v = verdict(was, { running, status: apiStatusOf(pod, spec.name), leftover }, atFault, agentDied);
+      if (['kept', 'created-started', 'created-replaced', 'created-start-failed', 'new'].includes(v)) counts.set(v, (counts.get(v) ?? 0) + 1);
       else problems.push(`${podName(pod)}/${spec.name}: ${v}`);
     }
   }
@@ -223,9 +272,10 @@ export function ledgerOf(now: { pods: readonly V1Pod[]; runtime: RuntimeView }, 
     summary: {
       runningAtFault: kept.filter((c) => c.state === 'CONTAINER_RUNNING').length,
       keptRunning: n('kept'),
-      createdAtFault: kept.filter((c) => c.state === 'CONTAINER_CREATED').length,
+      createdAtFault: kept.filter((c) => c.state === 'CONTAINER_CREATED' || c.exitReason === 'StartError').length,
       createdStarted: n('created-started'),
       createdReplaced: n('created-replaced'),
+      createdStartFailed: n('created-start-failed'),
       newSinceFault: n('new'),
     },
   };
@@ -239,5 +289,5 @@ export async function restartLedger(namespace: string, atFault: RuntimeView, age
 
 /** The summary as one sentence, for the test's printed figures. */
 export function describeLedger(s: LedgerSummary): string {
-  return `of the kept pods' containers at the fault: ${s.runningAtFault} running (${s.keptRunning} still running unchanged), ${s.createdAtFault} created-not-started (${s.createdStarted} started as they were, ${s.createdReplaced} replaced with the next restart count); ${s.newSinceFault} containers created after the fault with restartCount 0`;
+  return `of the kept pods' containers at the fault: ${s.runningAtFault} running (${s.keptRunning} still running unchanged), ${s.createdAtFault} created-not-started (${s.createdStarted} started as they were, ${s.createdReplaced} replaced with the next restart count, ${s.createdStartFailed} failed by the runtime with StartError when the agent died and replaced with the next restart count); ${s.newSinceFault} containers created after the fault with restartCount 0`;
 }

@@ -25,6 +25,11 @@ export interface RuntimeContainer {
   readonly attempt: number;
   /** The restart count the agent created it as (its annotation); -1 when the annotation is missing. */
   readonly restartCount: number;
+  /**
+   * Why the runtime says an exited container ended (`crictl inspect`'s `status.reason`, e.g.
+   * `Error`, `Completed`, `StartError`); empty for a container that has not exited.
+   */
+  readonly exitReason: string;
 }
 
 /** Everything the runtime has of some pods, in every state. */
@@ -65,7 +70,7 @@ function toSandbox(s: CrictlItem): RuntimeSandbox {
   return { id: s.id, state: s.state, uid: s.labels?.[UID_LABEL] ?? '', attempt: s.metadata?.attempt ?? 0 };
 }
 
-function toContainer(c: CrictlItem): RuntimeContainer {
+function toContainer(c: CrictlItem, exitReason: string): RuntimeContainer {
   const annotated = c.annotations?.[RESTART_COUNT_ANNOTATION];
   return {
     id: c.id,
@@ -75,7 +80,15 @@ function toContainer(c: CrictlItem): RuntimeContainer {
     sandboxId: c.podSandboxId ?? '',
     attempt: c.metadata?.attempt ?? 0,
     restartCount: annotated === undefined ? -1 : Number.parseInt(annotated, 10),
+    exitReason,
   };
+}
+
+/** `crictl inspect`'s reason for an exited container; `crictl ps` does not print it. */
+async function exitReasonOf(c: CrictlItem): Promise<string> {
+  if (c.state !== 'CONTAINER_EXITED') return '';
+  const inspected = JSON.parse(await crictl(['inspect', c.id])) as { status?: { reason?: string } };
+  return inspected.status?.reason ?? '';
 }
 
 async function sandboxesLabelled(label: string): Promise<RuntimeSandbox[]> {
@@ -85,7 +98,8 @@ async function sandboxesLabelled(label: string): Promise<RuntimeSandbox[]> {
 
 async function containersLabelled(label: string): Promise<RuntimeContainer[]> {
   const out = await crictl(['ps', '-a', '--label', label, '-o', 'json']);
-  return ((JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? []).map(toContainer);
+  const items = (JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? [];
+  return Promise.all(items.map(async (c) => toContainer(c, await exitReasonOf(c))));
 }
 
 /** Sandboxes of the namespace's pods (any state). */
