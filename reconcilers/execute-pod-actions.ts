@@ -4,7 +4,8 @@
  *
  *   1. kill the pod (app containers, then sidecars, then sandboxes) when the plan says so;
  *   2. kill the containers the plan names;
- *   3. prepare volumes and create the sandbox, when needed;
+ *   3. prepare volumes and create the sandbox, when needed (a sync that starts nothing refreshes a
+ *      running pod's configMap/secret/projected/downwardAPI volumes instead: `volume-refresh.ts`);
  *   4. start the containers the plan names: init containers strictly in order (the first that
  *      cannot start ends the step), app containers each on its own (one that cannot start does not
  *      hold back the others).
@@ -31,6 +32,7 @@ import type { PodDnsConfigurer } from './dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
 import type { ContainerSecuritySettings } from './security-context.js';
 import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.js';
+import { RunningVolumeRefresher } from './volume-refresh.js';
 import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
 import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
 
@@ -75,6 +77,7 @@ export interface ExecuteResult {
 export class PodActionsExecutor implements PodLifecycleObserver {
   private readonly killer: PodKiller;
   private readonly starter: ContainerStarter;
+  private readonly refresher: RunningVolumeRefresher;
   /**
    * The last volumes prepared for each pod that has a sandbox. When refreshing them fails (the API
    * server is unreachable, so the token or a configmap cannot be fetched), containers of a pod
@@ -87,6 +90,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     this.killer = new PodKiller(options);
     // The starter kills through the killer when a postStart hook fails (preStop and grace included).
     this.starter = new ContainerStarter(options, this.killer);
+    this.refresher = new RunningVolumeRefresher(options);
   }
 
   /** Performs the plan. Throws when the pod could not be killed or set up, or the run was cancelled; returns container start failures. */
@@ -108,7 +112,11 @@ export class PodActionsExecutor implements PodLifecycleObserver {
         return [this.killer.stop(request, container, k.gracePeriodSeconds ?? gracePeriodSeconds)];
       }),
     );
-    if (!plan.createSandbox && plan.containersToStart.length === 0) return { failures: [] };
+    if (!plan.createSandbox && plan.containersToStart.length === 0) {
+      // A running pod's configMap/secret/projected/downwardAPI files follow their sources.
+      if (plan.sandboxId !== undefined) await this.refresher.refresh(pod, signal);
+      return { failures: [] };
+    }
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
     signal?.throwIfAborted();
     const prepared = await this.prepareVolumes(pod, plan.createSandbox);
@@ -136,6 +144,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
   /** Drops the volumes remembered for a pod that is gone. */
   podForgotten(key: PodKey): void {
     this.prepared.delete(key.uid);
+    this.refresher.podForgotten(key);
   }
 
   private async startContainers(s: {

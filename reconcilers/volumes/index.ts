@@ -3,8 +3,9 @@
  * (serviceAccountToken, configMap, secret, downwardAPI), downwardAPI and hostPath, under
  * `<rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>`.
  *
- * Executor usage: `prepare(pod)` before creating the sandbox and on every reconcile (refreshes
- * contents and tokens); `prepareContainerMounts(container, prepared)` (or the pure
+ * Executor usage: `prepare(pod)` on every reconcile that starts something (refreshes contents and
+ * tokens), `refresh(pod)` on the others while the pod runs (configMap, secret, projected and
+ * downwardAPI contents follow their sources); `prepareContainerMounts(container, prepared)` (or the pure
  * `containerMounts`) before each `createContainer`; `cleanup(uid)` once the containers are gone.
  */
 export type {

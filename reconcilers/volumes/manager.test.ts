@@ -138,6 +138,43 @@ describe('VolumeManager', () => {
     });
   });
 
+  describe('refresh (a running pod)', () => {
+    const cfg: V1Volume = { name: 'cfg', configMap: { name: 'app-config' } };
+    const scratch: V1Volume = { name: 'scratch', emptyDir: {} };
+    const labels: V1Volume = { name: 'labels', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } };
+
+    it('brings configMap and downwardAPI files up to date with their sources', async () => {
+      api.configMaps.set('shop/app-config', { data: { 'app.yaml': 'port: 80\n' } });
+      const pod = podWith([cfg, labels]);
+      await manager.prepare(pod);
+      api.configMaps.set('shop/app-config', { data: { 'app.yaml': 'port: 8080\n' } });
+      now = new Date(T0.getTime() + 60_000);
+      await manager.refresh({ ...pod, metadata: { ...pod.metadata, labels: { app: 'web', tier: 'front' } } });
+
+      assert.equal(await read(path.join(volumePath('configmap', 'cfg'), 'app.yaml')), 'port: 8080\n');
+      assert.equal(await read(path.join(volumePath('downward-api', 'labels'), 'labels')), 'app="web"\ntier="front"');
+    });
+
+    it('leaves every other volume alone (an emptyDir it did not prepare is not created)', async () => {
+      api.configMaps.set('shop/app-config', { data: { 'app.yaml': 'port: 80\n' } });
+      await manager.refresh(podWith([cfg, scratch]));
+
+      assert.equal(await read(path.join(volumePath('configmap', 'cfg'), 'app.yaml')), 'port: 80\n');
+      await assert.rejects(fs.stat(volumePath('empty-dir', 'scratch')), { code: 'ENOENT' });
+    });
+
+    it('fails with the volume named when its source is gone, keeping the last contents on disk', async () => {
+      api.configMaps.set('shop/app-config', { data: { 'app.yaml': 'port: 80\n' } });
+      const pod = podWith([cfg]);
+      await manager.prepare(pod);
+      api.configMaps.delete('shop/app-config');
+
+      const error = await rejection(manager.refresh(pod));
+      assert.match(error.message, /volume "cfg"/);
+      assert.equal(await read(path.join(volumePath('configmap', 'cfg'), 'app.yaml')), 'port: 80\n');
+    });
+  });
+
   describe('configMap volumes', () => {
     beforeEach(() => {
       api.configMaps.set('shop/app-config', { data: { 'app.yaml': 'port: 80\n', 'log.level': 'info' }, binaryData: { 'logo.bin': b64('\x00\x01') } });

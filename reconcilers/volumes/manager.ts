@@ -22,7 +22,7 @@ import { projectedPayload } from './projected.js';
 import { secretPayload } from './secret.js';
 import { createServiceAccountTokens, type ServiceAccountTokens } from './service-account-token.js';
 import type { PreparedVolumes, VolumeManager, VolumeManagerOptions } from './types.js';
-import { classifyVolume } from './volume-kind.js';
+import { classifyVolume, type ClassifiedVolume } from './volume-kind.js';
 
 /**
  * Root of an atomic-writer volume: 0777 like the kubelet's (it wraps an emptyDir). Containers mount
@@ -62,7 +62,10 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     logger: options.logger.child({ component: 'volumes' }),
   };
   return {
-    prepare: (pod) => preparePod(context, pod),
+    prepare: (pod) => preparePod(context, pod, ALL_KINDS),
+    async refresh(pod): Promise<void> {
+      await preparePod(context, pod, REFRESHED_KINDS);
+    },
     async cleanup(podUid: string): Promise<void> {
       const dir = podDir(context.rootDir, podUid);
       // Memory-backed emptyDirs are tmpfs mounts: unmount them first (removing a mount point fails).
@@ -76,7 +79,14 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
   };
 }
 
-async function preparePod(context: ManagerContext, pod: V1Pod): Promise<PreparedVolumes> {
+type VolumeKind = ClassifiedVolume['kind'];
+
+const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
+/** The kubelet's `RequiresRemount` plugins: their contents follow their sources while the pod runs. */
+const REFRESHED_KINDS: ReadonlySet<VolumeKind> = new Set(['configMap', 'secret', 'projected', 'downwardAPI']);
+
+/** Prepares the pod's volumes of the given kinds (the others are left as they are). */
+async function preparePod(context: ManagerContext, pod: V1Pod, kinds: ReadonlySet<VolumeKind>): Promise<PreparedVolumes> {
   const uid = pod.metadata?.uid ?? '';
   if (uid === '') throw new VolumeError({ reason: 'FailedMount', message: 'pod has no metadata.uid' });
   const podContext: PodContext = {
@@ -97,6 +107,7 @@ async function preparePod(context: ManagerContext, pod: V1Pod): Promise<Prepared
   const readOnlyVolumes = new Set<string>();
   const failures: VolumeError[] = [];
   for (const volume of pod.spec?.volumes ?? []) {
+    if (!kinds.has(classifyVolume(volume).kind)) continue;
     try {
       const prepared = await prepareVolume(podContext, volume);
       hostPaths.set(volume.name, prepared.hostPath);

@@ -87,6 +87,13 @@ export interface VolumeManager {
    */
   prepare(pod: V1Pod): Promise<PreparedVolumes>;
   /**
+   * Brings a running pod's configMap, secret, projected and downwardAPI volumes up to date with
+   * their sources (and renews a service-account token past 80% of its lifetime), as the kubelet's
+   * volume manager remounts `RequiresRemount` volumes on pod syncs. Leaves every other volume
+   * alone. Same atomicity and errors as {@link prepare}.
+   */
+  refresh(pod: V1Pod): Promise<void>;
+  /**
    * Removes `<rootDir>/pods/<uid>` entirely. Call it only after the pod's containers are gone.
    * Idempotent.
    */
