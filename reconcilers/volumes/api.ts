@@ -7,6 +7,8 @@ import {
   V1TokenRequestSpec,
   type KubeConfig,
   type V1ConfigMap,
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
   type V1Secret,
 } from '@kubernetes/client-node';
 import type { IssuedToken, ServiceAccountTokenRequest, VolumeSourceApi } from './types.js';
@@ -65,6 +67,12 @@ export function createVolumeSourceApi(kubeConfig: KubeConfig): VolumeSourceApi {
     },
     readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
       return readOrUndefined(`get secret ${namespace}/${name}`, () => core.readNamespacedSecret({ namespace, name }));
+    },
+    readPersistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+      return readOrUndefined(`get persistentvolumeclaim ${namespace}/${name}`, () => core.readNamespacedPersistentVolumeClaim({ namespace, name }));
+    },
+    readPersistentVolume(name: string): Promise<V1PersistentVolume | undefined> {
+      return readOrUndefined(`get persistentvolume ${name}`, () => core.readPersistentVolume({ name }));
     },
     async requestServiceAccountToken(req: ServiceAccountTokenRequest): Promise<IssuedToken> {
       const action = `create token for serviceaccount ${req.namespace}/${req.serviceAccountName}`;

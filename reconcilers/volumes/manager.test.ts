@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { isVolumeError, type VolumeError } from './errors.js';
 import { createFakeVolumeSourceApi, type FakeVolumeSourceApi } from '../../test/doubles/fake-volume-source-api.js';
@@ -353,10 +353,44 @@ describe('VolumeManager', () => {
   });
 
   it('refuses unsupported volume types with the documented message', async () => {
-    const error = await rejection(manager.prepare(podWith([{ name: 'data', persistentVolumeClaim: { claimName: 'pvc' } }])));
+    const error = await rejection(manager.prepare(podWith([{ name: 'data', csi: { driver: 'example.dev' } }])));
 
     assert.equal(error.reason, 'FailedMount');
-    assert.equal(error.message, 'volume "data": persistentVolumeClaim volumes are not supported by nodelet');
+    assert.equal(error.message, 'volume "data": csi volumes are not supported by nodelet');
+  });
+
+  describe('persistentVolumeClaim volumes', () => {
+    const bind = (claimName: string, spec: NonNullable<V1PersistentVolume['spec']>): void => {
+      api.claims.set(`shop/${claimName}`, { metadata: { name: claimName, namespace: 'shop', uid: `u-${claimName}` }, spec: { volumeName: `pv-${claimName}` }, status: { phase: 'Bound' } });
+      api.persistentVolumes.set(`pv-${claimName}`, { metadata: { name: `pv-${claimName}` }, spec: { ...spec, claimRef: { namespace: 'shop', name: claimName, uid: `u-${claimName}` } } });
+    };
+
+    it("mounts the bound PV's host directory, read-only when the pod asks so, and gives a local PV the pod's fsGroup", async () => {
+      const hostDir = path.join(rootDir, 'hostpv');
+      const localDir = path.join(rootDir, 'localpv');
+      await fs.mkdir(localDir);
+      bind('host', { hostPath: { path: hostDir, type: 'DirectoryOrCreate' } });
+      bind('local', { local: { path: localDir } });
+      const prepared = await manager.prepare(podWith([
+        { name: 'h', persistentVolumeClaim: { claimName: 'host', readOnly: true } },
+        { name: 'l', persistentVolumeClaim: { claimName: 'local' } },
+      ], { securityContext: { fsGroup: 4321 } }));
+
+      assert.deepEqual([...prepared.hostPaths], [['h', hostDir], ['l', localDir]]);
+      assert.deepEqual([...(prepared.readOnlyVolumes ?? [])], ['h']);
+      assert.equal((await fs.stat(localDir)).gid, 4321);
+      assert.notEqual((await fs.stat(hostDir)).gid, 4321, 'a hostPath PV keeps its ownership, as a hostPath volume does');
+    });
+
+    it('fails the pod\'s volumes while the claim is unbound, and mounts it once bound', async () => {
+      api.claims.set('shop/late', { metadata: { name: 'late', namespace: 'shop', uid: 'u-late' }, spec: {}, status: { phase: 'Pending' } });
+      const pod = podWith([{ name: 'd', persistentVolumeClaim: { claimName: 'late' } }]);
+      const error = await rejection(manager.prepare(pod));
+      assert.match(error.message, /^volume "d": error processing PVC shop\/late: PVC shop\/late has non-bound phase \("Pending"\)/);
+
+      bind('late', { hostPath: { path: path.join(rootDir, 'late'), type: 'DirectoryOrCreate' } });
+      assert.equal((await manager.prepare(pod)).hostPaths.get('d'), path.join(rootDir, 'late'));
+    });
   });
 
   it('still prepares the other volumes (and refreshes the token) when one fails', async () => {

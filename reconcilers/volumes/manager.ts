@@ -15,6 +15,7 @@ import { unmountAllUnder } from './mounts-table.js';
 import { describeCause, failedMount, isVolumeError, VolumeError } from './errors.js';
 import { ensureDir } from './fs-util.js';
 import { prepareHostPath } from './host-path.js';
+import { resolveClaim } from './persistent-volume.js';
 import { pluginDir, POD_DIR_MODE, podDir, volumeDir, type VolumePluginDir } from './layout.js';
 import { applyFsGroup, fsGroupOf, fsUserOf } from './ownership.js';
 import { DEFAULT_FILE_MODE, fileMode, type Payload } from './payload.js';
@@ -81,7 +82,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
 
 type VolumeKind = ClassifiedVolume['kind'];
 
-const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
+const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
 /** The kubelet's `RequiresRemount` plugins: their contents follow their sources while the pod runs. */
 const REFRESHED_KINDS: ReadonlySet<VolumeKind> = new Set(['configMap', 'secret', 'projected', 'downwardAPI']);
 
@@ -152,6 +153,11 @@ async function prepareVolume(context: PodContext, volume: V1Volume): Promise<Pre
     }
     case 'hostPath':
       return { hostPath: await prepareHostPath(classified.source), readOnly: false };
+    case 'persistentVolumeClaim': {
+      const claimed = await resolveClaim({ api, namespace, volumeName: volume.name, source: classified.source });
+      if (claimed.ownershipManaged && context.fsGroup !== undefined) await applyFsGroup(claimed.hostPath, { gid: context.fsGroup, readOnly: claimed.readOnly });
+      return { hostPath: claimed.hostPath, readOnly: claimed.readOnly };
+    }
     case 'configMap': {
       const { source } = classified;
       const payload = await configMapPayload({ api, namespace, source, defaultMode: fileMode(source.defaultMode, DEFAULT_FILE_MODE) });

@@ -2,12 +2,13 @@
  * The volume manager's contract with the executor and with the API server.
  *
  * The executor calls {@link VolumeManager.prepare} before creating a pod's sandbox (and again on
- * every reconcile, which refreshes configMap/secret/projected contents and service-account tokens),
+ * every reconcile that starts something; {@link VolumeManager.refresh} on the others, which keeps
+ * configMap/secret/projected/downwardAPI contents and service-account tokens current),
  * builds each container's CRI mounts with `containerMounts()`, and calls
  * {@link VolumeManager.cleanup} once the pod's containers are gone.
  */
 import type { PodKey } from '../../util/pod-key.js';
-import type { V1ConfigMap, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 /** A TokenRequest for a pod's service account, bound to the pod. */
@@ -34,6 +35,10 @@ export interface VolumeSourceApi {
   readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
   /** @returns the secret (its `data` base64-encoded, as the API serves it), or `undefined` when it does not exist. */
   readSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
+  /** @returns the claim, or `undefined` when it does not exist. Other failures throw. */
+  readPersistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined>;
+  /** @returns the persistent volume, or `undefined` when it does not exist. Other failures throw. */
+  readPersistentVolume(name: string): Promise<V1PersistentVolume | undefined>;
   /** Creates a TokenRequest for `serviceAccountName`, bound to the pod (kind Pod, name + uid). */
   requestServiceAccountToken(req: ServiceAccountTokenRequest): Promise<IssuedToken>;
 }

@@ -4,6 +4,7 @@ import type {
   V1DownwardAPIVolumeSource,
   V1EmptyDirVolumeSource,
   V1HostPathVolumeSource,
+  V1PersistentVolumeClaimVolumeSource,
   V1ProjectedVolumeSource,
   V1SecretVolumeSource,
   V1Volume,
@@ -20,11 +21,11 @@ export type ClassifiedVolume =
   | { readonly kind: 'projected'; readonly source: V1ProjectedVolumeSource }
   | { readonly kind: 'downwardAPI'; readonly source: V1DownwardAPIVolumeSource }
   | { readonly kind: 'hostPath'; readonly source: V1HostPathVolumeSource }
+  | { readonly kind: 'persistentVolumeClaim'; readonly source: V1PersistentVolumeClaimVolumeSource }
   | { readonly kind: 'unsupported'; readonly type: string };
 
 /** Volume sources nodelet has no plugin for, by their field name in `V1Volume`. */
 const UNSUPPORTED_SOURCES = [
-  'persistentVolumeClaim',
   'ephemeral',
   'csi',
   'image',
@@ -61,6 +62,7 @@ export function classifyVolume(volume: V1Volume): ClassifiedVolume {
   if (volume.projected !== undefined) return { kind: 'projected', source: volume.projected };
   if (volume.downwardAPI !== undefined) return { kind: 'downwardAPI', source: volume.downwardAPI };
   if (volume.hostPath !== undefined) return { kind: 'hostPath', source: volume.hostPath };
+  if (volume.persistentVolumeClaim !== undefined) return { kind: 'persistentVolumeClaim', source: volume.persistentVolumeClaim };
   const unsupported = UNSUPPORTED_SOURCES.find((field) => volume[field] !== undefined);
   if (unsupported !== undefined) return { kind: 'unsupported', type: unsupported };
   return { kind: 'emptyDir', source: {} };

@@ -1,9 +1,9 @@
 /**
  * A recording, plain-data {@link VolumeSourceApi} for tests (volume tests here, executor tests
- * elsewhere): config maps and secrets live in maps the test edits, tokens are minted from a counter
+ * elsewhere): config maps, secrets, claims and persistent volumes live in maps the test edits, tokens are minted from a counter
  * with the expiry computed from the injected clock, and every call is recorded.
  */
-import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1PersistentVolume, V1PersistentVolumeClaim, V1Secret } from '@kubernetes/client-node';
 import type { IssuedToken, ServiceAccountTokenRequest, VolumeSourceApi } from '../../reconcilers/volumes/types.js';
 
 /** The fake's state and recordings; mutate `configMaps`/`secrets` to change what the API serves. */
@@ -12,6 +12,10 @@ export interface FakeVolumeSourceApi extends VolumeSourceApi {
   readonly configMaps: Map<string, V1ConfigMap>;
   /** `namespace/name` → object (`data` base64-encoded, as the API serves it). */
   readonly secrets: Map<string, V1Secret>;
+  /** `namespace/name` → claim. */
+  readonly claims: Map<string, V1PersistentVolumeClaim>;
+  /** name → persistent volume. */
+  readonly persistentVolumes: Map<string, V1PersistentVolume>;
   readonly tokenRequests: ServiceAccountTokenRequest[];
   /** When set, every call fails with it (an unreachable API server). */
   failWith: Error | undefined;
@@ -30,6 +34,8 @@ export function createFakeVolumeSourceApi(options: FakeVolumeSourceApiOptions = 
   const fake: FakeVolumeSourceApi = {
     configMaps: new Map(),
     secrets: new Map(),
+    claims: new Map(),
+    persistentVolumes: new Map(),
     tokenRequests: [],
     failWith: undefined,
     readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
@@ -39,6 +45,14 @@ export function createFakeVolumeSourceApi(options: FakeVolumeSourceApiOptions = 
     readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
       if (fake.failWith !== undefined) return Promise.reject(fake.failWith);
       return Promise.resolve(fake.secrets.get(`${namespace}/${name}`));
+    },
+    readPersistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+      if (fake.failWith !== undefined) return Promise.reject(fake.failWith);
+      return Promise.resolve(fake.claims.get(`${namespace}/${name}`));
+    },
+    readPersistentVolume(name: string): Promise<V1PersistentVolume | undefined> {
+      if (fake.failWith !== undefined) return Promise.reject(fake.failWith);
+      return Promise.resolve(fake.persistentVolumes.get(name));
     },
     requestServiceAccountToken(req: ServiceAccountTokenRequest): Promise<IssuedToken> {
       if (fake.failWith !== undefined) return Promise.reject(fake.failWith);

@@ -84,6 +84,8 @@ export class RecordingStatusWriter implements StatusWriter {
 const noApi: VolumeSourceApi = {
   readConfigMap: () => Promise.resolve(undefined),
   readSecret: () => Promise.resolve(undefined),
+  readPersistentVolumeClaim: () => Promise.resolve(undefined),
+  readPersistentVolume: () => Promise.resolve(undefined),
   requestServiceAccountToken: () => Promise.reject(new Error('no tokens in this test')),
 };
 

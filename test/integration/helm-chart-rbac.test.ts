@@ -6,8 +6,8 @@
  * (nodes/status patch), create its Lease and renew it (leases get, create, update), register again
  * as a restarted agent does, adopting the existing Node and updating its labels (nodes get, patch),
  * list and watch its pods, write pod status and events (create, then a count patch), read configmaps
- * and secrets, request a service account token, delete a pod, and read, create, watch and report on
- * its NodeAgent. Each step asserts its effect on the server, so removing any verb from the rules
+ * and secrets, read persistent volume claims and volumes, request a service account token, delete
+ * a pod, and read, create, watch and report on its NodeAgent. Each step asserts its effect on the server, so removing any verb from the rules
  * fails this test. Calls outside the rules must be forbidden.
  *
  * Everything is named `rbac-<random>` and removed afterwards; the registered Node carries the
@@ -235,6 +235,17 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
       podUid: pod.metadata?.uid ?? '',
     });
     assert.ok(token.token.length > 0);
+
+    // persistentVolumeClaim volumes: the claim, then its PV (reconcilers/volumes/persistent-volume.ts).
+    const pvName = `rbac-pv-${namespace}`;
+    await adminCore.createPersistentVolume({ body: { metadata: { name: pvName }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: pvName, hostPath: { path: '/tmp/nodelet-rbac-pv' } } } });
+    try {
+      await adminCore.createNamespacedPersistentVolumeClaim({ namespace, body: { metadata: { name: 'claim' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: pvName, resources: { requests: { storage: '1Gi' } } } } });
+      assert.equal((await volumes.readPersistentVolumeClaim(namespace, 'claim'))?.metadata?.name, 'claim');
+      assert.equal((await volumes.readPersistentVolume(pvName))?.metadata?.name, pvName);
+    } finally {
+      await adminCore.deletePersistentVolume({ name: pvName });
+    }
   });
 
   it('deletes a finished pod with a UID precondition', async () => {

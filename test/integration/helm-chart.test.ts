@@ -263,6 +263,8 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       'core/events': ['create', 'patch'],
       'core/configmaps': ['get'],
       'core/secrets': ['get'],
+      'core/persistentvolumeclaims': ['get'],
+      'core/persistentvolumes': ['get'],
       'core/serviceaccounts/token': ['create'],
       'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
       'nodelet.dev/nodeagents/status': ['update'],

@@ -17,6 +17,7 @@ import { ApiException, AuthenticationV1Api, CoreV1Api, KubeConfig, type V1Pod, t
 import { pino } from 'pino';
 import { createVolumeManager, createVolumeSourceApi, isVolumeError, type VolumeManager } from '../../reconcilers/volumes/index.js';
 import { mountsUnder, readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
+import { createFakeVolumeSourceApi } from '../doubles/fake-volume-source-api.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const FAKE_NODE = 'nodelet-volumes-test-node';
@@ -195,7 +196,7 @@ describe('memory-backed emptyDir volumes on this host', () => {
   it('mounts a tmpfs of the computed size, once, and unmounts it with the pod', async () => {
     const rootDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nodelet-volumes-tmpfs-'));
     // An emptyDir reads nothing from the API.
-    const noApi = { readConfigMap: () => Promise.resolve(undefined), readSecret: () => Promise.resolve(undefined), requestServiceAccountToken: () => Promise.reject(new Error('no tokens here')) };
+    const noApi = createFakeVolumeSourceApi();
     const manager = createVolumeManager({ rootDir, api: noApi, logger, nodeAllocatableMemoryBytes: 2 ** 30 });
     const uid = `tmpfs-${randomBytes(4).toString('hex')}`;
     const memPod: V1Pod = {
