@@ -15,7 +15,7 @@ import { unmountAllUnder } from './mounts-table.js';
 import { describeCause, failedMount, isVolumeError, VolumeError } from './errors.js';
 import { ensureDir } from './fs-util.js';
 import { prepareHostPath } from './host-path.js';
-import { resolveClaim } from './persistent-volume.js';
+import { ephemeralClaimName, resolveClaim, type ClaimRequest } from './persistent-volume.js';
 import { pluginDir, POD_DIR_MODE, podDir, volumeDir, type VolumePluginDir } from './layout.js';
 import { applyFsGroup, fsGroupOf, fsUserOf } from './ownership.js';
 import { DEFAULT_FILE_MODE, fileMode, type Payload } from './payload.js';
@@ -82,7 +82,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
 
 type VolumeKind = ClassifiedVolume['kind'];
 
-const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
+const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'persistentVolumeClaim', 'ephemeral', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
 /** The kubelet's `RequiresRemount` plugins: their contents follow their sources while the pod runs. */
 const REFRESHED_KINDS: ReadonlySet<VolumeKind> = new Set(['configMap', 'secret', 'projected', 'downwardAPI']);
 
@@ -153,10 +153,12 @@ async function prepareVolume(context: PodContext, volume: V1Volume): Promise<Pre
     }
     case 'hostPath':
       return { hostPath: await prepareHostPath(classified.source), readOnly: false };
-    case 'persistentVolumeClaim': {
-      const claimed = await resolveClaim({ api, namespace, volumeName: volume.name, source: classified.source });
-      if (claimed.ownershipManaged && context.fsGroup !== undefined) await applyFsGroup(claimed.hostPath, { gid: context.fsGroup, readOnly: claimed.readOnly });
-      return { hostPath: claimed.hostPath, readOnly: claimed.readOnly };
+    case 'persistentVolumeClaim':
+      return prepareClaim(context, { api, namespace, volumeName: volume.name, source: classified.source });
+    case 'ephemeral': {
+      const podName = context.pod.metadata?.name ?? '';
+      const source = { claimName: ephemeralClaimName(podName, volume.name) };
+      return prepareClaim(context, { api, namespace, volumeName: volume.name, source, ephemeralFor: { name: podName, uid: context.uid } });
     }
     case 'configMap': {
       const { source } = classified;
@@ -188,6 +190,12 @@ async function prepareVolume(context: PodContext, volume: V1Volume): Promise<Pre
     case 'unsupported':
       throw failedMount(volume.name, `${classified.type} volumes are not supported by nodelet`);
   }
+}
+
+async function prepareClaim(context: PodContext, request: ClaimRequest): Promise<PreparedVolume> {
+  const claimed = await resolveClaim(request);
+  if (claimed.ownershipManaged && context.fsGroup !== undefined) await applyFsGroup(claimed.hostPath, { gid: context.fsGroup, readOnly: claimed.readOnly });
+  return { hostPath: claimed.hostPath, readOnly: claimed.readOnly };
 }
 
 function optionalIds(fsUser: number | undefined, fsGroup: number | undefined): { fsUser?: number; fsGroup?: number } {

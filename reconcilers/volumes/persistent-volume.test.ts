@@ -91,4 +91,16 @@ describe('resolveClaim', () => {
       assert.match(await failure(name), pattern, name);
     }
   });
+
+  it("takes a generic ephemeral volume's claim only when the pod is its controller owner", async () => {
+    const owned = (uid: string): V1PersistentVolumeClaim => ({ ...claim('web-0-scratch'), metadata: { ...claim('web-0-scratch').metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web-0', uid, controller: true }] } });
+    api.persistentVolumes.set('pv-web-0-scratch', pv('pv-web-0-scratch', 'web-0-scratch', { hostPath: { path: dir } }));
+    const ephemeral = (): ReturnType<typeof resolveClaim> =>
+      resolveClaim({ api, namespace: NS, volumeName: 'scratch', source: { claimName: 'web-0-scratch' }, ephemeralFor: { name: 'web-0', uid: 'pod-uid' } });
+
+    api.claims.set(`${NS}/web-0-scratch`, owned('another-pod'));
+    await assert.rejects(ephemeral(), /error processing PVC shop\/web-0-scratch: PVC shop\/web-0-scratch was not created for pod shop\/web-0 \(pod is not owner\)/);
+    api.claims.set(`${NS}/web-0-scratch`, owned('pod-uid'));
+    assert.equal((await ephemeral()).hostPath, dir);
+  });
 });

@@ -29,6 +29,17 @@ export interface ClaimRequest {
   readonly namespace: string;
   readonly volumeName: string;
   readonly source: V1PersistentVolumeClaimVolumeSource;
+  /**
+   * For a generic ephemeral volume: the pod the claim must have been created for (its controller
+   * owner), as the kubelet's `ephemeral.VolumeIsForPod` checks; a claim of the same name that
+   * another pod owns is refused.
+   */
+  readonly ephemeralFor?: { readonly name: string; readonly uid: string };
+}
+
+/** The claim of a generic ephemeral volume: `<pod name>-<volume name>`, as the controller names it. */
+export function ephemeralClaimName(podName: string, volumeName: string): string {
+  return `${podName}-${volumeName}`;
 }
 
 /** PV source fields nodelet cannot mount, by their name in `V1PersistentVolumeSpec`. */
@@ -45,6 +56,10 @@ async function boundClaim(req: ClaimRequest): Promise<V1PersistentVolumeClaim> {
   const name = req.source.claimName;
   const claim = await req.api.readPersistentVolumeClaim(req.namespace, name);
   if (claim === undefined) throw claimError(req, `failed to fetch PVC from API server: persistentvolumeclaims "${name}" not found`);
+  const owner = req.ephemeralFor;
+  if (owner !== undefined && !claim.metadata?.ownerReferences?.some((o) => o.controller === true && o.kind === 'Pod' && o.uid === owner.uid)) {
+    throw claimError(req, `PVC ${req.namespace}/${name} was not created for pod ${req.namespace}/${owner.name} (pod is not owner)`);
+  }
   if (claim.metadata?.deletionTimestamp !== undefined) throw claimError(req, 'PVC is being deleted');
   const phase = claim.status?.phase ?? '';
   const volumeName = claim.spec?.volumeName ?? '';

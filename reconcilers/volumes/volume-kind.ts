@@ -22,11 +22,12 @@ export type ClassifiedVolume =
   | { readonly kind: 'downwardAPI'; readonly source: V1DownwardAPIVolumeSource }
   | { readonly kind: 'hostPath'; readonly source: V1HostPathVolumeSource }
   | { readonly kind: 'persistentVolumeClaim'; readonly source: V1PersistentVolumeClaimVolumeSource }
+  /** A generic ephemeral volume: the claim `<pod>-<volume>` the ephemeral volume controller creates. */
+  | { readonly kind: 'ephemeral' }
   | { readonly kind: 'unsupported'; readonly type: string };
 
 /** Volume sources nodelet has no plugin for, by their field name in `V1Volume`. */
 const UNSUPPORTED_SOURCES = [
-  'ephemeral',
   'csi',
   'image',
   'nfs',
@@ -63,6 +64,7 @@ export function classifyVolume(volume: V1Volume): ClassifiedVolume {
   if (volume.downwardAPI !== undefined) return { kind: 'downwardAPI', source: volume.downwardAPI };
   if (volume.hostPath !== undefined) return { kind: 'hostPath', source: volume.hostPath };
   if (volume.persistentVolumeClaim !== undefined) return { kind: 'persistentVolumeClaim', source: volume.persistentVolumeClaim };
+  if (volume.ephemeral !== undefined) return { kind: 'ephemeral' };
   const unsupported = UNSUPPORTED_SOURCES.find((field) => volume[field] !== undefined);
   if (unsupported !== undefined) return { kind: 'unsupported', type: unsupported };
   return { kind: 'emptyDir', source: {} };

@@ -117,4 +117,26 @@ describe('persistentVolumeClaim volumes on the nodelet node', () => {
     assert.equal(terminated?.exitCode, 3);
     assert.match(terminated?.message ?? '', /Read-only file system/);
   });
+
+  it('runs a pod with a generic ephemeral volume on the claim the controller made for it', async () => {
+    const id = uniqueName('eph');
+    const dir = path.join(root, id);
+    volumes.push(id);
+    await apply(persistentVolume(id, { hostPath: { path: dir, type: 'DirectoryOrCreate' } }));
+    const template = { spec: { accessModes: ['ReadWriteOnce'], storageClassName: id, resources: { requests: { storage: '1Gi' } } } };
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: id, namespace },
+      spec: {
+        nodeName: NODE_NAME,
+        restartPolicy: 'Never',
+        volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: template } }],
+        containers: [{ name: 'main', image: 'busybox:1.35', command: ['sh', '-c', 'echo ephemeral > /scratch/out'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+      },
+    });
+    await waitForPhase(namespace, id, 'Succeeded', 180_000);
+    assert.equal(await readFile(path.join(dir, 'out'), 'utf8'), 'ephemeral\n');
+    assert.equal(await claimPhase(namespace, `${id}-scratch`), 'Bound', 'the controller-made claim <pod>-<volume>');
+  });
 });
