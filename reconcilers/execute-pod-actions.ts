@@ -22,6 +22,7 @@ import { podKeyOf, type PodKey } from '../util/pod-key.js';
 import type { PodActions } from './compute-pod-actions.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
+import type { ServiceLister } from './service-env.js';
 import type { ImagePuller } from './images/image-puller.js';
 import { PodKiller, type KillRequest } from './kill-pod.js';
 import type { ObservedPod } from './observed-pod.js';
@@ -41,6 +42,8 @@ export interface ExecutorOptions {
   readonly puller: ImagePuller;
   readonly volumes: VolumeManager;
   readonly envApi: EnvSourceApi;
+  /** The node's cached services: every container's service variables. */
+  readonly services: ServiceLister;
   readonly events: EventRecorder;
   readonly restartBackoff: RestartBackoff;
   readonly clock: Clock;
