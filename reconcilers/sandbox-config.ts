@@ -7,7 +7,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
 import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from './runtime-labels.js';
 import type { PodKey } from '../util/pod-key.js';
-import { hasPrivilegedContainer, podSupplementalGroups } from './security-context.js';
+import { hasPrivilegedContainer, podSupplementalGroups, runtimeSELinuxOption } from './security-context.js';
 import { normalizeSysctlName } from './admission/sysctls.js';
 import { podHostName } from './dns/host-files.js';
 
@@ -96,6 +96,7 @@ function portMappings(pod: V1Pod): PortMapping[] {
  */
 function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
   const securityContext = pod.spec?.securityContext;
+  const selinux = runtimeSELinuxOption(securityContext?.seLinuxOptions);
   return {
     namespaceOptions: podNamespaces(pod),
     privileged: hasPrivilegedContainer(pod),
@@ -103,6 +104,8 @@ function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
     ...(securityContext?.runAsUser === undefined ? {} : { runAsUser: BigInt(securityContext.runAsUser) }),
     ...(securityContext?.runAsGroup === undefined ? {} : { runAsGroup: BigInt(securityContext.runAsGroup) }),
     supplementalGroups: podSupplementalGroups(pod),
+    // Pod level only, as the kubelet's sandbox; the runtime applies them only where SELinux is on.
+    ...(selinux === undefined ? {} : { selinuxOptions: selinux }),
   };
 }
 
