@@ -44,15 +44,22 @@ export function createServiceSource(options: ServiceSourceOptions): ServiceSourc
   let restartTimer: TimerHandle | undefined;
   const listServices = async (): Promise<Awaited<ReturnType<CoreV1Api['listServiceForAllNamespaces']>>> => {
     const list = await api.listServiceForAllNamespaces({ fieldSelector: SERVICE_FIELD_SELECTOR });
-    // The informer fills its cache from this list right after it returns; the flag is read only
-    // by later reconciles, which see the filled cache.
-    state.synced = true;
     state.failures = 0;
     logger.debug({ services: list.items.length }, 'services listed');
     return list;
   };
   const watch = new ObservedWatch(options.kubeConfig, { onActivity: () => undefined, isCurrent: () => !state.stopped });
   const informer: Informer<V1Service> & ListWatch<V1Service> = new ListWatch<V1Service>('/api/v1/services', watch, listServices, false, undefined, SERVICE_FIELD_SELECTOR);
+
+  /**
+   * Synced once the informer's cache holds a list: it records the list's resourceVersion right
+   * after filling its cache (a flag set in the list function would be seen before the cache is
+   * filled). Sticky, as client-go's HasSynced: a relist after 410 Gone keeps serving the old cache.
+   */
+  function hasSynced(): boolean {
+    if (!state.synced && informer.latestResourceVersion() !== '') state.synced = true;
+    return state.synced;
+  }
 
   async function run(): Promise<void> {
     try {
@@ -66,7 +73,7 @@ export function createServiceSource(options: ServiceSourceOptions): ServiceSourc
     if (state.stopped || restartTimer !== undefined) return;
     state.failures += 1;
     const delayMs = backoffDelay(backoff, state.failures);
-    logger.warn({ err, failures: state.failures, retryInMs: delayMs, synced: state.synced }, 'service informer failed; restarting');
+    logger.warn({ err, failures: state.failures, retryInMs: delayMs, synced: hasSynced() }, 'service informer failed; restarting');
     restartTimer = clock.setTimeout(() => {
       restartTimer = undefined;
       if (!state.stopped) void run();
@@ -75,7 +82,7 @@ export function createServiceSource(options: ServiceSourceOptions): ServiceSourc
   informer.on('error', onError);
 
   return {
-    hasSynced: () => state.synced,
+    hasSynced,
     list: () => informer.list(),
     async start(): Promise<void> {
       if (!state.stopped) return;

@@ -27,6 +27,7 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
   type CoreV1Event,
   type V1Node,
   type V1Pod,
@@ -40,7 +41,7 @@ import { createNodeAgentApi } from '../../controllers/nodeagent/api.js';
 import { newNodeAgent } from '../../controllers/nodeagent/types.js';
 import { createNodeController, type NodeController } from '../../controllers/node/node-controller.js';
 import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
-import { createServiceSource } from '../../controllers/services/service-source.js';
+import { createServiceSource, SERVICE_FIELD_SELECTOR } from '../../controllers/services/service-source.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
 import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
@@ -210,7 +211,15 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('lists and watches the services, for the service environment variables', async () => {
+    // The watch verb on its own: a refused watch would still find the service by relisting.
+    const watchEnd = await new Promise<unknown>((resolve) => {
+      void new Watch(agentConfig)
+        .watch('/api/v1/services', { fieldSelector: SERVICE_FIELD_SELECTOR, timeoutSeconds: 1 }, () => undefined, (err: unknown) => { resolve(err ?? 'ended cleanly'); })
+        .catch((err: unknown) => { resolve(err); });
+    });
+    assert.equal(watchEnd, 'ended cleanly', `the service watch was refused: ${String(watchEnd)}`);
     const services = createServiceSource({ kubeConfig: agentConfig, logger });
+    assert.equal(services.hasSynced(), false, 'not synced before its first list');
     try {
       await services.start();
       assert.equal(services.hasSynced(), true, 'the first list succeeded');
