@@ -60,7 +60,7 @@ export async function removeRawLeftovers(runtime: RuntimeService): Promise<numbe
 const BENCH_SECURITY = { seccompProfileRoot: '/var/lib/nodelet/seccomp', seccompDefault: false, maskedPaths: DEFAULT_MASKED_PATHS } as const;
 
 async function startPod(runtime: RuntimeService, pod: V1Pod, context: { imageRef: string; logRoot: string }): Promise<string> {
-  const sandboxConfig = buildSandboxConfig(pod, { nodeName: RAW_NODE, podLogDir: context.logRoot, attempt: 0 });
+  const sandboxConfig = buildSandboxConfig(pod, { nodeName: RAW_NODE, podLogDir: context.logRoot, attempt: 0, clusterDomain: 'cluster.local' });
   await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
   const sandboxId = await runtime.runPodSandbox(sandboxConfig);
   const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [], security: BENCH_SECURITY, imageUser: { uid: 0n } });

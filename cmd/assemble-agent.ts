@@ -33,6 +33,7 @@ import { createPodSource } from '../controllers/pod-sources/api-source.js';
 import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
+import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
@@ -103,7 +104,10 @@ interface Core {
 }
 
 /** The per-pod machinery with its API-facing writers. */
-function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean } }): { podSync: PodSync; status: StatusManager } {
+function buildPodSync(
+  core: Core,
+  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource },
+): { podSync: PodSync; status: StatusManager } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
@@ -131,6 +135,7 @@ function buildPodSync(core: Core, parts: { store: DesiredPodStore; queue: Reconc
     events,
     volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger, nodeAllocatableMemoryBytes: nodeAllocatable().memoryBytes }),
     envApi: volumeApi,
+    services: parts.services,
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,
     security: { ...probeHostSecurity(), allowedUnsafeSysctls: settings.allowedUnsafeSysctls, seccompProfileRoot: settings.seccompProfileRoot, seccompDefault: settings.seccompDefault },
@@ -168,9 +173,11 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   });
   const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
   const store = createDesiredPodStore({ sources: [apiSource], notify: enqueue });
+  // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
+  const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause });
+  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     store.resyncAll();
@@ -196,6 +203,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     // first reconcile on (gives up after a few seconds when the NodeAgent cannot be read).
     await nodeAgent.start();
     // The queue's signal (lost lock, shutdown) reaches the reconcile, the executor and every CRI call.
+    // Before the pods: their containers' environments need the services listed once.
+    await services.start();
     await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
     await store.start();
     pleg.start();
@@ -204,6 +213,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   };
   const stop = async (): Promise<void> => {
     await stopAll({ nodeAgent, resync, pleg, store, queue, node, status, cri, prober: podSync.prober });
+    services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
   return { store, queue, podSync, start, stop };

@@ -17,6 +17,7 @@ import type {
   PodSandboxConfig,
   PodSandboxFilter,
   SecurityProfile,
+  SELinuxOption,
 } from './types.js';
 import type {
   WireAuthConfigRequest,
@@ -32,6 +33,7 @@ import type {
   WirePodSandboxConfigRequest,
   WirePodSandboxFilterRequest,
   WireSecurityProfile,
+  WireSELinuxOption,
 } from './wire-request.js';
 
 function int64(value: bigint | undefined): string | undefined {
@@ -55,10 +57,15 @@ function securityProfileToWire(profile: SecurityProfile | undefined): WireSecuri
   return { profileType: profile.profileType, ...(profile.localhostRef === undefined ? {} : { localhostRef: profile.localhostRef }) };
 }
 
+function selinuxToWire(options: SELinuxOption | undefined): WireSELinuxOption | undefined {
+  return options === undefined ? undefined : { user: options.user, role: options.role, type: options.type, level: options.level };
+}
+
 function sandboxSecurityToWire(sc: LinuxSandboxSecurityContext | undefined): WireLinuxSandboxSecurityContext | undefined {
   if (sc === undefined) return undefined;
   return {
     namespaceOptions: namespaceOptionToWire(sc.namespaceOptions),
+    selinuxOptions: selinuxToWire(sc.selinuxOptions),
     privileged: sc.privileged,
     runAsUser: int64Value(sc.runAsUser),
     runAsGroup: int64Value(sc.runAsGroup),
@@ -128,6 +135,7 @@ function containerSecurityToWire(
         : { addCapabilities: [...caps.addCapabilities], dropCapabilities: [...caps.dropCapabilities] },
     privileged: sc.privileged,
     namespaceOptions: namespaceOptionToWire(sc.namespaceOptions),
+    selinuxOptions: selinuxToWire(sc.selinuxOptions),
     runAsUser: int64Value(sc.runAsUser),
     runAsUsername: sc.runAsUsername,
     runAsGroup: int64Value(sc.runAsGroup),

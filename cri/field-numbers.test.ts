@@ -75,7 +75,15 @@ const sandbox: PodSandboxConfig = {
   logDirectory: '/l',
   labels: {},
   annotations: {},
-  linux: { securityContext: { privileged: true, seccomp: { profileType: 'Unconfined' }, apparmor: { profileType: 'Localhost', localhostRef: 'prof' } }, sysctls: {} },
+  linux: {
+    securityContext: {
+      privileged: true,
+      selinuxOptions: { user: 'system_u', role: 'system_r', type: 'spc_t', level: 's0:c1,c2' },
+      seccomp: { profileType: 'Unconfined' },
+      apparmor: { profileType: 'Localhost', localhostRef: 'prof' },
+    },
+    sysctls: {},
+  },
 };
 
 const config: ContainerConfig = {
@@ -101,11 +109,24 @@ const config: ContainerConfig = {
       seccomp: { profileType: 'Localhost', localhostRef: '/var/lib/nodelet/seccomp/a.json' },
       apparmor: { profileType: 'Unconfined' },
       apparmorProfile: 'unconfined',
+      selinuxOptions: { user: 'u', role: 'r', type: 'container_t', level: 's0:c3,c4' },
     },
   },
 };
 
+/** SELinuxOption: user 1, role 2, type 3, level 4. */
+function selinuxFields(buf: Buffer): string[] {
+  return [1, 2, 3, 4].map((n) => strings(buf, n)[0] ?? '');
+}
+
 describe('api.proto field numbers of the security fields (upstream cri-api v0.36.3)', () => {
+  it('SELinuxOption (user 1, role 2, type 3, level 4) as LinuxContainerSecurityContext.selinux_options 4 and LinuxSandboxSecurityContext.selinux_options 2', () => {
+    const container = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(config), sandboxConfig: podSandboxConfigToWire(sandbox) });
+    assert.deepEqual(selinuxFields(sub(container, 2, 15, 2, 4)), ['u', 'r', 'container_t', 's0:c3,c4']);
+    const run = criMethod('RuntimeService', 'RunPodSandbox').requestSerialize({ config: podSandboxConfigToWire(sandbox) });
+    assert.deepEqual(selinuxFields(sub(run, 1, 8, 2, 2)), ['system_u', 'system_r', 'spc_t', 's0:c1,c2']);
+  });
+
   it('LinuxContainerSecurityContext: run_as_user 5, run_as_username 6, apparmor_profile 9, masked_paths 13, readonly_paths 14, seccomp 15, apparmor 16', () => {
     const bytes = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(config), sandboxConfig: podSandboxConfigToWire(sandbox) });
     // CreateContainerRequest.config 2 → ContainerConfig.linux 15 → LinuxContainerConfig.security_context 2

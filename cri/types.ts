@@ -91,8 +91,17 @@ export interface SecurityProfile {
   readonly localhostRef?: string;
 }
 
+/** SELinux labels (CRI `SELinuxOption`); empty fields are left to the runtime's defaults. */
+export interface SELinuxOption {
+  readonly user: string;
+  readonly role: string;
+  readonly type: string;
+  readonly level: string;
+}
+
 export interface LinuxSandboxSecurityContext {
   readonly namespaceOptions?: NamespaceOptions;
+  readonly selinuxOptions?: SELinuxOption;
   /** True when any container of the pod is privileged: containerd refuses a privileged container otherwise. */
   readonly privileged?: boolean;
   readonly runAsUser?: bigint;
@@ -189,6 +198,7 @@ export interface LinuxContainerResources {
 export interface LinuxContainerSecurityContext {
   readonly privileged?: boolean;
   readonly namespaceOptions?: NamespaceOptions;
+  readonly selinuxOptions?: SELinuxOption;
   readonly runAsUser?: bigint;
   /** The image's non-numeric user, sent when nothing sets a numeric one. */
   readonly runAsUsername?: string;

@@ -23,8 +23,16 @@ export interface WireSecurityProfile {
   localhostRef?: string;
 }
 
+export interface WireSELinuxOption {
+  user: string;
+  role: string;
+  type: string;
+  level: string;
+}
+
 export interface WireLinuxSandboxSecurityContext {
   namespaceOptions?: WireNamespaceOption;
+  selinuxOptions?: WireSELinuxOption;
   privileged?: boolean;
   runAsUser?: WireInt64Value;
   runAsGroup?: WireInt64Value;
@@ -83,6 +91,7 @@ export interface WireLinuxContainerSecurityContext {
   capabilities?: { addCapabilities: string[]; dropCapabilities: string[] };
   privileged?: boolean;
   namespaceOptions?: WireNamespaceOption;
+  selinuxOptions?: WireSELinuxOption;
   runAsUser?: WireInt64Value;
   runAsUsername?: string;
   runAsGroup?: WireInt64Value;

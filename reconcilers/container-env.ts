@@ -1,7 +1,9 @@
 /**
- * A container's environment as the kubelet builds it (`makeEnvironmentVariables`): `envFrom`
- * sources first, then `env` entries in order (later wins), each value expanded against the
- * variables defined before it. A reference nodelet cannot resolve (a missing configmap, secret or
+ * A container's environment as the kubelet builds it (`makeEnvironmentVariables`): the service
+ * variables (`service-env.ts`), then `envFrom` sources, then `env` entries in order (later wins),
+ * each value expanded against the variables defined before it (service variables included). Until
+ * the node has listed the services once, no environment is built: the container fails with
+ * `CreateContainerConfigError` and is retried, never started without its service variables. A reference nodelet cannot resolve (a missing configmap, secret or
  * key that is not optional, an unsupported field path) is a `CreateContainerConfigError`.
  */
 import type {
@@ -18,6 +20,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { KeyValue } from '../cri/types.js';
 import { expandVars } from './expand-vars.js';
+import { serviceEnvVars, SERVICES_NOT_SYNCED_MESSAGE, type ServiceLister } from './service-env.js';
 import { parseMilliCpu, parseQuantity } from './quantity.js';
 import { ContainerStartError } from './sync-errors.js';
 
@@ -31,6 +34,8 @@ export interface EnvContext {
   readonly pod: V1Pod;
   readonly container: V1Container;
   readonly api: EnvSourceApi;
+  /** The node's cached services, for the service variables. */
+  readonly services: ServiceLister;
   readonly podIps: readonly string[];
   readonly nodeIp: string;
   /** Node allocatable, the default for `resourceFieldRef` when the container sets no limit. */
@@ -144,7 +149,11 @@ async function envFromValues(ctx: EnvContext, source: V1EnvFromSource): Promise<
 
 /** Resolves the container's environment, in the order the runtime should set it. */
 export async function resolveContainerEnv(ctx: EnvContext): Promise<KeyValue[]> {
-  const vars = new Map<string, string>();
+  if (!ctx.services.hasSynced()) throw configError(ctx, SERVICES_NOT_SYNCED_MESSAGE);
+  // enableServiceLinks is defaulted to true by the API server; an absent value means the default.
+  const links = ctx.pod.spec?.enableServiceLinks ?? true;
+  // First, so envFrom and env override them and $(VAR) can refer to them.
+  const vars = new Map<string, string>(serviceEnvVars(ctx.services.list(), namespaceOf(ctx), links).map((e) => [e.key, e.value]));
   for (const source of ctx.container.envFrom ?? []) {
     for (const [k, v] of Object.entries(await envFromValues(ctx, source))) vars.set(k, v);
   }

@@ -23,11 +23,13 @@ import { podKeyOf, type PodKey } from '../util/pod-key.js';
 import type { PodActions } from './compute-pod-actions.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
+import type { ServiceLister } from './service-env.js';
 import type { ImagePuller } from './images/image-puller.js';
 import { PodKiller, type KillRequest } from './kill-pod.js';
 import type { ObservedPod } from './observed-pod.js';
 import type { RestartBackoff } from './restart-backoff.js';
-import { buildSandboxConfig, podIdentity } from './sandbox-config.js';
+import { dynamicResourcesRefusal, userNamespaceRefusal } from './runtime-support.js';
+import { buildSandboxConfig, isFqdnTooLongError, podIdentity } from './sandbox-config.js';
 import type { PodDnsConfigurer } from './dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
 import type { ContainerSecuritySettings } from './security-context.js';
@@ -43,6 +45,8 @@ export interface ExecutorOptions {
   readonly puller: ImagePuller;
   readonly volumes: VolumeManager;
   readonly envApi: EnvSourceApi;
+  /** The node's cached services: every container's service variables. */
+  readonly services: ServiceLister;
   readonly events: EventRecorder;
   readonly restartBackoff: RestartBackoff;
   readonly clock: Clock;
@@ -120,10 +124,12 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
     signal?.throwIfAborted();
     const prepared = await this.prepareVolumes(pod, plan.createSandbox);
+    // What this node cannot give fails here, where the kubelet's check fails: before any sandbox.
+    if (plan.createSandbox) this.refuseUnsupported(pod);
     // The resolver configuration is formed on every sync that starts something, as the kubelet's
     // SyncPod regenerates the sandbox config (and its DNS warnings) each time.
     const dnsConfig = await this.sandboxDnsConfig(pod);
-    const sandboxConfig = buildSandboxConfig(pod, { nodeName: this.options.nodeName, podLogDir: this.options.podLogDir, attempt: plan.sandboxAttempt, dnsConfig });
+    const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, dnsConfig);
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: podIpsOf(observed) };
     // Step 4: containers.
     return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips, signal });
@@ -193,15 +199,47 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     }
   }
 
+  /**
+   * Resource claims (no DRA here: `FailedPrepareDynamicResources`) and `hostUsers: false` (no user
+   * namespaces in the runtime: `FailedCreatePodSandBox`) fail the sandbox step with the kubelet's
+   * event, on every attempt; the pod stays Pending.
+   */
+  private refuseUnsupported(pod: V1Pod): void {
+    const dra = dynamicResourcesRefusal(pod);
+    if (dra !== undefined) {
+      const message = `Failed to prepare dynamic resources: ${dra}`;
+      this.options.events.record(pod, { type: 'Warning', reason: 'FailedPrepareDynamicResources', message });
+      throw new PodSetupError('FailedPrepareDynamicResources', message);
+    }
+    const userns = userNamespaceRefusal(pod);
+    if (userns !== undefined) throw this.sandboxConfigFailure(pod, new Error(userns));
+  }
+
+  /** The sandbox config; one that cannot be generated (an FQDN too long for the kernel) fails the sandbox step. */
+  private sandboxConfig(pod: V1Pod, attempt: number, dnsConfig: DnsConfig): PodSandboxConfig {
+    const { nodeName, podLogDir } = this.options;
+    try {
+      return buildSandboxConfig(pod, { nodeName, podLogDir, attempt, dnsConfig, clusterDomain: this.options.dns.clusterSettings().domain });
+    } catch (error) {
+      if (!isFqdnTooLongError(error)) throw error;
+      throw this.sandboxConfigFailure(pod, error);
+    }
+  }
+
+  /** The kubelet's event and error for a sandbox config it could not generate. */
+  private sandboxConfigFailure(pod: V1Pod, error: unknown): PodSetupError {
+    const { name, namespace, uid } = podIdentity(pod);
+    const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "${name}_${namespace}(${uid})": ${errorMessage(error)}`;
+    this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
+    return new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
+  }
+
   /** The sandbox's resolver configuration; a host resolv.conf that cannot be used fails the sandbox step. */
   private async sandboxDnsConfig(pod: V1Pod): Promise<DnsConfig> {
     try {
       return await this.options.dns.sandboxDnsConfig(pod);
     } catch (error) {
-      const { name, namespace, uid } = podIdentity(pod);
-      const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "${name}_${namespace}(${uid})": ${errorMessage(error)}`;
-      this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
-      throw new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
+      throw this.sandboxConfigFailure(pod, error);
     }
   }
 

@@ -191,3 +191,50 @@ describe('the managed /etc/hosts', () => {
     assert.equal(created(harness).length, 4);
   });
 });
+
+describe('setHostnameAsFQDN', () => {
+  it("gives the sandbox the pod's FQDN as its hostname when it has a subdomain, the short name otherwise", async () => {
+    const harness = await setup({ servers: [], domain: 'example.internal' });
+    harness.store.set(UID, basePod((p) => {
+      p.spec!.hostname = 'db';
+      p.spec!.subdomain = 'backend';
+      p.spec!.setHostnameAsFQDN = true;
+    }));
+    await harness.reconciler().reconcile(ref);
+    assert.deepEqual(sandboxConfigs(harness).map((s) => s.hostname), ['db.backend.default.svc.example.internal']);
+    assert.deepEqual(created(harness).map((c) => c.sandbox.hostname), ['db.backend.default.svc.example.internal', 'db.backend.default.svc.example.internal']);
+  });
+
+  it('keeps the short hostname without a subdomain, or without the flag', async () => {
+    const harness = await setup();
+    harness.store.set(UID, basePod((p) => {
+      p.spec!.setHostnameAsFQDN = true;
+    }));
+    await harness.reconciler().reconcile(ref);
+    harness.store.set('uid-2', basePod((p) => {
+      p.metadata!.uid = 'uid-2';
+      p.metadata!.name = 'plain';
+      p.spec!.subdomain = 'backend';
+    }));
+    await harness.reconciler().reconcile({ ...ref, uid: 'uid-2', name: 'plain' });
+    assert.deepEqual(sandboxConfigs(harness).map((s) => s.hostname), ['web', 'plain']);
+  });
+
+  it('refuses an FQDN longer than 64 characters with the kubelet message: FailedCreatePodSandBox, no sandbox', async () => {
+    const harness = await setup();
+    const hostname = 'h'.repeat(30);
+    harness.store.set(UID, basePod((p) => {
+      p.spec!.hostname = hostname;
+      p.spec!.subdomain = 'a-rather-long-subdomain';
+      p.spec!.setHostnameAsFQDN = true;
+    }));
+    const error = await harness.reconciler().reconcile(ref).then(() => undefined, (e: unknown) => e);
+    assert.ok(isPodSetupError(error));
+    const fqdn = `${hostname}.a-rather-long-subdomain.default.svc.cluster.local`;
+    const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "web_default(${UID})": failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`;
+    assert.equal(error.reason, 'FailedCreatePodSandBox');
+    assert.equal(error.message, message);
+    assert.equal(harness.runtime.callsTo('runPodSandbox').length, 0);
+    assert.deepEqual(harness.events.events.filter((e) => e.reason === 'FailedCreatePodSandBox').map((e) => e.message), [message]);
+  });
+});

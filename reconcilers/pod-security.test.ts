@@ -169,3 +169,26 @@ describe('admission', () => {
     assert.equal(t.runtime.callsTo('runPodSandbox').length, 0);
   });
 });
+
+describe('seLinuxOptions', () => {
+  it('sends the pod level to the sandbox and every container, a container level in its place, as a whole', async () => {
+    const t = await harness();
+    t.store.set(UID, basePod((p) => {
+      p.spec!.securityContext = { seLinuxOptions: { user: 'system_u', role: 'system_r', type: 'container_t', level: 's0:c1,c2' } };
+      p.spec!.containers[1]!.securityContext = { seLinuxOptions: { level: 's0:c7,c8' } };
+    }));
+    await t.reconciler().reconcile(ref);
+    assert.deepEqual(sentSandbox(t).linux?.securityContext?.selinuxOptions, { user: 'system_u', role: 'system_r', type: 'container_t', level: 's0:c1,c2' });
+    assert.deepEqual(sentContainer(t, 'app').linux?.securityContext?.selinuxOptions, { user: 'system_u', role: 'system_r', type: 'container_t', level: 's0:c1,c2' });
+    // The container's options replace the pod's whole (the kubelet's DetermineEffectiveSecurityContext).
+    assert.deepEqual(sentContainer(t, 'sidecar').linux?.securityContext?.selinuxOptions, { user: '', role: '', type: '', level: 's0:c7,c8' });
+  });
+
+  it('sends none when nothing asks for them', async () => {
+    const t = await harness();
+    t.store.set(UID, basePod());
+    await t.reconciler().reconcile(ref);
+    assert.equal(sentSandbox(t).linux?.securityContext?.selinuxOptions, undefined);
+    assert.equal(sentContainer(t, 'app').linux?.securityContext?.selinuxOptions, undefined);
+  });
+});

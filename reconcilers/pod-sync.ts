@@ -13,6 +13,7 @@ import type { ImageService, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
+import type { ServiceLister } from './service-env.js';
 import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from './dns/pod-dns-configurer.js';
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller, type PullCredentials } from './images/image-puller.js';
@@ -77,6 +78,8 @@ export interface PodSyncDeps {
   readonly events: EventRecorder;
   readonly volumes: VolumeManager;
   readonly envApi: EnvSourceApi;
+  /** The node's cached services (kubelet: the service informer): every container's service variables. */
+  readonly services: ServiceLister;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly credentials?: PullCredentials;
@@ -120,6 +123,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     clock,
     volumes: deps.volumes,
     envApi: deps.envApi,
+    services: deps.services,
     events,
     nodeName: node.name,
     nodeIp: node.ip,

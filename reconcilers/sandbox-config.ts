@@ -7,14 +7,17 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../cri/types.js';
 import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from './runtime-labels.js';
 import type { PodKey } from '../util/pod-key.js';
-import { hasPrivilegedContainer, podSupplementalGroups } from './security-context.js';
+import { hasPrivilegedContainer, podSupplementalGroups, runtimeSELinuxOption } from './security-context.js';
 import { normalizeSysctlName } from './admission/sysctls.js';
+import { podHostName } from './dns/host-files.js';
 
 export interface SandboxConfigOptions {
   readonly nodeName: string;
   /** Root of pod log directories, `/var/log/pods` by default. */
   readonly podLogDir: string;
   readonly attempt: number;
+  /** The cluster domain: the pod's FQDN (`setHostnameAsFQDN`) is `<hostname>.<subdomain>.<ns>.svc.<domain>`. */
+  readonly clusterDomain: string;
   /** The pod's resolver configuration (see `dns/pod-dns.ts`); without it the runtime copies its host's resolv.conf. */
   readonly dnsConfig?: DnsConfig;
 }
@@ -44,9 +47,33 @@ export function podNamespaces(pod: V1Pod): NamespaceOptions {
   };
 }
 
-function hostname(pod: V1Pod): string {
-  const name = pod.spec?.hostname ?? pod.metadata?.name ?? '';
-  return name.slice(0, 63).replace(/[-.]+$/, '');
+/** The kernel's nodename field holds 64 characters (65 bytes with the terminating NUL). */
+const FQDN_MAX_LENGTH = 64;
+
+/** The pod's FQDN does not fit the kernel's hostname: the sandbox config cannot be generated. */
+export class FqdnTooLongError extends Error {
+  override readonly name = 'FqdnTooLongError';
+  constructor(fqdn: string) {
+    // The kubelet's words (`GetNodenameForKernel`).
+    super(`failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${FQDN_MAX_LENGTH} characters is the max, ${fqdn.length} characters requested)`);
+  }
+}
+
+export function isFqdnTooLongError(error: unknown): error is FqdnTooLongError {
+  return error instanceof FqdnTooLongError;
+}
+
+/**
+ * The hostname the sandbox's UTS namespace gets (the kubelet's `GetNodenameForKernel`): the pod's
+ * host name, or with `setHostnameAsFQDN` and a subdomain its FQDN, which must fit 64 characters.
+ * @throws FqdnTooLongError
+ */
+export function kernelHostname(pod: V1Pod, clusterDomain: string): string {
+  const { hostname, domain } = podHostName(pod, clusterDomain);
+  if (domain === '' || pod.spec?.setHostnameAsFQDN !== true) return hostname;
+  const fqdn = `${hostname}.${domain}`;
+  if (fqdn.length > FQDN_MAX_LENGTH) throw new FqdnTooLongError(fqdn);
+  return fqdn;
 }
 
 function portMappings(pod: V1Pod): PortMapping[] {
@@ -69,6 +96,7 @@ function portMappings(pod: V1Pod): PortMapping[] {
  */
 function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
   const securityContext = pod.spec?.securityContext;
+  const selinux = runtimeSELinuxOption(securityContext?.seLinuxOptions);
   return {
     namespaceOptions: podNamespaces(pod),
     privileged: hasPrivilegedContainer(pod),
@@ -76,15 +104,18 @@ function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
     ...(securityContext?.runAsUser === undefined ? {} : { runAsUser: BigInt(securityContext.runAsUser) }),
     ...(securityContext?.runAsGroup === undefined ? {} : { runAsGroup: BigInt(securityContext.runAsGroup) }),
     supplementalGroups: podSupplementalGroups(pod),
+    // Pod level only, as the kubelet's sandbox; the runtime applies them only where SELinux is on.
+    ...(selinux === undefined ? {} : { selinuxOptions: selinux }),
   };
 }
 
-/** Builds the sandbox config for a pod. Pure. */
+/** Builds the sandbox config for a pod. Pure. @throws FqdnTooLongError (see {@link kernelHostname}) */
 export function buildSandboxConfig(pod: V1Pod, options: SandboxConfigOptions): PodSandboxConfig {
   const identity = podIdentity(pod);
   return {
     metadata: { ...identity, attempt: options.attempt },
-    hostname: pod.spec?.hostNetwork === true ? '' : hostname(pod),
+    // A host-network pod keeps the node's hostname, as in the kubelet.
+    hostname: pod.spec?.hostNetwork === true ? '' : kernelHostname(pod, options.clusterDomain),
     logDirectory: podLogDirectory(identity, options.podLogDir),
     ...(options.dnsConfig === undefined ? {} : { dnsConfig: options.dnsConfig }),
     labels: { ...(pod.metadata?.labels ?? {}), ...sandboxLabels(identity, options.nodeName) },

@@ -16,9 +16,11 @@
  *   annotation, else pod field; none is sent when nothing asks for one.
  * - User: with no runAsUser anywhere, the image's user (from ImageStatus) is sent, a numeric one
  *   as run_as_user and a name as run_as_username; an image with no user runs as root (uid 0).
+ * - SELinux: the container's `seLinuxOptions`, else the pod's, as a whole (not field by field);
+ *   the sandbox gets the pod's. The runtime applies them only on a host with SELinux enabled.
  */
-import type { V1Container, V1Pod, V1SeccompProfile } from '@kubernetes/client-node';
-import type { Image, LinuxContainerSecurityContext, SecurityProfile } from '../cri/types.js';
+import type { V1Container, V1Pod, V1SELinuxOptions, V1SeccompProfile } from '@kubernetes/client-node';
+import type { Image, LinuxContainerSecurityContext, SecurityProfile, SELinuxOption } from '../cri/types.js';
 
 /** The node's settings for container security (agent flags and host facts). */
 export interface ContainerSecuritySettings {
@@ -261,7 +263,23 @@ export function containerSecurityContext(input: ContainerSecurityInput): LinuxCo
     readonlyPaths: unmasked ? [] : [...DEFAULT_READONLY_PATHS],
     seccomp: seccompProfile(pod, container, settings),
     ...appArmorProfile(pod, container),
+    ...selinuxField(containerSELinuxOptions(pod, container)),
   };
+}
+
+/** The API's SELinux options as the CRI's (the kubelet's `convertToRuntimeSELinuxOption`). */
+export function runtimeSELinuxOption(options: V1SELinuxOptions | undefined): SELinuxOption | undefined {
+  if (options === undefined) return undefined;
+  return { user: options.user ?? '', role: options.role ?? '', type: options.type ?? '', level: options.level ?? '' };
+}
+
+/** The container's SELinux options: its own replace the pod's as a whole (`DetermineEffectiveSecurityContext`). */
+export function containerSELinuxOptions(pod: V1Pod, container: V1Container): SELinuxOption | undefined {
+  return runtimeSELinuxOption(container.securityContext?.seLinuxOptions ?? pod.spec?.securityContext?.seLinuxOptions);
+}
+
+function selinuxField(options: SELinuxOption | undefined): { selinuxOptions?: SELinuxOption } {
+  return options === undefined ? {} : { selinuxOptions: options };
 }
 
 /** Every container of the pod (init, regular, ephemeral). */

@@ -13,6 +13,7 @@ import type { ContainerToStart } from './compute-pod-actions.js';
 import { buildContainerConfig } from './container-config.js';
 import { resolveContainerEnv, type EnvSourceApi } from './container-env.js';
 import { hashContainerSpec } from './container-hash.js';
+import type { ServiceLister } from './service-env.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
 import type { ImagePuller } from './images/image-puller.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
@@ -31,6 +32,8 @@ export interface ContainerStarterOptions {
   readonly runtime: RuntimeService;
   readonly puller: ImagePuller;
   readonly envApi: EnvSourceApi;
+  /** The node's cached services: every container's service variables. */
+  readonly services: ServiceLister;
   readonly events: EventRecorder;
   readonly restartBackoff: RestartBackoff;
   readonly clock: Clock;
@@ -97,6 +100,7 @@ export class ContainerStarter {
         pod,
         container,
         api: this.options.envApi,
+        services: this.options.services,
         podIps: request.podIps,
         nodeIp: this.options.nodeIp,
         nodeAllocatable: this.options.nodeAllocatable,

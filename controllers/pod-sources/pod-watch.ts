@@ -48,7 +48,7 @@ type WatchArgs = Parameters<Watch['watch']>;
 const WATCH_TIMEOUT_SECONDS = 25;
 
 /** A watch that requests bookmarks and reports activity. */
-class ObservedWatch extends Watch {
+export class ObservedWatch extends Watch {
   constructor(
     config: KubeConfig,
     private readonly observer: Pick<PodInformerOptions, 'onActivity' | 'isCurrent'>,

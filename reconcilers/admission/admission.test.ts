@@ -109,6 +109,18 @@ describe('supplementalGroupsPolicy admission (the runtime cannot enforce Strict)
   });
 });
 
+describe('OS field admission (PodOSNotSupported)', () => {
+  it('rejects a pod for another OS, admits linux and a pod without spec.os', () => {
+    assert.deepEqual(admit(pod({ os: { name: 'windows' } })), {
+      admit: false,
+      reason: 'PodOSNotSupported',
+      message: "Failed to admit pod as the OS field doesn't match node OS",
+    });
+    assert.deepEqual(admit(pod({ os: { name: 'linux' } })), { admit: true });
+    assert.deepEqual(admit(pod()), { admit: true });
+  });
+});
+
 describe('admitPod', () => {
   it('runs handlers in order and stops at the first rejection', () => {
     const seen: string[] = [];

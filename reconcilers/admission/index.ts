@@ -4,6 +4,7 @@
  */
 import { appArmorAdmitHandler, type AppArmorHost } from './apparmor.js';
 import type { PodAdmitHandler } from './admit.js';
+import { podOsAdmitHandler } from './pod-os.js';
 import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
 import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 
@@ -26,6 +27,8 @@ export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
   return [
     sysctlAdmitHandler(sysctlAllowlist([...safeSysctls(settings.kernelVersion), ...settings.allowedUnsafeSysctls])),
     appArmorAdmitHandler(settings.appArmor),
+    // The kubelet's predicate handler checks the OS field before the supplemental groups policy.
+    podOsAdmitHandler(),
     supplementalGroupsPolicyAdmitHandler(),
   ];
 }

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus, V1Service } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
@@ -100,6 +100,8 @@ export interface ReconcilerHarness {
   readonly synced: { value: boolean };
   /** What the admission seam answers to `isPaused()`. */
   readonly paused: { value: boolean };
+  /** The services the node's service lister holds, and whether it has synced (true at first). */
+  readonly services: { synced: boolean; items: V1Service[] };
   /** The agent's reconciler (the same one across calls, with its backoffs and lifecycle). */
   reconciler(): PodReconciler;
   /** The assembled per-pod machinery of the current agent. */
@@ -136,6 +138,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
   const events = new RecordingEventRecorder();
   const synced = { value: true };
   const paused = { value: false };
+  const services: { synced: boolean; items: V1Service[] } = { synced: true, items: [] };
   const logger = pino({ level: 'silent' });
   const assemble = (): PodSync =>
     assemblePodSync({
@@ -150,6 +153,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       events,
       volumes: createVolumeManager({ rootDir: root, api: noApi, logger }),
       envApi: noApi,
+      services: { hasSynced: () => services.synced, list: () => services.items },
       clock,
       logger,
       admission: { isPaused: () => paused.value },
@@ -165,6 +169,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
     clock,
     synced,
     paused,
+    services,
     syncRequests,
     stillInOrigin,
     reconciler: () => current.reconciler,

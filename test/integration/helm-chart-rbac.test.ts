@@ -5,10 +5,11 @@
  * least once: register a Node (with the chart's label and taint: nodes create), post its status
  * (nodes/status patch), create its Lease and renew it (leases get, create, update), register again
  * as a restarted agent does, adopting the existing Node and updating its labels (nodes get, patch),
- * list and watch its pods, write pod status and events (create, then a count patch), read configmaps
- * and secrets, read persistent volume claims and volumes, request a service account token, delete
- * a pod, and read, create, watch and report on its NodeAgent. Each step asserts its effect on the server, so removing any verb from the rules
- * fails this test. Calls outside the rules must be forbidden.
+ * list and watch its pods, list and watch services (the service environment variables), write pod
+ * status and events (create, then a count patch), read configmaps and secrets, read persistent
+ * volume claims and volumes, request a service account token, delete a pod, and read, create,
+ * watch and report on its NodeAgent. Each step asserts its effect on the server, so removing any
+ * verb from the rules fails this test. Calls outside the rules must be forbidden.
  *
  * Everything is named `rbac-<random>` and removed afterwards; the registered Node carries the
  * nodelet.dev/agent NoSchedule taint (nothing else is scheduled onto it) and lives for seconds.
@@ -27,6 +28,7 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
   type CoreV1Event,
   type V1Node,
   type V1Pod,
@@ -40,6 +42,7 @@ import { createNodeAgentApi } from '../../controllers/nodeagent/api.js';
 import { newNodeAgent } from '../../controllers/nodeagent/types.js';
 import { createNodeController, type NodeController } from '../../controllers/node/node-controller.js';
 import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
+import { createServiceSource, SERVICE_FIELD_SELECTOR } from '../../controllers/services/service-source.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
 import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
@@ -206,6 +209,27 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     // Before tearing down a pod its cache lacks, the source asks the API server itself.
     assert.equal(await source.confirmAbsent!({ uid, namespace, name: 'bound' }), false, 'the API server has the pod');
     assert.equal(await source.confirmAbsent!({ uid: 'not-this-one', namespace, name: 'bound' }), true, 'another UID under the name');
+  });
+
+  it('lists and watches the services, for the service environment variables', async () => {
+    // The watch verb on its own: a refused watch would still find the service by relisting.
+    const watchEnd = await new Promise<unknown>((resolve) => {
+      void new Watch(agentConfig)
+        .watch('/api/v1/services', { fieldSelector: SERVICE_FIELD_SELECTOR, timeoutSeconds: 1 }, () => undefined, (err: unknown) => { resolve(err ?? 'ended cleanly'); })
+        .catch((err: unknown) => { resolve(err); });
+    });
+    assert.equal(watchEnd, 'ended cleanly', `the service watch was refused: ${String(watchEnd)}`);
+    const services = createServiceSource({ kubeConfig: agentConfig, logger });
+    assert.equal(services.hasSynced(), false, 'not synced before its first list');
+    try {
+      await services.start();
+      assert.equal(services.hasSynced(), true, 'the first list succeeded');
+      assert.ok(services.list().some((s) => s.metadata?.namespace === 'default' && s.metadata.name === 'kubernetes'));
+      await adminCore.createNamespacedService({ namespace, body: { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } } });
+      await eventually('the watch to deliver the service', () => Promise.resolve(services.list().some((s) => s.metadata?.namespace === namespace) ? true : undefined));
+    } finally {
+      services.stop();
+    }
   });
 
   it('writes pod status and events, and reads what pod volumes need', async () => {

@@ -265,6 +265,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       'core/secrets': ['get'],
       'core/persistentvolumeclaims': ['get'],
       'core/persistentvolumes': ['get'],
+      'core/services': ['list', 'watch'],
       'core/serviceaccounts/token': ['create'],
       'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
       'nodelet.dev/nodeagents/status': ['update'],
