@@ -2,7 +2,7 @@
  * Component tests of what nodelet refuses, through the assembled per-pod machinery and the
  * recording fake runtime: every refusal is visible (a Warning event and the kubelet's reason) and
  * creates no sandbox. Rejected at admission (`os.name`): phase Failed. Refused in the sandbox step
- * (`hostUsers: false`, `resourceClaims`, `volumeDevices` through its PVC volume): Pending, containers
+ * (`hostUsers: false`, `resourceClaims`, `volumeDevices`, whose volume nodelet refuses to map): Pending, containers
  * ContainerCreating, the event on every attempt.
  */
 import assert from 'node:assert/strict';
@@ -68,6 +68,6 @@ describe('refused pods', () => {
       p.spec!.volumes = [{ name: 'raw', persistentVolumeClaim: { claimName: 'block' } }];
       p.spec!.containers[0]!.volumeDevices = [{ name: 'raw', devicePath: '/dev/xvda' }];
     }));
-    assertHeldPending(errors, 'FailedMount', 'MountVolume.SetUp failed: volume "raw": persistentVolumeClaim volumes are not supported by nodelet');
+    assertHeldPending(errors, 'FailedMount', 'MountVolume.SetUp failed: volume "raw": it is used in volumeDevices: raw block volumes are not supported by nodelet');
   });
 });

@@ -382,6 +382,13 @@ describe('VolumeManager', () => {
       assert.notEqual((await fs.stat(hostDir)).gid, 4321, 'a hostPath PV keeps its ownership, as a hostPath volume does');
     });
 
+    it('refuses a claim used as a raw block device (volumeDevices), bound or not', async () => {
+      bind('raw', { hostPath: { path: path.join(rootDir, 'raw'), type: 'DirectoryOrCreate' } });
+      const pod = podWith([{ name: 'r', persistentVolumeClaim: { claimName: 'raw' } }], { containers: [{ name: 'app', image: 'busybox', volumeDevices: [{ name: 'r', devicePath: '/dev/xvda' }] }] });
+      const error = await rejection(manager.prepare(pod));
+      assert.equal(error.message, 'volume "r": it is used in volumeDevices: raw block volumes are not supported by nodelet');
+    });
+
     it('fails the pod\'s volumes while the claim is unbound, and mounts it once bound', async () => {
       api.claims.set('shop/late', { metadata: { name: 'late', namespace: 'shop', uid: 'u-late' }, spec: {}, status: { phase: 'Pending' } });
       const pod = podWith([{ name: 'd', persistentVolumeClaim: { claimName: 'late' } }]);

@@ -107,8 +107,13 @@ async function preparePod(context: ManagerContext, pod: V1Pod, kinds: ReadonlySe
   const hostPaths = new Map<string, string>();
   const readOnlyVolumes = new Set<string>();
   const failures: VolumeError[] = [];
+  const devices = rawBlockVolumes(pod);
   for (const volume of pod.spec?.volumes ?? []) {
     if (!kinds.has(classifyVolume(volume).kind)) continue;
+    if (devices.has(volume.name)) {
+      failures.push(failedMount(volume.name, 'it is used in volumeDevices: raw block volumes are not supported by nodelet'));
+      continue;
+    }
     try {
       const prepared = await prepareVolume(podContext, volume);
       hostPaths.set(volume.name, prepared.hostPath);
@@ -119,6 +124,12 @@ async function preparePod(context: ManagerContext, pod: V1Pod, kinds: ReadonlySe
   }
   throwFailures(failures);
   return { hostPaths, readOnlyVolumes };
+}
+
+/** Volumes some container uses as a raw block device (`volumeDevices`): nodelet maps no block devices. */
+function rawBlockVolumes(pod: V1Pod): ReadonlySet<string> {
+  const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  return new Set(containers.flatMap((c) => (c.volumeDevices ?? []).map((d) => d.name)));
 }
 
 function throwFailures(failures: readonly VolumeError[]): void {
