@@ -97,16 +97,19 @@ class Emitter {
     return this.linesLeft <= 0 || this.renderer.exhausted || this.context.signal.aborted;
   }
 
+  /** Renders `lines` and writes them in one piece (one write per read block, not per line). */
   async emit(lines: readonly Buffer[]): Promise<void> {
+    const out: Buffer[] = [];
     for (const raw of lines) {
-      if (this.done) return;
+      if (this.done) break;
       const line = parseCriLine(raw);
       // A line that is not CRI's (a torn write) is skipped, as the kubelet does.
       if (line === undefined) continue;
-      const out = this.renderer.render(line);
-      if (out.length > 0) await this.context.write(out);
+      out.push(this.renderer.render(line));
       this.linesLeft -= 1;
     }
+    const chunk = Buffer.concat(out);
+    if (chunk.length > 0 && !this.context.signal.aborted) await this.context.write(chunk);
   }
 }
 
