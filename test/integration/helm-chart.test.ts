@@ -282,6 +282,8 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       'core/serviceaccounts/token': ['create'],
       'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
       'nodelet.dev/nodeagents/status': ['update'],
+      'authentication.k8s.io/tokenreviews': ['create'],
+      'authorization.k8s.io/subjectaccessreviews': ['create'],
     });
     const role = oneOf<V1Role>(objects, 'Role', 'rel-nodelet-agent-lease');
     assert.equal(role.metadata?.namespace, 'kube-node-lease');
