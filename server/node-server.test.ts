@@ -67,6 +67,8 @@ const T = (s: number): string => `2026-11-24T04:00:${String(s).padStart(2, '0')}
 /** A runtime with one container instance per entry (newest last), whose state a test changes. */
 class StubRuntime implements LogRuntime {
   readonly instances: { id: string; attempt: number; state: ContainerState; logPath: string; beforeStatus?: () => Promise<void> }[] = [];
+  /** containerStatus calls per container ID (a follower asks on each look at the file's end). */
+  readonly statusCalls = new Map<string, number>();
 
   listContainers(): Promise<Container[]> {
     return Promise.resolve(
@@ -76,6 +78,7 @@ class StubRuntime implements LogRuntime {
 
   containerStatus(id: string): Promise<ContainerStatus> {
     const i = this.instances.find((c) => c.id === id);
+    this.statusCalls.set(id, (this.statusCalls.get(id) ?? 0) + 1);
     if (i === undefined) return Promise.reject(new Error('not found'));
     const status = { id, state: i.state, logPath: i.logPath } as ContainerStatus;
     return (i.beforeStatus?.() ?? Promise.resolve()).then(() => status);
@@ -193,5 +196,31 @@ describe('the node server over TLS on loopback', () => {
     instance.state = 'CONTAINER_EXITED';
     instance.beforeStatus = () => appendFile(log2, `${T(7)} stdout F last\n`);
     assert.deepEqual(await reply, { status: 200, body: 'before\nduring\nlast\n' });
+  });
+
+  it('stops following at once when the client goes away', async () => {
+    const log3 = path.join(dir, '3.log');
+    await writeFile(log3, `${T(8)} stdout F hello\n`);
+    runtime.instances.push({ id: 'c3', attempt: 3, state: 'CONTAINER_RUNNING', logPath: log3 });
+    const cert = clientOf(clientCa);
+    const received = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/containerLogs/ns/web/app?follow=true', ca: serving.certPem, cert: cert.certPem, key: cert.keyPem, agent: false }, (res) => {
+        res.once('data', (c: Buffer) => {
+          // The first line arrived: the follower is waiting at the end of the file. Hang up.
+          req.destroy();
+          resolve(c.toString());
+        });
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ECONNRESET') reject(e);
+      });
+      req.end();
+    });
+    assert.equal(received, 'hello\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const asked = runtime.statusCalls.get('c3') ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // At a 20 ms poll a follower still running would have asked about 15 more times.
+    assert.equal(runtime.statusCalls.get('c3') ?? 0, asked, 'the follower kept polling after the client left');
   });
 });
