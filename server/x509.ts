@@ -83,12 +83,10 @@ const EKU = { serverAuth: '1.3.6.1.5.5.7.3.1', clientAuth: '1.3.6.1.5.5.7.3.2' }
 
 function extensions(spec: CertificateSpec): Buffer {
   const isCa = spec.isCa ?? false;
-  // keyUsage bits: digitalSignature (0x80), keyEncipherment (0x20), keyCertSign (0x04).
-  const usage = isCa ? 0x80 | 0x20 | 0x04 : 0x80 | 0x20;
-  const list = [
-    extension('2.5.29.19', true, isCa ? seq(boolTrue()) : seq()),
-    extension('2.5.29.15', true, tlv(0x03, Buffer.from([isCa ? 2 : 5, usage]))),
-  ];
+  // keyUsage bits (an ECDSA key signs, it does not encipher): digitalSignature (0x80), and
+  // keyCertSign (0x04) for a CA; the leading byte counts the unused trailing bits.
+  const usage = isCa ? Buffer.from([2, 0x84]) : Buffer.from([7, 0x80]);
+  const list = [extension('2.5.29.19', true, isCa ? seq(boolTrue()) : seq()), extension('2.5.29.15', true, tlv(0x03, usage))];
   if ((spec.usages ?? []).length > 0) list.push(extension('2.5.29.37', false, seq(...(spec.usages ?? []).map((u) => oid(EKU[u])))));
   if ((spec.altNames ?? []).length > 0) list.push(extension('2.5.29.17', false, subjectAltNames(spec.altNames ?? [])));
   return tlv(0xa3, seq(...list));
