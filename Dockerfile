@@ -19,10 +19,12 @@ COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY cmd ./cmd
+COPY server ./server
 COPY controllers ./controllers
 COPY reconcilers ./reconcilers
 COPY cri ./cri
 COPY dashboard ./dashboard
+COPY util ./util
 RUN npm run build
 
 # --- runtime -------------------------------------------------------------------------------------

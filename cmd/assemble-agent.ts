@@ -42,6 +42,8 @@ import { probeHostSecurity } from '../reconcilers/host-security.js';
 import { ContainerReadinessStore } from '../reconcilers/status/container-readiness.js';
 import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
+import type { NodeServer } from '../server/node-server.js';
+import { buildNodeServer } from '../server/start.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { PodKey } from '../util/pod-key.js';
 import type { AgentSettings } from './flags.js';
@@ -168,6 +170,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     logger,
     clock,
     maxPods: settings.maxPods,
+    kubeletPort: settings.nodeServer.port,
     labels: settings.nodeLabels,
     taints: settings.registerWithTaints,
   });
@@ -178,6 +181,17 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
   const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services });
+  const server = await buildNodeServer({
+    ...settings.nodeServer,
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    rootDir: settings.rootDir,
+    kubeConfig,
+    pods: store,
+    runtime: cri.runtime,
+    clock,
+    logger: logger.child({ component: 'node-server' }),
+  });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     store.resyncAll();
@@ -207,12 +221,14 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await services.start();
     await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
     await store.start();
+    // After the store: /pods and the logs routes answer from it.
+    await server.start();
     pleg.start();
     nodeAgent.startReporting();
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
-    await stopAll({ nodeAgent, resync, pleg, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ server, nodeAgent, resync, pleg, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
@@ -220,6 +236,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
 }
 
 async function stopAll(parts: {
+  server: NodeServer;
   nodeAgent: NodeAgentController;
   resync: ResyncLoop | undefined;
   pleg: Pleg;
@@ -230,6 +247,8 @@ async function stopAll(parts: {
   cri: CriClient;
   prober: { stopAll(): Promise<void> };
 }): Promise<void> {
+  // First: open log followers end now, not after the parts they read from.
+  await parts.server.stop();
   await parts.nodeAgent.stop();
   parts.resync?.stop();
   await parts.pleg.stop();

@@ -42,6 +42,19 @@ export interface AgentSettings {
   readonly seccompProfileRoot: string;
   /** RuntimeDefault seccomp for containers that name no profile (`--seccomp-default`; off, as the kubelet's default). */
   readonly seccompDefault: boolean;
+  /** The node server (logs; later exec, attach, port-forward): where it listens and how it authenticates. */
+  readonly nodeServer: NodeServerSettings;
+}
+
+/** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`. */
+export interface NodeServerSettings {
+  /** On the node's InternalIP; advertised in the Node's `daemonEndpoints`. */
+  readonly port: number;
+  /** Both or neither: absent, a self-signed certificate kept under the root dir is served. */
+  readonly tlsCertFile: string | undefined;
+  readonly tlsPrivateKeyFile: string | undefined;
+  /** CA bundle client certificates are verified against; absent: only bearer tokens authenticate. */
+  readonly clientCaFile: string | undefined;
 }
 
 /** The agent's flags: one declaration for parsing and for the usage text. */
@@ -71,6 +84,11 @@ const FLAGS = {
   'allowed-unsafe-sysctls': { type: 'string', value: 'NAME,...', default: '', description: 'unsafe sysctls (or patterns ending in *) pods may set' },
   'seccomp-profile-root': { type: 'string', value: 'DIR', defaultText: '<root-dir>/seccomp', description: 'directory of Localhost seccomp profiles' },
   'seccomp-default': { type: 'boolean', description: 'RuntimeDefault seccomp for containers without a profile' },
+  // As the kubelet's flags of the same names.
+  'node-server-port': { type: 'string', value: 'PORT', default: '10250', description: "the node server's HTTPS port, on the node IP (logs)" },
+  'tls-cert-file': { type: 'string', value: 'PATH', defaultText: 'self-signed, kept in <root-dir>/pki', description: "the node server's certificate (with --tls-private-key-file)" },
+  'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
+  'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -100,6 +118,19 @@ function parseClusterDomain(raw: string): string {
   const problem = clusterDomainProblem(domain);
   if (problem !== undefined) throw new FlagError(`--cluster-domain: ${problem}`);
   return domain;
+}
+
+function optionalPath(raw: string | undefined): string | undefined {
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+function parseNodeServer(values: { 'node-server-port': string; 'tls-cert-file': string | undefined; 'tls-private-key-file': string | undefined; 'client-ca-file': string | undefined }): NodeServerSettings {
+  const port = positiveInteger('node-server-port', values['node-server-port']);
+  if (port > 65535) throw new FlagError(`--node-server-port must be at most 65535, got "${values['node-server-port']}"`);
+  const tlsCertFile = optionalPath(values['tls-cert-file']);
+  const tlsPrivateKeyFile = optionalPath(values['tls-private-key-file']);
+  if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) throw new FlagError('--tls-cert-file and --tls-private-key-file go together');
+  return { port, tlsCertFile, tlsPrivateKeyFile, clientCaFile: optionalPath(values['client-ca-file']) };
 }
 
 /**
@@ -134,5 +165,6 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     allowedUnsafeSysctls: parseAllowedUnsafeSysctls(values['allowed-unsafe-sysctls']),
     seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
     seccompDefault: values['seccomp-default'],
+    nodeServer: parseNodeServer(values),
   };
 }

@@ -35,6 +35,8 @@ export interface NodeControllerOptions {
   /** Taints set when the Node is created (a node cannot change its own taints afterwards). */
   readonly taints?: readonly V1Taint[];
   readonly maxPods?: number;
+  /** The node server's port, advertised as `daemonEndpoints.kubeletEndpoint.Port` (default 10250). */
+  readonly kubeletPort?: number;
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
   /** Defaults: status and lease every 10 s, lease duration 40 s. */
@@ -103,6 +105,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     labels: options.labels ?? {},
     taints: options.taints ?? [],
     maxPods: options.maxPods,
+    kubeletPort: options.kubeletPort,
     agentVersion: options.agentVersion ?? agentVersion(),
   });
   const lease = createNodeLease({

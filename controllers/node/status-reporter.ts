@@ -31,6 +31,8 @@ export interface NodeStatusReporterOptions {
   readonly labels: Readonly<Record<string, string>>;
   readonly taints: readonly V1Taint[];
   readonly maxPods: number | undefined;
+  /** The node server's port (`daemonEndpoints`); undefined: the default 10250. */
+  readonly kubeletPort?: number | undefined;
   readonly agentVersion: string;
 }
 
@@ -104,6 +106,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       nodeIp: options.nodeIp,
       readiness,
       maxPods,
+      ...(options.kubeletPort === undefined ? {} : { kubeletPort: options.kubeletPort }),
       now: new Date(options.clock.now()),
       previous,
     });

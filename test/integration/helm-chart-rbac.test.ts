@@ -7,9 +7,10 @@
  * as a restarted agent does, adopting the existing Node and updating its labels (nodes get, patch),
  * list and watch its pods, list and watch services (the service environment variables), write pod
  * status and events (create, then a count patch), read configmaps and secrets, read persistent
- * volume claims and volumes, request a service account token, delete a pod, and read, create,
- * watch and report on its NodeAgent. Each step asserts its effect on the server, so removing any
- * verb from the rules fails this test. Calls outside the rules must be forbidden.
+ * volume claims and volumes, request a service account token, delete a pod, read, create, watch
+ * and report on its NodeAgent, and review a token and an access as the node server does. Each step
+ * asserts its effect on the server, so removing any verb from the rules fails this test. Calls
+ * outside the rules must be forbidden.
  *
  * Everything is named `rbac-<random>` and removed afterwards; the registered Node carries the
  * nodelet.dev/agent NoSchedule taint (nothing else is scheduled onto it) and lives for seconds.
@@ -47,6 +48,7 @@ import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
 import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
 import { createVolumeSourceApi } from '../../reconcilers/volumes/api.js';
+import { apiAccessReviewer, apiTokenReviewer } from '../../server/api-reviewers.js';
 import { helm, CHART_DIR } from './helm-chart-helpers.js';
 
 const run = promisify(execFile);
@@ -301,6 +303,19 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
       watch.stop();
     }
     assert.equal((await api.get(nodeName))?.status?.nodeName, nodeName);
+  });
+
+  it("asks the API server as the node server does: TokenReview and SubjectAccessReview", async () => {
+    const tokens = apiTokenReviewer(agentConfig);
+    const reviewerToken = (await kubectl(['create', 'token', 'default', '-n', namespace, '--duration=10m'])).trim();
+    const user = await tokens.review(reviewerToken);
+    assert.equal(user?.name, `system:serviceaccount:${namespace}:default`);
+    assert.ok(user?.groups.includes('system:serviceaccounts'), JSON.stringify(user));
+    assert.equal(await tokens.review('not-a-token'), undefined);
+    const access = apiAccessReviewer(agentConfig);
+    const ask = { verb: 'get', subresource: 'proxy', node: nodeName };
+    assert.equal(await access.allowed({ ...ask, user: { name: 'someone', groups: ['system:masters'] } }), true);
+    assert.equal(await access.allowed({ ...ask, user }), false);
   });
 
   it('is refused everything outside its rules', async () => {

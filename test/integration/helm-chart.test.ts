@@ -171,6 +171,22 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     // dnsPolicy Default pods get the host's resolver, mounted from the host, not the agent pod's own.
     assert.equal(settings.resolvConf, '/host/etc/resolv.conf');
     assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/host/etc/resolv.conf' && m.readOnly === true));
+    // The node server: off the host kubelet's 10250, verifying the API server's client certificate
+    // with the cluster CA of the kube-root-ca.crt ConfigMap.
+    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: '/etc/nodelet-client-ca/ca.crt' });
+    assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'client-ca' && m.mountPath === '/etc/nodelet-client-ca' && m.readOnly === true));
+    const caVolume = (daemonSet.spec?.template.spec?.volumes ?? []).find((v) => v.name === 'client-ca');
+    assert.deepEqual(caVolume?.configMap, { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] });
+  });
+
+  it('serves bearer tokens only when no client CA ConfigMap is given', async () => {
+    const objects = await renderChart({ set: ['agent.clientCAConfigMap=', 'agent.serverPort=10270'] });
+    const ds = oneOf<V1DaemonSet>(objects, 'DaemonSet');
+    const agent = containerOf(ds, 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined });
+    assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
   });
 
   it('passes the cluster DNS settings to the agent', async () => {
@@ -269,6 +285,8 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       'core/serviceaccounts/token': ['create'],
       'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
       'nodelet.dev/nodeagents/status': ['update'],
+      'authentication.k8s.io/tokenreviews': ['create'],
+      'authorization.k8s.io/subjectaccessreviews': ['create'],
     });
     const role = oneOf<V1Role>(objects, 'Role', 'rel-nodelet-agent-lease');
     assert.equal(role.metadata?.namespace, 'kube-node-lease');

@@ -21,7 +21,8 @@ agent_start() {
     --cri-endpoint "unix://$CONTAINERD_SOCK" \
     --redis-url "redis://127.0.0.1:$REDIS_PORT" \
     --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR" \
-    --allowed-unsafe-sysctls 'kernel.msgmax'
+    --allowed-unsafe-sysctls 'kernel.msgmax' \
+    --client-ca-file "$PKI_DIR/ca.crt"
 }
 
 node_ready() {

@@ -1,0 +1,114 @@
+/**
+ * The node server's routes today: `/healthz`, `/pods` and `/containerLogs/{namespace}/{pod}/{container}`.
+ * `/pods` lists the pods this node runs, from the desired-pod store, as a PodList (the kubelet
+ * answers from its pod manager). The container logs are streamed as they are read (chunked), with
+ * the kubelet's status codes and messages for what it refuses (log-options.ts, container-logs.ts).
+ */
+import { access } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Clock } from '../util/clock.js';
+import { findPod, isContainerLogsError, isRunning, locateLog, type LogRuntime } from './container-logs.js';
+import { isLogOptionsError, parseLogQuery, readOptions } from './log-options.js';
+import { readLogs } from './log-reader.js';
+import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
+
+/** What the routes read. */
+export interface RouteDeps {
+  /** The pods this node runs (the desired-pod store). */
+  readonly pods: { list(): V1Pod[] };
+  readonly runtime: LogRuntime;
+  readonly clock: Clock;
+  /** How often a follower looks at a log file that has not grown. */
+  readonly followPollMs: number;
+}
+
+/** Writes `chunk`; resolves when the response can take more (or the client went away). */
+function writer(res: ServerResponse): (chunk: Buffer) => Promise<void> {
+  return (chunk) =>
+    new Promise<void>((resolve) => {
+      if (res.write(chunk)) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+}
+
+function sleeper(clock: Clock, ms: number): (signal: AbortSignal) => Promise<void> {
+  return (signal) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
+      const onAbort = (): void => {
+        clock.clearTimeout(timer);
+        resolve();
+      };
+      const timer = clock.setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+}
+
+async function containerLogs(request: RouteRequest, deps: RouteDeps): Promise<void> {
+  const { res, query } = request;
+  const [namespace = '', podName = '', container = ''] = request.params;
+  try {
+    const options = parseLogQuery(query);
+    const pod = findPod(deps.pods.list(), namespace, podName);
+    const target = await locateLog(deps.runtime, pod, { container, previous: options.previous });
+    try {
+      await access(target.logPath);
+    } catch (error) {
+      sendText(res, 400, `failed to open log file "${target.logPath}": ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    const abort = new AbortController();
+    res.on('close', () => {
+      abort.abort();
+    });
+    // Headers at once: a follower sees the stream open before the first new line.
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.flushHeaders();
+    await readLogs(target.logPath, readOptions(options, deps.clock.now()), {
+      write: writer(res),
+      isRunning: () => isRunning(deps.runtime, target.containerId),
+      wait: sleeper(deps.clock, deps.followPollMs),
+      signal: abort.signal,
+    });
+    res.end();
+  } catch (error) {
+    if (isLogOptionsError(error) || isContainerLogsError(error)) {
+      sendText(res, error.status, error.message);
+      return;
+    }
+    throw error;
+  }
+}
+
+/** The routes, for `node-server.ts` to match. */
+export function nodeRoutes(deps: RouteDeps): Route[] {
+  const healthz = ({ res }: RouteRequest): Promise<void> => {
+    sendText(res, 200, 'ok');
+    return Promise.resolve();
+  };
+  const pods = ({ res }: RouteRequest): Promise<void> => {
+    sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: deps.pods.list() });
+    return Promise.resolve();
+  };
+  return [
+    { method: 'GET', pattern: '/healthz', handler: healthz },
+    { method: 'GET', pattern: '/pods', handler: pods },
+    { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
+  ];
+}

@@ -1,0 +1,118 @@
+/**
+ * The node server (the kubelet's port 10250): HTTPS only, on the node's InternalIP. Every request
+ * is authenticated (client certificate, else bearer token: authn.ts) and authorized (a
+ * SubjectAccessReview per `nodes/<subresource>`: authz.ts) before it is routed (handlers.ts),
+ * with the kubelet's answers: 401 `Unauthorized`, 403 `Forbidden (user=…)`, 500 `Authorization
+ * error (…)` when the API server cannot answer, 404 for an unknown path.
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PeerCertificate as TlsPeerCertificate, TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import type { Authenticator, UserInfo } from './authn.js';
+import { requestAttributes, type NodeAuthorizer } from './authz.js';
+import { matchRoute, sendText, type Route } from './routes.js';
+
+/** How the server is built. */
+export interface NodeServerOptions {
+  /** The node's InternalIP: the only address served. */
+  readonly address: string;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  readonly certPem: string;
+  readonly keyPem: string;
+  /** CA bundle that client certificates must chain to; absent: only bearer tokens authenticate. */
+  readonly clientCaPem?: string;
+  readonly authenticator: Authenticator;
+  readonly authorizer: NodeAuthorizer;
+  readonly routes: readonly Route[];
+  readonly logger: Logger;
+}
+
+/** The running server. */
+export interface NodeServer {
+  /** Listens; resolves with the port bound. */
+  start(): Promise<number>;
+  /** Stops listening and ends every open request (followers included). */
+  stop(): Promise<void>;
+}
+
+function peerOf(req: IncomingMessage): { peerCertificate?: TlsPeerCertificate; peerVerified: boolean } {
+  const socket = req.socket as TLSSocket;
+  const cert = socket.getPeerCertificate();
+  return Object.keys(cert).length === 0 ? { peerVerified: false } : { peerCertificate: cert, peerVerified: socket.authorized };
+}
+
+async function authenticate(req: IncomingMessage, options: NodeServerOptions): Promise<UserInfo | undefined> {
+  try {
+    return await options.authenticator.authenticate({ ...peerOf(req), ...(req.headers.authorization === undefined ? {} : { authorizationHeader: req.headers.authorization }) });
+  } catch (error) {
+    options.logger.warn({ err: error }, 'unable to authenticate the request due to an error');
+    return undefined;
+  }
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, options: NodeServerOptions): Promise<void> {
+  const url = new URL(req.url ?? '/', 'https://node.invalid');
+  const method = req.method ?? 'GET';
+  const user = await authenticate(req, options);
+  if (user === undefined) {
+    sendText(res, 401, 'Unauthorized');
+    return;
+  }
+  try {
+    const decision = await options.authorizer.authorize(user, method, url.pathname);
+    if (!decision.allowed) {
+      options.logger.debug({ user: user.name, path: url.pathname }, decision.message);
+      sendText(res, 403, decision.message);
+      return;
+    }
+  } catch (error) {
+    const { verb, subresources } = requestAttributes(method, url.pathname);
+    const message = `Authorization error (user=${user.name}, verb=${verb}, resource=nodes, subresource=${subresources[0] ?? ''})`;
+    options.logger.warn({ err: error }, message);
+    sendText(res, 500, message);
+    return;
+  }
+  const match = matchRoute(options.routes, method, url.pathname);
+  if (match.kind === 'not-found') sendText(res, 404, '404 page not found');
+  else if (match.kind === 'method-not-allowed') sendText(res, 405, 'Method Not Allowed');
+  else await match.handler({ req, res, params: match.params, query: url.searchParams });
+}
+
+/** Builds the server; see this file's header. */
+export function createNodeServer(options: NodeServerOptions): NodeServer {
+  const clientCa = options.clientCaPem;
+  const server: Server = createServer({
+    cert: options.certPem,
+    key: options.keyPem,
+    minVersion: 'TLSv1.2',
+    // Ask for a certificate but let the request through without one (a bearer token may follow);
+    // `socket.authorized` says whether the chain verified.
+    ...(clientCa === undefined ? {} : { ca: clientCa, requestCert: true, rejectUnauthorized: false }),
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    serve(req, res, options).catch((error: unknown) => {
+      options.logger.error({ err: error, url: req.url }, 'node server request failed');
+      sendText(res, 500, 'Internal Server Error');
+    });
+  });
+  return {
+    start: () =>
+      new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, options.address, () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The node server's paths, matched after authentication and authorization. Each route is a
+ * handler of a matched request; exec, attach, port-forward and run (next) slot in as more entries
+ * of the same table, each `nodes/proxy` to the authorizer (authz.ts) like `/containerLogs`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** A request that matched a route, with the path's parameters. */
+export interface RouteRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly params: readonly string[];
+  readonly query: URLSearchParams;
+}
+
+/** Serves one matched request. */
+export type RouteHandler = (request: RouteRequest) => Promise<void>;
+
+/** One path pattern: `{}` segments capture (non-empty, URL-decoded). */
+export interface Route {
+  readonly method: string;
+  readonly pattern: string;
+  readonly handler: RouteHandler;
+}
+
+function matchPattern(pattern: string, path: string): string[] | undefined {
+  const want = pattern.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return undefined;
+  const params: string[] = [];
+  for (const [i, part] of want.entries()) {
+    const actual = got[i] ?? '';
+    if (part === '{}') {
+      if (actual === '') return undefined;
+      params.push(decodeURIComponent(actual));
+    } else if (part !== actual) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+/** The result of looking a request up. */
+export type RouteMatch = { readonly kind: 'found'; readonly handler: RouteHandler; readonly params: string[] } | { readonly kind: 'not-found' } | { readonly kind: 'method-not-allowed' };
+
+/** The route for `method` and `path`; a path served for other methods only is 405, as go-restful answers. */
+export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch {
+  let pathKnown = false;
+  for (const route of routes) {
+    const params = matchPattern(route.pattern, path);
+    if (params === undefined) continue;
+    pathKnown = true;
+    if (route.method === method || (route.method === 'GET' && method === 'HEAD')) return { kind: 'found', handler: route.handler, params };
+  }
+  return { kind: pathKnown ? 'method-not-allowed' : 'not-found' };
+}
+
+/** A plain-text answer, as the kubelet's `WriteErrorString`. */
+export function sendText(res: ServerResponse, status: number, text: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** A JSON answer. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}

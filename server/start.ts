@@ -1,0 +1,61 @@
+/**
+ * Builds the node server from the agent's parts: its serving certificate (tls.ts), the client CA,
+ * TokenReview and SubjectAccessReview with the node's credentials, the desired-pod store for
+ * `/pods` and the runtime for container logs.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Clock } from '../util/clock.js';
+import { apiAccessReviewer, apiTokenReviewer } from './api-reviewers.js';
+import { Authenticator } from './authn.js';
+import { NodeAuthorizer } from './authz.js';
+import type { LogRuntime } from './container-logs.js';
+import { nodeRoutes } from './handlers.js';
+import { createNodeServer, type NodeServer } from './node-server.js';
+import { servingCredentials } from './tls.js';
+
+/** What the node server is built from. */
+export interface NodeServerParts {
+  readonly nodeName: string;
+  readonly nodeIp: string;
+  readonly port: number;
+  readonly rootDir: string;
+  readonly tlsCertFile: string | undefined;
+  readonly tlsPrivateKeyFile: string | undefined;
+  readonly clientCaFile: string | undefined;
+  readonly kubeConfig: KubeConfig;
+  readonly pods: { list(): V1Pod[] };
+  readonly runtime: LogRuntime;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/** A follower looks at a log file that has not grown this often (the kubelet's fsnotify wakes it sooner). */
+const FOLLOW_POLL_MS = 250;
+
+/** The node server, not yet listening. Reads (or makes) its certificate and reads the client CA. */
+export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServer> {
+  const credentials = await servingCredentials({
+    ...(parts.tlsCertFile === undefined ? {} : { certFile: parts.tlsCertFile }),
+    ...(parts.tlsPrivateKeyFile === undefined ? {} : { keyFile: parts.tlsPrivateKeyFile }),
+    pkiDir: path.join(parts.rootDir, 'pki'),
+    nodeName: parts.nodeName,
+    nodeIp: parts.nodeIp,
+    now: parts.clock.now(),
+  });
+  const clientCaPem = parts.clientCaFile === undefined ? undefined : await readFile(parts.clientCaFile, 'utf8');
+  parts.logger.info({ certificate: credentials.source, clientCa: parts.clientCaFile ?? 'none', address: `${parts.nodeIp}:${parts.port}` }, 'node server configured');
+  return createNodeServer({
+    address: parts.nodeIp,
+    port: parts.port,
+    certPem: credentials.certPem,
+    keyPem: credentials.keyPem,
+    ...(clientCaPem === undefined ? {} : { clientCaPem }),
+    authenticator: new Authenticator(apiTokenReviewer(parts.kubeConfig), parts.clock),
+    authorizer: new NodeAuthorizer(apiAccessReviewer(parts.kubeConfig), parts.nodeName, parts.clock),
+    routes: nodeRoutes({ pods: parts.pods, runtime: parts.runtime, clock: parts.clock, followPollMs: FOLLOW_POLL_MS }),
+    logger: parts.logger,
+  });
+}
