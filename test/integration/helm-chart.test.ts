@@ -189,6 +189,22 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
   });
 
+  it('passes the security settings to the agent: unsafe sysctls and the seccomp default, off unless set', async () => {
+    const argsOf = async (set: string[]): Promise<ReturnType<typeof parseSettings>> => {
+      const agent = containerOf(oneOf<V1DaemonSet>(await renderChart({ set }), 'DaemonSet'), 'agent');
+      return parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    };
+    const set = await argsOf(['agent.allowedUnsafeSysctls={kernel.msgmax,net.ipv4.tcp_*}', 'agent.seccompDefault=true']);
+    assert.ok(set !== 'help');
+    assert.deepEqual(set.allowedUnsafeSysctls, ['kernel.msgmax', 'net.ipv4.tcp_*']);
+    assert.equal(set.seccompDefault, true);
+    const unset = await argsOf([]);
+    assert.ok(unset !== 'help');
+    assert.deepEqual(unset.allowedUnsafeSysctls, []);
+    assert.equal(unset.seccompDefault, false);
+    await assert.rejects(renderChart({ set: ['agent.allowedUnsafeSysctls={Kernel Msgmax}'] }), 'the schema refuses what is not a sysctl name');
+  });
+
   it('passes the cluster DNS settings to the agent', async () => {
     const objects = await renderChart({ set: ['node.clusterDNS={10.96.0.10}', 'node.clusterDomain=example.local'] });
     const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
