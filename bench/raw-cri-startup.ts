@@ -63,7 +63,7 @@ async function startPod(runtime: RuntimeService, pod: V1Pod, context: { imageRef
   const sandboxConfig = buildSandboxConfig(pod, { nodeName: RAW_NODE, podLogDir: context.logRoot, attempt: 0, clusterDomain: 'cluster.local' });
   await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
   const sandboxId = await runtime.runPodSandbox(sandboxConfig);
-  const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [], security: BENCH_SECURITY, imageUser: { uid: 0n } });
+  const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [], security: BENCH_SECURITY, imageUser: { uid: 0n }, memoryCapacityBytes: os.totalmem() });
   const containerId = await runtime.createContainer(sandboxId, config, sandboxConfig);
   await runtime.startContainer(containerId);
   return sandboxId;

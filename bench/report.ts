@@ -172,11 +172,19 @@ export function renderResults(report: BenchReport): string {
   ].join('\n');
 }
 
+/** The markers around one benchmark's results block. */
+export interface ResultMarkers {
+  readonly begin: string;
+  readonly end: string;
+}
+
+const POD_STARTUP_MARKERS: ResultMarkers = { begin: BEGIN_MARKER, end: END_MARKER };
+
 /** The document with its results block replaced (or appended, or under the default intro when there is no document). */
-export function updateDocument(existing: string | undefined, block: string): string {
+export function updateDocument(existing: string | undefined, block: string, markers: ResultMarkers = POD_STARTUP_MARKERS): string {
   if (existing === undefined || existing.trim() === '') return `${DEFAULT_INTRO}\n${block}\n`;
-  const begin = existing.indexOf(BEGIN_MARKER);
-  const end = existing.indexOf(END_MARKER);
+  const begin = existing.indexOf(markers.begin);
+  const end = existing.indexOf(markers.end);
   if (begin < 0 || end < begin) return `${existing.trimEnd()}\n\n${block}\n`;
-  return existing.slice(0, begin) + block + existing.slice(end + END_MARKER.length);
+  return existing.slice(0, begin) + block + existing.slice(end + markers.end.length);
 }

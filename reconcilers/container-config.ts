@@ -1,13 +1,15 @@
 /**
  * The CRI container config of one spec container: image, command and args (the image's own
  * entrypoint when the spec gives none), env, mounts, the kubelet's log path
- * (`<name>/<restartCount>.log` under the sandbox's log directory), and the annotations a restarted
+ * (`<name>/<restartCount>.log` under the sandbox's log directory), cgroup limits and the OOM score
+ * adjustment by QoS (`oom-score.ts`), and the annotations a restarted
  * agent needs to recognise the container (restart count, spec hash, termination settings).
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { ContainerConfig, KeyValue, LinuxContainerConfig, Mount } from '../cri/types.js';
 import { hashContainerSpec } from './container-hash.js';
 import { expandCommand } from './container-env.js';
+import { containerOomScoreAdj } from './oom-score.js';
 import { parseMilliCpu, parseQuantity } from './quantity.js';
 import {
   ANNOTATION_CONTAINER_HASH,
@@ -35,6 +37,8 @@ export interface ContainerConfigOptions {
   readonly security: ContainerSecuritySettings;
   /** The user the image runs as (ImageStatus), sent when the spec sets no runAsUser. */
   readonly imageUser: ImageUser;
+  /** The node's memory: Burstable containers' `oom_score_adj` is their request's share of it. */
+  readonly memoryCapacityBytes: number;
 }
 
 const CPU_PERIOD_US = 100_000n;
@@ -85,6 +89,9 @@ export function buildContainerConfig(options: ContainerConfigOptions): Container
     stdin: container.stdin === true,
     stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
-    linux: { resources: linuxResources(container), securityContext: securityContext(options) },
+    linux: {
+      resources: { ...linuxResources(container), oomScoreAdj: BigInt(containerOomScoreAdj(pod, container, options.memoryCapacityBytes)) },
+      securityContext: securityContext(options),
+    },
   };
 }

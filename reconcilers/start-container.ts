@@ -130,6 +130,7 @@ export class ContainerStarter {
       mounts: [...mounts, termination.mount],
       security: this.options.security,
       imageUser,
+      memoryCapacityBytes: this.options.nodeAllocatable.memoryBytes,
     });
     const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
     const step = { pod, name: container.name, signal };
