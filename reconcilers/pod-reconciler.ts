@@ -206,7 +206,7 @@ export class PodReconciler {
   private async sync(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileOutcome> {
     const verdict = this.admissionVerdict(scope, pod);
     if (verdict.kind === 'deferred') {
-      scope.log.info({ why: verdict.why }, 'admission cannot decide yet: the pod waits');
+      scope.log.debug({ why: verdict.why }, 'admission cannot decide yet: the pod waits');
       return { requeueAfterMs: ADMISSION_RETRY_MS };
     }
     const stop = this.stopDecision(scope.key, pod, verdict.kind === 'rejected' ? verdict.rejection : undefined);
