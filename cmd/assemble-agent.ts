@@ -108,7 +108,7 @@ interface Core {
 /** The per-pod machinery with its API-facing writers. */
 function buildPodSync(
   core: Core,
-  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource },
+  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController },
 ): { podSync: PodSync; status: StatusManager } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
@@ -140,6 +140,9 @@ function buildPodSync(
     services: parts.services,
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,
+    // Admission reads the Node the node controller last wrote (labels, taints, allocatable) and the store's pods.
+    nodeObject: parts.node,
+    pods: parts.store,
     security: { ...probeHostSecurity(), allowedUnsafeSysctls: settings.allowedUnsafeSysctls, seccompProfileRoot: settings.seccompProfileRoot, seccompDefault: settings.seccompDefault },
     clock,
     logger,
@@ -180,7 +183,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services });
+  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node });
   const server = await buildNodeServer({
     ...settings.nodeServer,
     nodeName: settings.nodeName,

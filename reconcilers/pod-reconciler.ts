@@ -12,9 +12,11 @@
  *   admitted/syncing ──(deletionTimestamp | activeDeadlineSeconds | terminal phase)──► terminating ──► terminated ──(gone from every source)──► forgotten
  *
  * - admission: a pod the kernel has not admitted yet (new, or first seen since the agent started)
- *   goes through the node's admit handlers (`admission/`) first. A rejected pod never gets a
- *   sandbox: it moves straight to terminating → terminated and is reported Failed with the
- *   handler's reason (e.g. `SysctlForbidden`, `AppArmor`) and a Warning event, once.
+ *   goes through the node's admit handlers (`admission/`) first, in creation order against the
+ *   pods already admitted. A rejected pod never gets a sandbox: it moves straight to terminating
+ *   → terminated and is reported Failed with the handler's reason (e.g. `SysctlForbidden`,
+ *   `OutOfcpu`, `NodeAffinity`) and a Warning event, once. Until the Node object is known,
+ *   nothing is decided and the pod waits (requeued).
  * - syncing: the pod exists and is not being deleted. Plan, execute, report. Containers that wait
  *   out a backoff (CrashLoopBackOff, ImagePullBackOff) are reported and the pod requeued for when
  *   the backoff ends. A pod past its `activeDeadlineSeconds` is killed and Failed with
@@ -40,7 +42,7 @@ import type { RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { podDisplayName, type PodKey } from '../util/pod-key.js';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
-import { rejectedStatusMessage, type PodAdmitter, type Rejection } from './admission/index.js';
+import { rejectedStatusMessage, type AdmitDecision, type PodAdmitter, type Rejection } from './admission/index.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
@@ -123,6 +125,9 @@ export interface ReconcileRun {
 /** How long to wait before looking again at a pod the store cannot vouch for yet. */
 const UNSYNCED_RETRY_MS = 2000;
 
+/** How long a pod waits for admission to be decidable (the Node object to be known). */
+const ADMISSION_RETRY_MS = 1000;
+
 /** Grace period for a pod the API no longer has: the longest recorded on its containers, else 2 s. */
 const ORPHAN_GRACE_SECONDS = 2;
 
@@ -199,7 +204,12 @@ export class PodReconciler {
   }
 
   private async sync(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileOutcome> {
-    const stop = this.stopDecision(scope.key, pod, this.admissionVerdict(scope, pod));
+    const verdict = this.admissionVerdict(scope, pod);
+    if (verdict.kind === 'deferred') {
+      scope.log.debug({ why: verdict.why }, 'admission cannot decide yet: the pod waits');
+      return { requeueAfterMs: ADMISSION_RETRY_MS };
+    }
+    const stop = this.stopDecision(scope.key, pod, verdict.kind === 'rejected' ? verdict.rejection : undefined);
     const plan = computePodActions({ pod, observed, terminating: stop.mustStop, probes: this.probeVerdictsOf(pod, observed) });
     scope.log.debug({ plan }, 'computed pod actions');
     if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
@@ -227,15 +237,17 @@ export class PodReconciler {
 
   /**
    * The admission verdict: a pod the kernel has not admitted yet (and that is not already
-   * finished) goes through the admit handlers; a rejection stands until the pod is forgotten.
+   * finished) goes through the admitter (the admit handlers, in creation order); a decision
+   * stands until the pod is forgotten.
    */
-  private admissionVerdict(scope: RunScope, pod: V1Pod): Rejection | undefined {
+  private admissionVerdict(scope: RunScope, pod: V1Pod): AdmitDecision {
     const { admitter, lifecycle } = this.options;
     const known = admitter.rejectionOf(scope.key.uid);
-    if (known !== undefined || lifecycle.get(scope.key.uid) !== undefined || isTerminalPhase(pod)) return known;
-    const rejection = admitter.admit(pod);
-    if (rejection !== undefined) scope.log.info({ reason: rejection.reason, message: rejection.message }, 'pod rejected at admission');
-    return rejection;
+    if (known !== undefined) return { kind: 'rejected', rejection: known };
+    if (lifecycle.get(scope.key.uid) !== undefined || isTerminalPhase(pod)) return { kind: 'admitted' };
+    const decision = admitter.admit(pod);
+    if (decision.kind === 'rejected') scope.log.info({ reason: decision.rejection.reason, message: decision.rejection.message }, 'pod rejected at admission');
+    return decision;
   }
 
   /**

@@ -27,7 +27,7 @@ import { ProberManager } from './probes/prober-manager.js';
 import type { ContainerReadinessStore } from './status/container-readiness.js';
 import type { ContainerStatusSetter, StatusWriter } from './status/status-manager.js';
 import type { PodKey } from '../util/pod-key.js';
-import type { V1PodStatus } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from './volumes/index.js';
 import { admitHandlers, APPARMOR_NOT_ENABLED, PodAdmitter, type AdmissionSettings } from './admission/index.js';
 import { DEFAULT_MASKED_PATHS, type ContainerSecuritySettings } from './security-context.js';
@@ -46,6 +46,28 @@ export interface PodSyncNode {
   readonly rootDir: string;
   /** Cluster DNS, resolv.conf and hosts file of the node; {@link DEFAULT_POD_DNS_SETTINGS} when absent. */
   readonly dns?: PodDnsSettings;
+}
+
+/** The Node object this agent registered, as the node controller last read it (never polled per pod). */
+export interface NodeObjectSource {
+  /** Undefined until the node is registered. */
+  node(): V1Node | undefined;
+}
+
+/** Every desired pod of this node: admission decides older pods first. */
+export interface PodLister {
+  list(): readonly V1Pod[];
+}
+
+/**
+ * A Node object built from {@link PodSyncNode} alone, for callers without a node controller
+ * (component tests): the OS and hostname labels, no taints, allocatable CPU and memory, 110 pods.
+ */
+export function localNodeObject(node: PodSyncNode): V1Node {
+  return {
+    metadata: { name: node.name, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': node.name } },
+    status: { allocatable: { cpu: `${node.allocatable.milliCpu}m`, memory: String(node.allocatable.memoryBytes), pods: '110' } },
+  };
 }
 
 /** The node's security settings: how containers are confined and which pods are admitted. */
@@ -90,6 +112,10 @@ export interface PodSyncDeps {
   readonly security?: PodSecuritySettings;
   /** Managers from upper layers (e.g. the queue's failure counts) to register on the lifecycle too. */
   readonly extraManagers?: readonly PodLifecycleObserver[];
+  /** The registered Node (labels, taints, allocatable) admission checks against; {@link localNodeObject} when absent. */
+  readonly nodeObject?: NodeObjectSource;
+  /** Every desired pod, for admission in creation order; the store's pods are unknown (none older) when absent. */
+  readonly pods?: PodLister;
 }
 
 /** The assembled machinery. */
@@ -115,7 +141,13 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
-  const admitter = new PodAdmitter(admitHandlers(security), events);
+  const fallbackNode = localNodeObject(node);
+  const admitter = new PodAdmitter({
+    handlers: admitHandlers(security),
+    events,
+    node: deps.nodeObject === undefined ? () => fallbackNode : () => deps.nodeObject?.node(),
+    pods: () => deps.pods?.list() ?? [],
+  });
   const executor = new PodActionsExecutor({
     runtime: deps.runtime,
     puller,

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { admitHandlers, admitPod, isInvalidSysctlPatternError, sysctlAllowlist, type AdmitResult } from './index.js';
 import { kernelAtLeast, normalizeSysctlName, safeSysctls } from './sysctls.js';
 import { APPARMOR_NOT_ENABLED } from './apparmor.js';
@@ -25,7 +25,8 @@ function withSysctls(sysctls: [string, string][], spec: Partial<PodSpec> = {}): 
 
 const disabled = { enabled: false as const, error: APPARMOR_NOT_ENABLED };
 const handlers = admitHandlers({ allowedUnsafeSysctls: ['kernel.msg*', 'net.core.somaxconn'], kernelVersion: '6.1.0-13-amd64', appArmor: disabled });
-const admit = (p: V1Pod): AdmitResult => admitPod(handlers, { pod: p });
+const node: V1Node = { metadata: { name: 'node-a', labels: { 'kubernetes.io/os': 'linux' } }, status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' } } };
+const admit = (p: V1Pod): AdmitResult => admitPod(handlers, { pod: p, node, otherPods: [] });
 const forbidden = (message: string): AdmitResult => ({ admit: false, reason: 'SysctlForbidden', message });
 
 describe('sysctl admission', () => {
@@ -92,8 +93,8 @@ describe('AppArmor admission on a host without AppArmor', () => {
 
   it('admits profiles on a host with AppArmor, but not an empty Localhost name', () => {
     const enabled = admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: true } });
-    assert.deepEqual(admitPod(enabled, { pod: pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }) }), { admit: true });
-    const empty = admitPod(enabled, { pod: pod({ securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: ' ' } } }) });
+    assert.deepEqual(admitPod(enabled, { pod: pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }), node, otherPods: [] }), { admit: true });
+    const empty = admitPod(enabled, { pod: pod({ securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: ' ' } } }), node, otherPods: [] });
     assert.equal(empty.admit ? '' : empty.reason, 'AppArmor');
   });
 });
@@ -130,7 +131,7 @@ describe('admitPod', () => {
         { name: 'b', admit: () => (seen.push('b'), { admit: false, reason: 'B', message: 'b says no' }) },
         { name: 'c', admit: () => (seen.push('c'), { admit: false, reason: 'C', message: 'c says no' }) },
       ],
-      { pod: pod() },
+      { pod: pod(), node, otherPods: [] },
     );
     assert.deepEqual(result, { admit: false, reason: 'B', message: 'b says no' });
     assert.deepEqual(seen, ['a', 'b']);

@@ -3,11 +3,10 @@
  * time, every admit handler looks at it; the first that refuses decides the reason and message
  * the pod is rejected with (phase Failed, a Warning event, nothing started).
  *
- * Handlers are pure functions of what they are given: adding one (resources, node affinity,
- * taints, OS) means adding it to the list `admitHandlers` builds, and, when it needs more than
- * the pod (the other pods, the node), a field of {@link PodAdmitAttributes}.
+ * Handlers are pure functions of what they are given (the pod, the node object, the pods already
+ * admitted): adding one means adding it to the list `admitHandlers` builds.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 
 /** The verdict of one handler or of the whole list. */
 export type AdmitResult = { readonly admit: true } | { readonly admit: false; readonly reason: string; readonly message: string };
@@ -18,6 +17,10 @@ export type Rejection = Extract<AdmitResult, { admit: false }>;
 /** What a handler decides on. */
 export interface PodAdmitAttributes {
   readonly pod: V1Pod;
+  /** The Node object this agent registered, as the node controller last read it back. */
+  readonly node: V1Node;
+  /** The pods already admitted on this node and not yet terminated (the kubelet's active pods). */
+  readonly otherPods: readonly V1Pod[];
 }
 
 /** One admission rule. `admit` is pure and quick: it never calls out. */

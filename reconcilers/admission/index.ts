@@ -4,12 +4,13 @@
  */
 import { appArmorAdmitHandler, type AppArmorHost } from './apparmor.js';
 import type { PodAdmitHandler } from './admit.js';
+import { generalPredicatesAdmitHandler, osSelectorAdmitHandler } from './general-predicates.js';
 import { podOsAdmitHandler } from './pod-os.js';
 import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
 import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 
 export { admitPod, type AdmitResult, type PodAdmitAttributes, type PodAdmitHandler, type Rejection } from './admit.js';
-export { PodAdmitter, rejectedStatusMessage } from './pod-admitter.js';
+export { PodAdmitter, rejectedStatusMessage, type AdmitDecision, type PodAdmitterOptions } from './pod-admitter.js';
 export { APPARMOR_NOT_ENABLED, type AppArmorHost } from './apparmor.js';
 export { InvalidSysctlPatternError, isInvalidSysctlPatternError, sysctlAllowlist } from './sysctls.js';
 
@@ -27,8 +28,11 @@ export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
   return [
     sysctlAdmitHandler(sysctlAllowlist([...safeSysctls(settings.kernelVersion), ...settings.allowedUnsafeSysctls])),
     appArmorAdmitHandler(settings.appArmor),
-    // The kubelet's predicate handler checks the OS field before the supplemental groups policy.
+    // The kubelet's predicate handler: the OS label, the OS field, the supplemental groups
+    // policy (checks preemption cannot help), then the general predicates.
+    osSelectorAdmitHandler(),
     podOsAdmitHandler(),
     supplementalGroupsPolicyAdmitHandler(),
+    generalPredicatesAdmitHandler(),
   ];
 }

@@ -7,13 +7,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { V1Pod, V1PodStatus, V1Service } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1PodStatus, V1Service } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
-import { assemblePodSync, type PodSecuritySettings, type PodSync } from '../../reconcilers/pod-sync.js';
+import { assemblePodSync, localNodeObject, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -100,6 +100,8 @@ export interface ReconcilerHarness {
   readonly synced: { value: boolean };
   /** What the admission seam answers to `isPaused()`. */
   readonly paused: { value: boolean };
+  /** The Node object admission reads (undefined: not registered yet); `localNodeObject` of the node at first. */
+  readonly nodeObject: { value: V1Node | undefined };
   /** The services the node's service lister holds, and whether it has synced (true at first). */
   readonly services: { synced: boolean; items: V1Service[] };
   /** The agent's reconciler (the same one across calls, with its backoffs and lifecycle). */
@@ -138,11 +140,16 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
   const events = new RecordingEventRecorder();
   const synced = { value: true };
   const paused = { value: false };
+  const nodeObject: { value: V1Node | undefined } = { value: undefined };
   const services: { synced: boolean; items: V1Service[] } = { synced: true, items: [] };
   const logger = pino({ level: 'silent' });
+  const node: PodSyncNode = { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) };
+  nodeObject.value = localNodeObject(node);
   const assemble = (): PodSync =>
     assemblePodSync({
-      node: { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) },
+      node,
+      nodeObject: { node: () => nodeObject.value },
+      pods: { list: () => [...store.values()] },
       runtime,
       images: runtime,
       // The map is the origin too: a pod not in it is gone.
@@ -169,6 +176,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
     clock,
     synced,
     paused,
+    nodeObject,
     services,
     syncRequests,
     stillInOrigin,

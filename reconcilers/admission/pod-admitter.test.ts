@@ -1,0 +1,99 @@
+/**
+ * The admitter's bookkeeping on plain data, as the kubelet's HandlePodAdditions: pods admitted in
+ * creation order whichever is asked about first, each against the admitted pods not yet
+ * terminated; decisions that never change; one event per rejection; no decision without a node.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { RecordingEventRecorder } from '../../test/doubles/recording-event-recorder.js';
+import { admitHandlers } from './index.js';
+import { APPARMOR_NOT_ENABLED } from './apparmor.js';
+import { PodAdmitter, type AdmitDecision } from './pod-admitter.js';
+
+const node: V1Node = { metadata: { name: 'node-a', labels: { 'kubernetes.io/os': 'linux' } }, status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' } } };
+
+function cpuPod(name: string, cpu: string, createdSecond: number, extra: { hostPort?: number; phase?: string } = {}): V1Pod {
+  return {
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, createdSecond)) },
+    spec: { containers: [{ name: 'app', image: 'busybox', resources: { requests: { cpu } }, ...(extra.hostPort === undefined ? {} : { ports: [{ containerPort: 80, hostPort: extra.hostPort }] }) }] },
+    ...(extra.phase === undefined ? {} : { status: { phase: extra.phase } }),
+  };
+}
+
+function setup(pods: V1Pod[], nodeObject: { value: V1Node | undefined } = { value: node }): { admitter: PodAdmitter; events: RecordingEventRecorder } {
+  const events = new RecordingEventRecorder();
+  const handlers = admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: false, error: APPARMOR_NOT_ENABLED } });
+  return { admitter: new PodAdmitter({ handlers, events, node: () => nodeObject.value, pods: () => pods }), events };
+}
+
+const kind = (d: AdmitDecision): string => (d.kind === 'rejected' ? `rejected ${d.rejection.reason}` : d.kind);
+
+describe('PodAdmitter', () => {
+  it('counts what admitted pods request: the pod that no longer fits is rejected with the used amount', () => {
+    const a = cpuPod('a', '1500m', 1);
+    const b = cpuPod('b', '1', 2);
+    const { admitter, events } = setup([a, b]);
+    assert.equal(kind(admitter.admit(a)), 'admitted');
+    const decision = admitter.admit(b);
+    assert.deepEqual(decision, { kind: 'rejected', rejection: { admit: false, reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000" } });
+    assert.deepEqual(events.events.map((e) => [e.podUid, e.type, e.reason]), [['uid-b', 'Warning', 'OutOfcpu']]);
+  });
+
+  it('admits in creation order whichever pod is asked about first', () => {
+    const older = cpuPod('older', '1500m', 1);
+    const newer = cpuPod('newer', '1500m', 2);
+    const { admitter, events } = setup([newer, older]);
+    // The newer pod's reconcile runs first: the older one is decided before it, and wins.
+    assert.equal(kind(admitter.admit(newer)), 'rejected OutOfcpu');
+    assert.equal(kind(admitter.admit(older)), 'admitted');
+    assert.deepEqual(events.reasons(), ['OutOfcpu']);
+  });
+
+  it('never changes a decision and records each rejection once', () => {
+    const a = cpuPod('a', '3', 1);
+    const { admitter, events } = setup([a]);
+    for (let i = 0; i < 3; i++) assert.equal(kind(admitter.admit(a)), 'rejected OutOfcpu');
+    assert.equal(admitter.rejectionOf('uid-a')?.reason, 'OutOfcpu');
+    assert.equal(events.events.length, 1);
+  });
+
+  it('frees what a pod held once its lifecycle reaches terminated, and forgets it', () => {
+    const a = cpuPod('a', '1500m', 1, { hostPort: 8080 });
+    const b = cpuPod('b', '1500m', 2, { hostPort: 8080 });
+    const c = cpuPod('c', '1500m', 3, { hostPort: 8080 });
+    const { admitter } = setup([a, b, c]);
+    assert.equal(kind(admitter.admit(a)), 'admitted');
+    assert.equal(kind(admitter.admit(b)), 'rejected OutOfcpu');
+    admitter.podTerminated({ uid: 'uid-a', namespace: 'default', name: 'a' });
+    assert.equal(kind(admitter.admit(c)), 'admitted', 'a terminated pod holds neither CPU nor its host port');
+    admitter.podForgotten({ uid: 'uid-b', namespace: 'default', name: 'b' });
+    assert.equal(admitter.rejectionOf('uid-b'), undefined);
+  });
+
+  it('rejects a host port an admitted pod holds', () => {
+    const a = cpuPod('a', '100m', 1, { hostPort: 8080 });
+    const b = cpuPod('b', '100m', 2, { hostPort: 8080 });
+    const { admitter } = setup([a, b]);
+    assert.equal(kind(admitter.admit(a)), 'admitted');
+    assert.equal(kind(admitter.admit(b)), 'rejected NodePorts');
+  });
+
+  it('leaves finished and deleting pods out of the older pods it admits first', () => {
+    const done = cpuPod('done', '1500m', 1, { phase: 'Succeeded' });
+    const deleting = { ...cpuPod('deleting', '1500m', 2), metadata: { ...cpuPod('deleting', '1500m', 2).metadata, deletionTimestamp: new Date() } };
+    const next = cpuPod('next', '1500m', 3);
+    const { admitter } = setup([done, deleting, next]);
+    assert.equal(kind(admitter.admit(next)), 'admitted');
+  });
+
+  it('decides nothing before the node is known', () => {
+    const a = cpuPod('a', '100m', 1);
+    const nodeObject: { value: V1Node | undefined } = { value: undefined };
+    const { admitter, events } = setup([a], nodeObject);
+    assert.equal(kind(admitter.admit(a)), 'deferred');
+    nodeObject.value = node;
+    assert.equal(kind(admitter.admit(a)), 'admitted');
+    assert.equal(events.events.length, 0);
+  });
+});
