@@ -88,7 +88,8 @@ function containersToRemove(input: ContainerGcInput, live: (uid: string) => bool
   const removals: { container: GcContainer; reason: string }[] = [];
   for (const group of groupBy(candidates, (c) => `${c.podUid}/${c.name}`).values()) {
     const reason = `more than ${keep} exited instance${keep === 1 ? '' : 's'} of container ${group[0]?.name ?? ''}`;
-    for (const container of newestFirst(group).slice(keep)) removals.push({ container, reason });
+    // Oldest first, as the kubelet removes them.
+    for (const container of newestFirst(group).slice(keep).reverse()) removals.push({ container, reason });
   }
   return removals;
 }

@@ -73,6 +73,10 @@ export class GcRemovalError extends Error {
   }
 }
 
+export function isGcRemovalError(err: unknown): err is GcRemovalError {
+  return err instanceof GcRemovalError;
+}
+
 function podKeyOfLabels(labels: Readonly<Record<string, string>>): PodKey {
   return { uid: labels[LABEL_POD_UID] ?? '', namespace: labels[LABEL_POD_NAMESPACE] ?? '', name: labels[LABEL_POD_NAME] ?? '' };
 }
