@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { CriError } from '../../cri/errors.js';
 import type { PodSandboxConfig } from '../../cri/types.js';
@@ -72,7 +73,8 @@ function sandboxConfig(key: PodKey, attempt: number): PodSandboxConfig {
 }
 
 /** Runs `count` instances of container `main` in a new sandbox, one second apart; all exit but the last when `lastRuns`. Each writes its log file. */
-async function crashLoop(s: Setup, key: PodKey, count: number, lastRuns = true, attempt = 0): Promise<{ sandboxId: string; ids: string[] }> {
+async function crashLoop(s: Setup, key: PodKey, count: number, o: { lastRuns?: boolean; attempt?: number } = {}): Promise<{ sandboxId: string; ids: string[] }> {
+  const { lastRuns = true, attempt = 0 } = o;
   const config = sandboxConfig(key, attempt);
   const sandboxId = await s.runtime.runPodSandbox(config);
   const ids: string[] = [];
@@ -120,7 +122,7 @@ describe('GcManager: containers', () => {
 
   it('hands a pod gone from every source to the reconciler and removes nothing of it itself', async () => {
     const s = setup();
-    await crashLoop(s, pod('gone'), 3, false);
+    await crashLoop(s, pod('gone'), 3, { lastRuns: false });
     await s.gc.collectContainers();
     assert.equal(s.runtime.callsTo('removeContainer').length, 0);
     assert.equal(s.runtime.callsTo('removePodSandbox').length, 0);
@@ -132,9 +134,9 @@ describe('GcManager: containers', () => {
   it('removes an older not-ready sandbox once none of its containers is left, and keeps the newest', async () => {
     const s = setup();
     s.present.add('a');
-    const first = await crashLoop(s, pod('a'), 2, false, 0);
+    const first = await crashLoop(s, pod('a'), 2, { lastRuns: false, attempt: 0 });
     await s.runtime.stopPodSandbox(first.sandboxId);
-    const second = await crashLoop(s, pod('a'), 1, false, 1);
+    const second = await crashLoop(s, pod('a'), 1, { lastRuns: false, attempt: 1 });
     await s.gc.collectContainers();
     // Both of the first sandbox's instances are older than the second sandbox's one: they go, then the sandbox.
     assert.deepEqual(s.runtime.callsTo('removeContainer').map((c) => c.args[0]).sort(), [...first.ids].sort());
@@ -163,7 +165,7 @@ describe('GcManager: containers', () => {
     const s = setup();
     s.present.add('a');
     const { ids } = await crashLoop(s, pod('a'), 4);
-    s.runtime.injectError('removeContainer', new CriError({ method: 'RemoveContainer', code: 14, message: 'unavailable' }));
+    s.runtime.injectError('removeContainer', new CriError({ method: 'RemoveContainer', code: GrpcStatus.UNAVAILABLE, message: 'unavailable' }));
     await assert.rejects(s.gc.collectContainers(), (e: unknown) => isGcRemovalError(e) && e.failures === 1);
     assert.deepEqual((await s.runtime.listContainers()).map((c) => c.id).sort(), [ids[0], ids[2], ids[3]].sort());
     await s.gc.collectContainers();
@@ -215,7 +217,7 @@ describe('GcManager: images', () => {
   it('at the high threshold removes unused images least recently used first until the low one, never the used, pinned or sandbox image', async () => {
     const s = setup();
     s.present.add('a');
-    await crashLoop(s, pod('a'), 1, false);
+    await crashLoop(s, pod('a'), 1, { lastRuns: false });
     const first = s.runtime.addSizedImage('example.test/first-seen:1', 6n);
     await s.gc.collectContainers(); // first-seen is first seen now
     await s.clock.advance(10_000);
