@@ -196,11 +196,17 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-e2e-'));
     tmp.push(dir);
     const ref = `nodelet.test/gc-throwaway:${randomBytes(4).toString('hex')}`;
-    await importThrowawayImage(ref, dir);
+    // A second image of the test's own, unused by any pod: it is held by the crictl container like
+    // any other unused image, which proves a container nodelet did not create keeps its image.
+    const bystanderRef = `nodelet.test/gc-bystander:${randomBytes(4).toString('hex')}`;
+    await importThrowawayImage(ref, path.join(dir, 'throwaway'));
+    await importThrowawayImage(bystanderRef, path.join(dir, 'bystander'));
     const throwaway = await eventually(`${ref} in the CRI image list`, async () => (await runtimeImages()).find((i) => namesOf(i).some((n) => n.endsWith(ref))));
+    const bystander = await eventually(`${bystanderRef} in the CRI image list`, async () => (await runtimeImages()).find((i) => namesOf(i).some((n) => n.endsWith(bystanderRef))));
     const inUse = await imagesInUse();
     const before = await runtimeImages();
     const toHold = before.filter((i) => i.id !== throwaway.id && !inUse.has(i.id) && !namesOf(i).some((n) => inUse.has(n) || n === PAUSE));
+    assert.ok(toHold.some((i) => i.id === bystander.id), 'the bystander image is held');
     let holder = '';
     try {
       holder = await holdImages(toHold.map((i) => i.id), dir);
@@ -220,6 +226,8 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     const missing = before.filter((i) => i.id !== throwaway.id && !afterImages.some((a) => a.id === i.id));
     console.log(`images before: ${before.length}, after: ${afterImages.length}; removed: ${ref}; others missing: ${missing.length}`);
     assert.deepEqual(missing.map(namesOf), []);
+    assert.ok(afterImages.some((i) => i.id === bystander.id), 'the held bystander image stays');
+    await crictl(['rmi', bystander.id]);
     assert.ok(afterImages.some((i) => namesOf(i).includes('docker.io/library/busybox:1.35')));
     assert.ok(afterImages.some((i) => namesOf(i).includes(PAUSE)));
     assert.equal((await getPod(ns, 'keeper'))?.status?.phase, 'Running');

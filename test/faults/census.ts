@@ -12,7 +12,9 @@
  *   created but never started may be started as it is or (only when the agent died) replaced with
  *   the next restart count; a container that did not exist yet starts with restartCount 0. When
  *   the agent died inside StartContainer, containerd fails that start (`StartError`); the dead
- *   instance stays beside the next attempt, as under the kubelet until container GC.
+ *   instance stays beside the next attempt, as under the kubelet: container GC keeps the newest
+ *   exited instance of each container (controllers/gc), and that is the StartError one until a
+ *   later instance exits.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { bareContainerId, describeStates, listPods, runtimeOfNamespace, type RuntimeContainer, type RuntimeView } from './state.js';
