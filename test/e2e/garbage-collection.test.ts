@@ -172,6 +172,12 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     console.log(`log files of main: ${logs.join(', ')}`);
     assert.deepEqual(logs, instances.map((c) => `${c.attempt}.log`).sort());
     assert.equal((await runtimeSandboxes(uid)).length, 1);
+    // The next restart counts on from the kept instance: restartCount + 1, as its new instance's attempt.
+    const next = await podWithRuntime([ns, 'crasher'], { name: 'main' }, (p) => containerStatusOf(p, 'main')?.restartCount === restartCount + 1);
+    const instancesNow = await runtimeContainers(uid);
+    console.log(`next restart: restartCount ${containerStatusOf(next.pod, 'main')?.restartCount}, instances ${next.picture.containers.join(', ')}`);
+    assert.equal(instancesNow.at(-1)?.attempt, restartCount + 1);
+    assert.ok(instancesNow.filter((c) => c.state === 'CONTAINER_EXITED').length <= 2, 'at most the kept instance and the new one (if it exited already) before the next pass');
   });
 
   it('leaves nothing of a deleted pod in the runtime, and removes its log directory', async () => {
@@ -186,7 +192,7 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     console.log(`after delete: ${sandboxes.length} sandboxes, ${containers.length} containers in crictl`);
     assert.equal(sandboxes.length, 0);
     assert.equal(containers.length, 0);
-    await eventually('the log directory of the deleted pod to be removed', () => Promise.resolve(existsSync(logDir) ? undefined : true), 90_000);
+    await eventually('the log directory of the deleted pod to be removed', () => Promise.resolve(existsSync(logDir) ? undefined : true), 150_000);
     console.log(`log directory removed ${Math.round((Date.now() - deleted) / 1000)} s after the delete`);
   });
 
