@@ -202,8 +202,8 @@ export interface Ledger {
 /**
  * A start the agent's death interrupted: containerd fails a StartContainer whose caller went away
  * and marks the container exited with reason `StartError` (exit code 128), as for any start error.
- * The agent then starts the next attempt, and the dead instance stays (the kubelet keeps it too,
- * until container GC), so the name has EXITED → RUNNING. Only a container that was created and not
+ * The agent then starts the next attempt, and the dead instance stays (container GC keeps the
+ * newest exited instance, as the kubelet's), so the name has EXITED → RUNNING. Only a container that was created and not
  * yet started at the fault (or already marked so by then) may end like this.
  */
 export function interruptedStart(c: RuntimeContainer, atFault: RuntimeView): boolean {
