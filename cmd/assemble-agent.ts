@@ -29,6 +29,9 @@ import type { NodeAgentController } from '../controllers/nodeagent/nodeagent-con
 import { createPauseGate } from '../controllers/nodeagent/pause.js';
 import { buildNodeAgentController } from '../controllers/nodeagent/start.js';
 import { Pleg } from '../controllers/pleg/pleg.js';
+import { GcManager } from '../controllers/gc/gc-manager.js';
+import { gcPolicyOf } from '../controllers/gc/gc-policy.js';
+import type { GcSettings } from '../controllers/nodeagent/settings.js';
 import { createPodSource } from '../controllers/pod-sources/api-source.js';
 import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
@@ -152,6 +155,23 @@ function buildPodSync(
   return { podSync, status };
 }
 
+/** The garbage collector: reads the runtime and the store, hands gone pods to the reconciler. */
+function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reason: string) => void): GcManager {
+  const { settings, cri, clock, logger } = core;
+  return new GcManager({
+    runtime: cri.runtime,
+    images: cri.image,
+    nodeName: settings.nodeName,
+    podLogDir: settings.podLogDir,
+    pods: { has: (uid) => store.get(uid) !== undefined, synced: () => store.synced(), confirmGone: (key) => store.confirmGone(key) },
+    onGonePod: enqueue,
+    sandboxImage: settings.sandboxImage,
+    policy: gcPolicyOf(settings.gc),
+    clock,
+    logger: logger.child({ component: 'gc' }),
+  });
+}
+
 /** Builds the agent; connects to the runtime first (waits until it answers). */
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
@@ -201,7 +221,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     void pleg.relistNow();
   });
   let resync: ResyncLoop | undefined;
-  const live = { queue, node, pause, logger, dns: podSync.dns, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const gc = buildGc(core, store, enqueue);
+  const live = { queue, node, pause, logger, dns: podSync.dns, gc: { setSettings: (s: GcSettings) => { gc.setPolicy(gcPolicyOf(s)); } }, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
   const nodeAgent = buildNodeAgentController({
     kubeConfig,
     nodeName: settings.nodeName,
@@ -227,11 +248,12 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     // After the store: /pods and the logs routes answer from it.
     await server.start();
     pleg.start();
+    gc.start();
     nodeAgent.startReporting();
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
-    await stopAll({ server, nodeAgent, resync, pleg, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ server, nodeAgent, resync, pleg, gc, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
@@ -243,6 +265,7 @@ async function stopAll(parts: {
   nodeAgent: NodeAgentController;
   resync: ResyncLoop | undefined;
   pleg: Pleg;
+  gc: GcManager;
   store: DesiredPodStore;
   queue: ReconcileQueue;
   node: NodeController;
@@ -255,6 +278,7 @@ async function stopAll(parts: {
   await parts.nodeAgent.stop();
   parts.resync?.stop();
   await parts.pleg.stop();
+  await parts.gc.stop();
   parts.store.stop();
   await parts.queue.close();
   await parts.prober.stopAll();

@@ -8,6 +8,8 @@ import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger,
 import { clusterDnsProblem, clusterDomainProblem } from '../reconcilers/dns/cluster-settings.js';
 import { parseNodeLabels, parseTaints } from './registration-flags.js';
 import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
+import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
+import type { GcSettings } from '../controllers/nodeagent/settings.js';
 
 export { FlagError } from '../util/flags.js';
 
@@ -44,6 +46,10 @@ export interface AgentSettings {
   readonly seccompDefault: boolean;
   /** The node server (logs; later exec, attach, port-forward): where it listens and how it authenticates. */
   readonly nodeServer: NodeServerSettings;
+  /** The garbage collector's policy (`--image-gc-*`, `--minimum-container-ttl-duration`, …); the NodeAgent's `spec.gc` overrides it. */
+  readonly gc: GcSettings;
+  /** The runtime's sandbox image (`--pod-infra-container-image`): image GC never removes it. */
+  readonly sandboxImage: string;
 }
 
 /** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`. */
@@ -89,6 +95,7 @@ const FLAGS = {
   'tls-cert-file': { type: 'string', value: 'PATH', defaultText: 'self-signed, kept in <root-dir>/pki', description: "the node server's certificate (with --tls-private-key-file)" },
   'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
+  ...GC_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -166,5 +173,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
     seccompDefault: values['seccomp-default'],
     nodeServer: parseNodeServer(values),
+    gc: parseGcFlags(values),
+    sandboxImage: values['pod-infra-container-image'],
   };
 }

@@ -12,6 +12,7 @@ import type {
   ContainerState,
   ContainerStatus,
   ExecSyncResult,
+  FilesystemUsage,
   Image,
   ImageSpec,
   Mount,
@@ -29,6 +30,7 @@ import type {
   WireContainerStatus,
   WireEnum,
   WireExecSyncResponse,
+  WireFilesystemUsage,
   WireImage,
   WireImageSpec,
   WireMount,
@@ -189,5 +191,16 @@ export function imageFromWire(method: string, wire: WireImage): Image {
     size: bigintFromWire(wire.size),
     ...(wire.uid === null ? {} : { uid: bigintFromWire(wire.uid.value) }),
     username: wire.username,
+    ...(wire.pinned ? { pinned: true } : {}),
+  };
+}
+
+/** One image filesystem; a usage without a mountpoint is invalid (nothing could measure its capacity). */
+export function filesystemUsageFromWire(method: string, wire: WireFilesystemUsage): FilesystemUsage {
+  return {
+    timestamp: bigintFromWire(wire.timestamp),
+    mountpoint: requireId(method, 'filesystem mountpoint', wire.fsId?.mountpoint ?? ''),
+    usedBytes: bigintFromWire(wire.usedBytes?.value ?? '0'),
+    inodesUsed: bigintFromWire(wire.inodesUsed?.value ?? '0'),
   };
 }

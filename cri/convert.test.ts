@@ -10,6 +10,7 @@ import {
   bigintFromWire,
   containerFromWire,
   containerStatusFromWire,
+  filesystemUsageFromWire,
   imageFromWire,
   podSandboxFromWire,
   podSandboxStatusFromWire,
@@ -233,7 +234,7 @@ void describe('response conversion', () => {
       ['absent container status', () => containerStatusFromWire('ContainerStatus', null)],
       ['container status without metadata', () => containerStatusFromWire('ContainerStatus', { ...wireContainerStatus, metadata: null })],
       ['absent sandbox status', () => podSandboxStatusFromWire('PodSandboxStatus', null)],
-      ['image without ID', () => imageFromWire('ImageStatus', { id: '', repoTags: [], repoDigests: [], size: '1', uid: null, username: '' })],
+      ['image without ID', () => imageFromWire('ImageStatus', { id: '', repoTags: [], repoDigests: [], size: '1', uid: null, username: '', pinned: false })],
     ];
     for (const [what, convert] of rejects) {
       assert.throws(convert, (e: unknown) => isCriInvalidResponse(e), what);
@@ -241,7 +242,7 @@ void describe('response conversion', () => {
   });
 
   void it('converts an image with its uint64 size', () => {
-    assert.deepEqual(imageFromWire('ListImages', { id: 'sha256:1', repoTags: ['t'], repoDigests: ['d'], size: '18446744073709551615', uid: null, username: '' }), {
+    assert.deepEqual(imageFromWire('ListImages', { id: 'sha256:1', repoTags: ['t'], repoDigests: ['d'], size: '18446744073709551615', uid: null, username: '', pinned: false }), {
       id: 'sha256:1',
       repoTags: ['t'],
       repoDigests: ['d'],
@@ -251,11 +252,20 @@ void describe('response conversion', () => {
   });
 
   void it("converts an image's user: a numeric uid (0 included, told apart from unset) or a name", () => {
-    const base = { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1' };
+    const base = { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1', pinned: false };
     assert.equal(imageFromWire('ImageStatus', { ...base, uid: { value: '0' }, username: '' }).uid, 0n);
     assert.equal(imageFromWire('ImageStatus', { ...base, uid: { value: '65534' }, username: '' }).uid, 65534n);
     const named = imageFromWire('ImageStatus', { ...base, uid: null, username: 'nobody' });
     assert.equal(named.uid, undefined);
     assert.equal(named.username, 'nobody');
+  });
+
+  void it('converts a pinned image, and an image filesystem (a usage without a mountpoint is invalid)', () => {
+    const base = { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1', uid: null, username: '' };
+    assert.equal(imageFromWire('ListImages', { ...base, pinned: true }).pinned, true);
+    assert.equal(imageFromWire('ListImages', { ...base, pinned: false }).pinned, undefined);
+    const wire = { timestamp: '5', fsId: { mountpoint: '/var/lib/containerd/snap' }, usedBytes: { value: '18446744073709551615' }, inodesUsed: null };
+    assert.deepEqual(filesystemUsageFromWire('ImageFsInfo', wire), { timestamp: 5n, mountpoint: '/var/lib/containerd/snap', usedBytes: 18446744073709551615n, inodesUsed: 0n });
+    assert.throws(() => filesystemUsageFromWire('ImageFsInfo', { ...wire, fsId: null }), (e: unknown) => isCriInvalidResponse(e));
   });
 });

@@ -164,4 +164,18 @@ describe('api.proto field numbers of the security fields (upstream cri-api v0.36
     assert.deepEqual(decoded.image.uid, { value: '1000' });
     assert.equal(decoded.image.username, 'bob');
   });
+
+  it('Image: pinned 8; ImageFsInfoResponse: image_filesystems 1 of FilesystemUsage (timestamp 1, fs_id 2, used_bytes 3, inodes_used 4)', () => {
+    const pinned = Buffer.concat([Buffer.from([0x0a, 0x01]), Buffer.from('x'), Buffer.from([0x40, 0x01])]);
+    const status = criMethod('ImageService', 'ImageStatus').responseDeserialize(Buffer.concat([Buffer.from([0x0a, pinned.length]), pinned])) as { image: { pinned: boolean } };
+    assert.equal(status.image.pinned, true);
+    const mount = Buffer.from('/m');
+    const fsId = Buffer.concat([Buffer.from([0x0a, mount.length]), mount]);
+    const usage = Buffer.concat([Buffer.from([0x08, 0x07, 0x12, fsId.length]), fsId, Buffer.from([0x1a, 0x02, 0x08, 0x2a, 0x22, 0x02, 0x08, 0x03])]);
+    const response = Buffer.concat([Buffer.from([0x0a, usage.length]), usage]);
+    const decoded = criMethod('ImageService', 'ImageFsInfo').responseDeserialize(response) as {
+      imageFilesystems: { timestamp: string; fsId: { mountpoint: string }; usedBytes: { value: string }; inodesUsed: { value: string } }[];
+    };
+    assert.deepEqual(decoded.imageFilesystems, [{ timestamp: '7', fsId: { mountpoint: '/m' }, usedBytes: { value: '42' }, inodesUsed: { value: '3' } }]);
+  });
 });

@@ -4,11 +4,11 @@
  */
 import { isCriNotFound } from './errors.js';
 import { authConfigToWire, imageSpecToWire, podSandboxConfigToWire } from './convert-request.js';
-import { imageFromWire, requireId } from './convert-response.js';
+import { filesystemUsageFromWire, imageFromWire, requireId } from './convert-response.js';
 import type { ImageMethod } from './proto.js';
 import { ignoreNotFound, requireArgument } from './transport.js';
 import type { ServiceClientOptions } from './runtime-client.js';
-import type { AuthConfig, CallOptions, Image, ImageService, ImageSpec, PodSandboxConfig } from './types.js';
+import type { AuthConfig, CallOptions, FilesystemUsage, Image, ImageService, ImageSpec, PodSandboxConfig } from './types.js';
 import type { ImageResponses } from './wire.js';
 
 /** Pull deadline when neither the call nor the client configures one. */
@@ -72,6 +72,11 @@ export class GrpcImageService implements ImageService {
     const request = { image: imageSpecToWire(image) };
     const call = { method: 'RemoveImage', request, timeoutMs: this.timeout(options), subject: image.image, ...signalOf(options) } as const;
     await ignoreNotFound(this.call(call, () => undefined));
+  }
+
+  imageFsInfo(options?: CallOptions): Promise<FilesystemUsage[]> {
+    const call = { method: 'ImageFsInfo', request: {}, timeoutMs: this.timeout(options), ...signalOf(options) } as const;
+    return this.call(call, (wire) => wire.imageFilesystems.map((fs) => filesystemUsageFromWire('ImageFsInfo', fs)));
   }
 
   private timeout(options: CallOptions | undefined): number {

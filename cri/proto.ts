@@ -29,7 +29,7 @@ export type RuntimeMethod =
   | 'ExecSync';
 
 /** The ImageService methods nodelet calls. */
-export type ImageMethod = 'ImageStatus' | 'PullImage' | 'ListImages' | 'RemoveImage';
+export type ImageMethod = 'ImageStatus' | 'PullImage' | 'ListImages' | 'RemoveImage' | 'ImageFsInfo';
 
 /**
  * How decoded messages look (see `wire.ts`): camelCase names, int64 as strings (no precision loss,

@@ -308,6 +308,19 @@ export interface Image {
   readonly uid?: bigint;
   /** The image's non-numeric user (`USER nobody`); empty when numeric or none. */
   readonly username?: string;
+  /** The runtime asks that the image never be garbage collected (containerd 1.7+: its sandbox image). */
+  readonly pinned?: boolean;
+}
+
+/** One filesystem the runtime stores images on (CRI `FilesystemUsage`). */
+export interface FilesystemUsage {
+  /** Nanoseconds since the epoch when the figures were taken. */
+  readonly timestamp: bigint;
+  /** Where the filesystem is mounted on the host (its capacity is the host's `statfs` of it). */
+  readonly mountpoint: string;
+  /** Bytes the runtime's image layers take on it (not the filesystem's whole usage). */
+  readonly usedBytes: bigint;
+  readonly inodesUsed: bigint;
 }
 
 /**
@@ -372,4 +385,6 @@ export interface ImageService {
   listImages(options?: CallOptions): Promise<Image[]>;
   /** Idempotent; a missing image is not an error. */
   removeImage(image: ImageSpec, options?: CallOptions): Promise<void>;
+  /** The filesystems holding images (containerd: one, its snapshotter's directory). */
+  imageFsInfo(options?: CallOptions): Promise<FilesystemUsage[]>;
 }

@@ -143,6 +143,7 @@ export interface WireImage {
   size: string;
   uid: { value: string } | null;
   username: string;
+  pinned: boolean;
 }
 
 export interface WireImageStatusResponse {
@@ -151,6 +152,17 @@ export interface WireImageStatusResponse {
 
 export interface WireListImagesResponse {
   images: WireImage[];
+}
+
+export interface WireFilesystemUsage {
+  timestamp: string;
+  fsId: { mountpoint: string } | null;
+  usedBytes: { value: string } | null;
+  inodesUsed: { value: string } | null;
+}
+
+export interface WireImageFsInfoResponse {
+  imageFilesystems: WireFilesystemUsage[];
 }
 
 export interface WirePullImageResponse {
@@ -181,4 +193,5 @@ export interface ImageResponses extends Record<ImageMethod, object> {
   PullImage: WirePullImageResponse;
   ListImages: WireListImagesResponse;
   RemoveImage: object;
+  ImageFsInfo: WireImageFsInfoResponse;
 }

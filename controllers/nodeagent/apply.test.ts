@@ -25,6 +25,7 @@ function recordingTargets(failing: ReadonlySet<string> = new Set()): SettingsTar
     setLogLevel: (l) => { call('setLogLevel', l); },
     setClusterDNS: (servers) => { call('setClusterDNS', servers.join(',')); },
     setClusterDomain: (d) => { call('setClusterDomain', d); },
+    setGc: (gc) => { call('setGc', JSON.stringify(gc)); },
   };
 }
 
@@ -32,18 +33,22 @@ describe('applySettings', () => {
   it('applies every live setting on the first apply', () => {
     const targets = recordingTargets();
     const outcome = applySettings({}, settings({}), targets);
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)']);
-    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local' });
+    const gc = { maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120 };
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`]);
+    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc });
     assert.deepEqual(outcome.failures, []);
   });
 
-  it('applies only what changed afterwards, and nothing for GC or log-rotation changes', () => {
+  it('applies only what changed afterwards (the GC group when one of its fields changed), nothing for log-rotation changes', () => {
     const first = applySettings({}, settings({}), recordingTargets());
     const targets = recordingTargets();
-    const outcome = applySettings(first.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 } }), targets);
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(8)', 'setPaused(true)']);
-    assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused']);
+    const outcome = applySettings(first.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 }, logRotation: { containerLogMaxFiles: 3 } }), targets);
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(8)', 'setPaused(true)', 'setGc({"maxDeadContainersPerPod":5,"minContainerAgeSeconds":0,"imageHighThresholdPercent":85,"imageLowThresholdPercent":80,"imageMinimumGCAgeSeconds":120})']);
+    assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused', 'spec.gc']);
     assert.equal(outcome.applied.workerConcurrency, 8);
+    const again = recordingTargets();
+    assert.deepEqual(applySettings(outcome.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 } }), again).changed, []);
+    assert.deepEqual(again.calls, []);
   });
 
   it('applies the cluster DNS list only when its content changed, not for an equal new list', () => {

@@ -4,7 +4,7 @@
  * setter threw keeps its previous value in the outcome, so the next apply (the next spec event or
  * resync) tries it again.
  */
-import type { LiveSettings, LogLevel, SettingProblem } from './settings.js';
+import type { GcSettings, LiveSettings, LogLevel, SettingProblem } from './settings.js';
 
 /** Where each live setting takes effect (the agent wires these to its parts). */
 export interface SettingsTargets {
@@ -22,10 +22,12 @@ export interface SettingsTargets {
   setClusterDNS(servers: readonly string[]): void;
   /** Cluster domain of sandboxes and hosts files formed from now on. */
   setClusterDomain(domain: string): void;
+  /** The garbage collector's policy (both collections run at once with it). */
+  setGc(gc: GcSettings): void;
 }
 
-/** The settings that act at once; GC and log rotation are stored only. */
-type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain';
+/** The settings that act at once; log rotation is stored only. */
+type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain' | 'gc';
 
 const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: SettingsTargets, s: LiveSettings) => void }[] = [
   { field: 'workerConcurrency', apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
@@ -35,11 +37,20 @@ const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: 
   { field: 'logLevel', apply: (t, s) => { t.setLogLevel(s.logLevel); } },
   { field: 'clusterDNS', apply: (t, s) => { t.setClusterDNS(s.clusterDNS); } },
   { field: 'clusterDomain', apply: (t, s) => { t.setClusterDomain(s.clusterDomain); } },
+  { field: 'gc', apply: (t, s) => { t.setGc(s.gc); } },
 ];
 
-/** Equal values; lists (clusterDNS) element by element, so an unchanged list is not applied again. */
+function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Equal values; lists (clusterDNS) element by element and groups (gc) field by field, so an unchanged one is not applied again. */
 function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].every((k) => a[k] === b[k]);
+  }
   return a === b;
 }
 

@@ -33,6 +33,7 @@ function setup(): Setup {
     setLogLevel: (l) => calls.push(`logLevel=${l}`),
     setClusterDNS: (servers) => calls.push(`clusterDNS=${servers.join(',')}`),
     setClusterDomain: (d) => calls.push(`clusterDomain=${d}`),
+    setGc: (gc) => calls.push(`gc=${gc.maxDeadContainersPerPod}`),
   };
   const sample = {
     current: { runtime: ready, queue: ready, api: ready, queueCounts: { waiting: 0, active: 1, delayed: 0, failed: 0 }, pods: 2, runtimeVersion: 'containerd://1.6.20', lastRelistMs: clock.now() } as HealthSample,
@@ -72,7 +73,7 @@ describe('NodeAgent controller', () => {
   it('creates its NodeAgent, applies the flag values, and reports Ready with counts and versions', async () => {
     const { api, calls, controller } = setup();
     await startAndReport(controller);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1']);
     const status = api.objects.get('vm')?.status;
     assert.equal(status?.observedGeneration, 1);
     assert.equal(status?.nodeName, 'vm');
@@ -105,7 +106,7 @@ describe('NodeAgent controller', () => {
     assert.deepEqual(calls, []);
     controller.startReporting();
     await clock.advance(2_000);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1']);
     assert.equal(api.objects.get('vm')?.status?.observedGeneration, 1);
   });
 
@@ -128,11 +129,11 @@ describe('NodeAgent controller', () => {
     await settle();
     assert.equal(condition(api, 'SettingsApplied')?.reason, 'InvalidSettings');
     assert.equal(controller.settings()?.maxPods, 110);
-    api.setSpec('vm', { gc: { minContainerAgeSeconds: 30 } });
+    api.setSpec('vm', { logRotation: { containerLogMaxFiles: 3 } });
     await settle();
     assert.equal(condition(api, 'SettingsApplied')?.status, 'False');
     assert.equal(condition(api, 'SettingsApplied')?.reason, 'NotImplemented');
-    assert.match(condition(api, 'SettingsApplied')?.message ?? '', /spec\.gc\.minContainerAgeSeconds/);
+    assert.match(condition(api, 'SettingsApplied')?.message ?? '', /spec\.logRotation\.containerLogMaxFiles/);
     assert.equal(condition(api, 'Ready')?.status, 'True');
   });
 

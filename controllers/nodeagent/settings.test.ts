@@ -79,7 +79,7 @@ describe('resolveSettings', () => {
     assert.deepEqual(invalid.map((p) => p.field), ['spec.gc.imageLowThresholdPercent']);
   });
 
-  it('reports GC and log-rotation fields set to non-default values as not implemented', () => {
+  it('reports log-rotation fields set to non-default values as not implemented, and GC fields as applied', () => {
     const { settings, invalid, notImplemented } = resolveSettings(
       { gc: { maxDeadContainersPerPod: 3, imageHighThresholdPercent: 85 }, logRotation: { containerLogMaxSize: '20Mi', containerLogMaxFiles: 5 } },
       base,
@@ -87,7 +87,17 @@ describe('resolveSettings', () => {
     assert.deepEqual(invalid, []);
     assert.equal(settings.gc.maxDeadContainersPerPod, 3);
     assert.equal(settings.logRotation.containerLogMaxSize, '20Mi');
-    assert.deepEqual(notImplemented, ['spec.gc.maxDeadContainersPerPod', 'spec.logRotation.containerLogMaxSize']);
+    assert.deepEqual(notImplemented, ['spec.logRotation.containerLogMaxSize']);
+  });
+
+  it('takes each unset GC field from the GC flags, and both thresholds from them when the spec puts low at or above high', () => {
+    const flags = { maxDeadContainersPerPod: 2, minContainerAgeSeconds: 10, imageHighThresholdPercent: 70, imageLowThresholdPercent: 60, imageMinimumGCAgeSeconds: 30 };
+    assert.deepEqual(resolveSettings({ gc: { imageMinimumGCAgeSeconds: 0 } }, { ...base, gc: flags }).settings.gc, { ...flags, imageMinimumGCAgeSeconds: 0 });
+    assert.deepEqual(resolveSettings({}, base).settings.gc, { maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120 });
+    const crossed = resolveSettings({ gc: { imageLowThresholdPercent: 75 } }, { ...base, gc: flags });
+    assert.deepEqual(crossed.invalid.map((p) => p.field), ['spec.gc.imageLowThresholdPercent']);
+    assert.equal(crossed.settings.gc.imageHighThresholdPercent, 70);
+    assert.equal(crossed.settings.gc.imageLowThresholdPercent, 60);
   });
 
   it('treats a log size equal to the default in other units as the default', () => {

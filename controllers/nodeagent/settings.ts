@@ -14,12 +14,18 @@ import { clusterDnsProblem, clusterDomainProblem } from '../../reconcilers/dns/c
 export const SPEC_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof SPEC_LOG_LEVELS)[number] | 'fatal' | 'silent';
 
-/** Garbage-collection thresholds (stored, validated, not acted on: nodelet has no GC yet). */
+/** Garbage-collection policy (`controllers/gc/`), the kubelet's GC settings under nodelet's names. */
 export interface GcSettings {
+  /** Exited instances kept per pod and container name (kubelet `MaxPerPodContainer`); nodelet always keeps the newest. */
   readonly maxDeadContainersPerPod: number;
+  /** Exited containers younger than this are never removed (kubelet `MinAge`). */
   readonly minContainerAgeSeconds: number;
+  /** Image filesystem usage at which unused images are removed; 100 disables image GC. */
   readonly imageHighThresholdPercent: number;
+  /** Usage image GC frees down to. */
   readonly imageLowThresholdPercent: number;
+  /** Images first seen less than this ago are never removed (kubelet `ImageMinimumGCAge`). */
+  readonly imageMinimumGCAgeSeconds: number;
 }
 
 /** Container log rotation (stored, validated, not acted on: nodelet does not rotate logs yet). */
@@ -54,6 +60,8 @@ export interface BaseSettings {
   readonly clusterDNS?: readonly string[];
   /** `--cluster-domain`; {@link DEFAULT_CLUSTER_DOMAIN} when absent. */
   readonly clusterDomain?: string;
+  /** The GC flags; {@link DEFAULT_GC} when absent. */
+  readonly gc?: GcSettings;
 }
 
 /** The `--cluster-domain` flag's default. */
@@ -70,16 +78,17 @@ export interface SettingProblem {
 export interface SettingsResolution {
   readonly settings: LiveSettings;
   readonly invalid: readonly SettingProblem[];
-  /** Fields set to a non-default value that nodelet stores but does not act on yet (paths under `spec.`). */
+  /** Log-rotation fields set to a non-default value: stored, not acted on yet (paths under `spec.`). */
   readonly notImplemented: readonly string[];
 }
 
-/** The kubelet's defaults for the settings nodelet does not implement yet. */
+/** The kubelet's defaults: GC (the flags' defaults) and log rotation (not implemented yet). */
 export const DEFAULT_GC: GcSettings = {
   maxDeadContainersPerPod: 1,
   minContainerAgeSeconds: 0,
   imageHighThresholdPercent: 85,
   imageLowThresholdPercent: 80,
+  imageMinimumGCAgeSeconds: 120,
 };
 export const DEFAULT_LOG_ROTATION: LogRotationSettings = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
 
@@ -97,6 +106,7 @@ const BOUNDS = {
   minContainerAgeSeconds: { min: 0, max: 86400 },
   imageHighThresholdPercent: { min: 0, max: 100 },
   imageLowThresholdPercent: { min: 0, max: 100 },
+  imageMinimumGCAgeSeconds: { min: 0, max: 86400 },
   containerLogMaxFiles: { min: 2, max: 20 },
 } as const satisfies Record<string, IntBounds>;
 
@@ -179,19 +189,21 @@ class FieldReader {
   }
 }
 
-function readGc(reader: FieldReader): GcSettings {
+/** `spec.gc`, each unset field the flag's value; a low threshold not below the high one falls back to both flags. */
+function readGc(reader: FieldReader, base: GcSettings): GcSettings {
   const gc: GcSettings = {
-    maxDeadContainersPerPod: reader.int('maxDeadContainersPerPod', DEFAULT_GC.maxDeadContainersPerPod),
-    minContainerAgeSeconds: reader.int('minContainerAgeSeconds', DEFAULT_GC.minContainerAgeSeconds),
-    imageHighThresholdPercent: reader.int('imageHighThresholdPercent', DEFAULT_GC.imageHighThresholdPercent),
-    imageLowThresholdPercent: reader.int('imageLowThresholdPercent', DEFAULT_GC.imageLowThresholdPercent),
+    maxDeadContainersPerPod: reader.int('maxDeadContainersPerPod', base.maxDeadContainersPerPod),
+    minContainerAgeSeconds: reader.int('minContainerAgeSeconds', base.minContainerAgeSeconds),
+    imageHighThresholdPercent: reader.int('imageHighThresholdPercent', base.imageHighThresholdPercent),
+    imageLowThresholdPercent: reader.int('imageLowThresholdPercent', base.imageLowThresholdPercent),
+    imageMinimumGCAgeSeconds: reader.int('imageMinimumGCAgeSeconds', base.imageMinimumGCAgeSeconds),
   };
   if (gc.imageLowThresholdPercent < gc.imageHighThresholdPercent) return gc;
   const message = `must be lower than imageHighThresholdPercent (${gc.imageHighThresholdPercent}), got ${gc.imageLowThresholdPercent}`;
   return reader.refuse('imageLowThresholdPercent', message, {
     ...gc,
-    imageHighThresholdPercent: DEFAULT_GC.imageHighThresholdPercent,
-    imageLowThresholdPercent: DEFAULT_GC.imageLowThresholdPercent,
+    imageHighThresholdPercent: base.imageHighThresholdPercent,
+    imageLowThresholdPercent: base.imageLowThresholdPercent,
   });
 }
 
@@ -201,9 +213,9 @@ function logSizeBytes(size: string): number {
   return match === null ? Number.NaN : Number(match[1]) * (SIZE_UNITS[match[2] ?? ''] ?? 1);
 }
 
-/** Paths of the GC and log-rotation fields whose value differs from the default. */
-function fieldsNotImplemented(gc: GcSettings, logRotation: LogRotationSettings): string[] {
-  const changed = (Object.keys(DEFAULT_GC) as (keyof GcSettings)[]).filter((key) => gc[key] !== DEFAULT_GC[key]).map((key) => `spec.gc.${key}`);
+/** Paths of the log-rotation fields whose value differs from the default. */
+function fieldsNotImplemented(logRotation: LogRotationSettings): string[] {
+  const changed: string[] = [];
   if (logSizeBytes(logRotation.containerLogMaxSize) !== logSizeBytes(DEFAULT_LOG_ROTATION.containerLogMaxSize)) {
     changed.push('spec.logRotation.containerLogMaxSize');
   }
@@ -225,11 +237,11 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
     logLevel: reader.logLevel('logLevel', base.logLevel),
     clusterDNS: reader.clusterDns('clusterDNS', base.clusterDNS ?? []),
     clusterDomain: reader.clusterDomain('clusterDomain', base.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
-    gc: readGc(reader.nested('gc')),
+    gc: readGc(reader.nested('gc'), base.gc ?? DEFAULT_GC),
     logRotation: {
       containerLogMaxSize: rotation.logSize('containerLogMaxSize', DEFAULT_LOG_ROTATION.containerLogMaxSize),
       containerLogMaxFiles: rotation.int('containerLogMaxFiles', DEFAULT_LOG_ROTATION.containerLogMaxFiles),
     },
   };
-  return { settings, invalid, notImplemented: fieldsNotImplemented(settings.gc, settings.logRotation) };
+  return { settings, invalid, notImplemented: fieldsNotImplemented(settings.logRotation) };
 }

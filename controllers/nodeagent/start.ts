@@ -10,7 +10,7 @@ import type { Clock } from '../../util/clock.js';
 import { createNodeAgentApi } from './api.js';
 import { createNodeAgentController, type NodeAgentController } from './nodeagent-controller.js';
 import { createHealthSampler } from './health-probes.js';
-import { SPEC_LOG_LEVELS, type BaseSettings, type LogLevel } from './settings.js';
+import { SPEC_LOG_LEVELS, type BaseSettings, type GcSettings, type LogLevel } from './settings.js';
 import type { Readiness } from './status.js';
 import { createSettingsTargets, type LiveParts } from './targets.js';
 import type { PodSource } from '../pod-sources/api-source.js';
@@ -26,6 +26,8 @@ export interface AgentFlags {
   readonly clusterDns?: readonly string[];
   /** `--cluster-domain`. */
   readonly clusterDomain?: string;
+  /** The GC flags. */
+  readonly gc?: GcSettings;
 }
 
 /** Options of {@link buildNodeAgentController}. */
@@ -59,6 +61,7 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
     logLevel: FLAG_LOG_LEVELS.find((level) => level === flags.logLevel) ?? 'info',
     ...(flags.clusterDns === undefined ? {} : { clusterDNS: flags.clusterDns }),
     ...(flags.clusterDomain === undefined ? {} : { clusterDomain: flags.clusterDomain }),
+    ...(flags.gc === undefined ? {} : { gc: flags.gc }),
   };
 }
 

@@ -2,9 +2,8 @@
  * The NodeAgent's `status` as a pure function of one health sample, the settings report and the
  * status the API server holds now. Conditions follow `metav1.Condition`: a condition's
  * `lastTransitionTime` moves only when its `status` changes from what was held before.
- *
- * Ready is RuntimeReady ∧ QueueReady ∧ APIReady. SettingsApplied does not affect Ready: a GC
- * threshold nodelet cannot act on yet says so in SettingsApplied and leaves the node serving pods.
+ * SettingsApplied does not affect Ready: a log-rotation setting nodelet cannot act on yet says so in
+ * SettingsApplied and leaves the node serving pods.
  */
 import type { NodeAgentCondition, NodeAgentConditionType, NodeAgentQueueStatus, NodeAgentStatus } from './types.js';
 import type { SettingProblem } from './settings.js';
@@ -106,7 +105,7 @@ export function settingsCondition(report: SettingsReport, generation: number | u
   if (report.applyFailures.length > 0) messages.push(`could not apply: ${problemList(report.applyFailures)}`);
   if (report.invalid.length > 0) messages.push(`refused (defaults used): ${problemList(report.invalid)}`);
   if (report.notImplemented.length > 0) {
-    messages.push(`stored but not acted on, nodelet has no container garbage collection or log rotation yet: ${report.notImplemented.join(', ')}`);
+    messages.push(`stored but not acted on, nodelet does not rotate container logs yet: ${report.notImplemented.join(', ')}`);
   }
   const reason = report.applyFailures.length > 0 ? 'ApplyFailed' : report.invalid.length > 0 ? 'InvalidSettings' : 'NotImplemented';
   if (messages.length > 0) return { type: 'SettingsApplied', status: 'False', reason, message: messages.join('; ') };

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import type { SettingsTargets } from './apply.js';
+import type { GcSettings } from './settings.js';
 
 /** The agent's parts that take live settings (narrow, so tests pass plain objects). */
 export interface LiveParts {
@@ -19,6 +20,8 @@ export interface LiveParts {
   readonly logger: Logger;
   /** Pod name resolution (the per-pod machinery's DNS configurer). */
   readonly dns: { clusterSettings(): ClusterDnsSettings; setClusterSettings(settings: ClusterDnsSettings): void };
+  /** The garbage collector. */
+  readonly gc: { setSettings(gc: GcSettings): void };
 }
 
 /** Maps each setting to its part. */
@@ -44,6 +47,9 @@ export function createSettingsTargets(parts: LiveParts): SettingsTargets {
     },
     setClusterDomain: (domain) => {
       parts.dns.setClusterSettings({ ...parts.dns.clusterSettings(), domain });
+    },
+    setGc: (gc) => {
+      parts.gc.setSettings(gc);
     },
   };
 }

@@ -38,7 +38,7 @@ export class FakeImageStore {
   private readonly images = new Map<string, Image>();
 
   /** Adds (or returns the existing) image for `ref`; `user` is its USER as ImageStatus reports it (none: root). */
-  add(ref: string, size = 1_000_000n, user: { readonly uid?: bigint; readonly username?: string } = {}): Image {
+  add(ref: string, size = 1_000_000n, user: { readonly uid?: bigint; readonly username?: string; readonly pinned?: boolean } = {}): Image {
     const existing = this.find(ref);
     if (existing !== undefined) return existing;
     const name = normalizeImageRef(ref);

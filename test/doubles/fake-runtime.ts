@@ -21,6 +21,7 @@ import type {
   ContainerState,
   ContainerStatus,
   ExecSyncResult,
+  FilesystemUsage,
   Image,
   ImageService,
   ImageSpec,
@@ -122,6 +123,8 @@ export class FakeRuntime implements RuntimeService, ImageService {
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
     { type: 'NetworkReady', status: true, reason: '', message: '' },
   ];
+  /** Where `imageFsInfo` says the images are stored. */
+  imageFsMountpoint = '/var/lib/fake-runtime/snapshots';
   execHandler: FakeExecHandler = () => ({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 });
 
   private readonly now: () => number;
@@ -163,6 +166,11 @@ export class FakeRuntime implements RuntimeService, ImageService {
   /** Adds an image as if pulled; `user` is its USER as ImageStatus reports it (none: root). */
   addImage(ref: string, user?: { readonly uid?: bigint; readonly username?: string }): Image {
     return this.imageStore.add(ref, undefined, user);
+  }
+
+  /** Adds an image of `size` bytes, optionally pinned (as containerd 1.7 pins its sandbox image). */
+  addSizedImage(ref: string, size: bigint, pinned = false): Image {
+    return this.imageStore.add(ref, size, pinned ? { pinned } : {});
   }
 
   getSandbox(id: string): FakeSandbox | undefined {
@@ -389,6 +397,13 @@ export class FakeRuntime implements RuntimeService, ImageService {
   async removeImage(image: ImageSpec, options?: CallOptions): Promise<void> {
     await this.record('removeImage', [image, options]);
     this.imageStore.remove(image.image);
+  }
+
+  /** One filesystem at {@link FakeRuntime.imageFsMountpoint}; its used bytes are the images' sizes. */
+  async imageFsInfo(options?: CallOptions): Promise<FilesystemUsage[]> {
+    await this.record('imageFsInfo', [options]);
+    const usedBytes = this.imageStore.list().reduce((sum, image) => sum + image.size, 0n);
+    return [{ timestamp: this.nowNanos(), mountpoint: this.imageFsMountpoint, usedBytes, inodesUsed: 0n }];
   }
 
   // ------------------------------------------------------------------ internals

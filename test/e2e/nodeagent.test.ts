@@ -95,7 +95,7 @@ describe('the NodeAgent of the nodelet node', () => {
   });
 
   after(async () => {
-    await patchSpec({ paused: null, gc: null, maxPods: null }).catch(() => undefined);
+    await patchSpec({ paused: null, gc: null, logRotation: null, maxPods: null }).catch(() => undefined);
     await kubectl(['delete', 'nodeagent', `${NODE_NAME}-e2e-invalid`, '--ignore-not-found']).catch(() => undefined);
     if (namespace !== '') await deleteNamespace(namespace);
   });
@@ -158,13 +158,16 @@ describe('the NodeAgent of the nodelet node', () => {
     assert.equal(after.metadata.generation, before.metadata.generation);
   });
 
-  it('says in SettingsApplied that GC thresholds are stored but not acted on', async () => {
+  it('applies GC settings, and says in SettingsApplied that log-rotation settings are stored but not acted on', async () => {
     await patchSpec({ gc: { maxDeadContainersPerPod: 3 } });
+    const applied = await waitApplied('SettingsApplied=True with spec.gc set', (a) => a.metadata.generation === a.status?.observedGeneration && conditionOf(a, 'SettingsApplied')?.status === 'True');
+    assert.equal(conditionOf(applied, 'SettingsApplied')?.reason, 'Applied');
+    await patchSpec({ gc: null, logRotation: { containerLogMaxFiles: 3 } });
     const agent = await waitApplied('SettingsApplied=False NotImplemented', (a) => conditionOf(a, 'SettingsApplied')?.reason === 'NotImplemented');
     assert.equal(conditionOf(agent, 'SettingsApplied')?.status, 'False');
-    assert.match(conditionOf(agent, 'SettingsApplied')?.message ?? '', /spec\.gc\.maxDeadContainersPerPod/);
+    assert.match(conditionOf(agent, 'SettingsApplied')?.message ?? '', /spec\.logRotation\.containerLogMaxFiles/);
     assert.equal(conditionOf(agent, 'Ready')?.status, 'True');
-    await patchSpec({ gc: null });
+    await patchSpec({ logRotation: null });
     await waitApplied('SettingsApplied=True again', (a) => conditionOf(a, 'SettingsApplied')?.status === 'True');
   });
 

@@ -12,7 +12,9 @@
  *   created but never started may be started as it is or (only when the agent died) replaced with
  *   the next restart count; a container that did not exist yet starts with restartCount 0. When
  *   the agent died inside StartContainer, containerd fails that start (`StartError`); the dead
- *   instance stays beside the next attempt, as under the kubelet until container GC.
+ *   instance stays beside the next attempt, as under the kubelet: container GC keeps the newest
+ *   exited instance of each container (controllers/gc), and that is the StartError one until a
+ *   later instance exits.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { bareContainerId, describeStates, listPods, runtimeOfNamespace, type RuntimeContainer, type RuntimeView } from './state.js';
@@ -200,8 +202,8 @@ export interface Ledger {
 /**
  * A start the agent's death interrupted: containerd fails a StartContainer whose caller went away
  * and marks the container exited with reason `StartError` (exit code 128), as for any start error.
- * The agent then starts the next attempt, and the dead instance stays (the kubelet keeps it too,
- * until container GC), so the name has EXITED → RUNNING. Only a container that was created and not
+ * The agent then starts the next attempt, and the dead instance stays (container GC keeps the
+ * newest exited instance, as the kubelet's), so the name has EXITED → RUNNING. Only a container that was created and not
  * yet started at the fault (or already marked so by then) may end like this.
  */
 export function interruptedStart(c: RuntimeContainer, atFault: RuntimeView): boolean {

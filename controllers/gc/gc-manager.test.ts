@@ -1,0 +1,250 @@
+/**
+ * The garbage collector against the recording fake runtime and a real temporary pod log root:
+ * what it removes from the runtime and the disk, what it leaves, and what it hands to the reconciler.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { pino } from 'pino';
+import { CriError } from '../../cri/errors.js';
+import type { PodSandboxConfig } from '../../cri/types.js';
+import { ANNOTATION_RESTART_COUNT, containerLabels, sandboxLabels } from '../../reconcilers/runtime-labels.js';
+import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.js';
+import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
+import type { PodKey } from '../../util/pod-key.js';
+import { GcManager, isGcRemovalError } from './gc-manager.js';
+import { gcPolicyOf } from './gc-policy.js';
+
+const NODE = 'node-a';
+const PAUSE = 'registry.k8s.io/pause:3.10';
+const POLICY = gcPolicyOf({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0 });
+const pod = (uid: string): PodKey => ({ uid, namespace: 'ns', name: `pod-${uid}` });
+
+interface Setup {
+  readonly clock: FakeClock;
+  readonly runtime: FakeRuntime;
+  readonly gc: GcManager;
+  readonly present: Set<string>;
+  readonly handedOver: PodKey[];
+  readonly confirmed: string[];
+  fs: { capacityBytes: number; availableBytes: number };
+}
+
+let logRoot = '';
+beforeEach(async () => {
+  logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-'));
+});
+afterEach(async () => {
+  await rm(logRoot, { recursive: true, force: true });
+});
+
+function setup(): Setup {
+  const clock = createFakeClock();
+  const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox:1.35', PAUSE] });
+  const present = new Set<string>();
+  const handedOver: PodKey[] = [];
+  const confirmed: string[] = [];
+  const s: Setup = { clock, runtime, present, handedOver, confirmed, fs: { capacityBytes: 100, availableBytes: 50 }, gc: undefined as unknown as GcManager };
+  const gc = new GcManager({
+    runtime,
+    images: runtime,
+    nodeName: NODE,
+    podLogDir: logRoot,
+    pods: { has: (uid) => present.has(uid), synced: () => true, confirmGone: (key) => { confirmed.push(key.uid); return Promise.resolve(true); } },
+    onGonePod: (key) => handedOver.push(key),
+    sandboxImage: PAUSE,
+    policy: POLICY,
+    clock,
+    logger: pino({ level: 'silent' }),
+    fsStats: (mountpoint) => {
+      assert.equal(mountpoint, runtime.imageFsMountpoint);
+      return Promise.resolve(s.fs);
+    },
+  });
+  return Object.assign(s, { gc });
+}
+
+function sandboxConfig(key: PodKey, attempt: number): PodSandboxConfig {
+  return { metadata: { ...key, attempt }, hostname: key.name, logDirectory: path.join(logRoot, `${key.namespace}_${key.name}_${key.uid}`), labels: sandboxLabels(key, NODE), annotations: {} };
+}
+
+/** Runs `count` instances of container `main` in a new sandbox, one second apart; all exit but the last when `lastRuns`. Each writes its log file. */
+async function crashLoop(s: Setup, key: PodKey, count: number, o: { lastRuns?: boolean; attempt?: number } = {}): Promise<{ sandboxId: string; ids: string[] }> {
+  const { lastRuns = true, attempt = 0 } = o;
+  const config = sandboxConfig(key, attempt);
+  const sandboxId = await s.runtime.runPodSandbox(config);
+  const ids: string[] = [];
+  for (let n = 0; n < count; n++) {
+    await s.clock.advance(1000);
+    const id = await s.runtime.createContainer(sandboxId, {
+      metadata: { name: 'main', attempt: n },
+      image: { image: 'busybox:1.35' },
+      command: [], args: [], workingDir: '', envs: [], mounts: [],
+      labels: containerLabels(key, 'main', NODE),
+      annotations: { [ANNOTATION_RESTART_COUNT]: String(n) },
+      logPath: `main/${n}.log`,
+      stdin: false, stdinOnce: false, tty: false,
+    }, config);
+    await s.runtime.startContainer(id);
+    await mkdir(path.join(config.logDirectory, 'main'), { recursive: true });
+    await writeFile(path.join(config.logDirectory, 'main', `${n}.log`), 'log\n');
+    await writeFile(path.join(config.logDirectory, 'main', `${n}.log.20300101-000000`), 'rotated\n');
+    if (n < count - 1 || !lastRuns) s.runtime.setContainerExited(id, 1);
+    ids.push(id);
+  }
+  return { sandboxId, ids };
+}
+
+const logOf = (key: PodKey, n: number): string => path.join(logRoot, `${key.namespace}_${key.name}_${key.uid}`, 'main', `${n}.log`);
+
+describe('GcManager: containers', () => {
+  it('keeps the newest exited instance beside the running one, removes the older ones and their log files (rotations too)', async () => {
+    const s = setup();
+    s.present.add('a');
+    const { ids } = await crashLoop(s, pod('a'), 5);
+    await s.gc.collectContainers();
+    assert.deepEqual(s.runtime.callsTo('removeContainer').map((c) => c.args[0]), ids.slice(0, 3));
+    const left = await s.runtime.listContainers();
+    assert.deepEqual(left.map((c) => [c.id, c.state]).sort(), [[ids[3], 'CONTAINER_EXITED'], [ids[4], 'CONTAINER_RUNNING']].sort());
+    for (const n of [0, 1, 2]) {
+      assert.equal(existsSync(logOf(pod('a'), n)), false, `log ${n} removed`);
+      assert.equal(existsSync(`${logOf(pod('a'), n)}.20300101-000000`), false, `rotated log ${n} removed`);
+    }
+    for (const n of [3, 4]) assert.equal(existsSync(logOf(pod('a'), n)), true, `log ${n} kept`);
+    // A second pass finds nothing more to do.
+    await s.gc.collectContainers();
+    assert.equal(s.runtime.callsTo('removeContainer').length, 3);
+  });
+
+  it('hands a pod gone from every source to the reconciler and removes nothing of it itself', async () => {
+    const s = setup();
+    await crashLoop(s, pod('gone'), 3, { lastRuns: false });
+    await s.gc.collectContainers();
+    assert.equal(s.runtime.callsTo('removeContainer').length, 0);
+    assert.equal(s.runtime.callsTo('removePodSandbox').length, 0);
+    assert.deepEqual(s.handedOver, [pod('gone')]);
+    // Its logs stay while the runtime still has it.
+    assert.equal(existsSync(logOf(pod('gone'), 0)), true);
+  });
+
+  it('removes an older not-ready sandbox once none of its containers is left, and keeps the newest', async () => {
+    const s = setup();
+    s.present.add('a');
+    const first = await crashLoop(s, pod('a'), 2, { lastRuns: false, attempt: 0 });
+    await s.runtime.stopPodSandbox(first.sandboxId);
+    const second = await crashLoop(s, pod('a'), 1, { lastRuns: false, attempt: 1 });
+    await s.gc.collectContainers();
+    // Both of the first sandbox's instances are older than the second sandbox's one: they go, then the sandbox.
+    assert.deepEqual(s.runtime.callsTo('removeContainer').map((c) => c.args[0]).sort(), [...first.ids].sort());
+    assert.deepEqual(s.runtime.callsTo('removePodSandbox').map((c) => c.args[0]), [first.sandboxId]);
+    assert.deepEqual((await s.runtime.listPodSandbox()).map((sb) => sb.id), [second.sandboxId]);
+  });
+
+  it('removes the log directory of a pod that exists nowhere once the API confirms it, and no other', async () => {
+    const s = setup();
+    s.present.add('a');
+    await crashLoop(s, pod('a'), 1);
+    await crashLoop(s, pod('being-torn-down'), 1);
+    const orphanDir = path.join(logRoot, 'ns_pod-orphan_orphan');
+    await mkdir(path.join(orphanDir, 'main'), { recursive: true });
+    await writeFile(path.join(orphanDir, 'main', '0.log'), 'old\n');
+    await writeFile(path.join(logRoot, 'not-a-pod-dir'), '');
+    await s.gc.collectContainers();
+    assert.equal(existsSync(orphanDir), false);
+    assert.deepEqual(s.confirmed, ['orphan']);
+    assert.equal(existsSync(logOf(pod('a'), 0)), true);
+    assert.equal(existsSync(logOf(pod('being-torn-down'), 0)), true);
+    assert.equal(existsSync(path.join(logRoot, 'not-a-pod-dir')), true);
+  });
+
+  it('goes on past a failed removal and then fails the run, so the loop retries', async () => {
+    const s = setup();
+    s.present.add('a');
+    const { ids } = await crashLoop(s, pod('a'), 4);
+    s.runtime.injectError('removeContainer', new CriError({ method: 'RemoveContainer', code: GrpcStatus.UNAVAILABLE, message: 'unavailable' }));
+    await assert.rejects(s.gc.collectContainers(), (e: unknown) => isGcRemovalError(e) && e.failures === 1);
+    assert.deepEqual((await s.runtime.listContainers()).map((c) => c.id).sort(), [ids[0], ids[2], ids[3]].sort());
+    await s.gc.collectContainers();
+    assert.deepEqual((await s.runtime.listContainers()).map((c) => c.id).sort(), [ids[2], ids[3]].sort());
+  });
+
+  it('runs every minute once started, and at once when the policy changes', async () => {
+    const s = setup();
+    s.present.add('a');
+    await crashLoop(s, pod('a'), 3);
+    s.gc.start();
+    await s.clock.advance(59_000);
+    assert.equal(s.runtime.callsTo('removeContainer').length, 0);
+    await s.clock.advance(1_000);
+    assert.equal(s.runtime.callsTo('removeContainer').length, 1);
+    await s.runtime.startContainer(await newInstance(s));
+    s.gc.setPolicy(gcPolicyOf({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 3600, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0 }));
+    await s.clock.advance(0);
+    // The run happened with the new policy: nothing is an hour old, nothing more went.
+    assert.ok(s.runtime.callsTo('listContainers').length >= 2);
+    assert.equal(s.runtime.callsTo('removeContainer').length, 1);
+    await s.gc.stop();
+  });
+});
+
+/** Exits the running `main` of pod a and creates the next instance. */
+async function newInstance(s: Setup): Promise<string> {
+  const running = (await s.runtime.listContainers()).find((c) => c.state === 'CONTAINER_RUNNING');
+  assert.ok(running);
+  s.runtime.setContainerExited(running.id, 1);
+  const sandbox = s.runtime.getSandbox(running.podSandboxId);
+  assert.ok(sandbox);
+  const attempt = running.metadata.attempt + 1;
+  return s.runtime.createContainer(running.podSandboxId, {
+    metadata: { name: 'main', attempt }, image: { image: 'busybox:1.35' }, command: [], args: [], workingDir: '', envs: [], mounts: [],
+    labels: containerLabels(pod('a'), 'main', NODE), annotations: { [ANNOTATION_RESTART_COUNT]: String(attempt) }, logPath: `main/${attempt}.log`, stdin: false, stdinOnce: false, tty: false,
+  }, sandbox.config);
+}
+
+describe('GcManager: images', () => {
+  it('below the high threshold removes nothing', async () => {
+    const s = setup();
+    s.runtime.addSizedImage('example.test/unused:1', 10n);
+    s.fs = { capacityBytes: 100, availableBytes: 16 };
+    await s.gc.collectImages();
+    assert.equal(s.runtime.callsTo('removeImage').length, 0);
+  });
+
+  it('at the high threshold removes unused images least recently used first until the low one, never the used, pinned or sandbox image', async () => {
+    const s = setup();
+    s.present.add('a');
+    await crashLoop(s, pod('a'), 1, { lastRuns: false });
+    const first = s.runtime.addSizedImage('example.test/first-seen:1', 6n);
+    await s.gc.collectContainers(); // first-seen is first seen now
+    await s.clock.advance(10_000);
+    const second = s.runtime.addSizedImage('example.test/second-seen:1', 6n);
+    s.runtime.addSizedImage('example.test/third-seen:1', 6n);
+    await s.gc.collectContainers();
+    await s.clock.advance(10_000);
+    s.runtime.addSizedImage('example.test/pinned:1', 50n, true);
+    // 90 % used: 10 bytes to free to reach 80 %.
+    s.fs = { capacityBytes: 100, availableBytes: 10 };
+    await s.gc.collectImages();
+    assert.deepEqual(s.runtime.callsTo('removeImage').map((c) => c.args[0]), [{ image: first.id }, { image: second.id }]);
+    const left = (await s.runtime.listImages()).flatMap((i) => i.repoTags).sort();
+    assert.deepEqual(left, ['docker.io/library/busybox:1.35', 'example.test/pinned:1', 'example.test/third-seen:1', PAUSE]);
+  });
+
+  it('counts an image used by any container of the runtime, nodelet’s or not, as in use', async () => {
+    const s = setup();
+    const other = s.runtime.addSizedImage('example.test/someone-elses:1', 50n);
+    const config: PodSandboxConfig = { metadata: { name: 'x', uid: 'x', namespace: 'other', attempt: 0 }, hostname: 'x', logDirectory: '', labels: {}, annotations: {} };
+    const sandboxId = await s.runtime.runPodSandbox(config);
+    await s.runtime.createContainer(sandboxId, { metadata: { name: 'x', attempt: 0 }, image: { image: 'example.test/someone-elses:1' }, command: [], args: [], workingDir: '', envs: [], mounts: [], labels: {}, annotations: {}, logPath: '', stdin: false, stdinOnce: false, tty: false }, config);
+    const busybox = await s.runtime.imageStatus({ image: 'busybox:1.35' });
+    s.fs = { capacityBytes: 100, availableBytes: 0 };
+    await s.gc.collectImages();
+    // Only busybox (used by nothing here) goes; the pause image and the other user's image stay.
+    assert.deepEqual(s.runtime.callsTo('removeImage').map((c) => c.args[0]), [{ image: busybox?.id }]);
+    assert.ok((await s.runtime.listImages()).some((i) => i.id === other.id));
+  });
+});

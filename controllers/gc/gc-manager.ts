@@ -1,0 +1,268 @@
+/**
+ * Node-wide garbage collection (the kubelet's container GC, every minute, and image GC, every five
+ * minutes): reads the runtime and the desired-pod store, decides with the pure plans
+ * (`container-gc-plan.ts`, `image-gc-plan.ts`) and removes.
+ *
+ * - Container GC: dead container instances beyond the policy (with their log files), older
+ *   sandboxes that are not ready and hold no container, and the log directories of pods that exist
+ *   nowhere (not in any synced source, nothing left in the runtime, and the API confirms it). Pods
+ *   gone from every source that still have runtime objects are handed to the reconciler, which is
+ *   the one place a pod is torn down.
+ * - Image GC: when the image filesystem is at or above the high threshold, unused images, least
+ *   recently used first, down to the low threshold. "In use" means used by any container in the
+ *   runtime, nodelet's or not, in any state: a shared runtime's other users keep their images.
+ * - A removal that fails is logged and tried again next time; the run then counts as failed (the
+ *   loop backs off and the failure is visible), the other removals of the run still happen.
+ * - A new policy (flags, then NodeAgent `spec.gc`) takes effect at once: both collections run.
+ */
+import type { Logger } from 'pino';
+import type { Container, ImageService, RuntimeService } from '../../cri/types.js';
+import { isCriNotFound } from '../../cri/errors.js';
+import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_NODE, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, intAnnotation, nodeSelector } from '../../reconcilers/runtime-labels.js';
+import type { Clock } from '../../util/clock.js';
+import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
+import type { PodKey } from '../../util/pod-key.js';
+import { planContainerGc, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
+import { planImageGc, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
+import { filesystemStats, listPodLogDirectories, removeContainerLogs, removePodLogDirectory } from './log-files.js';
+
+/** The kubelet's periods. */
+export const CONTAINER_GC_PERIOD_MS = 60_000;
+export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
+
+/** Container and image policy together (flags, overridden by NodeAgent `spec.gc`). */
+export interface GcPolicy {
+  readonly container: ContainerGcPolicy;
+  readonly image: ImageGcPolicy;
+}
+
+/** What GC asks of the desired-pod store (the reconciler's `PodStore`). */
+export interface GcPodSource {
+  /** Whether some source has the pod. */
+  has(uid: string): boolean;
+  /** True once every source has delivered a full list. */
+  synced(): boolean;
+  /** Asks every source's origin whether the pod is really gone. */
+  confirmGone(key: PodKey): Promise<boolean>;
+}
+
+export interface GcManagerOptions {
+  readonly runtime: RuntimeService;
+  readonly images: ImageService;
+  readonly nodeName: string;
+  readonly podLogDir: string;
+  readonly pods: GcPodSource;
+  /** Hands a pod gone from every source to the reconciler (enqueue it). */
+  readonly onGonePod: (pod: PodKey, reason: string) => void;
+  /** The sandbox (pause) image reference: never removed. */
+  readonly sandboxImage: string;
+  readonly policy: GcPolicy;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** `statfs` of the image filesystem's mountpoint; injectable for tests. */
+  readonly fsStats?: (mountpoint: string) => Promise<ImageFsStats>;
+  readonly containerPeriodMs?: number;
+  readonly imagePeriodMs?: number;
+}
+
+/** Thrown at the end of a run in which some removals failed (each was logged). */
+export class GcRemovalError extends Error {
+  constructor(readonly what: string, readonly failures: number) {
+    super(`${what}: ${failures} removal(s) failed`);
+    this.name = 'GcRemovalError';
+  }
+}
+
+export function isGcRemovalError(err: unknown): err is GcRemovalError {
+  return err instanceof GcRemovalError;
+}
+
+function podKeyOfLabels(labels: Readonly<Record<string, string>>): PodKey {
+  return { uid: labels[LABEL_POD_UID] ?? '', namespace: labels[LABEL_POD_NAMESPACE] ?? '', name: labels[LABEL_POD_NAME] ?? '' };
+}
+
+function nanosToMs(nanos: bigint): number {
+  return Number(nanos / 1_000_000n);
+}
+
+function gcContainer(c: Container): GcContainer {
+  return {
+    id: c.id,
+    podUid: c.labels[LABEL_POD_UID] ?? '',
+    name: c.labels[LABEL_CONTAINER_NAME] ?? c.metadata.name,
+    sandboxId: c.podSandboxId,
+    state: c.state,
+    createdAtMs: nanosToMs(c.createdAt),
+    attempt: intAnnotation(c.annotations, ANNOTATION_RESTART_COUNT, c.metadata.attempt),
+  };
+}
+
+/** Image references any container uses (ID and the name it was created from). */
+function imagesInUse(containers: readonly Container[]): Set<string> {
+  return new Set(containers.flatMap((c) => [c.imageRef, c.image.image]).filter((ref) => ref !== ''));
+}
+
+export class GcManager {
+  private policy: GcPolicy;
+  private imageRecords = new Map<string, ImageRecord>();
+  private readonly containerLoop: PeriodicLoop;
+  private readonly imageLoop: PeriodicLoop;
+  private readonly fsStats: (mountpoint: string) => Promise<ImageFsStats>;
+
+  constructor(private readonly options: GcManagerOptions) {
+    this.policy = options.policy;
+    this.fsStats = options.fsStats ?? filesystemStats;
+    const common = { clock: options.clock, logger: options.logger, firstRun: 'after-period' as const };
+    this.containerLoop = createPeriodicLoop({ ...common, name: 'container-gc', periodMs: options.containerPeriodMs ?? CONTAINER_GC_PERIOD_MS, run: () => this.collectContainers() });
+    this.imageLoop = createPeriodicLoop({ ...common, name: 'image-gc', periodMs: options.imagePeriodMs ?? IMAGE_GC_PERIOD_MS, run: () => this.collectImages() });
+  }
+
+  /** Starts both collections; each first runs one period after start (the agent settles first). */
+  start(): void {
+    this.containerLoop.start();
+    this.imageLoop.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.containerLoop.stop(), this.imageLoop.stop()]);
+  }
+
+  /** The policy in effect. */
+  currentPolicy(): GcPolicy {
+    return this.policy;
+  }
+
+  /** Applies a new policy and runs both collections with it. */
+  setPolicy(policy: GcPolicy): void {
+    this.policy = policy;
+    void this.containerLoop.runNow();
+    void this.imageLoop.runNow();
+  }
+
+  /** Runs container GC now (after a run in flight); true when it succeeded. */
+  runContainerGcNow(): Promise<boolean> {
+    return this.containerLoop.runNow();
+  }
+
+  /** Runs image GC now (after a run in flight); true when it succeeded. */
+  runImageGcNow(): Promise<boolean> {
+    return this.imageLoop.runNow();
+  }
+
+  private presence(uid: string): PodPresence {
+    if (this.options.pods.has(uid)) return 'present';
+    return this.options.pods.synced() ? 'gone' : 'unknown';
+  }
+
+  /** One container GC pass (also refreshes the images' last-used records). */
+  async collectContainers(): Promise<void> {
+    const { runtime, nodeName } = this.options;
+    const [sandboxes, everyContainer] = await Promise.all([runtime.listPodSandbox({ labelSelector: nodeSelector(nodeName) }), runtime.listContainers()]);
+    await this.detectImages(everyContainer);
+    const ours = everyContainer.filter((c) => c.labels[LABEL_NODE] === nodeName);
+    const gcSandboxes: GcSandbox[] = sandboxes.map((s) => ({ id: s.id, podUid: s.metadata.uid, state: s.state, createdAtMs: nanosToMs(s.createdAt), attempt: s.metadata.attempt }));
+    const plan = planContainerGc({ containers: ours.map(gcContainer), sandboxes: gcSandboxes, policy: this.policy.container, nowMs: this.options.clock.now(), presence: (uid) => this.presence(uid) });
+    let failures = 0;
+    for (const { container, reason } of plan.containers) failures += await this.removeContainer(container, reason);
+    for (const { sandbox, reason } of plan.sandboxes) failures += await this.attempt({ sandboxId: sandbox.id, podUid: sandbox.podUid, reason }, 'removing sandbox', () => runtime.removePodSandbox(sandbox.id));
+    this.handOverGonePods(plan.gonePods, [...ours.map((c) => c.labels), ...sandboxes.map((s) => s.labels)]);
+    const present = new Set([...ours.map((c) => c.labels[LABEL_POD_UID]), ...sandboxes.map((s) => s.metadata.uid)]);
+    failures += await this.collectPodLogDirectories(present);
+    if (failures > 0) throw new GcRemovalError('container GC', failures);
+  }
+
+  private async removeContainer(container: GcContainer, reason: string): Promise<number> {
+    const fields = { containerId: container.id, podUid: container.podUid, container: container.name, reason };
+    return this.attempt(fields, 'removing dead container', async () => {
+      const logPath = await this.logPathOf(container.id);
+      await this.options.runtime.removeContainer(container.id);
+      const files = await removeContainerLogs(this.options.podLogDir, logPath);
+      this.options.logger.info({ ...fields, logFiles: files }, 'removed dead container');
+    });
+  }
+
+  private async logPathOf(containerId: string): Promise<string> {
+    try {
+      return (await this.options.runtime.containerStatus(containerId)).logPath;
+    } catch (err: unknown) {
+      if (isCriNotFound(err)) return '';
+      throw err;
+    }
+  }
+
+  private handOverGonePods(uids: readonly string[], labels: readonly Readonly<Record<string, string>>[]): void {
+    for (const uid of uids) {
+      const key = podKeyOfLabels(labels.find((l) => l[LABEL_POD_UID] === uid) ?? { [LABEL_POD_UID]: uid });
+      this.options.onGonePod(key, 'garbage collection: the pod is gone from every source but the runtime still has parts of it');
+    }
+  }
+
+  /** Removes log directories of pods no source has, nothing in the runtime has, and the API confirms gone. */
+  private async collectPodLogDirectories(inRuntime: ReadonlySet<string | undefined>): Promise<number> {
+    if (!this.options.pods.synced()) return 0;
+    let failures = 0;
+    for (const dir of await listPodLogDirectories(this.options.podLogDir)) {
+      if (this.options.pods.has(dir.pod.uid) || inRuntime.has(dir.pod.uid)) continue;
+      if (!(await this.options.pods.confirmGone(dir.pod))) continue;
+      failures += await this.attempt({ path: dir.path, podUid: dir.pod.uid }, 'removing the log directory of a pod that no longer exists', async () => {
+        await removePodLogDirectory(dir);
+        this.options.logger.info({ path: dir.path, podUid: dir.pod.uid }, 'removed the log directory of a pod that no longer exists');
+      });
+    }
+    return failures;
+  }
+
+  /** Runs one removal; 1 when it failed (logged), 0 when it succeeded. */
+  private async attempt(fields: Record<string, unknown>, what: string, action: () => Promise<void>): Promise<number> {
+    try {
+      await action();
+      return 0;
+    } catch (err: unknown) {
+      this.options.logger.warn({ ...fields, err }, `${what} failed`);
+      return 1;
+    }
+  }
+
+  private async detectImages(containers: readonly Container[]): Promise<GcImage[]> {
+    const used = imagesInUse(containers);
+    const images = await this.options.images.listImages();
+    const listing = images.map((image) => ({ image, names: [...image.repoTags, ...image.repoDigests] }));
+    const withUse = listing.map((l) => ({ ...l, inUse: used.has(l.image.id) || l.names.some((n) => used.has(n)) }));
+    this.imageRecords = updateImageRecords(this.imageRecords, withUse.map((l) => ({ id: l.image.id, inUse: l.inUse })), this.options.clock.now());
+    return withUse.map(({ image, names, inUse }) => ({
+      id: image.id,
+      names,
+      sizeBytes: Number(image.size),
+      pinned: image.pinned === true,
+      inUse,
+      record: this.imageRecords.get(image.id) ?? { firstSeenMs: this.options.clock.now() },
+    }));
+  }
+
+  /** One image GC pass. */
+  async collectImages(): Promise<void> {
+    const filesystems = await this.options.images.imageFsInfo();
+    const imageFs = filesystems[0];
+    if (imageFs === undefined) {
+      this.options.logger.warn('image GC: the runtime reports no image filesystem');
+      return;
+    }
+    const [fs, images] = await Promise.all([this.fsStats(imageFs.mountpoint), this.options.runtime.listContainers().then((c) => this.detectImages(c))]);
+    const plan = planImageGc({ images, fs, policy: this.policy.image, nowMs: this.options.clock.now(), sandboxImage: this.options.sandboxImage });
+    const figures = { mountpoint: imageFs.mountpoint, usagePercent: plan.usagePercent, runtimeImageBytes: Number(imageFs.usedBytes), ...this.policy.image };
+    if (plan.bytesToFree === 0) {
+      this.options.logger.debug(figures, 'image GC: image filesystem below the high threshold');
+      return;
+    }
+    this.options.logger.info({ ...figures, bytesToFree: plan.bytesToFree, images: plan.remove.length }, 'image GC: image filesystem at or above the high threshold');
+    let failures = 0;
+    for (const image of plan.remove) {
+      failures += await this.attempt({ imageId: image.id, names: image.names, sizeBytes: image.sizeBytes }, 'removing unused image', async () => {
+        await this.options.images.removeImage({ image: image.id });
+        this.options.logger.info({ imageId: image.id, names: image.names, sizeBytes: image.sizeBytes }, 'image GC: removed unused image');
+      });
+    }
+    if (plan.bytesFreed < plan.bytesToFree) this.options.logger.warn({ ...figures, bytesToFree: plan.bytesToFree, bytesFreed: plan.bytesFreed }, 'image GC: not enough unused images to reach the low threshold');
+    if (failures > 0) throw new GcRemovalError('image GC', failures);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The log files GC removes: a removed container's log (and its rotations), and the log directory
+ * of a pod that no longer exists. Only paths under the pod log root are ever touched, so a log
+ * path the runtime reports elsewhere (a test's, another tool's) is left alone.
+ */
+import { readdir, rm, statfs } from 'node:fs/promises';
+import path from 'node:path';
+import type { PodKey } from '../../util/pod-key.js';
+import type { ImageFsStats } from './image-gc-plan.js';
+
+function isUnder(root: string, file: string): boolean {
+  const relative = path.relative(path.resolve(root), path.resolve(file));
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
+}
+
+/**
+ * Removes a container's log file `<n>.log` and its rotations (`<n>.log.<suffix>`), as the kubelet
+ * does when it removes a container. Returns how many files went; a path outside `podLogDir` or
+ * already gone removes nothing.
+ */
+export async function removeContainerLogs(podLogDir: string, logPath: string): Promise<number> {
+  if (logPath === '' || !isUnder(podLogDir, logPath)) return 0;
+  const dir = path.dirname(logPath);
+  const base = path.basename(logPath);
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (err: unknown) {
+    if (isNotFound(err)) return 0;
+    throw err;
+  }
+  const mine = entries.filter((name) => name === base || name.startsWith(`${base}.`));
+  for (const name of mine) await rm(path.join(dir, name), { force: true });
+  return mine.length;
+}
+
+/** A pod log directory, `<namespace>_<name>_<uid>`, and the pod it names. */
+export interface PodLogDirectory {
+  readonly path: string;
+  readonly pod: PodKey;
+}
+
+/** The pod log directories under `podLogDir` (other entries are ignored; a missing root has none). */
+export async function listPodLogDirectories(podLogDir: string): Promise<PodLogDirectory[]> {
+  let entries: { name: string; isDirectory(): boolean }[];
+  try {
+    entries = await readdir(podLogDir, { withFileTypes: true });
+  } catch (err: unknown) {
+    if (isNotFound(err)) return [];
+    throw err;
+  }
+  return entries.flatMap((entry) => {
+    const parts = entry.name.split('_');
+    const [namespace, name, uid] = parts;
+    if (!entry.isDirectory() || parts.length !== 3 || namespace === undefined || name === undefined || uid === undefined || uid === '') return [];
+    return [{ path: path.join(podLogDir, entry.name), pod: { namespace, name, uid } }];
+  });
+}
+
+/** Removes one pod log directory and everything in it. */
+export async function removePodLogDirectory(dir: PodLogDirectory): Promise<void> {
+  await rm(dir.path, { recursive: true, force: true });
+}
+
+/** Capacity and available bytes of the filesystem holding `mountpoint` (`statfs`, as unprivileged users see it). */
+export async function filesystemStats(mountpoint: string): Promise<ImageFsStats> {
+  const stats = await statfs(mountpoint);
+  return { capacityBytes: stats.blocks * stats.bsize, availableBytes: stats.bavail * stats.bsize };
+}

@@ -1,0 +1,241 @@
+/**
+ * End to end: garbage collection on the test cluster (controllers/gc), asserted in the runtime
+ * (crictl), on disk (the pod log directory) and in the API.
+ *
+ * - A crash-looping pod keeps exactly one exited instance of its container besides the current
+ *   one (the kubelet's MaxPerPodContainer 1; container GC runs every minute), the logs of the
+ *   removed instances are gone, and the API's restartCount still matches the newest instance.
+ * - A deleted pod leaves nothing in the runtime, and its log directory goes at the next pass.
+ * - Image GC removes an unused image once the NodeAgent's thresholds put the image filesystem
+ *   over the high one, and leaves an image in use (busybox) and the pause image alone.
+ *
+ * The containerd image store is shared with every other test, and image GC removes unused images
+ * least recently used first. So that only the image this test imports can go, every other image
+ * no container uses is held in use for the duration by a created (never started) container in a
+ * host-network sandbox made with crictl (nodelet never touches what it did not create), and the
+ * NodeAgent's GC settings are reset before that holder is removed.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, statfs, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import {
+  NODE_NAME,
+  apply,
+  busyboxPod,
+  containerStatusOf,
+  createNamespace,
+  crictl,
+  deleteNamespace,
+  eventually,
+  getPod,
+  kubectl,
+  podWithRuntime,
+  requireCluster,
+  runtimeContainers,
+  runtimeSandboxes,
+  uniqueName,
+  waitForPhase,
+} from './helpers.js';
+
+const run = promisify(execFile);
+const POD_LOG_DIR = '/var/log/pods';
+const PAUSE = 'registry.k8s.io/pause:3.10';
+
+async function patchGc(gc: Record<string, number> | null): Promise<void> {
+  await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec: { gc } })]);
+}
+
+interface CrictlImage {
+  id: string;
+  repoTags?: string[] | null;
+  repoDigests?: string[] | null;
+}
+
+async function runtimeImages(): Promise<CrictlImage[]> {
+  return (JSON.parse(await crictl(['images', '-o', 'json'])) as { images: CrictlImage[] | null }).images ?? [];
+}
+
+/** Image references every container of the runtime (any owner, any state) uses. */
+async function imagesInUse(): Promise<Set<string>> {
+  const listed = JSON.parse(await crictl(['ps', '-a', '-o', 'json'])) as { containers: { imageRef?: string; image?: { image?: string } }[] | null };
+  return new Set((listed.containers ?? []).flatMap((c) => [c.imageRef ?? '', c.image?.image ?? '']).filter((r) => r !== ''));
+}
+
+function namesOf(image: CrictlImage): string[] {
+  return [...(image.repoTags ?? []), ...(image.repoDigests ?? [])];
+}
+
+function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Writes a blob into an OCI layout; returns its descriptor fields. */
+async function putBlob(layout: string, data: Buffer): Promise<{ digest: string; size: number }> {
+  const hex = sha256(data);
+  await writeFile(path.join(layout, 'blobs', 'sha256', hex), data);
+  return { digest: `sha256:${hex}`, size: data.length };
+}
+
+/** Builds a one-layer image of 256 KiB of random bytes named `ref` and imports it with ctr. */
+async function importThrowawayImage(ref: string, dir: string): Promise<void> {
+  const rootfs = path.join(dir, 'rootfs');
+  const layout = path.join(dir, 'layout');
+  await mkdir(rootfs, { recursive: true });
+  await mkdir(path.join(layout, 'blobs', 'sha256'), { recursive: true });
+  await writeFile(path.join(rootfs, 'junk'), randomBytes(256 * 1024));
+  await run('tar', ['--sort=name', '--mtime=@0', '--owner=0', '--group=0', '--numeric-owner', '-C', rootfs, '-cf', path.join(dir, 'layer.tar'), '.']);
+  const layerTar = await readFile(path.join(dir, 'layer.tar'));
+  const layer = await putBlob(layout, layerTar);
+  const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+  const config = await putBlob(layout, Buffer.from(JSON.stringify({ architecture: arch, os: 'linux', config: { Cmd: ['/junk'] }, rootfs: { type: 'layers', diff_ids: [layer.digest] } })));
+  const manifest = await putBlob(layout, Buffer.from(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
+    layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', ...layer }],
+  })));
+  const index = {
+    schemaVersion: 2,
+    manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest, platform: { architecture: arch, os: 'linux' }, annotations: { 'io.containerd.image.name': ref, 'org.opencontainers.image.ref.name': ref } }],
+  };
+  await writeFile(path.join(layout, 'index.json'), JSON.stringify(index));
+  await writeFile(path.join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
+  await run('tar', ['-C', layout, '-cf', path.join(dir, 'image.tar'), '.']);
+  await run('ctr', ['images', 'import', path.join(dir, 'image.tar')], { timeout: 60_000 });
+}
+
+/** A host-network sandbox made with crictl holding one created container per image in `images`. */
+async function holdImages(images: readonly string[], dir: string): Promise<string> {
+  const podConfig = path.join(dir, 'holder-pod.json');
+  await writeFile(podConfig, JSON.stringify({
+    metadata: { name: 'gc-e2e-holder', namespace: 'gc-e2e', uid: uniqueName('gc-e2e-holder'), attempt: 0 },
+    log_directory: path.join(dir, 'holder-logs'),
+    linux: { security_context: { namespace_options: { network: 2 } } },
+  }));
+  const podId = (await crictl(['runp', podConfig])).trim();
+  for (const [i, image] of images.entries()) {
+    const containerConfig = path.join(dir, `holder-${i}.json`);
+    await writeFile(containerConfig, JSON.stringify({ metadata: { name: `hold-${i}` }, image: { image }, command: ['/gc-e2e-never-started'], log_path: `hold-${i}.log` }));
+    await crictl(['create', '--no-pull', podId, containerConfig, podConfig]);
+  }
+  return podId;
+}
+
+describe('garbage collection', { timeout: 12 * 60_000 }, () => {
+  let ns = '';
+  const tmp: string[] = [];
+
+  before(async () => {
+    requireCluster();
+    ns = await createNamespace('e2e-gc');
+  });
+
+  after(async () => {
+    if (ns !== '') await deleteNamespace(ns);
+    for (const dir of tmp) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps one exited instance of a crash-looping container besides the current one, with its log; restartCount stays right', async () => {
+    await apply(busyboxPod({ name: 'crasher', namespace: ns, script: 'echo run; exit 1', restartPolicy: 'Always' }));
+    const started = Date.now();
+    // Four instances at least (restartCount ≥ 3), and container GC has run since: one exited instance left.
+    const settled = await podWithRuntime([ns, 'crasher'], { name: 'main' }, (p) => (containerStatusOf(p, 'main')?.restartCount ?? 0) >= 3);
+    const { pod } = await eventually('container GC to leave one exited instance', async () => {
+      const s = await podWithRuntime([ns, 'crasher'], { name: 'main' }, (p) => (containerStatusOf(p, 'main')?.restartCount ?? 0) >= 3);
+      return s.picture.containers.filter((c) => c.includes(':EXITED')).length === 1 ? s : undefined;
+    }, 150_000);
+    const uid = pod.metadata?.uid ?? '';
+    const status = containerStatusOf(pod, 'main');
+    const restartCount = status?.restartCount ?? -1;
+    const instances = await runtimeContainers(uid);
+    const exited = instances.filter((c) => c.state === 'CONTAINER_EXITED');
+    const running = instances.filter((c) => c.state === 'CONTAINER_RUNNING');
+    console.log(`crash loop after ${Math.round((Date.now() - started) / 1000)} s: restartCount ${restartCount} (${restartCount + 1} instances created), in crictl: ${exited.length} exited + ${running.length} running (first settled picture: ${settled.picture.containers.join(', ')})`);
+    assert.ok(restartCount >= 3);
+    assert.equal(exited.length, 1, 'exactly one exited instance');
+    assert.ok(running.length <= 1);
+    assert.equal(instances.length, exited.length + running.length, 'nothing but exited and running instances');
+    const newest = instances.at(-1);
+    assert.ok(newest !== undefined);
+    // The newest instance is the one the status counts; the exited one kept is the newest exited.
+    assert.equal(newest.attempt, restartCount);
+    assert.equal(exited[0]?.attempt, running.length === 1 ? restartCount - 1 : restartCount);
+    if (running.length === 1) assert.equal(status?.lastState?.terminated?.containerID?.replace(/^[a-z]+:\/\//, ''), exited[0]?.id);
+    // Only the kept instances' logs are left.
+    const logs = (await readdir(path.join(POD_LOG_DIR, `${ns}_crasher_${uid}`, 'main'))).sort();
+    console.log(`log files of main: ${logs.join(', ')}`);
+    assert.deepEqual(logs, instances.map((c) => `${c.attempt}.log`).sort());
+    assert.equal((await runtimeSandboxes(uid)).length, 1);
+    // The next restart counts on from the kept instance: restartCount + 1, as its new instance's attempt.
+    const next = await podWithRuntime([ns, 'crasher'], { name: 'main' }, (p) => containerStatusOf(p, 'main')?.restartCount === restartCount + 1);
+    const instancesNow = await runtimeContainers(uid);
+    console.log(`next restart: restartCount ${containerStatusOf(next.pod, 'main')?.restartCount}, instances ${next.picture.containers.join(', ')}`);
+    assert.equal(instancesNow.at(-1)?.attempt, restartCount + 1);
+    assert.ok(instancesNow.filter((c) => c.state === 'CONTAINER_EXITED').length <= 2, 'at most the kept instance and the new one (if it exited already) before the next pass');
+  });
+
+  it('leaves nothing of a deleted pod in the runtime, and removes its log directory', async () => {
+    const pod = await getPod(ns, 'crasher');
+    const uid = pod?.metadata?.uid ?? '';
+    assert.notEqual(uid, '');
+    const logDir = path.join(POD_LOG_DIR, `${ns}_crasher_${uid}`);
+    assert.ok(existsSync(logDir));
+    const deleted = Date.now();
+    await kubectl(['delete', 'pod', '-n', ns, 'crasher', '--wait=true', '--timeout=60s']);
+    const [sandboxes, containers] = await Promise.all([runtimeSandboxes(uid), runtimeContainers(uid)]);
+    console.log(`after delete: ${sandboxes.length} sandboxes, ${containers.length} containers in crictl`);
+    assert.equal(sandboxes.length, 0);
+    assert.equal(containers.length, 0);
+    await eventually('the log directory of the deleted pod to be removed', () => Promise.resolve(existsSync(logDir) ? undefined : true), 150_000);
+    console.log(`log directory removed ${Math.round((Date.now() - deleted) / 1000)} s after the delete`);
+  });
+
+  it('removes an unused image when the image filesystem is over the high threshold; keeps images in use and the pause image', async () => {
+    await apply(busyboxPod({ name: 'keeper', namespace: ns, script: 'sleep 3600' }));
+    await waitForPhase(ns, 'keeper', 'Running');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-e2e-'));
+    tmp.push(dir);
+    const ref = `nodelet.test/gc-throwaway:${randomBytes(4).toString('hex')}`;
+    // A second image of the test's own, unused by any pod: it is held by the crictl container like
+    // any other unused image, which proves a container nodelet did not create keeps its image.
+    const bystanderRef = `nodelet.test/gc-bystander:${randomBytes(4).toString('hex')}`;
+    await importThrowawayImage(ref, path.join(dir, 'throwaway'));
+    await importThrowawayImage(bystanderRef, path.join(dir, 'bystander'));
+    const throwaway = await eventually(`${ref} in the CRI image list`, async () => (await runtimeImages()).find((i) => namesOf(i).some((n) => n.endsWith(ref))));
+    const bystander = await eventually(`${bystanderRef} in the CRI image list`, async () => (await runtimeImages()).find((i) => namesOf(i).some((n) => n.endsWith(bystanderRef))));
+    const inUse = await imagesInUse();
+    const before = await runtimeImages();
+    const toHold = before.filter((i) => i.id !== throwaway.id && !inUse.has(i.id) && !namesOf(i).some((n) => inUse.has(n) || n === PAUSE));
+    assert.ok(toHold.some((i) => i.id === bystander.id), 'the bystander image is held');
+    let holder = '';
+    try {
+      holder = await holdImages(toHold.map((i) => i.id), dir);
+      const fsInfo = JSON.parse(await crictl(['imagefsinfo', '-o', 'json'])) as { status: { imageFilesystems?: { fsId?: { mountpoint?: string } }[]; fsId?: { mountpoint?: string } } };
+      const mountpoint = fsInfo.status.imageFilesystems?.[0]?.fsId?.mountpoint ?? fsInfo.status.fsId?.mountpoint ?? '';
+      const fs = await statfs(mountpoint);
+      const usage = 100 - Math.floor((fs.bavail * 100) / fs.blocks);
+      const high = Math.max(1, usage - 1);
+      console.log(`image filesystem ${mountpoint}: ${usage} % used; ${before.length} images, ${toHold.length} held in use for the test; thresholds set to ${high}/${high - 1}`);
+      await patchGc({ imageHighThresholdPercent: high, imageLowThresholdPercent: high - 1, imageMinimumGCAgeSeconds: 0 });
+      await eventually(`image GC to remove ${ref}`, async () => ((await runtimeImages()).some((i) => i.id === throwaway.id) ? undefined : true), 120_000);
+    } finally {
+      await patchGc(null);
+      if (holder !== '') await crictl(['rmp', '-f', holder]);
+    }
+    const afterImages = await runtimeImages();
+    const missing = before.filter((i) => i.id !== throwaway.id && !afterImages.some((a) => a.id === i.id));
+    console.log(`images before: ${before.length}, after: ${afterImages.length}; removed: ${ref}; others missing: ${missing.length}`);
+    assert.deepEqual(missing.map(namesOf), []);
+    assert.ok(afterImages.some((i) => i.id === bystander.id), 'the held bystander image stays');
+    await crictl(['rmi', bystander.id]);
+    assert.ok(afterImages.some((i) => namesOf(i).includes('docker.io/library/busybox:1.35')));
+    assert.ok(afterImages.some((i) => namesOf(i).includes(PAUSE)));
+    assert.equal((await getPod(ns, 'keeper'))?.status?.phase, 'Running');
+  });
+});
