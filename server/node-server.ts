@@ -151,7 +151,7 @@ export function createNodeServer(options: NodeServerOptions): NodeServer {
           resolve();
         });
         server.closeAllConnections();
-        // Node's closeAllConnections reaches upgraded sockets today, but does not promise to.
+        // closeAllConnections does not reach upgraded sockets, and close() waits for them.
         for (const socket of upgraded) socket.destroy();
       }),
   };

@@ -17,23 +17,25 @@ function refusal(fn: () => unknown): string {
 }
 
 describe('exec and attach streams', () => {
-  it('counts a stream only when its value is 1', () => {
-    assert.deepEqual(parseStreamOptions(q('stdin=1&stdout=1&stderr=1')), { stdin: true, stdout: true, stderr: true, tty: false });
-    assert.deepEqual(parseStreamOptions(q('stdout=1&stdin=true&stderr=0')), { stdin: false, stdout: true, stderr: false, tty: false });
+  it("reads the API server's names (input, output, error) and counts a stream only when its value is 1", () => {
+    assert.deepEqual(parseStreamOptions(q('input=1&output=1&error=1')), { stdin: true, stdout: true, stderr: true, tty: false });
+    assert.deepEqual(parseStreamOptions(q('output=1&input=true&error=0')), { stdin: false, stdout: true, stderr: false, tty: false });
+    // kubectl's own names (to the API server) are not the node's.
+    assert.equal(refusal(() => parseStreamOptions(q('stdin=1&stdout=1&stderr=1'))), 'you must specify at least 1 of stdin, stdout, stderr');
   });
 
   it('drops stderr under a tty instead of refusing (one output stream on a terminal)', () => {
-    assert.deepEqual(parseStreamOptions(q('stdin=1&stdout=1&stderr=1&tty=1')), { stdin: true, stdout: true, stderr: false, tty: true });
+    assert.deepEqual(parseStreamOptions(q('input=1&output=1&error=1&tty=1')), { stdin: true, stdout: true, stderr: false, tty: true });
   });
 
   it('refuses no stream at all with the kubelet message, also when only stderr was asked under a tty', () => {
     assert.equal(refusal(() => parseStreamOptions(q('tty=1'))), 'you must specify at least 1 of stdin, stdout, stderr');
-    assert.equal(refusal(() => parseStreamOptions(q('stderr=1&tty=1'))), 'you must specify at least 1 of stdin, stdout, stderr');
+    assert.equal(refusal(() => parseStreamOptions(q('error=1&tty=1'))), 'you must specify at least 1 of stdin, stdout, stderr');
   });
 
   it('takes every command value in order', () => {
     assert.deepEqual(parseExecCommand(q('command=sh&command=-c&command=echo%20a%20b')), ['sh', '-c', 'echo a b']);
-    assert.deepEqual(parseExecCommand(q('stdout=1')), []);
+    assert.deepEqual(parseExecCommand(q('output=1')), []);
   });
 });
 

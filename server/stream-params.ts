@@ -1,7 +1,9 @@
 /**
  * The query parameters of `/exec`, `/attach`, `/portForward` and `/run`, read as the kubelet v1.36
  * reads them (`remotecommand.NewOptions`, `portforward.NewV4Options`, `getRun`):
- * - exec/attach: `stdin`, `stdout`, `stderr`, `tty` count only as `1`; `tty` with `stderr` drops
+ * - exec/attach: the streams are `input`, `output`, `error` (stdin, stdout, stderr: the API's
+ *   `ExecStdinParam`… names, which the API server sends) and `tty`, each counting only as `1`
+ *   (the API server sends `1`, kubectl's `true` never reaches the node); `tty` with `error` drops
  *   stderr (a terminal has one output stream), no stream at all is 400 `you must specify at least
  *   1 of stdin, stdout, stderr`. The exec command is every `command` value, in order.
  * - portForward: `port` values (each may be a comma list) matter only for a WebSocket client, the
@@ -25,10 +27,10 @@ export function isStreamParamsError(err: unknown): err is StreamParamsError {
 export function parseStreamOptions(query: URLSearchParams): StreamOptions {
   const flag = (name: string): boolean => query.get(name) === '1';
   const tty = flag('tty');
-  const stdin = flag('stdin');
-  const stdout = flag('stdout');
+  const stdin = flag('input');
+  const stdout = flag('output');
   // The kubelet bypasses stderr under a terminal rather than refusing the request.
-  const stderr = flag('stderr') && !tty;
+  const stderr = flag('error') && !tty;
   if (!stdin && !stdout && !stderr) throw new StreamParamsError('you must specify at least 1 of stdin, stdout, stderr');
   return { stdin, stdout, stderr, tty };
 }

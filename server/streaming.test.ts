@@ -178,7 +178,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
     const before = upstream.requests.length;
     runtime.calls.length = 0;
     const client = await RawClient.open(port);
-    client.socket.write(`${SPDY_HEAD('POST', '/exec/ns/web/app?command=sh&command=-c&command=echo+hi&stdin=1&stdout=1&stderr=1&tty=1')}early`);
+    client.socket.write(`${SPDY_HEAD('POST', '/exec/ns/web/app?command=sh&command=-c&command=echo+hi&input=1&output=1&error=1&tty=1')}early`);
     await client.waitFor((t) => t.includes('EARLY'), 'the early bytes are echoed');
     assert.match(client.text(), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
     assert.match(client.text(), /X-Stream-Protocol-Version: v4\.channel\.k8s\.io/);
@@ -197,7 +197,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
 
   it('ends the client when the runtime closes, after the bytes it sent last', async () => {
     const client = await RawClient.open(port);
-    client.socket.write(SPDY_HEAD('POST', '/exec/ns/web/app?command=true&stdout=1'));
+    client.socket.write(SPDY_HEAD('POST', '/exec/ns/web/app?command=true&output=1'));
     await client.waitFor((t) => t.includes('\r\n\r\n'), 'the 101');
     client.socket.write('last words');
     await client.waitFor((t) => t.endsWith('LAST WORDS'), 'the echo');
@@ -211,7 +211,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
   it('answers a plain (non-upgrade) exec 500 Upgrade request required, as the kubelet, without asking the runtime', async () => {
     runtime.calls.length = 0;
     const client = await RawClient.open(port);
-    client.socket.write('GET /exec/ns/web/app?command=ls&stdout=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    client.socket.write('GET /exec/ns/web/app?command=ls&output=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     await client.closed();
     assert.match(client.text(), /^HTTP\/1\.1 500 /);
     assert.ok(client.text().endsWith('\r\n\r\nUpgrade request required'), client.text());
@@ -227,14 +227,14 @@ describe('exec, attach, port-forward and run through the node server', () => {
     };
     const status = (text: string): string => `${text.slice(9, 12)} ${text.slice(text.indexOf('\r\n\r\n') + 4)}`;
     assert.equal(status(await ask('/exec/ns/web/app?command=ls')), '400 you must specify at least 1 of stdin, stdout, stderr');
-    assert.equal(status(await ask('/exec/ns/nope/app?command=ls&stdout=1')), '404 pod does not exist');
-    assert.equal(status(await ask('/exec/ns/web/gone?command=ls&stdout=1')), '500 container not found ("gone")');
-    assert.equal(status(await ask('/exec/ns/web/other-uid/app?command=ls&stdout=1')), '500 container not found ("app")');
-    assert.equal(status(await ask('/attach/ns/web/gone?stdout=1')), '500 container gone not found in pod web_ns');
+    assert.equal(status(await ask('/exec/ns/nope/app?command=ls&output=1')), '404 pod does not exist');
+    assert.equal(status(await ask('/exec/ns/web/gone?command=ls&output=1')), '500 container not found ("gone")');
+    assert.equal(status(await ask('/exec/ns/web/other-uid/app?command=ls&output=1')), '500 container not found ("app")');
+    assert.equal(status(await ask('/attach/ns/web/gone?output=1')), '500 container gone not found in pod web_ns');
     runtime.failWith = new CriNotFoundError({ method: 'Exec', code: GrpcStatus.NOT_FOUND, message: 'container "c-app" not found' });
-    assert.equal(status(await ask('/exec/ns/web/app?command=ls&stdout=1')), '404 Exec: container "c-app" not found');
+    assert.equal(status(await ask('/exec/ns/web/app?command=ls&output=1')), '404 Exec: container "c-app" not found');
     runtime.failWith = new CriError({ method: 'Exec', code: GrpcStatus.RESOURCE_EXHAUSTED, message: 'maximum number of in-flight requests exceeded' });
-    const busy = await ask('/exec/ns/web/app?command=ls&stdout=1');
+    const busy = await ask('/exec/ns/web/app?command=ls&output=1');
     assert.equal(status(busy), '429 Exec: maximum number of in-flight requests exceeded');
     assert.match(busy, /\r\nRetry-After: 60\r\n/);
     runtime.failWith = undefined;
@@ -244,7 +244,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
     upstream.mode = 'refuse';
     try {
       const client = await RawClient.open(port);
-      client.socket.write(SPDY_HEAD('GET', '/exec/ns/web/app?command=ls&stdout=1'));
+      client.socket.write(SPDY_HEAD('GET', '/exec/ns/web/app?command=ls&output=1'));
       await client.closed();
       assert.match(client.text(), /^HTTP\/1\.1 404 Not Found\r\n/);
       assert.ok(client.text().endsWith(`\r\n\r\n${REFUSAL_BODY}`), client.text());
@@ -258,7 +258,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
     upstream.mode = 'ok';
     try {
       const client = await RawClient.open(port);
-      client.socket.write(SPDY_HEAD('GET', '/exec/ns/web/app?command=ls&stdout=1'));
+      client.socket.write(SPDY_HEAD('GET', '/exec/ns/web/app?command=ls&output=1'));
       await client.closed();
       assert.match(client.text(), /^HTTP\/1\.1 500 /);
       assert.ok(client.text().endsWith('invalid upgrade response: status code 200'), client.text());
@@ -273,7 +273,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
     runtime.url = 'http://192.0.2.1:10010/exec/tok';
     try {
       const client = await RawClient.open(port);
-      client.socket.write(SPDY_HEAD('GET', '/exec/ns/web/app?command=ls&stdout=1'));
+      client.socket.write(SPDY_HEAD('GET', '/exec/ns/web/app?command=ls&output=1'));
       await client.closed();
       assert.match(client.text(), /^HTTP\/1\.1 500 [^]*is not on a loopback address: not dialled$/);
       assert.equal(upstream.requests.length, before);
@@ -290,7 +290,7 @@ describe('exec, attach, port-forward and run through the node server', () => {
       await client.waitFor((t) => t.startsWith('HTTP/1.1 101'), 'the 101');
       client.socket.destroy();
     };
-    await session(SPDY_HEAD('POST', '/attach/ns/web/term?stdin=1&stdout=1'));
+    await session(SPDY_HEAD('POST', '/attach/ns/web/term?input=1&output=1'));
     await session(SPDY_HEAD('POST', '/portForward/ns/web?port=8080'));
     const ws = ['GET /portForward/ns/web/uid-1?port=8080,9090&port=81 HTTP/1.1', 'Host: x', 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Protocol: v4.channel.k8s.io', '', ''].join('\r\n');
     await session(ws);
@@ -325,9 +325,9 @@ describe('exec, attach, port-forward and run through the node server', () => {
     assert.match(await post('/run/ns/web/app?cmd=ls', 'GET'), /^HTTP\/1\.1 405 /);
   });
 
-  it('ends open sessions on stop(), on both sides', async () => {
+  it('ends open sessions on stop(), on both sides', { timeout: 10_000 }, async () => {
     const client = await RawClient.open(port);
-    client.socket.write(SPDY_HEAD('POST', '/exec/ns/web/app?command=sh&stdin=1'));
+    client.socket.write(SPDY_HEAD('POST', '/exec/ns/web/app?command=sh&input=1'));
     await client.waitFor((t) => t.startsWith('HTTP/1.1 101'), 'the 101');
     assert.equal(upstream.openConnections, 1);
     await server.stop();
