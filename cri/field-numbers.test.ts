@@ -179,3 +179,48 @@ describe('api.proto field numbers of the security fields (upstream cri-api v0.36
     assert.deepEqual(decoded.imageFilesystems, [{ timestamp: '7', fsId: { mountpoint: '/m' }, usedBytes: { value: '42' }, inodesUsed: { value: '3' } }]);
   });
 });
+
+/** The field numbers of the varint fields set to 1 in a message. */
+function trueFields(buf: Buffer): number[] {
+  return fields(buf).filter((f) => f.value === 1n).map((f) => f.field);
+}
+
+describe('api.proto field numbers of the streaming calls (upstream cri-api v0.36.3)', () => {
+  it('ExecRequest: container_id 1, cmd 2, tty 3, stdin 4, stdout 5, stderr 6; the method is runtime.v1.RuntimeService/Exec', () => {
+    const method = criMethod('RuntimeService', 'Exec');
+    assert.equal(method.path, '/runtime.v1.RuntimeService/Exec');
+    const bytes = method.requestSerialize({ containerId: 'c', cmd: ['sh', '-c'], tty: true, stdin: true, stdout: true, stderr: true });
+    assert.deepEqual(strings(bytes, 1), ['c']);
+    assert.deepEqual(strings(bytes, 2), ['sh', '-c']);
+    assert.deepEqual(trueFields(bytes), [3, 4, 5, 6]);
+    // One at a time, so that two swapped numbers cannot pass.
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', cmd: [], tty: true })), [3]);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', cmd: [], stdin: true })), [4]);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', cmd: [], stdout: true })), [5]);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', cmd: [], stderr: true })), [6]);
+  });
+
+  it('AttachRequest: container_id 1, stdin 2, tty 3, stdout 4, stderr 5', () => {
+    const method = criMethod('RuntimeService', 'Attach');
+    assert.equal(method.path, '/runtime.v1.RuntimeService/Attach');
+    assert.deepEqual(strings(method.requestSerialize({ containerId: 'c' }), 1), ['c']);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', stdin: true })), [2]);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', tty: true })), [3]);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', stdout: true })), [4]);
+    assert.deepEqual(trueFields(method.requestSerialize({ containerId: 'c', stderr: true })), [5]);
+  });
+
+  it('PortForwardRequest: pod_sandbox_id 1, port 2 (repeated int32, packed); the responses carry url 1', () => {
+    const method = criMethod('RuntimeService', 'PortForward');
+    assert.equal(method.path, '/runtime.v1.RuntimeService/PortForward');
+    const bytes = method.requestSerialize({ podSandboxId: 's', port: [80, 8080] });
+    assert.deepEqual(strings(bytes, 1), ['s']);
+    // Packed: one length-delimited field 2 holding the varints 80 and 8080 (0x50, 0x90 0x3f).
+    const packed = fields(bytes).find((f) => f.field === 2)?.value;
+    assert.deepEqual(packed, Buffer.from([0x50, 0x90, 0x3f]));
+    for (const name of ['Exec', 'Attach', 'PortForward']) {
+      const response = Buffer.concat([Buffer.from([0x0a, 0x03]), Buffer.from('u:1')]);
+      assert.deepEqual(criMethod('RuntimeService', name).responseDeserialize(response), { url: 'u:1' }, name);
+    }
+  });
+});

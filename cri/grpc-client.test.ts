@@ -168,6 +168,22 @@ void describe('gRPC CRI client against an in-process server', () => {
     assert.deepEqual(result, { stdout: Buffer.from('x\n'), stderr: Buffer.alloc(0), exitCode: 2 });
   });
 
+  void it('asks Exec, Attach and PortForward for a streaming URL with the streams as sent, and refuses an empty URL', async () => {
+    server.handlers.set('Exec', () => Promise.resolve({ url: 'http://127.0.0.1:1/exec/t1' }));
+    server.handlers.set('Attach', () => Promise.resolve({ url: 'http://127.0.0.1:1/attach/t2' }));
+    server.handlers.set('PortForward', () => Promise.resolve({ url: '' }));
+    const runtime = connect().runtime;
+    const streams = { stdin: true, stdout: true, stderr: false, tty: true };
+    assert.equal(await runtime.exec('c1', ['sh', '-c', 'true'], streams), 'http://127.0.0.1:1/exec/t1');
+    assert.equal(await runtime.attach('c1', streams), 'http://127.0.0.1:1/attach/t2');
+    await assert.rejects(runtime.portForward('s1', [80]), (e: unknown) => isCriInvalidResponse(e) && e.method === 'PortForward');
+    assert.deepEqual(server.requests, [
+      { method: 'Exec', request: { containerId: 'c1', cmd: ['sh', '-c', 'true'], tty: true, stdin: true, stdout: true, stderr: false } },
+      { method: 'Attach', request: { containerId: 'c1', stdin: true, tty: true, stdout: true, stderr: false } },
+      { method: 'PortForward', request: { podSandboxId: 's1', port: [80] } },
+    ]);
+  });
+
   void it('gives pullImage its own long deadline instead of the default one', async () => {
     server.handlers.set('PullImage', async () => {
       await sleep(300);

@@ -26,7 +26,10 @@ export type RuntimeMethod =
   | 'RemoveContainer'
   | 'ListContainers'
   | 'ContainerStatus'
-  | 'ExecSync';
+  | 'ExecSync'
+  | 'Exec'
+  | 'Attach'
+  | 'PortForward';
 
 /** The ImageService methods nodelet calls. */
 export type ImageMethod = 'ImageStatus' | 'PullImage' | 'ListImages' | 'RemoveImage' | 'ImageFsInfo';

@@ -35,6 +35,8 @@ import type {
   PodSandboxStatus,
   RuntimeService,
   RuntimeStatus,
+  StreamOptions,
+  StreamingRuntime,
   VersionInfo,
 } from './types.js';
 import type { RuntimeResponses } from './wire.js';
@@ -62,7 +64,7 @@ function wholeSeconds(seconds: number): string {
   return String(Math.max(0, Math.ceil(seconds)));
 }
 
-export class GrpcRuntimeService implements RuntimeService {
+export class GrpcRuntimeService implements RuntimeService, StreamingRuntime {
   constructor(private readonly options: ServiceClientOptions) {}
 
   version(options?: CallOptions): Promise<VersionInfo> {
@@ -175,6 +177,25 @@ export class GrpcRuntimeService implements RuntimeService {
       extraTimeoutMs: Number(timeout) * 1000,
     } as const;
     return this.call(call, (wire) => execSyncFromWire(wire));
+  }
+
+  async exec(containerId: string, cmd: readonly string[], streams: StreamOptions, options?: CallOptions): Promise<string> {
+    requireArgument('Exec', 'container ID', containerId);
+    const request = { containerId, cmd: [...cmd], ...streams };
+    const call = { method: 'Exec', request, options, subject: containerId } as const;
+    return this.call(call, (wire) => requireId('Exec', 'streaming URL', wire.url));
+  }
+
+  async attach(containerId: string, streams: StreamOptions, options?: CallOptions): Promise<string> {
+    requireArgument('Attach', 'container ID', containerId);
+    const call = { method: 'Attach', request: { containerId, ...streams }, options, subject: containerId } as const;
+    return this.call(call, (wire) => requireId('Attach', 'streaming URL', wire.url));
+  }
+
+  async portForward(podSandboxId: string, ports: readonly number[], options?: CallOptions): Promise<string> {
+    requireArgument('PortForward', 'sandbox ID', podSandboxId);
+    const call = { method: 'PortForward', request: { podSandboxId, port: [...ports] }, options, subject: podSandboxId } as const;
+    return this.call(call, (wire) => requireId('PortForward', 'streaming URL', wire.url));
   }
 
   /** Sends `call` with its deadline and converts the response, typed by method (`wire.ts`). */

@@ -289,6 +289,29 @@ export interface ExecSyncResult {
   readonly exitCode: number;
 }
 
+/** Which of the standard streams an exec or attach session carries, and whether it is a terminal. */
+export interface StreamOptions {
+  readonly stdin: boolean;
+  readonly stdout: boolean;
+  readonly stderr: boolean;
+  readonly tty: boolean;
+}
+
+/**
+ * The runtime's streaming endpoints (CRI `Exec`, `Attach`, `PortForward`). Each call only prepares
+ * a session: it returns a one-time URL of the runtime's own streaming server, valid for a short
+ * while (a minute in containerd), that the caller's client connects to with an HTTP upgrade.
+ * Kept apart from `RuntimeService` so that runtime doubles without streaming need not grow.
+ */
+export interface StreamingRuntime {
+  /** @throws CriNotFoundError when no such container exists. */
+  exec(containerId: string, cmd: readonly string[], streams: StreamOptions, options?: CallOptions): Promise<string>;
+  /** Attaches to the container's main process; `streams.tty` must match the container's config. */
+  attach(containerId: string, streams: StreamOptions, options?: CallOptions): Promise<string>;
+  /** Ports may be empty: a SPDY client names each port in its stream headers. */
+  portForward(podSandboxId: string, ports: readonly number[], options?: CallOptions): Promise<string>;
+}
+
 /** Credentials for one image pull (CRI `AuthConfig`). */
 export interface AuthConfig {
   readonly username?: string;

@@ -136,6 +136,11 @@ export interface WireExecSyncResponse {
   exitCode: number;
 }
 
+/** `ExecResponse`, `AttachResponse` and `PortForwardResponse`: the runtime's streaming URL. */
+export interface WireStreamingResponse {
+  url: string;
+}
+
 export interface WireImage {
   id: string;
   repoTags: string[];
@@ -185,6 +190,9 @@ export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   ListContainers: WireListContainersResponse;
   ContainerStatus: WireContainerStatusResponse;
   ExecSync: WireExecSyncResponse;
+  Exec: WireStreamingResponse;
+  Attach: WireStreamingResponse;
+  PortForward: WireStreamingResponse;
 }
 
 /** The decoded response of each ImageService method nodelet calls. */

@@ -1,5 +1,6 @@
 /**
- * The node server's routes today: `/healthz`, `/pods` and `/containerLogs/{namespace}/{pod}/{container}`.
+ * The node server's routes: `/healthz`, `/pods`, `/containerLogs/{namespace}/{pod}/{container}`,
+ * and the streaming ones (`/exec`, `/attach`, `/portForward`, `/run`: streaming.ts).
  * `/pods` lists the pods this node runs, from the desired-pod store, as a PodList (the kubelet
  * answers from its pod manager). The container logs are streamed as they are read (chunked), with
  * the kubelet's status codes and messages for what it refuses (log-options.ts, container-logs.ts).
@@ -12,15 +13,20 @@ import { findPod, isContainerLogsError, isRunning, locateLog, type LogRuntime } 
 import { isLogOptionsError, parseLogQuery, readOptions } from './log-options.js';
 import { readLogs } from './log-reader.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
+import { streamingRoutes, type StreamRuntime } from './streaming.js';
 
 /** What the routes read. */
 export interface RouteDeps {
   /** The pods this node runs (the desired-pod store). */
   readonly pods: { list(): V1Pod[] };
-  readonly runtime: LogRuntime;
+  readonly runtime: LogRuntime & StreamRuntime;
   readonly clock: Clock;
   /** How often a follower looks at a log file that has not grown. */
   readonly followPollMs: number;
+  /** Limit on reaching the runtime's streaming server and on its upgrade answer. */
+  readonly proxyTimeoutMs: number;
+  /** The runtime's limit on a `/run` command. */
+  readonly runTimeoutSeconds: number;
 }
 
 /** Writes `chunk`; resolves when the response can take more (or the client went away). */
@@ -110,5 +116,6 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/healthz', handler: healthz },
     { method: 'GET', pattern: '/pods', handler: pods },
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
+    ...streamingRoutes(deps),
   ];
 }

@@ -18,6 +18,7 @@ import { systemClock } from '../util/clock.js';
 import { Authenticator } from './authn.js';
 import { NodeAuthorizer } from './authz.js';
 import type { LogRuntime } from './container-logs.js';
+import type { StreamRuntime } from './streaming.js';
 import { nodeRoutes } from './handlers.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import { makeCertificate, type CertificateAndKey } from './x509.js';
@@ -65,7 +66,7 @@ const POD: V1Pod = { metadata: { namespace: 'ns', name: 'web', uid: 'uid-1' }, s
 const T = (s: number): string => `2026-11-24T04:00:${String(s).padStart(2, '0')}.000000000Z`;
 
 /** A runtime with one container instance per entry (newest last), whose state a test changes. */
-class StubRuntime implements LogRuntime {
+class StubRuntime implements LogRuntime, StreamRuntime {
   readonly instances: { id: string; attempt: number; state: ContainerState; logPath: string; beforeStatus?: () => Promise<void> }[] = [];
   /** containerStatus calls per container ID (a follower asks on each look at the file's end). */
   readonly statusCalls = new Map<string, number>();
@@ -83,6 +84,13 @@ class StubRuntime implements LogRuntime {
     const status = { id, state: i.state, logPath: i.logPath } as ContainerStatus;
     return (i.beforeStatus?.() ?? Promise.resolve()).then(() => status);
   }
+
+  // Streaming is tested in streaming.test.ts.
+  listPodSandbox = (): Promise<never> => Promise.reject(new Error('not used here'));
+  execSync = (): Promise<never> => Promise.reject(new Error('not used here'));
+  exec = (): Promise<never> => Promise.reject(new Error('not used here'));
+  attach = (): Promise<never> => Promise.reject(new Error('not used here'));
+  portForward = (): Promise<never> => Promise.reject(new Error('not used here'));
 }
 
 describe('the node server over TLS on loopback', () => {
@@ -105,7 +113,7 @@ describe('the node server over TLS on loopback', () => {
       clientCaPem: clientCa.certPem,
       authenticator: new Authenticator(tokens, systemClock),
       authorizer: new NodeAuthorizer(access, 'node-1', systemClock),
-      routes: nodeRoutes({ pods: { list: () => [POD] }, runtime, clock: systemClock, followPollMs: 20 }),
+      routes: nodeRoutes({ pods: { list: () => [POD] }, runtime, clock: systemClock, followPollMs: 20, proxyTimeoutMs: 5000, runTimeoutSeconds: 5 }),
       logger,
     });
     port = await server.start();

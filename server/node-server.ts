@@ -4,15 +4,21 @@
  * SubjectAccessReview per `nodes/<subresource>`: authz.ts) before it is routed (handlers.ts),
  * with the kubelet's answers: 401 `Unauthorized`, 403 `Forbidden (user=…)`, 500 `Authorization
  * error (…)` when the API server cannot answer, 404 for an unknown path.
+ *
+ * HTTP upgrade requests (exec, attach, port-forward) go through the same steps: Node hands them
+ * over with their raw socket, on which a `ServerResponse` is opened so that every refusal is an
+ * ordinary answer (and the connection closed after it); a route that proxies takes the socket
+ * over. Upgraded connections are the server's to end on `stop()`: Node no longer tracks them.
  */
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { PeerCertificate as TlsPeerCertificate, TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Authenticator, UserInfo } from './authn.js';
 import { requestAttributes, type NodeAuthorizer } from './authz.js';
-import { matchRoute, sendText, type Route } from './routes.js';
+import { matchRoute, sendText, type Route, type UpgradeSocket } from './routes.js';
 
 /** How the server is built. */
 export interface NodeServerOptions {
@@ -53,7 +59,7 @@ async function authenticate(req: IncomingMessage, options: NodeServerOptions): P
   }
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, options: NodeServerOptions): Promise<void> {
+async function serve(req: IncomingMessage, res: ServerResponse, options: NodeServerOptions, upgrade?: UpgradeSocket): Promise<void> {
   const url = new URL(req.url ?? '/', 'https://node.invalid');
   const method = req.method ?? 'GET';
   const user = await authenticate(req, options);
@@ -78,7 +84,31 @@ async function serve(req: IncomingMessage, res: ServerResponse, options: NodeSer
   const match = matchRoute(options.routes, method, url.pathname);
   if (match.kind === 'not-found') sendText(res, 404, '404 page not found');
   else if (match.kind === 'method-not-allowed') sendText(res, 405, 'Method Not Allowed');
-  else await match.handler({ req, res, params: match.params, query: url.searchParams });
+  else await match.handler({ req, res, params: match.params, query: url.searchParams, ...(upgrade === undefined ? {} : { upgrade }) });
+}
+
+/** A response written to an upgrade request's raw socket; the connection closes after it. */
+function responseOn(req: IncomingMessage, socket: Duplex): { res: ServerResponse; take: () => void } {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  // Node gives the upgrade's socket as a Duplex; it is the connection's (TLS) socket.
+  res.assignSocket(socket as Socket);
+  const closeAfter = (): void => {
+    socket.end();
+  };
+  res.once('finish', closeAfter);
+  const take = (): void => {
+    res.off('finish', closeAfter);
+    res.detachSocket(socket as Socket);
+  };
+  return { res, take };
+}
+
+function failed(res: ServerResponse, req: IncomingMessage, options: NodeServerOptions): (error: unknown) => void {
+  return (error) => {
+    options.logger.error({ err: error, url: req.url }, 'node server request failed');
+    sendText(res, 500, 'Internal Server Error');
+  };
 }
 
 /** Builds the server; see this file's header. */
@@ -93,10 +123,18 @@ export function createNodeServer(options: NodeServerOptions): NodeServer {
     ...(clientCa === undefined ? {} : { ca: clientCa, requestCert: true, rejectUnauthorized: false }),
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    serve(req, res, options).catch((error: unknown) => {
-      options.logger.error({ err: error, url: req.url }, 'node server request failed');
-      sendText(res, 500, 'Internal Server Error');
+    serve(req, res, options).catch(failed(res, req, options));
+  });
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    // Node stops watching this socket: an error must still end it, never go unhandled.
+    socket.on('error', () => {
+      socket.destroy();
     });
+    const { res, take } = responseOn(req, socket);
+    serve(req, res, options, { socket, head, take }).catch(failed(res, req, options));
   });
   return {
     start: () =>
@@ -113,6 +151,8 @@ export function createNodeServer(options: NodeServerOptions): NodeServer {
           resolve();
         });
         server.closeAllConnections();
+        // closeAllConnections does not reach upgraded sockets, and close() waits for them.
+        for (const socket of upgraded) socket.destroy();
       }),
   };
 }

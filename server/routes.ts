@@ -1,9 +1,19 @@
 /**
  * The node server's paths, matched after authentication and authorization. Each route is a
- * handler of a matched request; exec, attach, port-forward and run (next) slot in as more entries
- * of the same table, each `nodes/proxy` to the authorizer (authz.ts) like `/containerLogs`.
+ * handler of a matched request. An HTTP upgrade request (exec, attach, port-forward) comes with
+ * its socket: its `res` writes to that socket, so refusals are answered like any other request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** The connection of an upgrade request, for a handler that takes it over. */
+export interface UpgradeSocket {
+  readonly socket: Duplex;
+  /** Bytes the client sent past its request head. */
+  readonly head: Buffer;
+  /** Unbinds `res` from the socket: from then on the handler writes raw bytes. */
+  readonly take: () => void;
+}
 
 /** A request that matched a route, with the path's parameters. */
 export interface RouteRequest {
@@ -11,6 +21,8 @@ export interface RouteRequest {
   readonly res: ServerResponse;
   readonly params: readonly string[];
   readonly query: URLSearchParams;
+  /** Present only for an HTTP upgrade request. */
+  readonly upgrade?: UpgradeSocket;
 }
 
 /** Serves one matched request. */

@@ -13,6 +13,7 @@ import { Authenticator } from './authn.js';
 import { NodeAuthorizer } from './authz.js';
 import type { LogRuntime } from './container-logs.js';
 import { nodeRoutes } from './handlers.js';
+import type { StreamRuntime } from './streaming.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import { servingCredentials } from './tls.js';
 
@@ -27,13 +28,23 @@ export interface NodeServerParts {
   readonly clientCaFile: string | undefined;
   readonly kubeConfig: KubeConfig;
   readonly pods: { list(): V1Pod[] };
-  readonly runtime: LogRuntime;
+  readonly runtime: LogRuntime & StreamRuntime;
   readonly clock: Clock;
   readonly logger: Logger;
 }
 
 /** A follower looks at a log file that has not grown this often (the kubelet's fsnotify wakes it sooner). */
 const FOLLOW_POLL_MS = 250;
+
+/** How long the runtime's streaming server may take to accept and answer an upgrade. */
+const PROXY_TIMEOUT_MS = 30_000;
+
+/**
+ * The runtime's limit on a `/run` command. The kubelet passes none (a TODO upstream); a command
+ * that never ends would hold a runtime call forever, so nodelet gives it the kubelet's default
+ * runtime request timeout.
+ */
+const RUN_TIMEOUT_SECONDS = 120;
 
 /** The node server, not yet listening. Reads (or makes) its certificate and reads the client CA. */
 export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServer> {
@@ -55,7 +66,14 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
     ...(clientCaPem === undefined ? {} : { clientCaPem }),
     authenticator: new Authenticator(apiTokenReviewer(parts.kubeConfig), parts.clock),
     authorizer: new NodeAuthorizer(apiAccessReviewer(parts.kubeConfig), parts.nodeName, parts.clock),
-    routes: nodeRoutes({ pods: parts.pods, runtime: parts.runtime, clock: parts.clock, followPollMs: FOLLOW_POLL_MS }),
+    routes: nodeRoutes({
+      pods: parts.pods,
+      runtime: parts.runtime,
+      clock: parts.clock,
+      followPollMs: FOLLOW_POLL_MS,
+      proxyTimeoutMs: PROXY_TIMEOUT_MS,
+      runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
+    }),
     logger: parts.logger,
   });
 }
