@@ -74,7 +74,7 @@ export function renderProbeResults(report: ProbeReport): string {
     PROBE_BEGIN_MARKER,
     '## Probe CPU: results',
     '',
-    `Run ${machine.date} on ${machine.cpus} × ${machine.cpuModel}, ${machine.os}, kernel ${machine.kernel}; nodelet ${machine.nodelet}, Node.js ${machine.node}, containerd ${machine.containerd}.`,
+    `Run ${machine.date} on ${machine.cpus} × ${machine.cpuModel}, ${machine.os}, kernel ${machine.kernel}; nodelet ${machine.nodelet}, Node.js ${machine.node}, ${machine.containerd}, Kubernetes ${machine.kubernetes}.`,
     `${report.pods} pods, each with an httpGet readiness probe and a tcpSocket liveness probe every ${report.periodSeconds} s (${probesPerSecond} probes/s), against the same ${report.pods} pods without probes; ${ratios.length} rounds, variants interleaved.`,
     '',
     `**Agent CPU with probes ÷ without: ${spread(ratios)} (min / median / max of the per-round ratios); medians ${median('probes').toFixed(1)} % vs ${median('no probes').toFixed(1)} % of one core.**`,
