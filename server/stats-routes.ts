@@ -1,5 +1,5 @@
 /**
- * `GET /stats/summary` (JSON Summary API) and `GET /metrics/resource` (Prometheus text), both
+ * `GET /stats/summary` (JSON Summary API; `?only_cpu_and_memory=true` for CPU and memory only) and `GET /metrics/resource` (Prometheus text), both
  * from the StatsCollector. The authorizer has already asked for `nodes/stats` or `nodes/metrics`.
  * A summary the runtime cannot answer is a 500 as with the kubelet; a metrics scrape then still
  * answers 200 with the error gauges at 1, as the kubelet's collector reports a failed gather.
@@ -8,14 +8,17 @@ import type { Logger } from 'pino';
 import { resourceMetrics } from './resource-metrics.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
 import type { StatsCollector } from './stats-collector.js';
+import { cpuAndMemoryOnly } from './summary.js';
 
 /** The Prometheus text format's content type. */
 export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function statsRoutes(stats: StatsCollector, logger: Logger): Route[] {
-  const summary = async ({ res }: RouteRequest): Promise<void> => {
+  const summary = async ({ res, query }: RouteRequest): Promise<void> => {
+    // The kubelet's CPU-and-memory answer (older metrics-servers ask for it) only reads the CPU readings.
+    const only = query.get('only_cpu_and_memory') === 'true';
     try {
-      sendJson(res, 200, await stats.summary(true));
+      sendJson(res, 200, only ? cpuAndMemoryOnly(await stats.summary(false)) : await stats.summary(true));
     } catch (error) {
       logger.warn({ err: error }, 'stats summary failed');
       sendText(res, 500, `Internal Error: failed to get summary stats: ${error instanceof Error ? error.message : String(error)}`);

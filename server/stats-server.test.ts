@@ -164,6 +164,14 @@ describe('/stats/summary and /metrics/resource through the node server', () => {
     assert.equal(summary.pods[0]?.containers[0]?.cpu?.usageNanoCores, 500_000_000);
   });
 
+  it('only_cpu_and_memory: times, CPU and memory only', async () => {
+    const reply = JSON.parse((await get(port, '/stats/summary?only_cpu_and_memory=true', 'stats')).body) as Summary;
+    assert.deepEqual(Object.keys(reply.node).sort(), ['cpu', 'memory', 'nodeName', 'startTime']);
+    assert.deepEqual(Object.keys(reply.pods[0] ?? {}).sort(), ['containers', 'cpu', 'memory', 'podRef', 'startTime']);
+    assert.deepEqual(Object.keys(reply.pods[0]?.containers[0] ?? {}).sort(), ['cpu', 'memory', 'name', 'startTime']);
+    assert.equal(reply.pods[0]?.containers[0]?.cpu?.usageNanoCores, 500_000_000);
+  });
+
   it('403 without nodes/stats or nodes/metrics, and nothing read', async () => {
     const asked = access.asked.length;
     assert.deepEqual(await get(port, '/stats/summary', 'nostats'), { status: 403, type: 'text/plain; charset=utf-8', body: 'Forbidden (user=other, verb=get, resource=nodes, subresource=[stats])' });

@@ -158,3 +158,18 @@ export function buildSummary(input: SummaryInput): Summary {
     });
   return { node: nodeSummary(input), pods };
 }
+
+/** `?only_cpu_and_memory=true`: the node's and each pod's and container's times, CPU and memory only. */
+export function cpuAndMemoryOnly(summary: Summary): unknown {
+  const { nodeName, startTime, cpu, memory } = summary.node;
+  return {
+    node: { nodeName, startTime, cpu, memory },
+    pods: summary.pods.map((p) => ({
+      podRef: p.podRef,
+      startTime: p.startTime,
+      containers: p.containers.map((c) => ({ name: c.name, startTime: c.startTime, ...(c.cpu === undefined ? {} : { cpu: c.cpu }), ...(c.memory === undefined ? {} : { memory: c.memory }) })),
+      ...(p.cpu === undefined ? {} : { cpu: p.cpu }),
+      ...(p.memory === undefined ? {} : { memory: p.memory }),
+    })),
+  };
+}
