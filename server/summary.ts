@@ -1,8 +1,8 @@
 /**
  * The Summary API (`k8s.io/kubelet/pkg/apis/stats/v1alpha1`) built from plain figures: the node,
  * then one entry per ready pod sandbox with its running containers. A pod's CPU and memory are
- * the sums of its containers' (nodelet does not call ListPodSandboxStats, which containerd 1.6
- * does not implement). A figure the runtime did not report is omitted, never written as 0.
+ * the sums of its containers' (nodelet does not call ListPodSandboxStats: summing works with
+ * every runtime, whatever its support of that call). A figure the runtime did not report is omitted, never written as 0.
  */
 import type { ContainerStats, PodSandbox } from '../cri/types.js';
 import type { NodeReading } from './node-stats.js';
