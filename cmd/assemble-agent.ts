@@ -212,6 +212,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     kubeConfig,
     pods: store,
     runtime: cri.runtime,
+    images: cri.image,
     clock,
     logger: logger.child({ component: 'node-server' }),
   });

@@ -224,3 +224,27 @@ describe('api.proto field numbers of the streaming calls (upstream cri-api v0.36
     }
   });
 });
+
+describe('api.proto field numbers of ListContainerStats (upstream cri-api v0.36.3)', () => {
+  it('ContainerStats: attributes 1 (id 1), cpu 2 (usage_core_nano_seconds 2, usage_nano_cores 3), memory 3 (working_set_bytes 2, usage_bytes 4, rss_bytes 5), writable_layer 4', () => {
+    const method = criMethod('RuntimeService', 'ListContainerStats');
+    assert.equal(method.path, '/runtime.v1.RuntimeService/ListContainerStats');
+    const attributes = Buffer.concat([Buffer.from([0x0a, 0x01]), Buffer.from('c')]);
+    const cpu = Buffer.from([0x08, 0x07, 0x12, 0x02, 0x08, 0x2a, 0x1a, 0x02, 0x08, 0x03]);
+    const memory = Buffer.from([0x12, 0x02, 0x08, 0x05, 0x22, 0x02, 0x08, 0x06, 0x2a, 0x02, 0x08, 0x04]);
+    const layer = Buffer.from([0x1a, 0x02, 0x08, 0x09]);
+    const stats = Buffer.concat([Buffer.from([0x0a, attributes.length]), attributes, Buffer.from([0x12, cpu.length]), cpu, Buffer.from([0x1a, memory.length]), memory, Buffer.from([0x22, layer.length]), layer]);
+    const decoded = method.responseDeserialize(Buffer.concat([Buffer.from([0x0a, stats.length]), stats])) as {
+      stats: { attributes: { id: string }; cpu: { timestamp: string; usageCoreNanoSeconds: { value: string }; usageNanoCores: { value: string } }; memory: { workingSetBytes: { value: string }; usageBytes: { value: string }; rssBytes: { value: string } }; writableLayer: { usedBytes: { value: string } } }[];
+    };
+    const [s] = decoded.stats;
+    assert.equal(s?.attributes.id, 'c');
+    assert.equal(s?.cpu.timestamp, '7');
+    assert.equal(s?.cpu.usageCoreNanoSeconds.value, '42');
+    assert.equal(s?.cpu.usageNanoCores.value, '3');
+    assert.equal(s?.memory.workingSetBytes.value, '5');
+    assert.equal(s?.memory.usageBytes.value, '6');
+    assert.equal(s?.memory.rssBytes.value, '4');
+    assert.equal(s?.writableLayer.usedBytes.value, '9');
+  });
+});

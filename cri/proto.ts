@@ -29,7 +29,8 @@ export type RuntimeMethod =
   | 'ExecSync'
   | 'Exec'
   | 'Attach'
-  | 'PortForward';
+  | 'PortForward'
+  | 'ListContainerStats';
 
 /** The ImageService methods nodelet calls. */
 export type ImageMethod = 'ImageStatus' | 'PullImage' | 'ListImages' | 'RemoveImage' | 'ImageFsInfo';

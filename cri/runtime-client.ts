@@ -19,6 +19,7 @@ import {
   runtimeStatusFromWire,
   versionFromWire,
 } from './convert-response.js';
+import { containerStatsFromWire } from './convert-stats.js';
 import type { RuntimeMethod } from './proto.js';
 import { ignoreNotFound, requireArgument } from './transport.js';
 import type { CriTransport } from './transport.js';
@@ -27,6 +28,7 @@ import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerStats,
   ContainerStatus,
   ExecSyncResult,
   PodSandbox,
@@ -36,6 +38,7 @@ import type {
   RuntimeService,
   RuntimeStatus,
   StreamOptions,
+  StatsRuntime,
   StreamingRuntime,
   VersionInfo,
 } from './types.js';
@@ -64,7 +67,7 @@ function wholeSeconds(seconds: number): string {
   return String(Math.max(0, Math.ceil(seconds)));
 }
 
-export class GrpcRuntimeService implements RuntimeService, StreamingRuntime {
+export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, StatsRuntime {
   constructor(private readonly options: ServiceClientOptions) {}
 
   version(options?: CallOptions): Promise<VersionInfo> {
@@ -196,6 +199,11 @@ export class GrpcRuntimeService implements RuntimeService, StreamingRuntime {
     requireArgument('PortForward', 'sandbox ID', podSandboxId);
     const call = { method: 'PortForward', request: { podSandboxId, port: [...ports] }, options, subject: podSandboxId } as const;
     return this.call(call, (wire) => requireId('PortForward', 'streaming URL', wire.url));
+  }
+
+  listContainerStats(options?: CallOptions): Promise<ContainerStats[]> {
+    const call = { method: 'ListContainerStats', request: { filter: {} }, options } as const;
+    return this.call(call, (wire) => wire.stats.flatMap((s) => containerStatsFromWire(s) ?? []));
   }
 
   /** Sends `call` with its deadline and converts the response, typed by method (`wire.ts`). */

@@ -346,6 +346,43 @@ export interface FilesystemUsage {
   readonly inodesUsed: bigint;
 }
 
+/** CPU figures of a container (CRI `CpuUsage`); absent values are `undefined`, never 0. */
+export interface CpuUsage {
+  /** Nanoseconds since the epoch when the figures were taken. */
+  readonly timestamp: bigint;
+  readonly usageCoreNanoSeconds: bigint | undefined;
+  /** Only some runtimes fill this in; the kubelet computes it from two samples when absent. */
+  readonly usageNanoCores: bigint | undefined;
+}
+
+/** Memory figures of a container (CRI `MemoryUsage`). */
+export interface MemoryUsage {
+  readonly timestamp: bigint;
+  readonly workingSetBytes: bigint | undefined;
+  readonly availableBytes: bigint | undefined;
+  readonly usageBytes: bigint | undefined;
+  readonly rssBytes: bigint | undefined;
+  readonly pageFaults: bigint | undefined;
+  readonly majorPageFaults: bigint | undefined;
+}
+
+/** One container's figures from `ListContainerStats`. */
+export interface ContainerStats {
+  readonly id: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly cpu: CpuUsage | undefined;
+  readonly memory: MemoryUsage | undefined;
+  /** The container's writable layer; `mountpoint` may be empty (runtimes do not always say). */
+  readonly writableLayer: { readonly timestamp: bigint; readonly mountpoint: string; readonly usedBytes: bigint | undefined; readonly inodesUsed: bigint | undefined } | undefined;
+}
+
+/** The runtime's container statistics (`ListContainerStats`), for the node server's stats. */
+export interface StatsRuntime {
+  /** Figures of every container the runtime has (running or not; the caller filters). */
+  listContainerStats(options?: CallOptions): Promise<ContainerStats[]>;
+}
+
 /**
  * The runtime side of the CRI. Every method is safe to call again after a failure; the notes on
  * each say what "again" means for it.

@@ -174,6 +174,29 @@ export interface WirePullImageResponse {
   imageRef: string;
 }
 
+export interface WireUInt64 {
+  value: string;
+}
+
+export interface WireContainerStats {
+  attributes: { id: string; metadata: WireContainerMetadata | null; labels: WireMap; annotations: WireMap } | null;
+  cpu: { timestamp: string; usageCoreNanoSeconds: WireUInt64 | null; usageNanoCores: WireUInt64 | null } | null;
+  memory: {
+    timestamp: string;
+    workingSetBytes: WireUInt64 | null;
+    availableBytes: WireUInt64 | null;
+    usageBytes: WireUInt64 | null;
+    rssBytes: WireUInt64 | null;
+    pageFaults: WireUInt64 | null;
+    majorPageFaults: WireUInt64 | null;
+  } | null;
+  writableLayer: WireFilesystemUsage | null;
+}
+
+export interface WireListContainerStatsResponse {
+  stats: WireContainerStats[];
+}
+
 /** The decoded response of each RuntimeService method nodelet calls. */
 export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   Version: WireVersionResponse;
@@ -193,6 +216,7 @@ export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   Exec: WireStreamingResponse;
   Attach: WireStreamingResponse;
   PortForward: WireStreamingResponse;
+  ListContainerStats: WireListContainerStatsResponse;
 }
 
 /** The decoded response of each ImageService method nodelet calls. */

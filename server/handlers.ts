@@ -13,7 +13,10 @@ import { findPod, isContainerLogsError, isRunning, locateLog, type LogRuntime } 
 import { isLogOptionsError, parseLogQuery, readOptions } from './log-options.js';
 import { readLogs } from './log-reader.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
+import type { StatsCollector } from './stats-collector.js';
+import { statsRoutes } from './stats-routes.js';
 import { streamingRoutes, type StreamRuntime } from './streaming.js';
+import type { Logger } from 'pino';
 
 /** What the routes read. */
 export interface RouteDeps {
@@ -27,6 +30,8 @@ export interface RouteDeps {
   readonly proxyTimeoutMs: number;
   /** The runtime's limit on a `/run` command. */
   readonly runTimeoutSeconds: number;
+  /** Serves `/stats/summary` and `/metrics/resource` when given. */
+  readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
 }
 
 /** Writes `chunk`; resolves when the response can take more (or the client went away). */
@@ -117,5 +122,6 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/pods', handler: pods },
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
     ...streamingRoutes(deps),
+    ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
   ];
 }

@@ -14,6 +14,7 @@ import { NodeAuthorizer } from './authz.js';
 import type { LogRuntime } from './container-logs.js';
 import { nodeRoutes } from './handlers.js';
 import type { StreamRuntime } from './streaming.js';
+import { StatsCollector, type ImageFsSource, type StatsSource } from './stats-collector.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import { servingCredentials } from './tls.js';
 
@@ -28,7 +29,8 @@ export interface NodeServerParts {
   readonly clientCaFile: string | undefined;
   readonly kubeConfig: KubeConfig;
   readonly pods: { list(): V1Pod[] };
-  readonly runtime: LogRuntime & StreamRuntime;
+  readonly runtime: LogRuntime & StreamRuntime & StatsSource;
+  readonly images: ImageFsSource;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -73,6 +75,10 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       followPollMs: FOLLOW_POLL_MS,
       proxyTimeoutMs: PROXY_TIMEOUT_MS,
       runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
+      stats: {
+        collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, runtime: parts.runtime, images: parts.images, clock: parts.clock }),
+        logger: parts.logger,
+      },
     }),
     logger: parts.logger,
   });
