@@ -37,6 +37,7 @@ import type {
   RuntimeStatus,
   StreamOptions,
   StreamingRuntime,
+  ContainerLogRuntime,
   VersionInfo,
 } from './types.js';
 import type { RuntimeResponses } from './wire.js';
@@ -64,7 +65,7 @@ function wholeSeconds(seconds: number): string {
   return String(Math.max(0, Math.ceil(seconds)));
 }
 
-export class GrpcRuntimeService implements RuntimeService, StreamingRuntime {
+export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, ContainerLogRuntime {
   constructor(private readonly options: ServiceClientOptions) {}
 
   version(options?: CallOptions): Promise<VersionInfo> {
@@ -159,6 +160,12 @@ export class GrpcRuntimeService implements RuntimeService, StreamingRuntime {
     const request = { containerId, verbose: false };
     const call = { method: 'ContainerStatus', request, options, subject: containerId } as const;
     return this.call(call, (wire) => containerStatusFromWire('ContainerStatus', wire.status));
+  }
+
+  async reopenContainerLog(containerId: string, options?: CallOptions): Promise<void> {
+    requireArgument('ReopenContainerLog', 'container ID', containerId);
+    const call = { method: 'ReopenContainerLog', request: { containerId }, options, subject: containerId } as const;
+    await this.call(call, () => undefined);
   }
 
   async execSync(
