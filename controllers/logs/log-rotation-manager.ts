@@ -19,8 +19,8 @@
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { CallOptions, Container, ContainerLogRuntime, ContainerStatus } from '../../cri/types.js';
-import { LABEL_NODE } from '../../reconcilers/runtime-labels.js';
+import type { ContainerLogRuntime, RuntimeService } from '../../cri/types.js';
+import { nodeSelector } from '../../reconcilers/runtime-labels.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { compressFile, fileSize, isUnder, listNames, removeFile, renameFile } from './rotation-files.js';
@@ -38,10 +38,7 @@ export interface LogRotationPolicy {
 }
 
 /** What the manager asks of the runtime. */
-export interface LogRotationRuntime extends ContainerLogRuntime {
-  listContainers(filter?: { readonly state?: 'CONTAINER_RUNNING' }, options?: CallOptions): Promise<Container[]>;
-  containerStatus(containerId: string, options?: CallOptions): Promise<ContainerStatus>;
-}
+export type LogRotationRuntime = Pick<RuntimeService, 'listContainers' | 'containerStatus'> & ContainerLogRuntime;
 
 /** Options of {@link LogRotationManager}. */
 export interface LogRotationManagerOptions {
@@ -112,10 +109,9 @@ export class LogRotationManager {
 
   /** One round over every running container of this node. */
   async rotateAll(): Promise<void> {
-    const running = await this.options.runtime.listContainers({ state: 'CONTAINER_RUNNING' });
+    const running = await this.options.runtime.listContainers({ state: 'CONTAINER_RUNNING', labelSelector: nodeSelector(this.options.nodeName) });
     let failures = 0;
     for (const container of running) {
-      if (container.state !== 'CONTAINER_RUNNING' || container.labels[LABEL_NODE] !== this.options.nodeName) continue;
       try {
         await this.rotateContainer(container.id);
       } catch (err: unknown) {
