@@ -28,10 +28,12 @@ import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
 import type { NodeAgentController } from '../controllers/nodeagent/nodeagent-controller.js';
 import { createPauseGate } from '../controllers/nodeagent/pause.js';
 import { buildNodeAgentController } from '../controllers/nodeagent/start.js';
+import type { LiveParts } from '../controllers/nodeagent/targets.js';
 import { Pleg } from '../controllers/pleg/pleg.js';
 import { GcManager } from '../controllers/gc/gc-manager.js';
 import { gcPolicyOf } from '../controllers/gc/gc-policy.js';
-import type { GcSettings } from '../controllers/nodeagent/settings.js';
+import { LogRotationManager, type LogRotationPolicy } from '../controllers/logs/log-rotation-manager.js';
+import { logSizeBytes, type GcSettings, type LogRotationSettings } from '../controllers/nodeagent/settings.js';
 import { createPodSource } from '../controllers/pod-sources/api-source.js';
 import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
@@ -172,6 +174,32 @@ function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reas
   });
 }
 
+/** The rotation policy of a validated `LogRotationSettings` (flags or NodeAgent `spec.logRotation`). */
+function logRotationPolicyOf(settings: LogRotationSettings): LogRotationPolicy {
+  return { maxSizeBytes: logSizeBytes(settings.containerLogMaxSize), maxFiles: settings.containerLogMaxFiles };
+}
+
+/** Container log rotation over this node's running containers. */
+function buildLogRotation(core: Core): LogRotationManager {
+  const { settings, cri, clock, logger } = core;
+  return new LogRotationManager({
+    runtime: cri.runtime,
+    nodeName: settings.nodeName,
+    podLogDir: settings.podLogDir,
+    policy: logRotationPolicyOf(settings.logRotation),
+    clock,
+    logger: logger.child({ component: 'log-rotation' }),
+  });
+}
+
+/** Where the NodeAgent's `spec.gc` and `spec.logRotation` land. */
+function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager): Pick<LiveParts, 'gc' | 'logRotation'> {
+  return {
+    gc: { setSettings: (s: GcSettings) => { gc.setPolicy(gcPolicyOf(s)); } },
+    logRotation: { setSettings: (s: LogRotationSettings) => { logRotation.setPolicy(logRotationPolicyOf(s)); } },
+  };
+}
+
 /** Builds the agent; connects to the runtime first (waits until it answers). */
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
@@ -223,7 +251,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   });
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, enqueue);
-  const live = { queue, node, pause, logger, dns: podSync.dns, gc: { setSettings: (s: GcSettings) => { gc.setPolicy(gcPolicyOf(s)); } }, resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const logRotation = buildLogRotation(core);
+  const live = { queue, node, pause, logger, dns: podSync.dns, ...housekeepingTargets(gc, logRotation), resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+
   const nodeAgent = buildNodeAgentController({
     kubeConfig,
     nodeName: settings.nodeName,
@@ -250,11 +280,12 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await server.start();
     pleg.start();
     gc.start();
+    logRotation.start();
     nodeAgent.startReporting();
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
-    await stopAll({ server, nodeAgent, resync, pleg, gc, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
@@ -267,6 +298,7 @@ async function stopAll(parts: {
   resync: ResyncLoop | undefined;
   pleg: Pleg;
   gc: GcManager;
+  logRotation: LogRotationManager;
   store: DesiredPodStore;
   queue: ReconcileQueue;
   node: NodeController;
@@ -280,6 +312,7 @@ async function stopAll(parts: {
   parts.resync?.stop();
   await parts.pleg.stop();
   await parts.gc.stop();
+  await parts.logRotation.stop();
   parts.store.stop();
   await parts.queue.close();
   await parts.prober.stopAll();

@@ -9,7 +9,8 @@ import { clusterDnsProblem, clusterDomainProblem } from '../reconcilers/dns/clus
 import { parseNodeLabels, parseTaints } from './registration-flags.js';
 import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
 import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
-import type { GcSettings } from '../controllers/nodeagent/settings.js';
+import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
+import type { GcSettings, LogRotationSettings } from '../controllers/nodeagent/settings.js';
 
 export { FlagError } from '../util/flags.js';
 
@@ -48,6 +49,8 @@ export interface AgentSettings {
   readonly nodeServer: NodeServerSettings;
   /** The garbage collector's policy (`--image-gc-*`, `--minimum-container-ttl-duration`, …); the NodeAgent's `spec.gc` overrides it. */
   readonly gc: GcSettings;
+  /** Container log rotation (`--container-log-max-size`, `--container-log-max-files`); the NodeAgent's `spec.logRotation` overrides it. */
+  readonly logRotation: LogRotationSettings;
   /** The runtime's sandbox image (`--pod-infra-container-image`): image GC never removes it. */
   readonly sandboxImage: string;
 }
@@ -96,6 +99,7 @@ const FLAGS = {
   'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
   ...GC_FLAGS,
+  ...LOG_ROTATION_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -174,6 +178,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     seccompDefault: values['seccomp-default'],
     nodeServer: parseNodeServer(values),
     gc: parseGcFlags(values),
+    logRotation: parseLogRotationFlags(values),
     sandboxImage: values['pod-infra-container-image'],
   };
 }

@@ -223,6 +223,14 @@ describe('api.proto field numbers of the streaming calls (upstream cri-api v0.36
       assert.deepEqual(criMethod('RuntimeService', name).responseDeserialize(response), { url: 'u:1' }, name);
     }
   });
+
+  it('ReopenContainerLogRequest: container_id 1, on /runtime.v1.RuntimeService/ReopenContainerLog', () => {
+    const method = criMethod('RuntimeService', 'ReopenContainerLog');
+    assert.equal(method.path, '/runtime.v1.RuntimeService/ReopenContainerLog');
+    const bytes = method.requestSerialize({ containerId: 'c1' });
+    assert.deepEqual(fields(bytes).map((f) => f.field), [1]);
+    assert.deepEqual(strings(bytes, 1), ['c1']);
+  });
 });
 
 describe('api.proto field numbers of ListContainerStats (upstream cri-api v0.36.3)', () => {

@@ -184,6 +184,18 @@ void describe('gRPC CRI client against an in-process server', () => {
     ]);
   });
 
+  void it('asks ReopenContainerLog with the container ID, and passes a refusal on as a CriError', async () => {
+    server.handlers.set('ReopenContainerLog', () => Promise.resolve({}));
+    const runtime = connect().runtime;
+    await runtime.reopenContainerLog('c1');
+    server.handlers.set('ReopenContainerLog', () => fail(status.FAILED_PRECONDITION, 'container is not running'));
+    await assert.rejects(runtime.reopenContainerLog('c2'), (e: unknown) => isCriError(e) && e.method === 'ReopenContainerLog' && e.code === status.FAILED_PRECONDITION);
+    assert.deepEqual(server.requests, [
+      { method: 'ReopenContainerLog', request: { containerId: 'c1' } },
+      { method: 'ReopenContainerLog', request: { containerId: 'c2' } },
+    ]);
+  });
+
   void it('gives pullImage its own long deadline instead of the default one', async () => {
     server.handlers.set('PullImage', async () => {
       await sleep(300);

@@ -12,7 +12,7 @@ import { GrpcImageService } from './image-client.js';
 import type { CriLogger } from './error-log.js';
 import { GrpcRuntimeService } from './runtime-client.js';
 import { CriTransport } from './transport.js';
-import type { ImageService, RuntimeService, StatsRuntime, StreamingRuntime } from './types.js';
+import type { ContainerLogRuntime, ImageService, RuntimeService, StatsRuntime, StreamingRuntime } from './types.js';
 
 export type { CriLogger } from './error-log.js';
 export { DEFAULT_PULL_TIMEOUT_MS } from './image-client.js';
@@ -33,7 +33,7 @@ export interface CriClientOptions {
 
 /** Both CRI services over one channel. */
 export interface CriClient {
-  readonly runtime: RuntimeService & StreamingRuntime & StatsRuntime;
+  readonly runtime: RuntimeService & StreamingRuntime & StatsRuntime & ContainerLogRuntime;
   readonly image: ImageService;
   /** Closes the channel; calls made afterwards fail. */
   close(): void;

@@ -26,6 +26,7 @@ export type RuntimeMethod =
   | 'RemoveContainer'
   | 'ListContainers'
   | 'ContainerStatus'
+  | 'ReopenContainerLog'
   | 'ExecSync'
   | 'Exec'
   | 'Attach'

@@ -40,6 +40,7 @@ import type {
   StreamOptions,
   StatsRuntime,
   StreamingRuntime,
+  ContainerLogRuntime,
   VersionInfo,
 } from './types.js';
 import type { RuntimeResponses } from './wire.js';
@@ -67,7 +68,7 @@ function wholeSeconds(seconds: number): string {
   return String(Math.max(0, Math.ceil(seconds)));
 }
 
-export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, StatsRuntime {
+export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, StatsRuntime, ContainerLogRuntime {
   constructor(private readonly options: ServiceClientOptions) {}
 
   version(options?: CallOptions): Promise<VersionInfo> {
@@ -162,6 +163,12 @@ export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, Sta
     const request = { containerId, verbose: false };
     const call = { method: 'ContainerStatus', request, options, subject: containerId } as const;
     return this.call(call, (wire) => containerStatusFromWire('ContainerStatus', wire.status));
+  }
+
+  async reopenContainerLog(containerId: string, options?: CallOptions): Promise<void> {
+    requireArgument('ReopenContainerLog', 'container ID', containerId);
+    const call = { method: 'ReopenContainerLog', request: { containerId }, options, subject: containerId } as const;
+    await this.call(call, () => undefined);
   }
 
   async execSync(

@@ -312,6 +312,16 @@ export interface StreamingRuntime {
   portForward(podSandboxId: string, ports: readonly number[], options?: CallOptions): Promise<string>;
 }
 
+/**
+ * The runtime's side of container log rotation (CRI `ReopenContainerLog`): after the log file was
+ * renamed away, the runtime opens `log_path` again, creating a fresh file. Kept apart from
+ * `RuntimeService` like {@link StreamingRuntime}, so runtime doubles without rotation need not grow.
+ */
+export interface ContainerLogRuntime {
+  /** @throws CriError when the runtime refuses (containerd: the container is not running); then no new file is made. */
+  reopenContainerLog(containerId: string, options?: CallOptions): Promise<void>;
+}
+
 /** Credentials for one image pull (CRI `AuthConfig`). */
 export interface AuthConfig {
   readonly username?: string;

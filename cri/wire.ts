@@ -212,6 +212,7 @@ export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   RemoveContainer: object;
   ListContainers: WireListContainersResponse;
   ContainerStatus: WireContainerStatusResponse;
+  ReopenContainerLog: object;
   ExecSync: WireExecSyncResponse;
   Exec: WireStreamingResponse;
   Attach: WireStreamingResponse;

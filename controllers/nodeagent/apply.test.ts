@@ -26,6 +26,7 @@ function recordingTargets(failing: ReadonlySet<string> = new Set()): SettingsTar
     setClusterDNS: (servers) => { call('setClusterDNS', servers.join(',')); },
     setClusterDomain: (d) => { call('setClusterDomain', d); },
     setGc: (gc) => { call('setGc', JSON.stringify(gc)); },
+    setLogRotation: (r) => { call('setLogRotation', JSON.stringify(r)); },
   };
 }
 
@@ -34,20 +35,26 @@ describe('applySettings', () => {
     const targets = recordingTargets();
     const outcome = applySettings({}, settings({}), targets);
     const gc = { maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120 };
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`]);
-    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc });
+    const logRotation = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`, `setLogRotation(${JSON.stringify(logRotation)})`]);
+    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc, logRotation });
     assert.deepEqual(outcome.failures, []);
   });
 
-  it('applies only what changed afterwards (the GC group when one of its fields changed), nothing for log-rotation changes', () => {
+  it('applies only what changed afterwards (the GC and log-rotation groups when one of their fields changed)', () => {
     const first = applySettings({}, settings({}), recordingTargets());
     const targets = recordingTargets();
     const outcome = applySettings(first.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 }, logRotation: { containerLogMaxFiles: 3 } }), targets);
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(8)', 'setPaused(true)', 'setGc({"maxDeadContainersPerPod":5,"minContainerAgeSeconds":0,"imageHighThresholdPercent":85,"imageLowThresholdPercent":80,"imageMinimumGCAgeSeconds":120})']);
-    assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused', 'spec.gc']);
+    assert.deepEqual(targets.calls, [
+      'setWorkerConcurrency(8)',
+      'setPaused(true)',
+      'setGc({"maxDeadContainersPerPod":5,"minContainerAgeSeconds":0,"imageHighThresholdPercent":85,"imageLowThresholdPercent":80,"imageMinimumGCAgeSeconds":120})',
+      'setLogRotation({"containerLogMaxSize":"10Mi","containerLogMaxFiles":3})',
+    ]);
+    assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused', 'spec.gc', 'spec.logRotation']);
     assert.equal(outcome.applied.workerConcurrency, 8);
     const again = recordingTargets();
-    assert.deepEqual(applySettings(outcome.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 } }), again).changed, []);
+    assert.deepEqual(applySettings(outcome.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 }, logRotation: { containerLogMaxFiles: 3 } }), again).changed, []);
     assert.deepEqual(again.calls, []);
   });
 

@@ -4,7 +4,7 @@
  * setter threw keeps its previous value in the outcome, so the next apply (the next spec event or
  * resync) tries it again.
  */
-import type { GcSettings, LiveSettings, LogLevel, SettingProblem } from './settings.js';
+import type { GcSettings, LiveSettings, LogLevel, LogRotationSettings, SettingProblem } from './settings.js';
 
 /** Where each live setting takes effect (the agent wires these to its parts). */
 export interface SettingsTargets {
@@ -24,10 +24,12 @@ export interface SettingsTargets {
   setClusterDomain(domain: string): void;
   /** The garbage collector's policy (both collections run at once with it). */
   setGc(gc: GcSettings): void;
+  /** The container log rotation policy (a round runs at once with it). */
+  setLogRotation(logRotation: LogRotationSettings): void;
 }
 
-/** The settings that act at once; log rotation is stored only. */
-type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain' | 'gc';
+/** The settings, each applied through its own setter. */
+type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain' | 'gc' | 'logRotation';
 
 const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: SettingsTargets, s: LiveSettings) => void }[] = [
   { field: 'workerConcurrency', apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
@@ -38,13 +40,14 @@ const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: 
   { field: 'clusterDNS', apply: (t, s) => { t.setClusterDNS(s.clusterDNS); } },
   { field: 'clusterDomain', apply: (t, s) => { t.setClusterDomain(s.clusterDomain); } },
   { field: 'gc', apply: (t, s) => { t.setGc(s.gc); } },
+  { field: 'logRotation', apply: (t, s) => { t.setLogRotation(s.logRotation); } },
 ];
 
 function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Equal values; lists (clusterDNS) element by element and groups (gc) field by field, so an unchanged one is not applied again. */
+/** Equal values; lists (clusterDNS) element by element and groups (gc, logRotation) field by field, so an unchanged one is not applied again. */
 function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
   if (isPlainObject(a) && isPlainObject(b)) {

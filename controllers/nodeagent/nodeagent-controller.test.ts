@@ -34,6 +34,7 @@ function setup(): Setup {
     setClusterDNS: (servers) => calls.push(`clusterDNS=${servers.join(',')}`),
     setClusterDomain: (d) => calls.push(`clusterDomain=${d}`),
     setGc: (gc) => calls.push(`gc=${gc.maxDeadContainersPerPod}`),
+    setLogRotation: (r) => calls.push(`logRotation=${r.containerLogMaxSize}/${r.containerLogMaxFiles}`),
   };
   const sample = {
     current: { runtime: ready, queue: ready, api: ready, queueCounts: { waiting: 0, active: 1, delayed: 0, failed: 0 }, pods: 2, runtimeVersion: 'containerd://1.6.20', lastRelistMs: clock.now() } as HealthSample,
@@ -73,7 +74,7 @@ describe('NodeAgent controller', () => {
   it('creates its NodeAgent, applies the flag values, and reports Ready with counts and versions', async () => {
     const { api, calls, controller } = setup();
     await startAndReport(controller);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5']);
     const status = api.objects.get('vm')?.status;
     assert.equal(status?.observedGeneration, 1);
     assert.equal(status?.nodeName, 'vm');
@@ -106,7 +107,7 @@ describe('NodeAgent controller', () => {
     assert.deepEqual(calls, []);
     controller.startReporting();
     await clock.advance(2_000);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5']);
     assert.equal(api.objects.get('vm')?.status?.observedGeneration, 1);
   });
 
@@ -122,19 +123,18 @@ describe('NodeAgent controller', () => {
     assert.match(condition(api, 'Ready')?.message ?? '', /paused/);
   });
 
-  it('reports settings it refused or cannot act on in SettingsApplied and stays Ready', async () => {
-    const { api, controller } = setup();
+  it('reports settings it refused in SettingsApplied and stays Ready; applies log-rotation settings live', async () => {
+    const { api, calls, controller } = setup();
     await startAndReport(controller);
     api.setSpec('vm', { maxPods: 5000 });
     await settle();
     assert.equal(condition(api, 'SettingsApplied')?.reason, 'InvalidSettings');
     assert.equal(controller.settings()?.maxPods, 110);
+    assert.equal(condition(api, 'Ready')?.status, 'True');
     api.setSpec('vm', { logRotation: { containerLogMaxFiles: 3 } });
     await settle();
-    assert.equal(condition(api, 'SettingsApplied')?.status, 'False');
-    assert.equal(condition(api, 'SettingsApplied')?.reason, 'NotImplemented');
-    assert.match(condition(api, 'SettingsApplied')?.message ?? '', /spec\.logRotation\.containerLogMaxFiles/);
-    assert.equal(condition(api, 'Ready')?.status, 'True');
+    assert.equal(condition(api, 'SettingsApplied')?.status, 'True');
+    assert.equal(calls.filter((c) => c.startsWith('logRotation=')).at(-1), 'logRotation=10Mi/3');
   });
 
   it('writes status every 10 s while nothing changes, and at the next sample when something does', async () => {

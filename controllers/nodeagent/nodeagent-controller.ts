@@ -73,7 +73,7 @@ const STATUS_BACKOFF = { initialMs: 1000, maxMs: 30_000 };
 /** The spec side: resolves each delivered spec, applies what changed, and remembers the outcome. */
 class SpecApplier {
   settings: LiveSettings | undefined;
-  report: SettingsReport = { applyFailures: [], invalid: [], notImplemented: [] };
+  report: SettingsReport = { applyFailures: [], invalid: [] };
   generation: number | undefined;
   private applied: AppliedSettings = {};
 
@@ -92,7 +92,7 @@ class SpecApplier {
     this.settings = resolution.settings;
     this.applied = outcome.applied;
     this.generation = generation;
-    this.report = { applyFailures: outcome.failures, invalid: resolution.invalid, notImplemented: resolution.notImplemented };
+    this.report = { applyFailures: outcome.failures, invalid: resolution.invalid };
     if (outcome.changed.length > 0) this.logger.info({ changed: outcome.changed, generation }, 'applied NodeAgent settings');
     if (generationChanged || outcome.failures.length > 0) this.logProblems(resolution.invalid, outcome.failures);
     return generationChanged;

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_GC, DEFAULT_LOG_ROTATION, resolveSettings, type BaseSettings } from './settings.js';
+import { DEFAULT_GC, DEFAULT_LOG_ROTATION, logSizeBytes, resolveSettings, type BaseSettings } from './settings.js';
 
 const base: BaseSettings = { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, logLevel: 'info' };
 
 describe('resolveSettings', () => {
   it('uses the flag values and the kubelet defaults when the spec is empty or absent', () => {
     for (const spec of [{}, undefined, null]) {
-      const { settings, invalid, notImplemented } = resolveSettings(spec, base);
+      const { settings, invalid } = resolveSettings(spec, base);
       assert.deepEqual(settings, {
         workerConcurrency: 4,
         resyncPeriodSeconds: 60,
@@ -20,7 +20,6 @@ describe('resolveSettings', () => {
         logRotation: DEFAULT_LOG_ROTATION,
       });
       assert.deepEqual(invalid, []);
-      assert.deepEqual(notImplemented, []);
     }
   });
 
@@ -79,15 +78,14 @@ describe('resolveSettings', () => {
     assert.deepEqual(invalid.map((p) => p.field), ['spec.gc.imageLowThresholdPercent']);
   });
 
-  it('reports log-rotation fields set to non-default values as not implemented, and GC fields as applied', () => {
-    const { settings, invalid, notImplemented } = resolveSettings(
+  it('takes GC and log-rotation fields from the spec', () => {
+    const { settings, invalid } = resolveSettings(
       { gc: { maxDeadContainersPerPod: 3, imageHighThresholdPercent: 85 }, logRotation: { containerLogMaxSize: '20Mi', containerLogMaxFiles: 5 } },
       base,
     );
     assert.deepEqual(invalid, []);
     assert.equal(settings.gc.maxDeadContainersPerPod, 3);
-    assert.equal(settings.logRotation.containerLogMaxSize, '20Mi');
-    assert.deepEqual(notImplemented, ['spec.logRotation.containerLogMaxSize']);
+    assert.deepEqual(settings.logRotation, { containerLogMaxSize: '20Mi', containerLogMaxFiles: 5 });
   });
 
   it('takes each unset GC field from the GC flags, and both thresholds from them when the spec puts low at or above high', () => {
@@ -100,8 +98,15 @@ describe('resolveSettings', () => {
     assert.equal(crossed.settings.gc.imageLowThresholdPercent, 60);
   });
 
-  it('treats a log size equal to the default in other units as the default', () => {
-    assert.deepEqual(resolveSettings({ logRotation: { containerLogMaxSize: '10240Ki' } }, base).notImplemented, []);
+  it('takes each unset log-rotation field from the flags', () => {
+    const flags = { containerLogMaxSize: '1Mi', containerLogMaxFiles: 3 };
+    assert.deepEqual(resolveSettings({}, { ...base, logRotation: flags }).settings.logRotation, flags);
+    assert.deepEqual(resolveSettings({ logRotation: { containerLogMaxFiles: 2 } }, { ...base, logRotation: flags }).settings.logRotation, { containerLogMaxSize: '1Mi', containerLogMaxFiles: 2 });
+  });
+
+  it('reads log sizes in bytes, binary and decimal', () => {
+    assert.deepEqual(['1', '10Mi', '10240Ki', '1k', '2M'].map(logSizeBytes), [1, 10 * 2 ** 20, 10 * 2 ** 20, 1000, 2e6]);
+    assert.ok(Number.isNaN(logSizeBytes('10MB')));
   });
 
   it('refuses a log size that is not a positive quantity', () => {

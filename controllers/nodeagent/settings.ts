@@ -4,9 +4,9 @@
  * may come from an older or hand-installed CRD, and a bad value must never crash the agent: a field
  * that fails is replaced by its default and reported (SettingsApplied=False, reason InvalidSettings).
  *
- * An unset field means the agent's default: for concurrency, resync period, max pods, log level,
- * cluster DNS and cluster domain that is the value of the agent's command-line flag, so deleting a
- * field (or the whole object) returns to what the agent was started with.
+ * An unset field means the agent's default: the value of the agent's command-line flag (concurrency,
+ * resync period, max pods, log level, cluster DNS and domain, GC, log rotation), so deleting a field
+ * (or the whole object) returns to what the agent was started with.
  */
 import { clusterDnsProblem, clusterDomainProblem } from '../../reconcilers/dns/cluster-settings.js';
 
@@ -28,10 +28,11 @@ export interface GcSettings {
   readonly imageMinimumGCAgeSeconds: number;
 }
 
-/** Container log rotation (stored, validated, not acted on: nodelet does not rotate logs yet). */
+/** Container log rotation (`controllers/logs/`), the kubelet's settings of the same names. */
 export interface LogRotationSettings {
-  /** A quantity such as `10Mi`. */
+  /** A quantity such as `10Mi`: a container log at or above it is rotated. */
   readonly containerLogMaxSize: string;
+  /** Log files kept per container, the current one included. */
   readonly containerLogMaxFiles: number;
 }
 
@@ -62,6 +63,8 @@ export interface BaseSettings {
   readonly clusterDomain?: string;
   /** The GC flags; {@link DEFAULT_GC} when absent. */
   readonly gc?: GcSettings;
+  /** `--container-log-max-size`/`--container-log-max-files`; {@link DEFAULT_LOG_ROTATION} when absent. */
+  readonly logRotation?: LogRotationSettings;
 }
 
 /** The `--cluster-domain` flag's default. */
@@ -78,11 +81,9 @@ export interface SettingProblem {
 export interface SettingsResolution {
   readonly settings: LiveSettings;
   readonly invalid: readonly SettingProblem[];
-  /** Log-rotation fields set to a non-default value: stored, not acted on yet (paths under `spec.`). */
-  readonly notImplemented: readonly string[];
 }
 
-/** The kubelet's defaults: GC (the flags' defaults) and log rotation (not implemented yet). */
+/** The kubelet's defaults (the flags' defaults): GC and log rotation. */
 export const DEFAULT_GC: GcSettings = {
   maxDeadContainersPerPod: 1,
   minContainerAgeSeconds: 0,
@@ -207,20 +208,15 @@ function readGc(reader: FieldReader, base: GcSettings): GcSettings {
   });
 }
 
-/** Bytes of a log size already validated by {@link LOG_SIZE}. */
-function logSizeBytes(size: string): number {
-  const match = LOG_SIZE.exec(size);
-  return match === null ? Number.NaN : Number(match[1]) * (SIZE_UNITS[match[2] ?? ''] ?? 1);
+/** Whether a log size is a positive whole quantity the CRD allows (`10Mi`, `512Ki`, `1G`, `4096`). */
+export function isLogSize(size: string): boolean {
+  return LOG_SIZE.test(size);
 }
 
-/** Paths of the log-rotation fields whose value differs from the default. */
-function fieldsNotImplemented(logRotation: LogRotationSettings): string[] {
-  const changed: string[] = [];
-  if (logSizeBytes(logRotation.containerLogMaxSize) !== logSizeBytes(DEFAULT_LOG_ROTATION.containerLogMaxSize)) {
-    changed.push('spec.logRotation.containerLogMaxSize');
-  }
-  if (logRotation.containerLogMaxFiles !== DEFAULT_LOG_ROTATION.containerLogMaxFiles) changed.push('spec.logRotation.containerLogMaxFiles');
-  return changed;
+/** Bytes of a log size; NaN when it is not one ({@link isLogSize}). */
+export function logSizeBytes(size: string): number {
+  const match = LOG_SIZE.exec(size);
+  return match === null ? Number.NaN : Number(match[1]) * (SIZE_UNITS[match[2] ?? ''] ?? 1);
 }
 
 /** Resolves a NodeAgent spec (untrusted JSON; absent means empty) against the agent's flag values. */
@@ -229,6 +225,7 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
   if (spec !== undefined && spec !== null && !isRecord(spec)) invalid.push({ field: 'spec', message: 'must be an object' });
   const reader = new FieldReader(isRecord(spec) ? spec : {}, 'spec', invalid);
   const rotation = reader.nested('logRotation');
+  const baseRotation = base.logRotation ?? DEFAULT_LOG_ROTATION;
   const settings: LiveSettings = {
     workerConcurrency: reader.int('workerConcurrency', base.workerConcurrency),
     resyncPeriodSeconds: reader.int('resyncPeriodSeconds', base.resyncPeriodSeconds),
@@ -239,9 +236,9 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
     clusterDomain: reader.clusterDomain('clusterDomain', base.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
     gc: readGc(reader.nested('gc'), base.gc ?? DEFAULT_GC),
     logRotation: {
-      containerLogMaxSize: rotation.logSize('containerLogMaxSize', DEFAULT_LOG_ROTATION.containerLogMaxSize),
-      containerLogMaxFiles: rotation.int('containerLogMaxFiles', DEFAULT_LOG_ROTATION.containerLogMaxFiles),
+      containerLogMaxSize: rotation.logSize('containerLogMaxSize', baseRotation.containerLogMaxSize),
+      containerLogMaxFiles: rotation.int('containerLogMaxFiles', baseRotation.containerLogMaxFiles),
     },
   };
-  return { settings, invalid, notImplemented: fieldsNotImplemented(settings.logRotation) };
+  return { settings, invalid };
 }

@@ -10,7 +10,7 @@ import type { Clock } from '../../util/clock.js';
 import { createNodeAgentApi } from './api.js';
 import { createNodeAgentController, type NodeAgentController } from './nodeagent-controller.js';
 import { createHealthSampler } from './health-probes.js';
-import { SPEC_LOG_LEVELS, type BaseSettings, type GcSettings, type LogLevel } from './settings.js';
+import { SPEC_LOG_LEVELS, type BaseSettings, type GcSettings, type LogLevel, type LogRotationSettings } from './settings.js';
 import type { Readiness } from './status.js';
 import { createSettingsTargets, type LiveParts } from './targets.js';
 import type { PodSource } from '../pod-sources/api-source.js';
@@ -28,6 +28,8 @@ export interface AgentFlags {
   readonly clusterDomain?: string;
   /** The GC flags. */
   readonly gc?: GcSettings;
+  /** `--container-log-max-size`, `--container-log-max-files`. */
+  readonly logRotation?: LogRotationSettings;
 }
 
 /** Options of {@link buildNodeAgentController}. */
@@ -62,6 +64,7 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
     ...(flags.clusterDns === undefined ? {} : { clusterDNS: flags.clusterDns }),
     ...(flags.clusterDomain === undefined ? {} : { clusterDomain: flags.clusterDomain }),
     ...(flags.gc === undefined ? {} : { gc: flags.gc }),
+    ...(flags.logRotation === undefined ? {} : { logRotation: flags.logRotation }),
   };
 }
 

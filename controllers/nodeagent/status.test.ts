@@ -14,7 +14,7 @@ const healthy: HealthSample = {
   runtimeVersion: 'containerd://1.6.20',
   lastRelistMs: T0 - 1000,
 };
-const clean: SettingsReport = { applyFailures: [], invalid: [], notImplemented: [] };
+const clean: SettingsReport = { applyFailures: [], invalid: [] };
 
 function input(overrides: Partial<NodeAgentStatusInput> = {}): NodeAgentStatusInput {
   return {
@@ -105,12 +105,12 @@ describe('buildNodeAgentStatus', () => {
     assert.equal(second.runtimeVersion, 'containerd://1.6.20');
   });
 
-  it('says NotImplemented with the field names when GC or log-rotation settings are set', () => {
-    const status = buildNodeAgentStatus(input({ settings: { ...clean, notImplemented: ['spec.gc.maxDeadContainersPerPod', 'spec.logRotation.containerLogMaxFiles'] } }));
+  it('says InvalidSettings with the field when a setting was refused, and stays Ready', () => {
+    const status = buildNodeAgentStatus(input({ settings: { ...clean, invalid: [{ field: 'spec.logRotation.containerLogMaxFiles', message: 'must be an integer from 2 to 20, got 1' }] } }));
     const applied = condition(status, 'SettingsApplied');
     assert.equal(applied?.status, 'False');
-    assert.equal(applied?.reason, 'NotImplemented');
-    assert.match(applied?.message ?? '', /spec\.gc\.maxDeadContainersPerPod, spec\.logRotation\.containerLogMaxFiles/);
+    assert.equal(applied?.reason, 'InvalidSettings');
+    assert.match(applied?.message ?? '', /spec\.logRotation\.containerLogMaxFiles must be an integer/);
     assert.equal(condition(status, 'Ready')?.status, 'True');
   });
 
@@ -120,7 +120,6 @@ describe('buildNodeAgentStatus', () => {
         settings: {
           applyFailures: [{ field: 'spec.workerConcurrency', message: 'queue closed' }],
           invalid: [{ field: 'spec.maxPods', message: 'must be an integer from 1 to 1000, got 0' }],
-          notImplemented: ['spec.gc.minContainerAgeSeconds'],
         },
       }),
     );
@@ -128,7 +127,6 @@ describe('buildNodeAgentStatus', () => {
     assert.equal(applied?.reason, 'ApplyFailed');
     assert.match(applied?.message ?? '', /spec\.workerConcurrency queue closed/);
     assert.match(applied?.message ?? '', /spec\.maxPods must be an integer/);
-    assert.match(applied?.message ?? '', /spec\.gc\.minContainerAgeSeconds/);
     const invalidOnly = buildNodeAgentStatus(input({ settings: { ...clean, invalid: [{ field: 'spec.maxPods', message: 'bad' }] } }));
     assert.equal(condition(invalidOnly, 'SettingsApplied')?.reason, 'InvalidSettings');
   });

@@ -2,8 +2,8 @@
  * The NodeAgent's `status` as a pure function of one health sample, the settings report and the
  * status the API server holds now. Conditions follow `metav1.Condition`: a condition's
  * `lastTransitionTime` moves only when its `status` changes from what was held before.
- * SettingsApplied does not affect Ready: a log-rotation setting nodelet cannot act on yet says so in
- * SettingsApplied and leaves the node serving pods.
+ * SettingsApplied does not affect Ready: a refused or failed setting says so in SettingsApplied and
+ * leaves the node serving pods.
  */
 import type { NodeAgentCondition, NodeAgentConditionType, NodeAgentQueueStatus, NodeAgentStatus } from './types.js';
 import type { SettingProblem } from './settings.js';
@@ -45,8 +45,6 @@ export interface SettingsReport {
   readonly applyFailures: readonly SettingProblem[];
   /** Spec fields refused by the agent's own validation (defaults used). */
   readonly invalid: readonly SettingProblem[];
-  /** Spec fields set to non-default values that nodelet does not act on yet. */
-  readonly notImplemented: readonly string[];
 }
 
 /** Inputs of {@link buildNodeAgentStatus}. */
@@ -104,10 +102,7 @@ export function settingsCondition(report: SettingsReport, generation: number | u
   const messages: string[] = [];
   if (report.applyFailures.length > 0) messages.push(`could not apply: ${problemList(report.applyFailures)}`);
   if (report.invalid.length > 0) messages.push(`refused (defaults used): ${problemList(report.invalid)}`);
-  if (report.notImplemented.length > 0) {
-    messages.push(`stored but not acted on, nodelet does not rotate container logs yet: ${report.notImplemented.join(', ')}`);
-  }
-  const reason = report.applyFailures.length > 0 ? 'ApplyFailed' : report.invalid.length > 0 ? 'InvalidSettings' : 'NotImplemented';
+  const reason = report.applyFailures.length > 0 ? 'ApplyFailed' : 'InvalidSettings';
   if (messages.length > 0) return { type: 'SettingsApplied', status: 'False', reason, message: messages.join('; ') };
   const of = generation === undefined ? '' : ` of generation ${generation}`;
   return { type: 'SettingsApplied', status: 'True', reason: 'Applied', message: `every setting${of} is in effect` };

@@ -32,6 +32,7 @@ describe('settings targets', () => {
       logger,
       dns,
       gc: { setSettings: (gc) => calls.push(`gc.setSettings(${gc.imageHighThresholdPercent}/${gc.imageLowThresholdPercent})`) },
+      logRotation: { setSettings: (r) => calls.push(`logRotation.setSettings(${r.containerLogMaxSize}/${r.containerLogMaxFiles})`) },
     });
     targets.setWorkerConcurrency(8);
     targets.setResyncPeriodSeconds(30);
@@ -40,7 +41,8 @@ describe('settings targets', () => {
     targets.setClusterDNS(['10.215.0.10']);
     targets.setClusterDomain('example.internal');
     targets.setGc({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 60, imageLowThresholdPercent: 50, imageMinimumGCAgeSeconds: 0 });
-    assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)', 'gc.setSettings(60/50)']);
+    targets.setLogRotation({ containerLogMaxSize: '1Ki', containerLogMaxFiles: 2 });
+    assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)', 'gc.setSettings(60/50)', 'logRotation.setSettings(1Ki/2)']);
     // Each DNS setting replaces its half and keeps the other.
     assert.deepEqual(dns.clusterSettings(), { servers: ['10.215.0.10'], domain: 'example.internal' });
   });
@@ -51,7 +53,7 @@ describe('settings targets', () => {
     const component = root.child({ component: 'reconciler' }).child({ podUID: 'u1' });
     const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setPaused: () => undefined };
     const dns = { clusterSettings: () => ({ servers: [], domain: '' }), setClusterSettings: () => undefined };
-    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: { setSettings: () => undefined } });
+    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: { setSettings: () => undefined }, logRotation: { setSettings: () => undefined } });
     component.debug('hidden at info');
     targets.setLogLevel('debug');
     component.debug('shown at debug');

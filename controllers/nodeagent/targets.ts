@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import type { SettingsTargets } from './apply.js';
-import type { GcSettings } from './settings.js';
+import type { GcSettings, LogRotationSettings } from './settings.js';
 
 /** The agent's parts that take live settings (narrow, so tests pass plain objects). */
 export interface LiveParts {
@@ -22,6 +22,8 @@ export interface LiveParts {
   readonly dns: { clusterSettings(): ClusterDnsSettings; setClusterSettings(settings: ClusterDnsSettings): void };
   /** The garbage collector. */
   readonly gc: { setSettings(gc: GcSettings): void };
+  /** The container log rotation manager. */
+  readonly logRotation: { setSettings(logRotation: LogRotationSettings): void };
 }
 
 /** Maps each setting to its part. */
@@ -50,6 +52,9 @@ export function createSettingsTargets(parts: LiveParts): SettingsTargets {
     },
     setGc: (gc) => {
       parts.gc.setSettings(gc);
+    },
+    setLogRotation: (logRotation) => {
+      parts.logRotation.setSettings(logRotation);
     },
   };
 }

@@ -8,6 +8,7 @@
  * test exits it (`setContainerExited`) or nodelet stops it.
  */
 import { createHash } from 'node:crypto';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriCancelledError, CriError, CriNotFoundError } from '../../cri/errors.js';
@@ -18,6 +19,7 @@ import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerLogRuntime,
   ContainerState,
   ContainerStatus,
   ExecSyncResult,
@@ -38,7 +40,7 @@ import type {
 } from '../../cri/types.js';
 
 /** A method of either service, by its TypeScript name. */
-export type FakeMethod = keyof RuntimeService | keyof ImageService;
+export type FakeMethod = keyof RuntimeService | keyof ImageService | keyof ContainerLogRuntime;
 
 /** One recorded call. */
 export interface FakeCall {
@@ -115,7 +117,7 @@ function signalOf(arg: unknown): AbortSignal | undefined {
   return signal instanceof AbortSignal ? signal : undefined;
 }
 
-export class FakeRuntime implements RuntimeService, ImageService {
+export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRuntime {
   /** Every call, in order. */
   readonly calls: FakeCall[] = [];
   /** Conditions `status()` reports; tests may replace them. */
@@ -366,6 +368,18 @@ export class FakeRuntime implements RuntimeService, ImageService {
       mounts: c.config.mounts.map((m) => ({ ...m })),
       logPath: c.logPath,
     };
+  }
+
+  /**
+   * As containerd 1.6: a container that is not RUNNING is refused (and no file is made); a running
+   * one gets its log path opened again, creating an empty file when it was renamed away (its
+   * directory must exist, as the real runtime's must).
+   */
+  async reopenContainerLog(containerId: string, options?: CallOptions): Promise<void> {
+    await this.record('reopenContainerLog', [containerId, options]);
+    const c = this.requireContainer('reopenContainerLog', containerId);
+    if (c.state !== 'CONTAINER_RUNNING') throw failedPrecondition('reopenContainerLog', 'container is not running');
+    if (c.logPath !== '') await appendFile(c.logPath, '');
   }
 
   /** Answers through `execHandler`; the container must be RUNNING. */
