@@ -33,7 +33,8 @@ import { GcManager } from '../controllers/gc/gc-manager.js';
 import { gcPolicyOf } from '../controllers/gc/gc-policy.js';
 import type { GcSettings } from '../controllers/nodeagent/settings.js';
 import { createPodSource } from '../controllers/pod-sources/api-source.js';
-import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
+import { createDesiredPodStore, withoutMirrorPods, type DesiredPodSource, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
+import { isMirrorPod } from '../controllers/pod-sources/static-pod.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
@@ -50,6 +51,7 @@ import { buildNodeServer } from '../server/start.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { PodKey } from '../util/pod-key.js';
 import type { AgentSettings } from './flags.js';
+import { buildStaticPods, type StaticPods } from './static-pods.js';
 
 /** The assembled agent, not yet started. */
 export interface AssembledAgent {
@@ -111,7 +113,7 @@ interface Core {
 /** The per-pod machinery with its API-facing writers. */
 function buildPodSync(
   core: Core,
-  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController },
+  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController; staticPods: StaticPods | undefined },
 ): { podSync: PodSync; status: StatusManager } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
@@ -120,7 +122,15 @@ function buildPodSync(
   // Probe results: written by the status manager's narrow entry point, read by status generation.
   const probeResults = new ContainerReadinessStore();
   // The status manager retries unwritten statuses on its own loop, through API outages.
-  const status = new StatusManager({ api: podStatusApi(api), clock, logger: logger.child({ component: 'status' }), readiness: probeResults });
+  const { staticPods } = parts;
+  const status = new StatusManager({
+    api: podStatusApi(api),
+    clock,
+    logger: logger.child({ component: 'status' }),
+    readiness: probeResults,
+    // A static pod's status goes to its mirror pod.
+    ...(staticPods === undefined ? {} : { statusTarget: (key: PodKey) => staticPods.statusTarget(key), isStatic: (key: PodKey) => staticPods.isStatic(key) }),
+  });
   const podSync = assemblePodSync({
     node: {
       name: settings.nodeName,
@@ -172,6 +182,19 @@ function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reas
   });
 }
 
+/** The desired-pod store over the API source and, with `--pod-manifest-path`, the manifest directory. */
+function buildSources(core: Core, node: NodeController, enqueue: (key: PodKey, reason: string) => void): { store: DesiredPodStore; staticPods: StaticPods | undefined } {
+  const { settings, kubeConfig, clock, logger } = core;
+  const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
+  const staticPods =
+    settings.podManifestPath === undefined
+      ? undefined
+      : buildStaticPods({ dir: settings.podManifestPath, nodeName: settings.nodeName, core: kubeConfig.makeApiClient(CoreV1Api), apiSource, node: () => node.node(), enqueue, clock, logger });
+  // Mirror pods are never run: the store sees the API source without them.
+  const sources: DesiredPodSource[] = [withoutMirrorPods(apiSource, isMirrorPod), ...(staticPods === undefined ? [] : [staticPods.source])];
+  return { store: createDesiredPodStore({ sources, notify: enqueue }), staticPods };
+}
+
 /** Builds the agent; connects to the runtime first (waits until it answers). */
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
@@ -197,13 +220,12 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     labels: settings.nodeLabels,
     taints: settings.registerWithTaints,
   });
-  const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
-  const store = createDesiredPodStore({ sources: [apiSource], notify: enqueue });
+  const { store, staticPods } = buildSources(core, node, enqueue);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node });
+  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods });
   const server = await buildNodeServer({
     ...settings.nodeServer,
     nodeName: settings.nodeName,
@@ -245,6 +267,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await services.start();
     await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
     await store.start();
+    staticPods?.mirrors.start();
     // After the store: /pods and the logs routes answer from it.
     await server.start();
     pleg.start();
@@ -253,6 +276,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
+    await staticPods?.mirrors.stop();
     await stopAll({ server, nodeAgent, resync, pleg, gc, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');

@@ -36,6 +36,26 @@ export interface DesiredPodSource {
   confirmAbsent?(key: PodKey): Promise<boolean>;
 }
 
+/**
+ * The API source without mirror pods: they are the API's shadow of static pods (the file source's),
+ * never run themselves (the mirror manager reads them from the API source directly).
+ */
+export function withoutMirrorPods(source: DesiredPodSource, isMirrorPod: (pod: V1Pod) => boolean): DesiredPodSource {
+  const visible = (pod: V1Pod | undefined): V1Pod | undefined => (pod === undefined || isMirrorPod(pod) ? undefined : pod);
+  return {
+    name: source.name,
+    start: () => source.start(),
+    stop: () => {
+      source.stop();
+    },
+    get: (uid) => visible(source.get(uid)),
+    list: () => source.list().filter((pod) => !isMirrorPod(pod)),
+    synced: () => source.synced(),
+    healthy: () => source.healthy(),
+    ...(source.confirmAbsent === undefined ? {} : { confirmAbsent: source.confirmAbsent.bind(source) }),
+  };
+}
+
 /** The merged store; see this file's header. */
 export interface DesiredPodStore extends PodStore {
   list(): V1Pod[];
