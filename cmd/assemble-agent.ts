@@ -6,7 +6,7 @@
  *
  * ```
  *  API informer ─┐                                   ┌─► PodReconciler ─► executor ─► CRI
- *  (static pods) ┴► desired-pod store ─► queue ──────┤        │  ▲
+ *  manifest dir  ┴► desired-pod store ─► queue ──────┤        │  ▲
  *  PLEG relist ───────────────────────► (per UID) ───┘        ▼  │ lifecycle: admitted … forgotten
  *  periodic resync ─► store.resyncAll                  status manager, backoffs, puller, volumes,
  *                                                      events, start failures, queue failure counts

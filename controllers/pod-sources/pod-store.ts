@@ -1,6 +1,6 @@
 /**
- * The desired-pod store: one view over every pod source (the API informer today; a manifest
- * directory and a manifest URL for static pods later). The reconciler reads only this store.
+ * The desired-pod store: one view over every pod source (the API informer; the manifest
+ * directory of static pods with `--pod-manifest-path`). The reconciler reads only this store.
  *
  * - `get(uid)` answers from the first source, in the order given, that has the UID. UIDs do not
  *   collide across sources (static pods' UIDs are derived from their manifests; their mirror pods
