@@ -72,13 +72,17 @@ async function readManifests(dir: string, nodeName: string, now: Date): Promise<
   return { pods, refused };
 }
 
-/** Watches `dir` (undefined when it cannot: no directory yet, no inotify); a failed watch closes itself. */
-function watchDirectory(dir: string, logger: Logger, onChange: () => void): FSWatcher | undefined {
+/**
+ * Watches `dir` (undefined when it cannot: no directory yet, no inotify). A failed watch (the
+ * directory removed) closes itself and calls `onClosed`, so the next read can watch again.
+ */
+function watchDirectory(dir: string, logger: Logger, handlers: { onChange: () => void; onClosed: () => void }): FSWatcher | undefined {
   try {
-    const watcher = watch(dir, onChange);
+    const watcher = watch(dir, handlers.onChange);
     watcher.on('error', (err) => {
       logger.warn({ err }, 'manifest directory watch failed; the periodic re-read goes on');
       watcher.close();
+      handlers.onClosed();
     });
     return watcher;
   } catch (err: unknown) {
@@ -144,13 +148,14 @@ export function createFileSource(options: FileSourceOptions): FileSource {
 
   function startWatch(): void {
     if (!started) return;
-    watcher = watchDirectory(options.dir, logger, () => {
+    const onChange = (): void => {
       if (debounce !== undefined) return;
       debounce = clock.setTimeout(() => {
         debounce = undefined;
         void loop.runNow();
       }, options.debounceMs ?? 100);
-    });
+    };
+    watcher = watchDirectory(options.dir, logger, { onChange, onClosed: () => (watcher = undefined) });
   }
 
   return {
