@@ -6,7 +6,7 @@
  *
  * ```
  *  API informer ─┐                                   ┌─► PodReconciler ─► executor ─► CRI
- *  (static pods) ┴► desired-pod store ─► queue ──────┤        │  ▲
+ *  manifest dir  ┴► desired-pod store ─► queue ──────┤        │  ▲
  *  PLEG relist ───────────────────────► (per UID) ───┘        ▼  │ lifecycle: admitted … forgotten
  *  periodic resync ─► store.resyncAll                  status manager, backoffs, puller, volumes,
  *                                                      events, start failures, queue failure counts
@@ -35,7 +35,8 @@ import { gcPolicyOf } from '../controllers/gc/gc-policy.js';
 import { LogRotationManager, type LogRotationPolicy } from '../controllers/logs/log-rotation-manager.js';
 import { logSizeBytes, type GcSettings, type LogRotationSettings } from '../controllers/nodeagent/settings.js';
 import { createPodSource } from '../controllers/pod-sources/api-source.js';
-import { createDesiredPodStore, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
+import { createDesiredPodStore, withoutMirrorPods, type DesiredPodSource, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
+import { isMirrorPod } from '../controllers/pod-sources/static-pod.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
@@ -52,6 +53,7 @@ import { buildNodeServer } from '../server/start.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { PodKey } from '../util/pod-key.js';
 import type { AgentSettings } from './flags.js';
+import { buildStaticPods, type StaticPods } from './static-pods.js';
 
 /** The assembled agent, not yet started. */
 export interface AssembledAgent {
@@ -113,7 +115,7 @@ interface Core {
 /** The per-pod machinery with its API-facing writers. */
 function buildPodSync(
   core: Core,
-  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController },
+  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController; staticPods: StaticPods | undefined },
 ): { podSync: PodSync; status: StatusManager } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
@@ -122,7 +124,15 @@ function buildPodSync(
   // Probe results: written by the status manager's narrow entry point, read by status generation.
   const probeResults = new ContainerReadinessStore();
   // The status manager retries unwritten statuses on its own loop, through API outages.
-  const status = new StatusManager({ api: podStatusApi(api), clock, logger: logger.child({ component: 'status' }), readiness: probeResults });
+  const { staticPods } = parts;
+  const status = new StatusManager({
+    api: podStatusApi(api),
+    clock,
+    logger: logger.child({ component: 'status' }),
+    readiness: probeResults,
+    // A static pod's status goes to its mirror pod.
+    ...(staticPods === undefined ? {} : { statusTarget: (key: PodKey) => staticPods.statusTarget(key), isStatic: (key: PodKey) => staticPods.isStatic(key) }),
+  });
   const podSync = assemblePodSync({
     node: {
       name: settings.nodeName,
@@ -200,19 +210,23 @@ function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager): Pi
   };
 }
 
-/** Builds the agent; connects to the runtime first (waits until it answers). */
-export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
-  const clock = overrides.clock ?? systemClock;
-  const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(settings);
-  // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
-  const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }) });
-  const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
-  const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion };
-  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger });
-  const enqueue = enqueuer(queue, logger);
-  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
-  const readiness = runtimeReadiness(cri.runtime, pleg);
-  const node = createNodeController({
+/** The desired-pod store over the API source and, with `--pod-manifest-path`, the manifest directory. */
+function buildSources(core: Core, node: NodeController, enqueue: (key: PodKey, reason: string) => void): { store: DesiredPodStore; staticPods: StaticPods | undefined } {
+  const { settings, kubeConfig, clock, logger } = core;
+  const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
+  const staticPods =
+    settings.podManifestPath === undefined
+      ? undefined
+      : buildStaticPods({ dir: settings.podManifestPath, nodeName: settings.nodeName, core: kubeConfig.makeApiClient(CoreV1Api), apiSource, node: () => node.node(), enqueue, clock, logger });
+  // Mirror pods are never run: the store sees the API source without them.
+  const sources: DesiredPodSource[] = [withoutMirrorPods(apiSource, isMirrorPod), ...(staticPods === undefined ? [] : [staticPods.source])];
+  return { store: createDesiredPodStore({ sources, notify: enqueue }), staticPods };
+}
+
+/** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
+function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>): NodeController {
+  const { settings, kubeConfig, runtimeVersion, logger, clock } = core;
+  return createNodeController({
     kubeConfig,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
@@ -225,13 +239,27 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     labels: settings.nodeLabels,
     taints: settings.registerWithTaints,
   });
-  const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
-  const store = createDesiredPodStore({ sources: [apiSource], notify: enqueue });
+}
+
+/** Builds the agent; connects to the runtime first (waits until it answers). */
+export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
+  const clock = overrides.clock ?? systemClock;
+  const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(settings);
+  // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
+  const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }) });
+  const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
+  const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion };
+  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger });
+  const enqueue = enqueuer(queue, logger);
+  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
+  const readiness = runtimeReadiness(cri.runtime, pleg);
+  const node = buildNodeController(core, readiness);
+  const { store, staticPods } = buildSources(core, node, enqueue);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node });
+  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods });
   const server = await buildNodeServer({
     ...settings.nodeServer,
     nodeName: settings.nodeName,
@@ -276,6 +304,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await services.start();
     await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
     await store.start();
+    staticPods?.mirrors.start();
     // After the store: /pods and the logs routes answer from it.
     await server.start();
     pleg.start();
@@ -285,6 +314,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
+    await staticPods?.mirrors.stop();
     await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');

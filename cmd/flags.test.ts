@@ -35,6 +35,18 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--tls-private-key-file', '/c.key'], {}), FlagError);
   });
 
+  it('reads --pod-manifest-path: no static pods unless set (an empty value too)', () => {
+    const off = parseSettings(['--cri-endpoint', 'x'], {});
+    assert.ok(off !== 'help');
+    assert.equal(off.podManifestPath, undefined);
+    const empty = parseSettings(['--cri-endpoint', 'x', '--pod-manifest-path', ''], {});
+    assert.ok(empty !== 'help');
+    assert.equal(empty.podManifestPath, undefined);
+    const on = parseSettings(['--cri-endpoint', 'x', '--pod-manifest-path', '/etc/kubernetes/manifests'], {});
+    assert.ok(on !== 'help');
+    assert.equal(on.podManifestPath, '/etc/kubernetes/manifests');
+  });
+
   it('refuses to start without a CRI endpoint', () => {
     assert.throws(() => parseSettings([], {}), FlagError);
   });

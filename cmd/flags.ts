@@ -53,6 +53,8 @@ export interface AgentSettings {
   readonly logRotation: LogRotationSettings;
   /** The runtime's sandbox image (`--pod-infra-container-image`): image GC never removes it. */
   readonly sandboxImage: string;
+  /** Directory of static pod manifests (`--pod-manifest-path`, the kubelet's staticPodPath); none: no static pods. */
+  readonly podManifestPath: string | undefined;
 }
 
 /** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`. */
@@ -98,6 +100,7 @@ const FLAGS = {
   'tls-cert-file': { type: 'string', value: 'PATH', defaultText: 'self-signed, kept in <root-dir>/pki', description: "the node server's certificate (with --tls-private-key-file)" },
   'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
+  'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
 } as const satisfies FlagSpecs;
@@ -180,5 +183,6 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     gc: parseGcFlags(values),
     logRotation: parseLogRotationFlags(values),
     sandboxImage: values['pod-infra-container-image'],
+    podManifestPath: optionalPath(values['pod-manifest-path']),
   };
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodKey } from '../../util/pod-key.js';
-import { createDesiredPodStore, type DesiredPodSource } from './pod-store.js';
+import { createDesiredPodStore, withoutMirrorPods, type DesiredPodSource } from './pod-store.js';
+import { isMirrorPod } from './static-pod.js';
 
 /** A source over a plain map, with settable synced/healthy flags. */
 function mapSource(name: string, pods: V1Pod[] = []): DesiredPodSource & { pods: Map<string, V1Pod>; isSynced: boolean; isHealthy: boolean } {
@@ -81,5 +82,14 @@ describe('desired-pod store', () => {
     assert.equal(await store.confirmGone({ uid: 'gone', namespace: 'ns', name: 'gone' }), true);
     assert.equal(await store.confirmGone({ uid: 'lagging', namespace: 'ns', name: 'lagging' }), false, 'the origin still has it');
     assert.equal(await store.confirmGone({ uid: 's', namespace: 'ns', name: 's' }), false, 'a source has it');
+  });
+
+  it('sees the API source without mirror pods: they are never run, and never make a pod look present', async () => {
+    const mirror: V1Pod = { metadata: { uid: 'm', name: 'web-n1', namespace: 'ns', annotations: { 'kubernetes.io/config.mirror': 'h' } }, spec: { containers: [] } };
+    const api = { ...mapSource('api', [pod('a'), mirror]), confirmAbsent: (key: PodKey) => Promise.resolve(key.uid !== 'lagging') };
+    const store = createDesiredPodStore({ sources: [withoutMirrorPods(api, isMirrorPod)], notify: () => undefined });
+    assert.equal(store.get('m'), undefined);
+    assert.deepEqual(store.list().map((p) => p.metadata?.uid), ['a']);
+    assert.equal(await store.confirmGone({ uid: 'lagging', namespace: 'ns', name: 'x' }), false, "the API source's origin is still asked");
   });
 });

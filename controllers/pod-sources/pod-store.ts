@@ -1,6 +1,6 @@
 /**
- * The desired-pod store: one view over every pod source (the API informer today; a manifest
- * directory and a manifest URL for static pods later). The reconciler reads only this store.
+ * The desired-pod store: one view over every pod source (the API informer; the manifest
+ * directory of static pods with `--pod-manifest-path`). The reconciler reads only this store.
  *
  * - `get(uid)` answers from the first source, in the order given, that has the UID. UIDs do not
  *   collide across sources (static pods' UIDs are derived from their manifests; their mirror pods
@@ -34,6 +34,26 @@ export interface DesiredPodSource {
    * only when the origin answers that it has no pod with this UID. Absent: the cache is the truth.
    */
   confirmAbsent?(key: PodKey): Promise<boolean>;
+}
+
+/**
+ * The API source without mirror pods: they are the API's shadow of static pods (the file source's),
+ * never run themselves (the mirror manager reads them from the API source directly).
+ */
+export function withoutMirrorPods(source: DesiredPodSource, isMirrorPod: (pod: V1Pod) => boolean): DesiredPodSource {
+  const visible = (pod: V1Pod | undefined): V1Pod | undefined => (pod === undefined || isMirrorPod(pod) ? undefined : pod);
+  return {
+    name: source.name,
+    start: () => source.start(),
+    stop: () => {
+      source.stop();
+    },
+    get: (uid) => visible(source.get(uid)),
+    list: () => source.list().filter((pod) => !isMirrorPod(pod)),
+    synced: () => source.synced(),
+    healthy: () => source.healthy(),
+    ...(source.confirmAbsent === undefined ? {} : { confirmAbsent: source.confirmAbsent.bind(source) }),
+  };
 }
 
 /** The merged store; see this file's header. */

@@ -215,3 +215,56 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
     assert.equal(api.patches.length, 1);
   });
 });
+
+describe('StatusManager: static pods write through their mirror pods', () => {
+  class TargetRecordingApi extends FlakyApi {
+    readonly targets: string[] = [];
+    override async patchStatus(key: PodKey, body: Record<string, unknown>): Promise<void> {
+      await super.patchStatus(key, body);
+      this.targets.push(`${key.namespace}/${key.name}/${key.uid}`);
+    }
+  }
+
+  function staticSetup(): { m: StatusManager; api: TargetRecordingApi; clock: FakeClock; mirror: { uid: string | undefined } } {
+    const api = new TargetRecordingApi();
+    const clock = createFakeClock();
+    const mirror: { uid: string | undefined } = { uid: undefined };
+    const m = new StatusManager({
+      api,
+      clock,
+      logger: pino({ level: 'silent' }),
+      readiness: new ContainerReadinessStore(),
+      retryPeriodMs: 1000,
+      statusTarget: (key) => (mirror.uid === undefined ? undefined : { ...key, uid: mirror.uid }),
+      isStatic: () => true,
+    });
+    return { m, api, clock, mirror };
+  }
+
+  it('keeps the status pending until the mirror pod exists, writes it there (mirror UID as precondition), and again to a re-created mirror pod', async () => {
+    const { m, api, clock, mirror } = staticSetup();
+    m.start();
+    await m.setPodStatus(pod, running);
+    assert.equal(api.patches.length, 0, 'no mirror pod: nothing written');
+    assert.equal(m.pendingCount(), 1);
+    mirror.uid = 'm1';
+    await clock.advance(1000);
+    assert.deepEqual(api.targets, ['ns/web/m1']);
+    assert.deepEqual(api.last().metadata, { uid: 'm1' });
+    assert.equal(m.pendingCount(), 0);
+    await m.setPodStatus(pod, running);
+    assert.equal(api.patches.length, 1, 'the same status to the same mirror pod is not written twice');
+    mirror.uid = 'm2';
+    await m.setPodStatus(pod, running);
+    assert.deepEqual(api.targets, ['ns/web/m1', 'ns/web/m2'], 'a re-created mirror pod gets the status again');
+    await m.stop();
+  });
+
+  it('never deletes a static pod through the API', async () => {
+    const { m, api, mirror } = staticSetup();
+    mirror.uid = 'm1';
+    await m.setPodStatus(pod, running);
+    await m.deletePod(pod);
+    assert.deepEqual(api.deletes, []);
+  });
+});

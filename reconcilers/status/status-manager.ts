@@ -18,6 +18,9 @@
  *   `metadata.uid`, so it never lands on a newer pod that reuses the name; "gone" is success.
  * - Deletion first flushes the pod's pending status (the final status must be visible), then
  *   deletes with a UID precondition and grace period 0: the containers are already gone.
+ * - A static pod (from a manifest file) has no object of its own in the API: its status is written
+ *   to its mirror pod (`statusTarget`, the kubelet's `TranslatePodUID`), pending while it has none,
+ *   written again to a re-created mirror pod, and it is never deleted through the API.
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -83,6 +86,25 @@ export interface StatusManagerOptions {
   readonly readiness: ContainerReadinessStore;
   /** How often pending writes are retried. Default 5 s. */
   readonly retryPeriodMs?: number;
+  /**
+   * Where a pod's status lives in the API: the pod itself (the default), or, for a static pod, its
+   * mirror pod; undefined while a static pod has no mirror pod (the status stays pending).
+   */
+  readonly statusTarget?: (key: PodKey) => PodKey | undefined;
+  /** True for a static pod: the API holds only its mirror pod, so it is never deleted through the API. */
+  readonly isStatic?: (key: PodKey) => boolean;
+}
+
+/** A static pod's status waits for its mirror pod (retried by the loop). */
+export class NoMirrorPodError extends Error {
+  override readonly name = 'NoMirrorPodError';
+  constructor(readonly key: PodKey) {
+    super(`static pod ${key.namespace}/${key.name} has no mirror pod yet`);
+  }
+}
+
+export function isNoMirrorPodError(error: unknown): error is NoMirrorPodError {
+  return error instanceof NoMirrorPodError;
 }
 
 export class StatusManager implements StatusWriter, ContainerStatusSetter {
@@ -150,6 +172,7 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
   async deletePod(pod: V1Pod): Promise<void> {
     const key = podKeyOf(pod);
     await this.flush(key.uid);
+    if (this.options.isStatic?.(key) === true) return;
     await this.options.api.deletePod(key);
     this.options.logger.info({ podUID: key.uid }, 'pod object deleted');
   }
@@ -204,7 +227,7 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     const canonical = canonicalStatus(status);
     // With a write in flight the API will hold that one next: queue behind it whatever it is.
     const idle = !this.inFlight.has(key.uid);
-    if (idle && (this.written.get(key.uid) === canonical || (apiStatus !== undefined && canonicalStatus(apiStatus) === canonical))) {
+    if (idle && (this.written.get(key.uid) === this.writtenKey(key, canonical) || (apiStatus !== undefined && canonicalStatus(apiStatus) === canonical))) {
       this.pending.delete(key.uid);
       return;
     }
@@ -214,12 +237,21 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     });
   }
 
+  /** What `written` holds for a status: its target's UID too, so a re-created mirror pod is written again. */
+  private writtenKey(key: PodKey, canonical: string): string {
+    const target = this.options.statusTarget === undefined ? key : this.options.statusTarget(key);
+    return `${target?.uid ?? ''}/${canonical}`;
+  }
+
   private async writePending(uid: string): Promise<void> {
     const entry = this.pending.get(uid);
     if (entry === undefined) return;
-    if (this.written.get(uid) !== entry.canonical) {
-      await this.options.api.patchStatus(entry.key, statusPatch(uid, entry.status));
-      this.written.set(uid, entry.canonical);
+    const target = this.options.statusTarget === undefined ? entry.key : this.options.statusTarget(entry.key);
+    if (target === undefined) throw new NoMirrorPodError(entry.key);
+    const written = `${target.uid}/${entry.canonical}`;
+    if (this.written.get(uid) !== written) {
+      await this.options.api.patchStatus(target, statusPatch(target.uid, entry.status));
+      this.written.set(uid, written);
       this.options.logger.debug({ podUID: uid, phase: entry.status.phase }, 'pod status written');
     }
     // A newer status may have arrived while this one was written: keep that one pending.

@@ -2,6 +2,8 @@
 # The node agent under test (nodelet), run against the harness's cluster as the node NODE_NAME.
 
 AGENT_ROOT=$CLUSTER_DIR/nodelet-root
+# Static pod manifests (the e2e static-pod test writes here and leaves it empty).
+MANIFEST_DIR=$CLUSTER_DIR/manifests
 
 # Builds and starts nodelet unless it runs already. Returns 1 (after a warning) when the agent
 # does not exist yet, so the cluster can still come up without it.
@@ -14,7 +16,7 @@ agent_start() {
     log "building nodelet (npm run build)"
     (cd "$REPO_DIR" && npm run --silent build) || die "npm run build failed"
   fi
-  mkdir -p "$AGENT_ROOT" "$POD_LOG_DIR"
+  mkdir -p "$AGENT_ROOT" "$POD_LOG_DIR" "$MANIFEST_DIR"
   start_daemon nodelet "$AGENT_ROOT" node "$REPO_DIR/bin/nodelet.js" \
     --kubeconfig "$CLUSTER_DIR/kubeconfig-node" \
     --node-name "$NODE_NAME" --node-ip "$NODE_IP" \
@@ -22,7 +24,8 @@ agent_start() {
     --redis-url "redis://127.0.0.1:$REDIS_PORT" \
     --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR" \
     --allowed-unsafe-sysctls 'kernel.msgmax' \
-    --client-ca-file "$PKI_DIR/ca.crt"
+    --client-ca-file "$PKI_DIR/ca.crt" \
+    --pod-manifest-path "$MANIFEST_DIR"
 }
 
 node_ready() {

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { createFakeClock } from '../../test/doubles/fake-clock.js';
+import type { PodKey } from '../../util/pod-key.js';
+import { createMirrorPodManager, type MirrorPodApi } from './mirror-pods.js';
+import { applyStaticPodDefaults, parseManifest } from './static-pod.js';
+
+const NODE: V1Node = { metadata: { name: 'n1', uid: 'node-uid' } };
+
+function staticPod(image = 'busybox'): V1Pod {
+  const manifest = parseManifest('/m/web.json', JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'ns' }, spec: { containers: [{ name: 'main', image }] } }));
+  return applyStaticPodDefaults(manifest, { nodeName: 'n1', file: '/m/web.json', seenAt: new Date(0) });
+}
+
+/** An API holding pods by namespace/name, as the API cache would show them. */
+class FakeMirrorApi implements MirrorPodApi {
+  readonly pods = new Map<string, V1Pod>();
+  readonly calls: string[] = [];
+  private next = 1;
+  create(pod: V1Pod): Promise<void> {
+    const name = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+    this.calls.push(`create ${name}`);
+    if (this.pods.has(name)) return Promise.reject(new ApiException(409, 'HTTP-Code: 409', JSON.stringify({ reason: 'AlreadyExists' }), {}));
+    this.pods.set(name, { ...pod, metadata: { ...pod.metadata, uid: `mirror-${this.next++}` } });
+    return Promise.resolve();
+  }
+  delete(key: PodKey): Promise<void> {
+    this.calls.push(`delete ${key.namespace}/${key.name} ${key.uid}`);
+    this.pods.delete(`${key.namespace}/${key.name}`);
+    return Promise.resolve();
+  }
+}
+
+function setup(statics: V1Pod[], options: { synced?: boolean; node?: V1Node } = {}): { api: FakeMirrorApi; manager: ReturnType<typeof createMirrorPodManager>; synced: PodKey[] } {
+  const api = new FakeMirrorApi();
+  const synced: PodKey[] = [];
+  const manager = createMirrorPodManager({
+    api,
+    staticPods: { list: () => statics, synced: () => options.synced ?? true },
+    apiPods: () => [...api.pods.values()],
+    node: () => ('node' in options ? options.node : NODE),
+    requestSync: (key) => synced.push(key),
+    clock: createFakeClock(),
+    logger: pino({ level: 'silent' }),
+  });
+  return { api, manager, synced };
+}
+
+describe('mirror pods', () => {
+  it('creates one per static pod: same name, mirror annotation = config hash, owned by the Node; re-syncs the static pod', async () => {
+    const pod = staticPod();
+    const { api, manager, synced } = setup([pod]);
+    assert.equal(await manager.syncNow(), true);
+    const mirror = api.pods.get('ns/web-n1');
+    assert.ok(mirror !== undefined);
+    assert.equal(mirror.metadata?.annotations?.['kubernetes.io/config.mirror'], pod.metadata?.uid);
+    assert.equal(mirror.metadata?.annotations?.['kubernetes.io/config.source'], 'file');
+    assert.deepEqual(mirror.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'node-uid', controller: true }]);
+    assert.deepEqual(mirror.spec, pod.spec);
+    assert.deepEqual(synced.map((k) => k.uid), [pod.metadata?.uid]);
+    assert.equal(manager.mirrorOf(pod)?.metadata?.uid, 'mirror-1');
+    await manager.syncNow();
+    assert.deepEqual(api.calls, ['create ns/web-n1'], 'a current mirror pod is left alone');
+  });
+
+  it('creates none before the Node is known (its UID is the owner)', async () => {
+    const { api, manager } = setup([staticPod()], { node: undefined });
+    await manager.syncNow();
+    assert.deepEqual(api.calls, []);
+  });
+
+  it('replaces a mirror pod whose hash differs (the file was edited), and one being deleted', async () => {
+    const { api, manager } = setup([staticPod('busybox:2')]);
+    const stale = { ...staticPod(), metadata: { ...staticPod().metadata, uid: 'old', annotations: { 'kubernetes.io/config.mirror': 'old-hash' } } };
+    api.pods.set('ns/web-n1', stale);
+    await manager.syncNow();
+    assert.deepEqual(api.calls, ['delete ns/web-n1 old', 'create ns/web-n1']);
+    const current = api.pods.get('ns/web-n1')!;
+    api.pods.set('ns/web-n1', { ...current, metadata: { ...current.metadata, deletionTimestamp: new Date() } });
+    assert.equal(manager.mirrorOf(staticPod('busybox:2')), undefined, 'a mirror pod being deleted is not the status target');
+    await manager.syncNow();
+    assert.deepEqual(api.calls.slice(2), [`delete ns/web-n1 ${current.metadata?.uid ?? ''}`, 'create ns/web-n1']);
+  });
+
+  it('deletes a mirror pod without a static pod, but only once the file source has synced', async () => {
+    const orphan = { ...staticPod(), metadata: { ...staticPod().metadata, uid: 'orphan', annotations: { 'kubernetes.io/config.mirror': 'h' } } };
+    const early = setup([], { synced: false });
+    early.api.pods.set('ns/web-n1', orphan);
+    await early.manager.syncNow();
+    assert.deepEqual(early.api.calls, []);
+    const later = setup([]);
+    later.api.pods.set('ns/web-n1', orphan);
+    later.api.pods.set('ns/plain', { metadata: { name: 'plain', namespace: 'ns', uid: 'p' } });
+    await later.manager.syncNow();
+    assert.deepEqual(later.api.calls, ['delete ns/web-n1 orphan'], 'only mirror pods are touched');
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * End to end: a static pod from the agent's manifest directory (`--pod-manifest-path`, set by the
+ * harness to `$CLUSTER_DIR/manifests`). The runtime runs it with no API object of its own; the API
+ * shows its mirror pod. Asserted in the API (mirror pod, annotations, owner, status) and in the
+ * runtime (crictl, counted). The directory is left empty, whatever happens.
+ */
+import assert from 'node:assert/strict';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import { NODE_NAME, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, kubectl, requireCluster, runtimeContainers, uniqueName } from './helpers.js';
+
+const MANIFEST_DIR = path.join(process.env.CLUSTER_DIR ?? '', 'manifests');
+
+function manifest(namespace: string, script: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace, labels: { app: 'static-web' } },
+    spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'busybox:1.35', command: ['sh', '-c', script] }] },
+  });
+}
+
+const annotation = (pod: V1Pod, key: string): string | undefined => pod.metadata?.annotations?.[key];
+
+/** The running mirror pod whose mirror annotation is `hash` (any hash when undefined). */
+async function runningMirror(namespace: string, name: string, hash?: string): Promise<V1Pod> {
+  return eventually(`mirror pod ${namespace}/${name} Running${hash === undefined ? '' : ` with hash ${hash}`}`, async () => {
+    const pod = await getPod(namespace, name);
+    if (pod === undefined || pod.metadata?.deletionTimestamp !== undefined) return undefined;
+    if (hash !== undefined && annotation(pod, 'kubernetes.io/config.mirror') !== hash) return undefined;
+    const ready = pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    return pod.status?.phase === 'Running' && ready ? pod : undefined;
+  });
+}
+
+describe('a static pod from the manifest directory', () => {
+  let namespace = '';
+  let file = '';
+
+  before(async () => {
+    requireCluster();
+    assert.notEqual(process.env.CLUSTER_DIR ?? '', '', 'CLUSTER_DIR is set by the cluster env');
+    namespace = await createNamespace('e2e-static');
+    file = path.join(MANIFEST_DIR, `${uniqueName('static')}.json`);
+  });
+
+  after(async () => {
+    if (file !== '') await rm(file, { force: true });
+    if (namespace !== '') await deleteNamespace(namespace);
+  });
+
+  it('runs without an API object, is mirrored, survives deleting the mirror, is replaced on edit and removed with its file', async () => {
+    const name = `web-${NODE_NAME.toLowerCase()}`;
+    const started = Date.now();
+    await writeFile(file, manifest(namespace, 'sleep 3600'));
+
+    // 1. The mirror pod appears Running, with the static pod's identity in its annotations.
+    const mirror = await runningMirror(namespace, name);
+    const staticUid = annotation(mirror, 'kubernetes.io/config.hash') ?? '';
+    console.log(`# static pod: manifest written → mirror pod Running in ${Date.now() - started} ms`);
+    assert.match(staticUid, /^[0-9a-f]{32}$/, 'config.hash is the static UID (an MD5)');
+    assert.equal(annotation(mirror, 'kubernetes.io/config.mirror'), staticUid);
+    assert.equal(annotation(mirror, 'kubernetes.io/config.source'), 'file');
+    assert.notEqual(mirror.metadata?.uid, staticUid, 'the mirror pod has a UID of its own');
+    assert.deepEqual(mirror.metadata?.ownerReferences?.map((o) => `${o.kind}/${o.name}/${String(o.controller)}`), [`Node/${NODE_NAME}/true`]);
+    assert.equal(mirror.spec?.nodeName, NODE_NAME);
+    assert.ok(mirror.spec?.tolerations?.some((t) => t.operator === 'Exists' && t.effect === 'NoExecute' && t.key === undefined));
+    await expectRuntime(staticUid, { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    assert.equal(mirror.metadata?.uid !== undefined && (await runtimeContainers(mirror.metadata.uid)).length, 0, 'nothing runs under the mirror UID');
+    const containerId = (await runtimeContainers(staticUid))[0]?.id ?? '';
+    assert.equal(mirror.status?.containerStatuses?.[0]?.containerID, `containerd://${containerId}`, "the static pod's status is on its mirror pod");
+
+    // 2. Deleting the mirror pod does not stop the static pod; the mirror comes back (a new object).
+    await kubectl(['delete', 'pod', name, '-n', namespace, '--wait=true']);
+    const again = await runningMirror(namespace, name, staticUid);
+    assert.notEqual(again.metadata?.uid, mirror.metadata?.uid, 'a new mirror pod object');
+    await expectRuntime(staticUid, { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    assert.equal((await runtimeContainers(staticUid))[0]?.id, containerId, 'the same container still runs');
+    assert.equal(again.status?.containerStatuses?.[0]?.containerID, `containerd://${containerId}`, 'the status is written to the new mirror pod');
+
+    // 3. Editing the file replaces the pod: a new UID runs, the old one is torn down, the mirror follows.
+    await writeFile(file, manifest(namespace, 'sleep 3601'));
+    const edited = await eventually('mirror pod of the edited manifest', async () => {
+      const pod = await getPod(namespace, name);
+      const hash = pod === undefined ? undefined : annotation(pod, 'kubernetes.io/config.mirror');
+      return hash !== undefined && hash !== staticUid ? hash : undefined;
+    });
+    await runningMirror(namespace, name, edited);
+    await expectRuntime(edited, { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    await expectRuntime(staticUid, { sandboxes: [], containers: [] });
+
+    // 4. Removing the file stops the pod and removes its mirror pod.
+    const removing = Date.now();
+    await rm(file);
+    await eventually('mirror pod gone', async () => ((await getPod(namespace, name)) === undefined ? true : undefined));
+    await expectRuntime(edited, { sandboxes: [], containers: [] });
+    console.log(`# static pod: file removed → mirror pod gone and runtime empty in ${Date.now() - removing} ms`);
+  });
+});
