@@ -20,12 +20,10 @@ import type { PodKey } from '../util/pod-key.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import { errorMessage } from './sync-errors.js';
 import type { VolumeManager } from './volumes/index.js';
-import { classifyVolume } from './volumes/volume-kind.js';
+import { FOLLOWING_SOURCE_KINDS, classifyVolume } from './volumes/volume-kind.js';
 
 /** At most one refresh of a pod's volumes per this interval. */
 export const MIN_REFRESH_INTERVAL_MS = 10_000;
-
-const FOLLOWING_KINDS = new Set(['configMap', 'secret', 'projected', 'downwardAPI']);
 
 /** What the refresher needs. */
 export interface VolumeRefreshOptions {
@@ -37,7 +35,7 @@ export interface VolumeRefreshOptions {
 
 /** Whether any of the pod's volumes follows its source while the pod runs. */
 export function hasFollowingVolumes(pod: V1Pod): boolean {
-  return (pod.spec?.volumes ?? []).some((v) => FOLLOWING_KINDS.has(classifyVolume(v).kind));
+  return (pod.spec?.volumes ?? []).some((v) => FOLLOWING_SOURCE_KINDS.has(classifyVolume(v).kind));
 }
 
 /** The pod metadata a downwardAPI volume may show and a pod update may change. */

@@ -23,7 +23,7 @@ import { projectedPayload } from './projected.js';
 import { secretPayload } from './secret.js';
 import { createServiceAccountTokens, type ServiceAccountTokens } from './service-account-token.js';
 import type { PreparedVolumes, VolumeManager, VolumeManagerOptions } from './types.js';
-import { classifyVolume, type ClassifiedVolume } from './volume-kind.js';
+import { FOLLOWING_SOURCE_KINDS, classifyVolume, type ClassifiedVolume } from './volume-kind.js';
 
 /**
  * Root of an atomic-writer volume: 0777 like the kubelet's (it wraps an emptyDir). Containers mount
@@ -65,7 +65,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
   return {
     prepare: (pod) => preparePod(context, pod, ALL_KINDS),
     async refresh(pod): Promise<void> {
-      await preparePod(context, pod, REFRESHED_KINDS);
+      await preparePod(context, pod, FOLLOWING_SOURCE_KINDS);
     },
     async cleanup(podUid: string): Promise<void> {
       const dir = podDir(context.rootDir, podUid);
@@ -83,8 +83,6 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
 type VolumeKind = ClassifiedVolume['kind'];
 
 const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'persistentVolumeClaim', 'ephemeral', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
-/** The kubelet's `RequiresRemount` plugins: their contents follow their sources while the pod runs. */
-const REFRESHED_KINDS: ReadonlySet<VolumeKind> = new Set(['configMap', 'secret', 'projected', 'downwardAPI']);
 
 /** Prepares the pod's volumes of the given kinds (the others are left as they are). */
 async function preparePod(context: ManagerContext, pod: V1Pod, kinds: ReadonlySet<VolumeKind>): Promise<PreparedVolumes> {

@@ -69,3 +69,9 @@ export function classifyVolume(volume: V1Volume): ClassifiedVolume {
   if (unsupported !== undefined) return { kind: 'unsupported', type: unsupported };
   return { kind: 'emptyDir', source: {} };
 }
+
+/**
+ * The kubelet's `RequiresRemount` plugins: configMap, secret, projected and downwardAPI volumes,
+ * whose contents follow their sources while the pod runs.
+ */
+export const FOLLOWING_SOURCE_KINDS: ReadonlySet<ClassifiedVolume['kind']> = new Set(['configMap', 'secret', 'projected', 'downwardAPI']);
