@@ -16,19 +16,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { KubeConfig, Watch, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster } from './helpers.js';
-
-interface CrictlContainer {
-  readonly id: string;
-  readonly state: string;
-  readonly metadata: { readonly name: string; readonly attempt: number };
-}
-
-/** Every container instance of the pod in the runtime, in any state. */
-async function runtimeContainers(uid: string): Promise<CrictlContainer[]> {
-  const out = JSON.parse(await crictl(['ps', '-a', '--label', `io.kubernetes.pod.uid=${uid}`, '-o', 'json'])) as { containers: CrictlContainer[] };
-  return out.containers;
-}
+import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, runtimeContainers } from './helpers.js';
 
 /** StartedAt of a container instance from `crictl inspect`, in epoch milliseconds. */
 async function startedAtMs(id: string): Promise<number> {
@@ -38,7 +26,7 @@ async function startedAtMs(id: string): Promise<number> {
 
 /** What a container wrote to stdout and stderr, through the runtime (`crictl logs`). */
 async function containerLog(uid: string, name: string): Promise<string> {
-  const id = (await runtimeContainers(uid)).find((c) => c.metadata.name === name)?.id ?? '';
+  const id = (await runtimeContainers(uid)).find((c) => c.name === name)?.id ?? '';
   const { stdout, stderr } = await promisify(execFile)('crictl', ['logs', id], { timeout: 30_000 });
   return stdout + stderr;
 }
@@ -136,9 +124,9 @@ describe('container lifecycle hooks on the nodelet node', () => {
     const events = await podEvents(namespace, 'poststart');
     assert.deepEqual(events.filter((e) => (e.reason ?? '').includes('Hook')), [], 'no hook failure');
     const containers = await runtimeContainers(running.metadata?.uid ?? '');
-    assert.deepEqual(containers.map((c) => [c.metadata.name, c.state]).sort(), [['app', 'CONTAINER_RUNNING'], ['next', 'CONTAINER_RUNNING']]);
-    const app = containers.find((c) => c.metadata.name === 'app')!;
-    const next = containers.find((c) => c.metadata.name === 'next')!;
+    assert.deepEqual(containers.map((c) => [c.name, c.state]).sort(), [['app', 'CONTAINER_RUNNING'], ['next', 'CONTAINER_RUNNING']]);
+    const app = containers.find((c) => c.name === 'app')!;
+    const next = containers.find((c) => c.name === 'next')!;
     const hookInRuntime = await crictl(['exec', app.id, 'cat', '/tmp/hook']);
     assert.equal(hookInRuntime.trim(), 'written by postStart');
     const gapMs = (await startedAtMs(next.id)) - (await startedAtMs(app.id));

@@ -8,19 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, crictl, createNamespace, deleteNamespace, eventually, getPod, podEvents, requireCluster } from './helpers.js';
-
-interface CrictlContainer {
-  readonly id: string;
-  readonly state: string;
-  readonly metadata: { readonly name: string; readonly attempt: number };
-}
-
-/** Every container instance of the pod in the runtime, in any state. */
-async function runtimeContainers(uid: string): Promise<CrictlContainer[]> {
-  const out = JSON.parse(await crictl(['ps', '-a', '--label', `io.kubernetes.pod.uid=${uid}`, '-o', 'json'])) as { containers: CrictlContainer[] };
-  return out.containers;
-}
+import { NODE_NAME, apply, createNamespace, deleteNamespace, eventually, getPod, podEvents, requireCluster, runtimeContainers } from './helpers.js';
 
 function probedPod(namespace: string, name: string, app: Partial<V1Container>): object {
   return {
@@ -84,7 +72,7 @@ describe('probes on the nodelet node', () => {
     const events = await podEvents(namespace, 'readiness');
     assert.ok(events.some((e) => e.reason === 'Unhealthy' && (e.message ?? '').startsWith('Readiness probe failed: ')), 'Unhealthy events name the readiness probe');
     const containers = await runtimeContainers(ready.metadata?.uid ?? '');
-    assert.deepEqual(containers.map((c) => [c.metadata.name, c.state]), [['app', 'CONTAINER_RUNNING']], 'one container instance, still running');
+    assert.deepEqual(containers.map((c) => [c.name, c.state]), [['app', 'CONTAINER_RUNNING']], 'one container instance, still running');
     console.log(`readiness: Ready ${Math.round(becameReadyAfterMs / 100) / 10} s after the pod was applied (the container turns ready at ~6 s)`);
   });
 
@@ -101,7 +89,7 @@ describe('probes on the nodelet node', () => {
     assert.ok(events.some((e) => e.reason === 'Unhealthy' && (e.message ?? '').startsWith('Liveness probe failed: ')));
     assert.ok(events.some((e) => e.reason === 'Killing' && e.message === 'Container app failed liveness probe, will be restarted'));
     const containers = await runtimeContainers(restarted.metadata?.uid ?? '');
-    const attempts = containers.map((c) => c.metadata.attempt).sort((a, b) => a - b);
+    const attempts = containers.map((c) => c.attempt).sort((a, b) => a - b);
     assert.ok(containers.length >= 2, `the runtime holds every instance: ${JSON.stringify(attempts)}`);
     assert.equal(containers.filter((c) => c.state === 'CONTAINER_RUNNING').length, 1, 'exactly one instance runs');
     assert.equal(attempts[0], 0);
@@ -147,6 +135,6 @@ describe('probes on the nodelet node', () => {
     }, 40_000);
     assert.equal(appStatus(started)?.restartCount, 0, 'liveness never ran before startup passed');
     const containers = await runtimeContainers(started.metadata?.uid ?? '');
-    assert.deepEqual(containers.map((c) => c.metadata.attempt), [0]);
+    assert.deepEqual(containers.map((c) => c.attempt), [0]);
   });
 });
