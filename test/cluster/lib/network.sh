@@ -87,7 +87,8 @@ network_down() {
   # Every rule with our comment, whatever its other words (older versions of this file included).
   for ipt in iptables ip6tables; do
     command -v "$ipt" >/dev/null || continue
-    "$ipt" -S 2>/dev/null | grep -F -- "--comment $FW_COMMENT" | while read -r rule; do
+    # No rule of ours (a clean machine, a second down) is not an error: grep's status is ignored.
+    { "$ipt" -S 2>/dev/null | grep -F -- "--comment $FW_COMMENT" || true; } | while read -r rule; do
       # shellcheck disable=SC2086
       "$ipt" ${rule/-A /-D } || true
     done
