@@ -35,7 +35,9 @@ ancestors() {
   local pid=$$
   while ((pid > 1)); do
     echo "$pid"
-    pid=$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null) || break
+    # The parent is the 2nd field after the command name, which may hold spaces ("npm run x").
+    pid=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{ print $2 }') || break
+    [[ $pid =~ ^[0-9]+$ ]] || break
   done
 }
 
