@@ -153,6 +153,11 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     this.refresher.podForgotten(key);
   }
 
+  /** Pods with prepared volumes remembered, and pods with a volume refresh remembered. */
+  heldPods(): { readonly preparedVolumes: number; readonly volumeRefreshes: number } {
+    return { preparedVolumes: this.prepared.size, volumeRefreshes: this.refresher.size() };
+  }
+
   private async startContainers(s: {
     pod: V1Pod;
     plan: PodActions;

@@ -60,6 +60,46 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.deepEqual(await h.runtime.listContainers(), []);
   });
 
+  it('leaves no per-pod state in any holder it registered once a pod that filled them all is forgotten', async () => {
+    // One pod that puts something into every holder assemblePodSync builds: admitted, volumes
+    // prepared and refreshed (a downwardAPI volume follows its source), probe workers with a
+    // readiness result and a liveness failure, a crash (restart backoff), a failed pull (pull
+    // backoff, start failure).
+    let live = true;
+    h.runtime.execHandler = (_id, cmd) => ({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: cmd[0] === 'live' && !live ? 1 : 0 });
+    h.store.set(UID, basePod((p) => {
+      p.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } }];
+      p.spec!.containers[0]!.readinessProbe = { exec: { command: ['ready'] }, periodSeconds: 1 };
+      p.spec!.containers[0]!.livenessProbe = { exec: { command: ['live'] }, periodSeconds: 1, failureThreshold: 1 };
+    }));
+    await h.reconciler().reconcile(ref);
+    await h.reconciler().reconcile(ref); // nothing to start: the running pod's volumes are refreshed
+    await h.clock.advance(2000);
+    const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
+    h.runtime.setContainerExited(app?.id ?? '', 1);
+    await h.reconciler().reconcile(ref);
+    const withAbsentSidecar = structuredClone(h.store.get(UID)!);
+    withAbsentSidecar.spec!.containers[1]!.image = 'docker.io/library/absent:1';
+    h.store.set(UID, withAbsentSidecar);
+    h.runtime.injectError('pullImage', new Error('connection refused'));
+    await h.reconciler().reconcile(ref).catch(() => undefined);
+    live = false;
+    await h.clock.advance(1500);
+    const sync = h.sync();
+    const filled = sync.perPodState();
+    const empty = Object.entries(filled).filter(([, n]) => n === 0).map(([holder]) => holder);
+    assert.deepEqual(empty, [], `holders left empty by the set-up (it must fill them all): ${JSON.stringify(filled)}`);
+
+    h.store.set(UID, { ...h.store.get(UID)!, metadata: { ...h.store.get(UID)!.metadata, deletionTimestamp: new Date() } });
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.store.get(UID), undefined, 'the status writer deleted the pod object');
+    await h.reconciler().reconcile(ref);
+    assert.equal(sync.lifecycle.get(UID), undefined, 'forgotten');
+    const left = Object.entries(sync.perPodState()).filter(([, n]) => n !== 0);
+    assert.deepEqual(left, [], `per-pod state left after the pod was forgotten (before: ${JSON.stringify(filled)})`);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
   it('forgets the start failures of a pod that is gone', async () => {
     h.store.set(UID, basePod((p) => (p.spec!.containers[0]!.image = 'docker.io/library/absent:1')));
     h.runtime.injectError('pullImage', new Error('connection refused'));

@@ -129,7 +129,16 @@ export interface PodSync {
   readonly probeFailures: ProbeFailures;
   /** Pod name resolution; its cluster settings are live (the NodeAgent's clusterDNS/clusterDomain). */
   readonly dns: PodDnsConfigurer;
+  /**
+   * How much per-pod state each holder built here keeps (entries or pods, per holder), for tests
+   * and diagnostics: all zero once every pod is forgotten. The holders passed in
+   * (status, events, volumes) report on their own.
+   */
+  perPodState(): Readonly<Record<PerPodHolder, number>>;
 }
+
+/** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
+export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission';
 
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
@@ -202,5 +211,33 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
     admitter,
   });
-  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns };
+  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter });
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState };
+}
+
+/** The holders {@link PodSync.perPodState} reads. */
+interface PerPodHolders {
+  readonly lifecycle: PodLifecycle;
+  readonly restartBackoff: RestartBackoff;
+  readonly puller: ImagePuller;
+  readonly startFailures: ContainerStartFailures;
+  readonly executor: PodActionsExecutor;
+  readonly prober: ProberManager;
+  readonly probeFailures: ProbeFailures;
+  readonly probeResults: ContainerReadinessStore;
+  readonly admitter: PodAdmitter;
+}
+
+function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, number>> {
+  return () => ({
+    lifecycle: h.lifecycle.size(),
+    restartBackoff: h.restartBackoff.size,
+    pullBackoff: h.puller.backoffSize(),
+    startFailures: h.startFailures.size(),
+    ...h.executor.heldPods(),
+    probeWorkers: h.prober.workerCount(),
+    probeFailures: h.probeFailures.size(),
+    probeResults: h.probeResults.size(),
+    admission: h.admitter.size(),
+  });
 }

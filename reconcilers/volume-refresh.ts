@@ -72,4 +72,9 @@ export class RunningVolumeRefresher {
   podForgotten(key: PodKey): void {
     this.last.delete(key.uid);
   }
+
+  /** Pods whose last refresh is remembered. */
+  size(): number {
+    return this.last.size;
+  }
 }

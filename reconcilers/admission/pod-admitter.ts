@@ -97,6 +97,11 @@ export class PodAdmitter implements PodLifecycleObserver {
     this.admitted.delete(key.uid);
   }
 
+  /** Pods with an admission decision held (admitted or rejected). */
+  size(): number {
+    return this.rejected.size + this.admitted.size;
+  }
+
   private decided(uid: string): AdmitDecision | undefined {
     const rejection = this.rejected.get(uid);
     if (rejection !== undefined) return { kind: 'rejected', rejection };

@@ -57,6 +57,11 @@ export class ImagePuller implements PodLifecycleObserver {
     this.backoff.forgetPrefix(`${key.uid}/`);
   }
 
+  /** Pull backoff entries held (one per pod and image), for tests and diagnostics. */
+  backoffSize(): number {
+    return this.backoff.size;
+  }
+
   /**
    * Ensures the image of `container` is present and returns the runtime's reference to it;
    * `signal` cancels the runtime calls (a cancelled pull counts as no attempt: no backoff).
