@@ -14,6 +14,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Container, ContainerFilter, PodSandbox, PodSandboxFilter } from '../cri/types.js';
 import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../reconcilers/runtime-labels.js';
+import type { PodKey } from '../util/pod-key.js';
 
 /** What the lookups ask of the runtime. */
 export interface TargetRuntime {
@@ -37,12 +38,8 @@ export function isStreamTargetError(err: unknown): err is StreamTargetError {
   return err instanceof StreamTargetError;
 }
 
-/** The path's pod: namespace, name and the optional `{uid}` segment ('' when absent). */
-export interface PodRef {
-  readonly namespace: string;
-  readonly name: string;
-  readonly uid: string;
-}
+/** The path's pod as nodelet's one pod key; `uid` is the optional `{uid}` segment ('' when absent). */
+export type PodRef = PodKey;
 
 /** `<name>_<namespace>`, the kubelet's pod full name in its messages. */
 function fullName(ref: PodRef): string {
