@@ -22,6 +22,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
+import { createPeriodicLoop } from '../util/periodic-loop.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
 import { runPreStopHook } from './hooks/pre-stop.js';
@@ -126,28 +127,35 @@ export class PodKiller {
     });
   }
 
+  /**
+   * Re-reads the grace period every half second on the one periodic-loop primitive while the
+   * container stops; once a shorter deadline has passed, kills the container (StopContainer with
+   * timeout 0, without the run's signal: the kill must happen) and stops looking.
+   */
   private watchShrink(w: { container: ContainerToStop; startedMs: number; graceSeconds: number; current: (() => number) | undefined }): { cancel(): void } {
     const { clock, runtime, logger } = this.options;
-    let timer: unknown;
-    let done = false;
-    const tick = (): void => {
-      if (done || w.current === undefined) return;
-      const grace = Math.min(w.graceSeconds, w.current());
-      if (grace < w.graceSeconds && clock.now() >= w.startedMs + grace * 1000) {
+    const current = w.current;
+    if (current === undefined) return { cancel: () => undefined };
+    const loop = createPeriodicLoop({
+      name: 'grace-shrink',
+      periodMs: SHRINK_POLL_MS,
+      firstRun: 'after-period',
+      clock,
+      logger,
+      run: () => {
+        const grace = Math.min(w.graceSeconds, current());
+        if (grace >= w.graceSeconds || clock.now() < w.startedMs + grace * 1000) return;
         logger.info({ containerId: w.container.id, gracePeriodSeconds: grace }, 'grace period shortened: killing now');
-        done = true;
+        void loop.stop();
         runtime.stopContainer(w.container.id, 0).catch((error: unknown) => {
           logger.warn({ err: error, containerId: w.container.id }, 'kill after a shortened grace period failed');
         });
-        return;
-      }
-      timer = clock.setTimeout(tick, SHRINK_POLL_MS);
-    };
-    if (w.current !== undefined) timer = clock.setTimeout(tick, SHRINK_POLL_MS);
+      },
+    });
+    loop.start();
     return {
       cancel: () => {
-        done = true;
-        if (timer !== undefined) clock.clearTimeout(timer);
+        void loop.stop();
       },
     };
   }
