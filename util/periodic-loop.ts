@@ -1,7 +1,8 @@
 /**
  * The one periodic loop: a task run on a period, retried sooner with capped backoff when it fails,
  * and runnable on demand. PLEG's relist, the full resync, the queue-state watch, the informer
- * watchdog, the node status and lease heartbeats and the NodeAgent status all run on it.
+ * watchdog, the status manager's retries, the node status and lease heartbeats, the NodeAgent
+ * status, the probe workers and the grace-shrink watch of a stopping container all run on it.
  *
  * Guarantees:
  * - runs never overlap: the next one is scheduled when the current one has ended;
