@@ -134,7 +134,8 @@ void describe('gRPC CRI client against an in-process server', () => {
     server.handlers.set('StopContainer', () => new Promise<object>((resolve) => (release = () => { resolve({}); })));
     const controller = new AbortController();
     const stopping = connect({ defaultTimeoutMs: 5000 }).runtime.stopContainer('c1', 30, { signal: controller.signal });
-    await sleep(100);
+    // Wait for the call to arrive (a fixed pause was too short on a loaded machine).
+    for (let waited = 0; server.requests.length === 0 && waited < 5000; waited += 20) await sleep(20);
     assert.equal(server.requests.length, 1, 'the call reached the runtime before the abort');
     controller.abort(new Error('lost the job lock'));
     await assert.rejects(stopping, (e: unknown) => isCriCancelled(e) && e.message.length > 0 && e.method === 'StopContainer');
