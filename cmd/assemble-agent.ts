@@ -21,7 +21,10 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { RuntimeService, VersionInfo } from '../cri/types.js';
-import { createHostInfo, nodeAllocatable } from '../controllers/node/host-info.js';
+import { createHostInfo, nodeAllocatable as nodeCapacity } from '../controllers/node/host-info.js';
+import { AllocatableView, type Reservations } from '../controllers/node/allocatable.js';
+import { PullGate, type ImagePullLimits } from '../reconcilers/images/pull-gate.js';
+import { crashLoopBackOffPolicy } from '../reconcilers/restart-backoff.js';
 import { createNodeController, type NodeController } from '../controllers/node/node-controller.js';
 import { formatRuntimeVersion } from '../controllers/node/node-status.js';
 import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
@@ -33,7 +36,7 @@ import { Pleg } from '../controllers/pleg/pleg.js';
 import { GcManager } from '../controllers/gc/gc-manager.js';
 import { gcPolicyOf } from '../controllers/gc/gc-policy.js';
 import { LogRotationManager, type LogRotationPolicy } from '../controllers/logs/log-rotation-manager.js';
-import { logSizeBytes, type GcSettings, type LogRotationSettings } from '../controllers/nodeagent/settings.js';
+import { logSizeBytes, type CrashLoopBackOffSettings, type GcSettings, type ImagePullSettings, type LogRotationSettings, type ReservedResources } from '../controllers/nodeagent/settings.js';
 import { createPodSource } from '../controllers/pod-sources/api-source.js';
 import { createDesiredPodStore, withoutMirrorPods, type DesiredPodSource, type DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
 import { isMirrorPod } from '../controllers/pod-sources/static-pod.js';
@@ -115,7 +118,17 @@ interface Core {
 /** The per-pod machinery with its API-facing writers. */
 function buildPodSync(
   core: Core,
-  parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController; staticPods: StaticPods | undefined },
+  parts: {
+    store: DesiredPodStore;
+    queue: ReconcileQueue;
+    enqueue: (key: PodKey, reason: string) => void;
+    admission: { isPaused(): boolean };
+    services: ServiceSource;
+    node: NodeController;
+    staticPods: StaticPods | undefined;
+    allocatable: AllocatableView;
+    pullGate: PullGate;
+  },
 ): { podSync: PodSync; status: StatusManager } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
@@ -138,7 +151,7 @@ function buildPodSync(
       name: settings.nodeName,
       ip: settings.nodeIp,
       runtimeName: core.runtimeVersion.runtimeName,
-      allocatable: nodeAllocatable(),
+      allocatable: parts.allocatable,
       podLogDir: settings.podLogDir,
       rootDir: settings.rootDir,
       // Pod name resolution: the NodeAgent's clusterDNS/clusterDomain replace the first two live.
@@ -150,7 +163,8 @@ function buildPodSync(
     status,
     probeResults,
     events,
-    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger, nodeAllocatableMemoryBytes: nodeAllocatable().memoryBytes }),
+    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger, nodeAllocatableMemoryBytes: parts.allocatable.memoryBytes }),
+    pullGate: parts.pullGate,
     envApi: volumeApi,
     services: parts.services,
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
@@ -223,6 +237,27 @@ function buildSources(core: Core, node: NodeController, enqueue: (key: PodKey, r
   return { store: createDesiredPodStore({ sources, notify: enqueue }), staticPods };
 }
 
+function reservationsOf(settings: { readonly systemReserved: ReservedResources; readonly kubeReserved: ReservedResources }): Reservations {
+  return { systemReserved: settings.systemReserved, kubeReserved: settings.kubeReserved };
+}
+
+/** Pull limits of validated image pull settings (flags or NodeAgent `spec.imagePulls`). */
+function pullLimitsOf(settings: ImagePullSettings): ImagePullLimits {
+  return { concurrency: settings.serializeImagePulls ? 1 : settings.maxParallelImagePulls, qps: settings.registryPullQPS, burst: settings.registryBurst };
+}
+
+/** Where the NodeAgent's node-policy settings land: the Node's allocatable, the restart backoff, the pull gate. */
+function nodePolicyTargets(node: NodeController, allocatable: AllocatableView, podSync: PodSync, pullGate: PullGate): Pick<LiveParts, 'node' | 'crashLoopBackOff' | 'imagePulls'> {
+  return {
+    node: {
+      setMaxPods: (n: number) => { node.setMaxPods(n); },
+      setReserved: (r: Reservations) => { allocatable.setReservations(r); node.setReserved(r); },
+    },
+    crashLoopBackOff: { setSettings: (s: CrashLoopBackOffSettings) => { podSync.restartBackoff.setPolicy(crashLoopBackOffPolicy(s.maxContainerRestartPeriodMs)); } },
+    imagePulls: { setSettings: (s: ImagePullSettings) => { pullGate.setLimits(pullLimitsOf(s)); } },
+  };
+}
+
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
 function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>): NodeController {
   const { settings, kubeConfig, runtimeVersion, logger, clock } = core;
@@ -235,6 +270,7 @@ function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeRea
     logger,
     clock,
     maxPods: settings.maxPods,
+    reservations: reservationsOf(settings),
     kubeletPort: settings.nodeServer.port,
     labels: settings.nodeLabels,
     taints: settings.registerWithTaints,
@@ -259,7 +295,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods });
+  const allocatable = new AllocatableView(nodeCapacity(), reservationsOf(settings));
+  const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
+  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate });
   const server = await buildNodeServer({
     ...settings.nodeServer,
     nodeName: settings.nodeName,
@@ -280,7 +318,15 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, enqueue);
   const logRotation = buildLogRotation(core);
-  const live = { queue, node, pause, logger, dns: podSync.dns, ...housekeepingTargets(gc, logRotation), resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const live: LiveParts = {
+    queue,
+    pause,
+    logger,
+    dns: podSync.dns,
+    ...housekeepingTargets(gc, logRotation),
+    ...nodePolicyTargets(node, allocatable, podSync, pullGate),
+    resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } },
+  };
 
   const nodeAgent = buildNodeAgentController({
     kubeConfig,

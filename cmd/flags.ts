@@ -10,7 +10,8 @@ import { parseNodeLabels, parseTaints } from './registration-flags.js';
 import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
 import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
 import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
-import type { GcSettings, LogRotationSettings } from '../controllers/nodeagent/settings.js';
+import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
+import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
 
 export { FlagError } from '../util/flags.js';
 
@@ -53,6 +54,11 @@ export interface AgentSettings {
   readonly logRotation: LogRotationSettings;
   /** The runtime's sandbox image (`--pod-infra-container-image`): image GC never removes it. */
   readonly sandboxImage: string;
+  /** Resources held back from pods (`--system-reserved`, `--kube-reserved`); the NodeAgent's fields of the same names override them. */
+  readonly systemReserved: ReservedResources;
+  readonly kubeReserved: ReservedResources;
+  /** Image pull concurrency and rate (`--serialize-image-pulls`, …); the NodeAgent's `spec.imagePulls` overrides them. */
+  readonly imagePulls: ImagePullSettings;
   /** Directory of static pod manifests (`--pod-manifest-path`, the kubelet's staticPodPath); none: no static pods. */
   readonly podManifestPath: string | undefined;
 }
@@ -103,6 +109,7 @@ const FLAGS = {
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
+  ...NODE_POLICY_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -184,5 +191,8 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     logRotation: parseLogRotationFlags(values),
     sandboxImage: values['pod-infra-container-image'],
     podManifestPath: optionalPath(values['pod-manifest-path']),
+    systemReserved: parseReservedFlag('system-reserved', values['system-reserved']),
+    kubeReserved: parseReservedFlag('kube-reserved', values['kube-reserved']),
+    imagePulls: parseImagePullFlags(values),
   };
 }

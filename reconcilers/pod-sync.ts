@@ -20,6 +20,7 @@ import { ImagePuller, type PullCredentials } from './images/image-puller.js';
 import type { PodLifecycleObserver } from './lifecycle/observer.js';
 import { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { PodReconciler, type PodAdmission, type PodStore } from './pod-reconciler.js';
+import type { PullGate } from './images/pull-gate.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from './restart-backoff.js';
 import { ContainerStartFailures } from './start-failures.js';
 import { ProbeFailures } from './probes/probe-failures.js';
@@ -105,6 +106,8 @@ export interface PodSyncDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly credentials?: PullCredentials;
+  /** Node-wide image pull limits (live); the kubelet's defaults when absent. */
+  readonly pullGate?: PullGate;
   readonly admission?: PodAdmission;
   /** Asks for a reconcile of a pod (the queue's enqueue): probers use it to get a failure acted on. */
   readonly requestSync: (key: PodKey, reason: string) => void;
@@ -146,7 +149,13 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const logger = deps.logger;
   const lifecycle = new PodLifecycle({ clock, logger: logger.child({ component: 'pod-lifecycle' }) });
   const restartBackoff = new RestartBackoff(CONTAINER_RESTART_BACKOFF);
-  const puller = new ImagePuller({ images: deps.images, events, clock, ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }) });
+  const puller = new ImagePuller({
+    images: deps.images,
+    events,
+    clock,
+    ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
+    ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
+  });
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);

@@ -9,6 +9,7 @@
  */
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { Reservations } from './allocatable.js';
 import { agentVersion } from './agent-version.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { HostInfo } from './host-info.js';
@@ -35,6 +36,8 @@ export interface NodeControllerOptions {
   /** Taints set when the Node is created (a node cannot change its own taints afterwards). */
   readonly taints?: readonly V1Taint[];
   readonly maxPods?: number;
+  /** Resources held back from pods (`--system-reserved`, `--kube-reserved`); none when absent. */
+  readonly reservations?: Reservations;
   /** The node server's port, advertised as `daemonEndpoints.kubeletEndpoint.Port` (default 10250). */
   readonly kubeletPort?: number;
   /** Defaults to `v<package version>-nodelet`. */
@@ -62,6 +65,8 @@ export interface NodeController {
   node(): V1Node | undefined;
   /** Changes the `pods` capacity and allocatable the Node advertises; a change is posted at once. */
   setMaxPods(maxPods: number): void;
+  /** Changes what is held back from pods; the new allocatable is posted at once. */
+  setReserved(reservations: Reservations): void;
 }
 
 /** Configured labels that NodeRestriction would refuse: registration could never succeed. */
@@ -105,6 +110,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     labels: options.labels ?? {},
     taints: options.taints ?? [],
     maxPods: options.maxPods,
+    ...(options.reservations === undefined ? {} : { reservations: options.reservations }),
     kubeletPort: options.kubeletPort,
     agentVersion: options.agentVersion ?? agentVersion(),
   });
@@ -156,6 +162,10 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
       reporter.setMaxPods(next);
       // Not awaited: a failed post is retried by the status loop itself. Before start, the first
       // post carries the new value anyway.
+      if (started) void statusLoop.runNow();
+    },
+    setReserved(reservations: Reservations): void {
+      reporter.setReservations(reservations);
       if (started) void statusLoop.runNow();
     },
   };

@@ -3,6 +3,7 @@
  * status, after the kubelet's status setters: capacity and allocatable, addresses, nodeInfo,
  * daemon endpoints and the four conditions nodelet owns.
  */
+import { allocatableOf, formatMilliCpu, NO_RESERVATIONS, type NodeResources, type Reservations } from './allocatable.js';
 import type { V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
 import type { HostFacts } from './host-info.js';
 
@@ -29,6 +30,8 @@ export interface BuildNodeStatusOptions {
   readonly nodeIp: string;
   readonly readiness: NodeReadiness;
   readonly maxPods?: number;
+  /** Resources held back from pods; allocatable is capacity minus these. None when absent. */
+  readonly reservations?: Reservations;
   readonly kubeletPort?: number;
   readonly now: Date;
   /** The status the API server holds now; conditions keep its lastTransitionTime if unchanged. */
@@ -95,20 +98,27 @@ const PRESSURE_CONDITIONS: readonly ConditionInput[] = [
   { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'nodelet has sufficient PID available' },
 ];
 
+/** A Node resource list: CPU in cores or millicores, memory and ephemeral storage in Ki (rounded down). */
+function resourceList(resources: NodeResources, pods: string): Record<string, string> {
+  return {
+    cpu: formatMilliCpu(resources.milliCpu),
+    memory: bytesToKi(resources.memoryBytes),
+    'ephemeral-storage': bytesToKi(resources.ephemeralStorageBytes),
+    pods,
+  };
+}
+
 /** Builds the full status nodelet posts; every time in it is `now` truncated to whole seconds. */
 export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOptions): V1NodeStatus {
   // The API server stores condition times with second precision; truncating keeps round trips equal.
   const now = new Date(Math.floor(options.now.getTime() / 1000) * 1000);
   const previousConditions = options.previous?.conditions;
-  const resources = {
-    cpu: String(facts.cpuCount),
-    memory: bytesToKi(facts.memoryBytes),
-    'ephemeral-storage': bytesToKi(facts.ephemeralStorageBytes),
-    pods: String(options.maxPods ?? DEFAULT_MAX_PODS),
-  };
+  const pods = String(options.maxPods ?? DEFAULT_MAX_PODS);
+  const capacity = { milliCpu: facts.cpuCount * 1000, memoryBytes: facts.memoryBytes, ephemeralStorageBytes: facts.ephemeralStorageBytes };
+  const allocatable = allocatableOf(capacity, options.reservations ?? NO_RESERVATIONS);
   return {
-    capacity: { ...resources },
-    allocatable: { ...resources },
+    capacity: resourceList(capacity, pods),
+    allocatable: resourceList(allocatable, pods),
     addresses: [
       { type: 'InternalIP', address: options.nodeIp },
       { type: 'Hostname', address: facts.hostname },

@@ -4,6 +4,7 @@
  * transition times follow what the server holds (including `Unknown` set by the node lifecycle
  * controller while nodelet was away).
  */
+import { NO_RESERVATIONS, type Reservations } from './allocatable.js';
 import { PatchStrategy, setHeaderOptions, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { isNotFound } from '../../util/api-errors.js';
@@ -31,6 +32,8 @@ export interface NodeStatusReporterOptions {
   readonly labels: Readonly<Record<string, string>>;
   readonly taints: readonly V1Taint[];
   readonly maxPods: number | undefined;
+  /** Resources held back from pods (`--system-reserved`, `--kube-reserved`); none when absent. */
+  readonly reservations?: Reservations;
   /** The node server's port (`daemonEndpoints`); undefined: the default 10250. */
   readonly kubeletPort?: number | undefined;
   readonly agentVersion: string;
@@ -44,6 +47,8 @@ export interface NodeStatusReporter {
   node(): V1Node | undefined;
   /** Changes the `pods` capacity reported from the next `post()` on. */
   setMaxPods(maxPods: number): void;
+  /** Changes the reservations allocatable is computed with (posted with the next status). */
+  setReservations(reservations: Reservations): void;
 }
 
 async function probeReadiness(runtime: NodeRuntime, logger: Logger): Promise<NodeReadiness> {
@@ -70,6 +75,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
   let current: V1Node | undefined;
   let runtimeVersion: string | undefined;
   let maxPods = options.maxPods;
+  let reservations = options.reservations ?? NO_RESERVATIONS;
 
   async function ensureRegistered(): Promise<V1Node> {
     if (current) return current;
@@ -106,6 +112,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       nodeIp: options.nodeIp,
       readiness,
       maxPods,
+      reservations,
       ...(options.kubeletPort === undefined ? {} : { kubeletPort: options.kubeletPort }),
       now: new Date(options.clock.now()),
       previous,
@@ -129,6 +136,9 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
     node: () => current,
     setMaxPods: (next) => {
       maxPods = next;
+    },
+    setReservations: (next) => {
+      reservations = next;
     },
   };
 }

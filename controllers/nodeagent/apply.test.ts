@@ -27,6 +27,9 @@ function recordingTargets(failing: ReadonlySet<string> = new Set()): SettingsTar
     setClusterDomain: (d) => { call('setClusterDomain', d); },
     setGc: (gc) => { call('setGc', JSON.stringify(gc)); },
     setLogRotation: (r) => { call('setLogRotation', JSON.stringify(r)); },
+    setCrashLoopBackOff: (c) => { call('setCrashLoopBackOff', c.maxContainerRestartPeriodMs); },
+    setImagePulls: (p) => { call('setImagePulls', JSON.stringify(p)); },
+    setReserved: (r) => { call('setReserved', JSON.stringify(r)); },
   };
 }
 
@@ -36,8 +39,10 @@ describe('applySettings', () => {
     const outcome = applySettings({}, settings({}), targets);
     const gc = { maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120 };
     const logRotation = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`, `setLogRotation(${JSON.stringify(logRotation)})`]);
-    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc, logRotation });
+    const imagePulls = { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 };
+    const reserved = { systemReserved: {}, kubeReserved: {} };
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`, `setLogRotation(${JSON.stringify(logRotation)})`, 'setCrashLoopBackOff(300000)', `setImagePulls(${JSON.stringify(imagePulls)})`, `setReserved(${JSON.stringify(reserved)})`]);
+    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc, logRotation, crashLoopBackOff: { maxContainerRestartPeriodMs: 300000 }, imagePulls, systemReserved: {}, kubeReserved: {} });
     assert.deepEqual(outcome.failures, []);
   });
 

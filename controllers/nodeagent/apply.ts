@@ -4,7 +4,7 @@
  * setter threw keeps its previous value in the outcome, so the next apply (the next spec event or
  * resync) tries it again.
  */
-import type { GcSettings, LiveSettings, LogLevel, LogRotationSettings, SettingProblem } from './settings.js';
+import type { CrashLoopBackOffSettings, GcSettings, ImagePullSettings, LiveSettings, LogLevel, LogRotationSettings, ReservedResources, SettingProblem } from './settings.js';
 
 /** Where each live setting takes effect (the agent wires these to its parts). */
 export interface SettingsTargets {
@@ -26,21 +26,49 @@ export interface SettingsTargets {
   setGc(gc: GcSettings): void;
   /** The container log rotation policy (a round runs at once with it). */
   setLogRotation(logRotation: LogRotationSettings): void;
+  /** The container restart backoff's maximum (running waits are cut to it at once). */
+  setCrashLoopBackOff(crashLoopBackOff: CrashLoopBackOffSettings): void;
+  /** Pull concurrency and rate for pulls that start from now on. */
+  setImagePulls(imagePulls: ImagePullSettings): void;
+  /** Resources held back from pods: the Node's allocatable is posted again at once. */
+  setReserved(reserved: { readonly systemReserved: ReservedResources; readonly kubeReserved: ReservedResources }): void;
 }
 
 /** The settings, each applied through its own setter. */
-type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain' | 'gc' | 'logRotation';
+type LiveField =
+  | 'workerConcurrency'
+  | 'resyncPeriodSeconds'
+  | 'maxPods'
+  | 'paused'
+  | 'logLevel'
+  | 'clusterDNS'
+  | 'clusterDomain'
+  | 'gc'
+  | 'logRotation'
+  | 'crashLoopBackOff'
+  | 'imagePulls'
+  | 'systemReserved'
+  | 'kubeReserved';
 
-const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: SettingsTargets, s: LiveSettings) => void }[] = [
-  { field: 'workerConcurrency', apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
-  { field: 'resyncPeriodSeconds', apply: (t, s) => { t.setResyncPeriodSeconds(s.resyncPeriodSeconds); } },
-  { field: 'maxPods', apply: (t, s) => { t.setMaxPods(s.maxPods); } },
-  { field: 'paused', apply: (t, s) => { t.setPaused(s.paused); } },
-  { field: 'logLevel', apply: (t, s) => { t.setLogLevel(s.logLevel); } },
-  { field: 'clusterDNS', apply: (t, s) => { t.setClusterDNS(s.clusterDNS); } },
-  { field: 'clusterDomain', apply: (t, s) => { t.setClusterDomain(s.clusterDomain); } },
-  { field: 'gc', apply: (t, s) => { t.setGc(s.gc); } },
-  { field: 'logRotation', apply: (t, s) => { t.setLogRotation(s.logRotation); } },
+/** One setter and the fields it takes (the two reservations go together: allocatable is computed from the pair). */
+interface Applier {
+  readonly fields: readonly LiveField[];
+  readonly apply: (targets: SettingsTargets, s: LiveSettings) => void;
+}
+
+const APPLIERS: readonly Applier[] = [
+  { fields: ['workerConcurrency'], apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
+  { fields: ['resyncPeriodSeconds'], apply: (t, s) => { t.setResyncPeriodSeconds(s.resyncPeriodSeconds); } },
+  { fields: ['maxPods'], apply: (t, s) => { t.setMaxPods(s.maxPods); } },
+  { fields: ['paused'], apply: (t, s) => { t.setPaused(s.paused); } },
+  { fields: ['logLevel'], apply: (t, s) => { t.setLogLevel(s.logLevel); } },
+  { fields: ['clusterDNS'], apply: (t, s) => { t.setClusterDNS(s.clusterDNS); } },
+  { fields: ['clusterDomain'], apply: (t, s) => { t.setClusterDomain(s.clusterDomain); } },
+  { fields: ['gc'], apply: (t, s) => { t.setGc(s.gc); } },
+  { fields: ['logRotation'], apply: (t, s) => { t.setLogRotation(s.logRotation); } },
+  { fields: ['crashLoopBackOff'], apply: (t, s) => { t.setCrashLoopBackOff(s.crashLoopBackOff); } },
+  { fields: ['imagePulls'], apply: (t, s) => { t.setImagePulls(s.imagePulls); } },
+  { fields: ['systemReserved', 'kubeReserved'], apply: (t, s) => { t.setReserved({ systemReserved: s.systemReserved, kubeReserved: s.kubeReserved }); } },
 ];
 
 function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
@@ -82,14 +110,15 @@ export function applySettings(applied: AppliedSettings, next: LiveSettings, targ
   let inEffect = applied;
   const changed: string[] = [];
   const failures: SettingProblem[] = [];
-  for (const { field, apply } of APPLIERS) {
-    if (sameValue(applied[field], next[field])) continue;
+  for (const { fields, apply } of APPLIERS) {
+    const differing = fields.filter((field) => !sameValue(applied[field], next[field]));
+    if (differing.length === 0) continue;
     try {
       apply(targets, next);
-      inEffect = { ...inEffect, [field]: next[field] };
-      changed.push(`spec.${field}`);
+      for (const field of fields) inEffect = { ...inEffect, [field]: next[field] };
+      changed.push(...differing.map((field) => `spec.${field}`));
     } catch (err: unknown) {
-      failures.push({ field: `spec.${field}`, message: errorText(err) });
+      failures.push(...differing.map((field) => ({ field: `spec.${field}`, message: errorText(err) })));
     }
   }
   return { applied: inEffect, changed, failures };

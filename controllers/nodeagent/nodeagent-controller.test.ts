@@ -35,6 +35,9 @@ function setup(): Setup {
     setClusterDomain: (d) => calls.push(`clusterDomain=${d}`),
     setGc: (gc) => calls.push(`gc=${gc.maxDeadContainersPerPod}`),
     setLogRotation: (r) => calls.push(`logRotation=${r.containerLogMaxSize}/${r.containerLogMaxFiles}`),
+    setCrashLoopBackOff: (c) => calls.push(`crashLoopBackOff=${c.maxContainerRestartPeriodMs}`),
+    setImagePulls: (p) => calls.push(`imagePulls=${p.serializeImagePulls}`),
+    setReserved: (r) => calls.push(`reserved=${JSON.stringify(r)}`),
   };
   const sample = {
     current: { runtime: ready, queue: ready, api: ready, queueCounts: { waiting: 0, active: 1, delayed: 0, failed: 0 }, pods: 2, runtimeVersion: 'containerd://1.6.20', lastRelistMs: clock.now() } as HealthSample,
@@ -74,7 +77,7 @@ describe('NodeAgent controller', () => {
   it('creates its NodeAgent, applies the flag values, and reports Ready with counts and versions', async () => {
     const { api, calls, controller } = setup();
     await startAndReport(controller);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5', 'crashLoopBackOff=300000', 'imagePulls=true', 'reserved={"systemReserved":{},"kubeReserved":{}}']);
     const status = api.objects.get('vm')?.status;
     assert.equal(status?.observedGeneration, 1);
     assert.equal(status?.nodeName, 'vm');
@@ -107,7 +110,7 @@ describe('NodeAgent controller', () => {
     assert.deepEqual(calls, []);
     controller.startReporting();
     await clock.advance(2_000);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5', 'crashLoopBackOff=300000', 'imagePulls=true', 'reserved={"systemReserved":{},"kubeReserved":{}}']);
     assert.equal(api.objects.get('vm')?.status?.observedGeneration, 1);
   });
 

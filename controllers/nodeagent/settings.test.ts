@@ -18,8 +18,51 @@ describe('resolveSettings', () => {
         clusterDomain: 'cluster.local',
         gc: DEFAULT_GC,
         logRotation: DEFAULT_LOG_ROTATION,
+        crashLoopBackOff: { maxContainerRestartPeriodMs: 300_000 },
+        imagePulls: { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 },
+        systemReserved: {},
+        kubeReserved: {},
       });
       assert.deepEqual(invalid, []);
+    }
+  });
+
+  it('reads crashLoopBackOff.maxContainerRestartPeriod as a Go duration from 1s to 5m', () => {
+    const period = (value: unknown): number => resolveSettings({ crashLoopBackOff: { maxContainerRestartPeriod: value } }, base).settings.crashLoopBackOff.maxContainerRestartPeriodMs;
+    assert.equal(period('2s'), 2000);
+    assert.equal(period('1m30s'), 90_000);
+    assert.equal(period('5m'), 300_000);
+    assert.equal(period('1s'), 1000);
+    for (const bad of ['0.5s', '301s', '10', 10, '-1s', '']) {
+      const { settings, invalid } = resolveSettings({ crashLoopBackOff: { maxContainerRestartPeriod: bad } }, base);
+      assert.equal(settings.crashLoopBackOff.maxContainerRestartPeriodMs, 300_000, String(bad));
+      assert.equal(invalid[0]?.field, 'spec.crashLoopBackOff.maxContainerRestartPeriod');
+    }
+  });
+
+  it('reads imagePulls, refusing a parallel limit other than 1 with serialized pulls as the kubelet does', () => {
+    const pulls = resolveSettings({ imagePulls: { serializeImagePulls: false, maxParallelImagePulls: 3, registryPullQPS: 0.5, registryBurst: 2 } }, base);
+    assert.deepEqual(pulls.settings.imagePulls, { serializeImagePulls: false, maxParallelImagePulls: 3, registryPullQPS: 0.5, registryBurst: 2 });
+    assert.deepEqual(pulls.invalid, []);
+    const serialized = resolveSettings({ imagePulls: { maxParallelImagePulls: 3 } }, base);
+    assert.deepEqual(serialized.settings.imagePulls, { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 });
+    assert.equal(serialized.invalid[0]?.field, 'spec.imagePulls.maxParallelImagePulls');
+    const unlimited = resolveSettings({ imagePulls: { serializeImagePulls: false, maxParallelImagePulls: null } }, base);
+    assert.equal(unlimited.settings.imagePulls.maxParallelImagePulls, null);
+    const bad = resolveSettings({ imagePulls: { registryBurst: 1.5, registryPullQPS: -1 } }, base);
+    assert.deepEqual(bad.invalid.map((p) => p.field), ['spec.imagePulls.registryPullQPS', 'spec.imagePulls.registryBurst']);
+  });
+
+  it('reads systemReserved and kubeReserved as whole maps; one bad entry keeps the flag map', () => {
+    const flags: BaseSettings = { ...base, systemReserved: { cpu: '100m' } };
+    const { settings, invalid } = resolveSettings({ kubeReserved: { memory: '1Gi', 'ephemeral-storage': '2Gi', pid: 100 } }, flags);
+    assert.deepEqual(settings.systemReserved, { cpu: '100m' });
+    assert.deepEqual(settings.kubeReserved, { memory: '1Gi', 'ephemeral-storage': '2Gi', pid: '100' });
+    assert.deepEqual(invalid, []);
+    for (const bad of [{ gpu: '1' }, { cpu: 'lots' }, { memory: '-1Gi' }, ['cpu=1']]) {
+      const outcome = resolveSettings({ systemReserved: bad }, flags);
+      assert.deepEqual(outcome.settings.systemReserved, { cpu: '100m' }, JSON.stringify(bad));
+      assert.equal(outcome.invalid[0]?.field, 'spec.systemReserved');
     }
   });
 

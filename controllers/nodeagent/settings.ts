@@ -8,11 +8,21 @@
  * resync period, max pods, log level, cluster DNS and domain, GC, log rotation), so deleting a field
  * (or the whole object) returns to what the agent was started with.
  */
-import { clusterDnsProblem, clusterDomainProblem } from '../../reconcilers/dns/cluster-settings.js';
+import { FieldReader, isRecord, LOG_SIZE, SIZE_UNITS, type LogLevel, type SettingProblem } from './field-reader.js';
 
-/** Log levels the spec may name (pino's; the flags also accept `fatal` and `silent`). */
-export const SPEC_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof SPEC_LOG_LEVELS)[number] | 'fatal' | 'silent';
+import {
+  DEFAULT_CRASH_LOOP_BACK_OFF,
+  DEFAULT_IMAGE_PULLS,
+  readCrashLoopBackOff,
+  readImagePulls,
+  readReserved,
+  type CrashLoopBackOffSettings,
+  type ImagePullSettings,
+  type ReservedResources,
+} from './node-policy-settings.js';
+
+export { SPEC_LOG_LEVELS, type LogLevel, type SettingProblem } from './field-reader.js';
+export type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from './node-policy-settings.js';
 
 /** Garbage-collection policy (`controllers/gc/`), the kubelet's GC settings under nodelet's names. */
 export interface GcSettings {
@@ -49,6 +59,12 @@ export interface LiveSettings {
   readonly clusterDomain: string;
   readonly gc: GcSettings;
   readonly logRotation: LogRotationSettings;
+  readonly crashLoopBackOff: CrashLoopBackOffSettings;
+  readonly imagePulls: ImagePullSettings;
+  /** Held back from pods for the OS (`--system-reserved`). */
+  readonly systemReserved: ReservedResources;
+  /** Held back from pods for the agent and runtime (`--kube-reserved`). */
+  readonly kubeReserved: ReservedResources;
 }
 
 /** What an unset field means: the agent's flag values. */
@@ -65,17 +81,17 @@ export interface BaseSettings {
   readonly gc?: GcSettings;
   /** `--container-log-max-size`/`--container-log-max-files`; {@link DEFAULT_LOG_ROTATION} when absent. */
   readonly logRotation?: LogRotationSettings;
+  /** The kubelet's default (5 min) when absent. */
+  readonly crashLoopBackOff?: CrashLoopBackOffSettings;
+  /** `--serialize-image-pulls`, `--max-parallel-image-pulls`, `--registry-qps`, `--registry-burst`; the kubelet's defaults when absent. */
+  readonly imagePulls?: ImagePullSettings;
+  /** `--system-reserved`/`--kube-reserved`; nothing reserved when absent. */
+  readonly systemReserved?: ReservedResources;
+  readonly kubeReserved?: ReservedResources;
 }
 
 /** The `--cluster-domain` flag's default. */
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
-
-/** A field whose value was refused; its default was used instead. */
-export interface SettingProblem {
-  /** e.g. `spec.gc.imageLowThresholdPercent`. */
-  readonly field: string;
-  readonly message: string;
-}
 
 /** The outcome of {@link resolveSettings}. */
 export interface SettingsResolution {
@@ -92,103 +108,6 @@ export const DEFAULT_GC: GcSettings = {
   imageMinimumGCAgeSeconds: 120,
 };
 export const DEFAULT_LOG_ROTATION: LogRotationSettings = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
-
-/** Bounds of the integer fields, as in the CRD schema. */
-interface IntBounds {
-  readonly min: number;
-  readonly max: number;
-}
-
-const BOUNDS = {
-  workerConcurrency: { min: 1, max: 64 },
-  resyncPeriodSeconds: { min: 5, max: 3600 },
-  maxPods: { min: 1, max: 1000 },
-  maxDeadContainersPerPod: { min: 0, max: 100 },
-  minContainerAgeSeconds: { min: 0, max: 86400 },
-  imageHighThresholdPercent: { min: 0, max: 100 },
-  imageLowThresholdPercent: { min: 0, max: 100 },
-  imageMinimumGCAgeSeconds: { min: 0, max: 86400 },
-  containerLogMaxFiles: { min: 2, max: 20 },
-} as const satisfies Record<string, IntBounds>;
-
-const LOG_SIZE = /^([1-9][0-9]*)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
-const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Reads fields of one object of the spec, collecting problems; every reader returns the fallback on a bad value. */
-class FieldReader {
-  constructor(
-    private readonly object: Record<string, unknown>,
-    private readonly prefix: string,
-    private readonly problems: SettingProblem[],
-  ) {}
-
-  int(key: keyof typeof BOUNDS, fallback: number): number {
-    const value = this.object[key];
-    if (value === undefined) return fallback;
-    const { min, max } = BOUNDS[key];
-    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
-    return this.refuse(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, fallback);
-  }
-
-  bool(key: string, fallback: boolean): boolean {
-    const value = this.object[key];
-    if (value === undefined) return fallback;
-    if (typeof value === 'boolean') return value;
-    return this.refuse(key, `must be true or false, got ${JSON.stringify(value)}`, fallback);
-  }
-
-  logLevel(key: string, fallback: LogLevel): LogLevel {
-    const value = this.object[key];
-    if (value === undefined) return fallback;
-    const level = SPEC_LOG_LEVELS.find((l) => l === value);
-    if (level !== undefined) return level;
-    return this.refuse(key, `must be one of ${SPEC_LOG_LEVELS.join(', ')}, got ${JSON.stringify(value)}`, fallback);
-  }
-
-  logSize(key: string, fallback: string): string {
-    const value = this.object[key];
-    if (value === undefined) return fallback;
-    if (typeof value === 'string' && LOG_SIZE.test(value)) return value;
-    return this.refuse(key, `must be a positive quantity such as 10Mi, got ${JSON.stringify(value)}`, fallback);
-  }
-
-  /** A list of IP addresses usable as cluster DNS servers (at most 3). */
-  clusterDns(key: string, fallback: readonly string[]): readonly string[] {
-    const value = this.object[key];
-    if (value === undefined) return fallback;
-    if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) {
-      return this.refuse(key, `must be a list of IP addresses, got ${JSON.stringify(value)}`, fallback);
-    }
-    const problem = clusterDnsProblem(value);
-    return problem === undefined ? value : this.refuse(key, problem, fallback);
-  }
-
-  /** A DNS subdomain, or empty. */
-  clusterDomain(key: string, fallback: string): string {
-    const value = this.object[key];
-    if (value === undefined) return fallback;
-    if (typeof value !== 'string') return this.refuse(key, `must be a string, got ${JSON.stringify(value)}`, fallback);
-    const problem = clusterDomainProblem(value);
-    return problem === undefined ? value : this.refuse(key, problem, fallback);
-  }
-
-  /** A nested object; a present non-object is refused and read as empty. */
-  nested(key: string): FieldReader {
-    const value = this.object[key];
-    if (value !== undefined && !isRecord(value)) this.refuse(key, 'must be an object', undefined);
-    return new FieldReader(isRecord(value) ? value : {}, `${this.prefix}.${key}`, this.problems);
-  }
-
-  /** Records a problem with a field of this object. */
-  refuse<T>(key: string, message: string, fallback: T): T {
-    this.problems.push({ field: `${this.prefix}.${key}`, message });
-    return fallback;
-  }
-}
 
 /** `spec.gc`, each unset field the flag's value; a low threshold not below the high one falls back to both flags. */
 function readGc(reader: FieldReader, base: GcSettings): GcSettings {
@@ -239,6 +158,10 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
       containerLogMaxSize: rotation.logSize('containerLogMaxSize', baseRotation.containerLogMaxSize),
       containerLogMaxFiles: rotation.int('containerLogMaxFiles', baseRotation.containerLogMaxFiles),
     },
+    crashLoopBackOff: readCrashLoopBackOff(reader.nested('crashLoopBackOff'), base.crashLoopBackOff ?? DEFAULT_CRASH_LOOP_BACK_OFF),
+    imagePulls: readImagePulls(reader.nested('imagePulls'), base.imagePulls ?? DEFAULT_IMAGE_PULLS),
+    systemReserved: readReserved(reader, 'systemReserved', base.systemReserved ?? {}),
+    kubeReserved: readReserved(reader, 'kubeReserved', base.kubeReserved ?? {}),
   };
   return { settings, invalid };
 }

@@ -10,7 +10,7 @@ import type { Clock } from '../../util/clock.js';
 import { createNodeAgentApi } from './api.js';
 import { createNodeAgentController, type NodeAgentController } from './nodeagent-controller.js';
 import { createHealthSampler } from './health-probes.js';
-import { SPEC_LOG_LEVELS, type BaseSettings, type GcSettings, type LogLevel, type LogRotationSettings } from './settings.js';
+import { SPEC_LOG_LEVELS, type BaseSettings, type GcSettings, type ImagePullSettings, type LogLevel, type LogRotationSettings, type ReservedResources } from './settings.js';
 import type { Readiness } from './status.js';
 import { createSettingsTargets, type LiveParts } from './targets.js';
 import type { PodSource } from '../pod-sources/api-source.js';
@@ -30,6 +30,11 @@ export interface AgentFlags {
   readonly gc?: GcSettings;
   /** `--container-log-max-size`, `--container-log-max-files`. */
   readonly logRotation?: LogRotationSettings;
+  /** `--system-reserved`, `--kube-reserved`. */
+  readonly systemReserved?: ReservedResources;
+  readonly kubeReserved?: ReservedResources;
+  /** `--serialize-image-pulls`, `--max-parallel-image-pulls`, `--registry-qps`, `--registry-burst`. */
+  readonly imagePulls?: ImagePullSettings;
 }
 
 /** Options of {@link buildNodeAgentController}. */
@@ -65,6 +70,9 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
     ...(flags.clusterDomain === undefined ? {} : { clusterDomain: flags.clusterDomain }),
     ...(flags.gc === undefined ? {} : { gc: flags.gc }),
     ...(flags.logRotation === undefined ? {} : { logRotation: flags.logRotation }),
+    ...(flags.systemReserved === undefined ? {} : { systemReserved: flags.systemReserved }),
+    ...(flags.kubeReserved === undefined ? {} : { kubeReserved: flags.kubeReserved }),
+    ...(flags.imagePulls === undefined ? {} : { imagePulls: flags.imagePulls }),
   };
 }
 

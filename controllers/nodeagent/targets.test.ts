@@ -27,12 +27,14 @@ describe('settings targets', () => {
     const targets = createSettingsTargets({
       queue: { setConcurrency: (n) => calls.push(`queue.setConcurrency(${n})`) },
       resync: { setPeriodMs: (ms) => calls.push(`resync.setPeriodMs(${ms})`) },
-      node: { setMaxPods: (n) => calls.push(`node.setMaxPods(${n})`) },
+      node: { setMaxPods: (n) => calls.push(`node.setMaxPods(${n})`), setReserved: (r) => calls.push(`node.setReserved(${JSON.stringify(r)})`) },
       pause: { setPaused: (p) => calls.push(`pause.setPaused(${p})`) },
       logger,
       dns,
       gc: { setSettings: (gc) => calls.push(`gc.setSettings(${gc.imageHighThresholdPercent}/${gc.imageLowThresholdPercent})`) },
       logRotation: { setSettings: (r) => calls.push(`logRotation.setSettings(${r.containerLogMaxSize}/${r.containerLogMaxFiles})`) },
+      crashLoopBackOff: { setSettings: (c) => calls.push(`crashLoopBackOff.setSettings(${c.maxContainerRestartPeriodMs})`) },
+      imagePulls: { setSettings: (p) => calls.push(`imagePulls.setSettings(${p.serializeImagePulls}/${p.registryPullQPS})`) },
     });
     targets.setWorkerConcurrency(8);
     targets.setResyncPeriodSeconds(30);
@@ -42,7 +44,20 @@ describe('settings targets', () => {
     targets.setClusterDomain('example.internal');
     targets.setGc({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 60, imageLowThresholdPercent: 50, imageMinimumGCAgeSeconds: 0 });
     targets.setLogRotation({ containerLogMaxSize: '1Ki', containerLogMaxFiles: 2 });
-    assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)', 'gc.setSettings(60/50)', 'logRotation.setSettings(1Ki/2)']);
+    targets.setCrashLoopBackOff({ maxContainerRestartPeriodMs: 2000 });
+    targets.setImagePulls({ serializeImagePulls: false, maxParallelImagePulls: 3, registryPullQPS: 0, registryBurst: 0 });
+    targets.setReserved({ systemReserved: { cpu: '500m' }, kubeReserved: {} });
+    assert.deepEqual(calls, [
+      'queue.setConcurrency(8)',
+      'resync.setPeriodMs(30000)',
+      'node.setMaxPods(20)',
+      'pause.setPaused(true)',
+      'gc.setSettings(60/50)',
+      'logRotation.setSettings(1Ki/2)',
+      'crashLoopBackOff.setSettings(2000)',
+      'imagePulls.setSettings(false/0)',
+      'node.setReserved({"systemReserved":{"cpu":"500m"},"kubeReserved":{}})',
+    ]);
     // Each DNS setting replaces its half and keeps the other.
     assert.deepEqual(dns.clusterSettings(), { servers: ['10.215.0.10'], domain: 'example.internal' });
   });
@@ -51,9 +66,9 @@ describe('settings targets', () => {
     const { stream, messages } = capture();
     const root = pino({ level: 'info' }, stream);
     const component = root.child({ component: 'reconciler' }).child({ podUID: 'u1' });
-    const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setPaused: () => undefined };
+    const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setReserved: () => undefined, setPaused: () => undefined, setSettings: () => undefined };
     const dns = { clusterSettings: () => ({ servers: [], domain: '' }), setClusterSettings: () => undefined };
-    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: { setSettings: () => undefined }, logRotation: { setSettings: () => undefined } });
+    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: noop, logRotation: noop, crashLoopBackOff: noop, imagePulls: noop });
     component.debug('hidden at info');
     targets.setLogLevel('debug');
     component.debug('shown at debug');

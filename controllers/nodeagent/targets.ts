@@ -5,13 +5,17 @@
 import type { Logger } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import type { SettingsTargets } from './apply.js';
-import type { GcSettings, LogRotationSettings } from './settings.js';
+import type { CrashLoopBackOffSettings, GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from './settings.js';
 
 /** The agent's parts that take live settings (narrow, so tests pass plain objects). */
 export interface LiveParts {
   readonly queue: { setConcurrency(n: number): void };
   readonly resync: { setPeriodMs(ms: number): void };
-  readonly node: { setMaxPods(n: number): void };
+  readonly node: {
+    setMaxPods(n: number): void;
+    /** Resources held back from pods; the Node's allocatable changes with them. */
+    setReserved(reserved: { readonly systemReserved: ReservedResources; readonly kubeReserved: ReservedResources }): void;
+  };
   readonly pause: { setPaused(paused: boolean): void };
   /**
    * The root logger. pino children created without a level of their own read the root's level
@@ -24,6 +28,10 @@ export interface LiveParts {
   readonly gc: { setSettings(gc: GcSettings): void };
   /** The container log rotation manager. */
   readonly logRotation: { setSettings(logRotation: LogRotationSettings): void };
+  /** The container restart backoff. */
+  readonly crashLoopBackOff: { setSettings(crashLoopBackOff: CrashLoopBackOffSettings): void };
+  /** The image puller's node-wide limits. */
+  readonly imagePulls: { setSettings(imagePulls: ImagePullSettings): void };
 }
 
 /** Maps each setting to its part. */
@@ -55,6 +63,15 @@ export function createSettingsTargets(parts: LiveParts): SettingsTargets {
     },
     setLogRotation: (logRotation) => {
       parts.logRotation.setSettings(logRotation);
+    },
+    setCrashLoopBackOff: (crashLoopBackOff) => {
+      parts.crashLoopBackOff.setSettings(crashLoopBackOff);
+    },
+    setImagePulls: (imagePulls) => {
+      parts.imagePulls.setSettings(imagePulls);
+    },
+    setReserved: (reserved) => {
+      parts.node.setReserved(reserved);
     },
   };
 }

@@ -14,6 +14,7 @@ import { IMAGE_PULL_BACKOFF, RestartBackoff } from '../restart-backoff.js';
 import { ContainerStartError, errorMessage, isCancellation } from '../sync-errors.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
+import { DEFAULT_PULL_LIMITS, PullGate } from './pull-gate.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -27,6 +28,16 @@ export interface ImagePullerOptions {
   readonly credentials?: PullCredentials;
   /** Failed pulls of an image by a pod wait 10 s, doubling to 5 min, before the next try (ImagePullBackOff). */
   readonly backoff?: RestartBackoff;
+  /** Node-wide pull concurrency and rate; the kubelet's defaults (serialized, 5 QPS, burst 10) when absent. */
+  readonly gate?: PullGate;
+}
+
+/** A pull refused by the registry pull rate (the kubelet's `pull QPS exceeded`). */
+export class PullQpsExceededError extends Error {
+  override readonly name = 'PullQpsExceededError';
+  constructor() {
+    super('pull QPS exceeded');
+  }
 }
 
 /** The effective pull policy of a container. */
@@ -47,9 +58,12 @@ function seconds(ms: number): string {
 
 export class ImagePuller implements PodLifecycleObserver {
   private readonly backoff: RestartBackoff;
+  /** The node-wide pull limits (live: the NodeAgent's `spec.imagePulls`). */
+  readonly gate: PullGate;
 
   constructor(private readonly options: ImagePullerOptions) {
     this.backoff = options.backoff ?? new RestartBackoff(IMAGE_PULL_BACKOFF);
+    this.gate = options.gate ?? new PullGate(DEFAULT_PULL_LIMITS, options.clock);
   }
 
   /** Forgets a finished pod's pull backoffs. */
@@ -100,7 +114,7 @@ export class ImagePuller implements PodLifecycleObserver {
   }
 
   private async pull(pod: V1Pod, target: { container: V1Container; image: string; normalized: string; fieldPath: string; signal: AbortSignal | undefined }): Promise<string> {
-    const { events, clock, images } = this.options;
+    const { events, clock } = this.options;
     const key = `${pod.metadata?.uid ?? ''}/${target.normalized}`;
     const blocked = this.backoff.blockedSinceLastUpdate(key, clock.now());
     if (blocked !== undefined) {
@@ -109,23 +123,40 @@ export class ImagePuller implements PodLifecycleObserver {
       throw new ContainerStartError(target.container.name, 'ImagePullBackOff', message, { retryAfterMs: blocked.untilMs - clock.now() });
     }
     events.record(pod, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${target.image}"`, fieldPath: target.fieldPath });
-    const started = clock.now();
-    const credentials = (await this.options.credentials?.(pod, target.normalized)) ?? [];
+    const queued = clock.now();
+    const release = await this.gate.acquire(target.signal);
     let lastError: unknown;
-    for (const auth of credentials.length === 0 ? [undefined] : credentials) {
-      try {
-        const ref = await images.pullImage({ image: target.normalized }, auth, undefined, target.signal === undefined ? {} : { signal: target.signal });
-        const message = `Successfully pulled image "${target.image}" in ${seconds(clock.now() - started)}`;
-        events.record(pod, { type: 'Normal', reason: 'Pulled', message, fieldPath: target.fieldPath });
-        return ref;
-      } catch (error) {
-        if (isCancellation(error, target.signal)) throw error;
-        lastError = error;
-      }
+    try {
+      const started = clock.now();
+      const ref = await this.pullWithCredentials(pod, target);
+      const message = `Successfully pulled image "${target.image}" in ${seconds(clock.now() - started)} (${seconds(clock.now() - queued)} including waiting)`;
+      events.record(pod, { type: 'Normal', reason: 'Pulled', message, fieldPath: target.fieldPath });
+      return ref;
+    } catch (error) {
+      if (isCancellation(error, target.signal)) throw error;
+      lastError = error;
+    } finally {
+      release();
     }
     this.backoff.next(key, clock.now());
     const message = `Failed to pull image "${target.image}": ${errorMessage(lastError)}`;
     events.record(pod, { type: 'Warning', reason: 'Failed', message, fieldPath: target.fieldPath });
     throw new ContainerStartError(target.container.name, 'ErrImagePull', message, { cause: lastError });
+  }
+
+  /** One pull through the rate limit, trying each of the pod's credentials in turn; throws the last failure. */
+  private async pullWithCredentials(pod: V1Pod, target: { normalized: string; signal: AbortSignal | undefined }): Promise<string> {
+    if (!this.gate.tryTakeToken()) throw new PullQpsExceededError();
+    const credentials = (await this.options.credentials?.(pod, target.normalized)) ?? [];
+    let lastError: unknown;
+    for (const auth of credentials.length === 0 ? [undefined] : credentials) {
+      try {
+        return await this.options.images.pullImage({ image: target.normalized }, auth, undefined, target.signal === undefined ? {} : { signal: target.signal });
+      } catch (error) {
+        if (isCancellation(error, target.signal)) throw error;
+        lastError = error;
+      }
+    }
+    throw lastError;
   }
 }

@@ -214,6 +214,37 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(settings.clusterDomain, 'example.local');
   });
 
+  it('passes reservations, image pull limits and a static pod directory to the agent, with the mount and the mirror-pod verb', async () => {
+    const objects = await renderChart({
+      set: [
+        'node.systemReserved.cpu=100m',
+        'node.systemReserved.memory=500Mi',
+        'node.kubeReserved.ephemeral-storage=1Gi',
+        'agent.imagePulls.serializeImagePulls=false',
+        'agent.imagePulls.maxParallelImagePulls=3',
+        'agent.imagePulls.registryPullQPS=0',
+        'agent.podManifestPath=/etc/kubernetes/nodelet-manifests',
+      ],
+    });
+    const ds = oneOf<V1DaemonSet>(objects, 'DaemonSet');
+    const agent = containerOf(ds, 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.systemReserved, { cpu: '100m', memory: '500Mi' });
+    assert.deepEqual(settings.kubeReserved, { 'ephemeral-storage': '1Gi' });
+    assert.deepEqual(settings.imagePulls, { serializeImagePulls: false, maxParallelImagePulls: 3, registryPullQPS: 0, registryBurst: 10 });
+    assert.equal(settings.podManifestPath, '/etc/kubernetes/nodelet-manifests');
+    assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/etc/kubernetes/nodelet-manifests' && m.readOnly === true));
+    assert.ok((ds.spec?.template.spec?.volumes ?? []).some((v) => v.hostPath?.path === '/etc/kubernetes/nodelet-manifests'));
+    const verbs = verbsByResource([oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-agent')]);
+    assert.deepEqual(verbs['core/pods'], ['create', 'delete', 'list', 'watch'], 'mirror pods are created by the agent');
+    const defaults = parseSettings(expandArgs((containerOf(daemonSet, 'agent').args ?? []).slice(1), { NODE_NAME: 'w', NODE_IP: '192.0.2.10' }), {});
+    assert.ok(defaults !== 'help');
+    assert.deepEqual(defaults.imagePulls, { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 });
+    assert.deepEqual([defaults.systemReserved, defaults.kubeReserved, defaults.podManifestPath], [{}, {}, undefined]);
+    await assert.rejects(renderChart({ set: ['node.systemReserved.gpu=1'] }), 'the schema refuses a resource that cannot be reserved');
+  });
+
   it("keeps the DaemonSet off nodelet's own Nodes", () => {
     const terms = daemonSet.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
     assert.equal(terms.length, 1);

@@ -157,3 +157,12 @@ selector term (a single term with only that rule when there is none).
 {{- $_ = set $affinity "nodeAffinity" $nodeAffinity }}
 {{- toYaml $affinity }}
 {{- end }}
+
+{{/* A resource map as the kubelet's --system-reserved/--kube-reserved list: cpu=100m,memory=500Mi (sorted keys). */}}
+{{- define "nodelet.resourceList" -}}
+{{- $pairs := list -}}
+{{- range $name, $quantity := . -}}
+{{- $pairs = append $pairs (printf "%s=%v" $name $quantity) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end }}
