@@ -49,7 +49,8 @@ function int64List(values: readonly bigint[] | undefined): string[] | undefined 
 }
 
 function namespaceOptionToWire(options: NamespaceOptions | undefined): WireNamespaceOption | undefined {
-  return options === undefined ? undefined : { network: options.network, pid: options.pid, ipc: options.ipc };
+  if (options === undefined) return undefined;
+  return { network: options.network, pid: options.pid, ipc: options.ipc, ...(options.targetId === undefined ? {} : { targetId: options.targetId }) };
 }
 
 function securityProfileToWire(profile: SecurityProfile | undefined): WireSecurityProfile | undefined {

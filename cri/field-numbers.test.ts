@@ -143,6 +143,20 @@ describe('api.proto field numbers of the security fields (upstream cri-api v0.36
     assert.deepEqual(varints(sub(sc, 16), 1), [1n]);
   });
 
+  it('NamespaceOption as LinuxContainerSecurityContext.namespace_options 3: network 1, pid 2 (TARGET 3), ipc 3, target_id 4', () => {
+    const target: ContainerConfig = {
+      ...config,
+      linux: { securityContext: { ...config.linux?.securityContext, namespaceOptions: { network: 'NODE', pid: 'TARGET', ipc: 'POD', targetId: 'abc123' } } },
+    };
+    const bytes = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(target), sandboxConfig: podSandboxConfigToWire(sandbox) });
+    const ns = sub(bytes, 2, 15, 2, 3);
+    // NamespaceMode: POD 0 (the proto3 default: sent as 0 or left out), CONTAINER 1, NODE 2, TARGET 3.
+    assert.deepEqual(varints(ns, 1), [2n]);
+    assert.deepEqual(varints(ns, 2), [3n]);
+    assert.equal(varints(ns, 3)[0] ?? 0n, 0n);
+    assert.deepEqual(strings(ns, 4), ['abc123']);
+  });
+
   it('LinuxSandboxSecurityContext: privileged 6, seccomp 9, apparmor 10', () => {
     const bytes = criMethod('RuntimeService', 'RunPodSandbox').requestSerialize({ config: podSandboxConfigToWire(sandbox) });
     // RunPodSandboxRequest.config 1 → PodSandboxConfig.linux 8 → LinuxPodSandboxConfig.security_context 2

@@ -82,6 +82,8 @@ export interface NamespaceOptions {
   readonly network: NamespaceMode;
   readonly pid: NamespaceMode;
   readonly ipc: NamespaceMode;
+  /** The container whose namespace a `TARGET` mode joins (an ephemeral container's `targetContainerName`). */
+  readonly targetId?: string;
 }
 
 /** A seccomp or AppArmor profile (CRI `SecurityProfile`). */

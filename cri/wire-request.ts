@@ -16,6 +16,7 @@ export interface WireNamespaceOption {
   network: string;
   pid: string;
   ipc: string;
+  targetId?: string;
 }
 
 export interface WireSecurityProfile {

@@ -17,11 +17,15 @@
  * - A sidecar with a startup probe holds back the containers after it until the probe succeeds.
  * - When nothing runs and nothing is to be started, the pod is killed (its sandbox stopped); its
  *   exited containers stay for their logs and status.
+ * - An ephemeral container (`kubectl debug`) is started once, when the sandbox is ready and the
+ *   runtime has no instance of it, even before initialization completes; it is never restarted,
+ *   never killed for a spec change, and does not keep the pod alive (`ephemeral-containers.ts`).
  * - A terminating pod (deleted, or past its deadline) is only ever killed.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { computeInitActions, initContainersForNewSandbox } from './compute-init-actions.js';
 import { hashContainerSpec } from './container-hash.js';
+import { ephemeralContainersOf, ephemeralContainersToStart } from './ephemeral-containers.js';
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed-pod.js';
 import { latestContainer } from './observed-pod.js';
 
@@ -55,8 +59,8 @@ export const NO_PROBE_VERDICTS: ProbeVerdicts = { failures: new Map(), notStarte
 
 export interface ContainerToStart {
   /** Which list of the pod spec the container is in. */
-  readonly kind: 'init' | 'regular';
-  /** Index in `pod.spec.initContainers` or `pod.spec.containers`. */
+  readonly kind: 'init' | 'regular' | 'ephemeral';
+  /** Index in `pod.spec.initContainers`, `pod.spec.containers` or `pod.spec.ephemeralContainers`. */
   readonly index: number;
   readonly name: string;
   readonly reason: string;
@@ -77,7 +81,11 @@ export interface PodActions {
   readonly sandboxAttempt: number;
   /** Containers to stop (when the pod itself is not killed). */
   readonly containersToKill: readonly ContainerToKill[];
-  /** Spec containers to create and start: init containers (in order) first, then app containers. */
+  /**
+   * Spec containers to create and start: ephemeral containers first (as the kubelet's SyncPod, so
+   * an init container that cannot start does not hold them back), then init containers (in order),
+   * then app containers.
+   */
   readonly containersToStart: readonly ContainerToStart[];
   /** Every regular init container has succeeded: app containers may run. */
   readonly initialized: boolean;
@@ -228,7 +236,7 @@ function decideContainer(input: ComputePodActionsInput, spec: V1Container, index
  * may each have started one; only the newest counts).
  */
 function extraRunningContainers(pod: V1Pod, observed: ObservedPod): ContainerToKill[] {
-  const names = new Set([...containersOf(pod), ...(pod.spec?.initContainers ?? [])].map((c) => c.name));
+  const names = new Set([...containersOf(pod), ...(pod.spec?.initContainers ?? []), ...ephemeralContainersOf(pod)].map((c) => c.name));
   return observed.containers
     .filter((c) => c.state === 'CONTAINER_RUNNING')
     .flatMap((c): ContainerToKill[] => {
@@ -251,12 +259,13 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
   const init = computeInitActions(pod, observed, input.probes ?? NO_PROBE_VERDICTS);
   if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and restartPolicy is Never' };
   const unknown = extraRunningContainers(pod, observed);
+  const ephemeral = ephemeralContainersToStart(pod, observed);
   if (!init.initialized) {
-    return { ...NO_ACTIONS, killPod: false, killPodReason: '', sandboxId, containersToKill: [...init.containersToKill, ...unknown], containersToStart: init.containersToStart };
+    return { ...NO_ACTIONS, killPod: false, killPodReason: '', sandboxId, containersToKill: [...init.containersToKill, ...unknown], containersToStart: [...ephemeral, ...init.containersToStart] };
   }
   const decisions = containersOf(pod).map((spec, index) => decideContainer(input, spec, index));
   const appStarts = decisions.flatMap((d) => (d.start ? [d.start] : []));
-  // Sidecars do not keep a pod alive: once no app container runs or will run, the pod is done.
+  // Sidecars and ephemeral containers do not keep a pod alive: once no app container runs or will run, the pod is done.
   if (!decisions.some((d) => d.keepsRunning) && appStarts.length === 0) {
     return { ...NO_ACTIONS, killPod: true, killPodReason: 'all containers have exited and none will restart', initialized: true };
   }
@@ -266,7 +275,7 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
     killPodReason: '',
     sandboxId,
     containersToKill: [...init.containersToKill, ...decisions.flatMap((d) => (d.kill ? [d.kill] : [])), ...unknown],
-    containersToStart: [...init.containersToStart, ...appStarts],
+    containersToStart: [...ephemeral, ...init.containersToStart, ...appStarts],
     initialized: true,
   };
 }

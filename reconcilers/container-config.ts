@@ -6,7 +6,7 @@
  * agent needs to recognise the container (restart count, spec hash, termination settings).
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import type { ContainerConfig, KeyValue, LinuxContainerConfig, Mount } from '../cri/types.js';
+import type { ContainerConfig, KeyValue, LinuxContainerConfig, Mount, NamespaceOptions } from '../cri/types.js';
 import { hashContainerSpec } from './container-hash.js';
 import { expandCommand } from './container-env.js';
 import { containerOomScoreAdj } from './oom-score.js';
@@ -26,7 +26,7 @@ import { containerSecurityContext, type ContainerSecuritySettings, type ImageUse
 export interface ContainerConfigOptions {
   readonly pod: V1Pod;
   readonly container: V1Container;
-  readonly kind: 'init' | 'regular';
+  readonly kind: 'init' | 'regular' | 'ephemeral';
   readonly nodeName: string;
   readonly restartCount: number;
   /** The image reference the runtime resolved (what was pulled or found). */
@@ -39,6 +39,8 @@ export interface ContainerConfigOptions {
   readonly imageUser: ImageUser;
   /** The node's memory: Burstable containers' `oom_score_adj` is their request's share of it. */
   readonly memoryCapacityBytes: number;
+  /** The container's namespaces when not the pod's (an ephemeral container joins its target's processes). */
+  readonly namespaces?: NamespaceOptions;
 }
 
 const CPU_PERIOD_US = 100_000n;
@@ -61,7 +63,7 @@ export function linuxResources(container: V1Container): LinuxContainerConfig['re
 
 function securityContext(options: ContainerConfigOptions): LinuxContainerConfig['securityContext'] {
   const { pod, container } = options;
-  return { ...containerSecurityContext({ pod, container, settings: options.security, imageUser: options.imageUser }), namespaceOptions: podNamespaces(pod) };
+  return { ...containerSecurityContext({ pod, container, settings: options.security, imageUser: options.imageUser }), namespaceOptions: options.namespaces ?? podNamespaces(pod) };
 }
 
 /** Builds the CRI config of one container. Pure. @throws InvalidSecurityProfileError */

@@ -7,7 +7,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { KeyValue, Mount, PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { KeyValue, Mount, NamespaceOptions, PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import type { ContainerToStart } from './compute-pod-actions.js';
 import { buildContainerConfig } from './container-config.js';
@@ -21,7 +21,8 @@ import { formatDuration, type RestartBackoff } from './restart-backoff.js';
 import { POST_START_KILL_MESSAGE } from './hooks/hook-messages.js';
 import { runPostStartHook } from './hooks/post-start.js';
 import type { PodKiller } from './kill-pod.js';
-import { podGracePeriodSeconds } from './sandbox-config.js';
+import { podGracePeriodSeconds, podNamespaces } from './sandbox-config.js';
+import { ephemeralAsContainer, ephemeralNamespaces } from './ephemeral-containers.js';
 import { ContainerStartError, errorMessage, isCancellation } from './sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { prepareContainerMounts, type PreparedVolumes } from './volumes/index.js';
@@ -63,7 +64,23 @@ export interface StartRequest {
 
 /** The spec of the container a plan entry names. */
 export function specOf(pod: V1Pod, target: ContainerToStart): V1Container | undefined {
-  return target.kind === 'init' ? pod.spec?.initContainers?.[target.index] : pod.spec?.containers[target.index];
+  switch (target.kind) {
+    case 'init':
+      return pod.spec?.initContainers?.[target.index];
+    case 'regular':
+      return pod.spec?.containers[target.index];
+    case 'ephemeral': {
+      const ephemeral = pod.spec?.ephemeralContainers?.[target.index];
+      return ephemeral === undefined ? undefined : ephemeralAsContainer(ephemeral);
+    }
+  }
+}
+
+/** The container's namespaces: the pod's, or for an ephemeral container its target's process namespace. */
+function namespacesOf(request: StartRequest, container: V1Container): NamespaceOptions {
+  const namespaces = podNamespaces(request.pod);
+  if (request.target.kind !== 'ephemeral') return namespaces;
+  return ephemeralNamespaces(request.pod.spec?.ephemeralContainers?.[request.target.index] ?? container, namespaces, request.observed);
 }
 
 /** Backoff key: pod UID, container name and spec hash (a changed spec starts without waiting). */
@@ -112,6 +129,7 @@ export class ContainerStarter {
     });
     // After env and mounts, as the kubelet's generateContainerConfig checks them.
     const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, imageRef, signal));
+    const namespaces = await this.configStep(pod, container.name, () => Promise.resolve(namespacesOf(request, container)));
     const termination = await prepareTerminationMessageFile({
       rootDir: this.options.rootDir,
       podUid: pod.metadata?.uid ?? '',
@@ -131,6 +149,7 @@ export class ContainerStarter {
       security: this.options.security,
       imageUser,
       memoryCapacityBytes: this.options.nodeAllocatable.memoryBytes,
+      namespaces,
     });
     const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
     const step = { pod, name: container.name, signal };

@@ -63,7 +63,7 @@ function newestFirst(a: Container, b: Container): number {
 const PULL_WORDS: Readonly<Record<string, string>> = { ErrImagePull: "image can't be pulled", ImagePullBackOff: 'trying and failing to pull image' };
 
 function waitingError(pod: V1Pod, container: string, podName: string): ContainerLogsError {
-  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
+  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.ephemeralContainerStatuses ?? [])];
   const reason = statuses.find((s) => s.name === container)?.state?.waiting?.reason ?? 'ContainerCreating';
   return new ContainerLogsError(`container "${container}" in pod "${podName}" is waiting to start: ${PULL_WORDS[reason] ?? reason}`, 400);
 }

@@ -28,5 +28,6 @@ export interface EventRecorder extends PodLifecycleObserver {
 export function containerFieldPath(pod: V1Pod, containerName: string): string {
   const regular = pod.spec?.containers.findIndex((c) => c.name === containerName) ?? -1;
   if (regular >= 0) return `spec.containers{${containerName}}`;
+  if (pod.spec?.ephemeralContainers?.some((c) => c.name === containerName) === true) return `spec.ephemeralContainers{${containerName}}`;
   return `spec.initContainers{${containerName}}`;
 }

@@ -111,6 +111,22 @@ export function generateContainerStatuses(ctx: ContainerStatusContext, initializ
   return (ctx.pod.spec?.containers ?? []).map((spec) => containerStatus(spec, ctx, kind));
 }
 
+/**
+ * Status of every ephemeral container of the pod, in spec order, as the kubelet's
+ * `ephemeralContainerStatuses`: waiting (`ContainerCreating`, `PodInitializing` when the pod has init
+ * containers, or the start failure's reason), running, or terminated with the exit code. Never
+ * ready and without `started`, as the kubelet's prober leaves them alone (they have no probes and
+ * count neither in the pod's readiness nor in its phase).
+ */
+export function generateEphemeralContainerStatuses(ctx: ContainerStatusContext): V1ContainerStatus[] {
+  const hasInit = (ctx.pod.spec?.initContainers ?? []).length > 0;
+  const kind: ListKind = { waitingReason: hasInit ? 'PodInitializing' : 'ContainerCreating', readyWhenSucceeded: () => false };
+  return (ctx.pod.spec?.ephemeralContainers ?? []).map((spec) => {
+    const { started: _started, ...status } = containerStatus(spec, ctx, kind);
+    return { ...status, ready: false };
+  });
+}
+
 /** Status of every init container of the pod (sidecars included), in spec order. */
 export function generateInitContainerStatuses(ctx: ContainerStatusContext): V1ContainerStatus[] {
   const kind: ListKind = { waitingReason: 'PodInitializing', readyWhenSucceeded: (spec) => spec.restartPolicy !== 'Always' };

@@ -9,13 +9,15 @@
  * - conditions PodReadyToStartContainers, Initialized, ContainersReady, Ready (respecting
  *   readiness gates); conditions nodelet does not own (PodScheduled, DisruptionTarget, gates) are
  *   kept; `lastTransitionTime` only moves when a condition's status changes.
+ * - `ephemeralContainerStatuses` for `kubectl debug` containers, which count in neither the phase
+ *   nor the conditions.
  * - hostIP(s) from the node, podIP(s) from the sandbox (kept from the previous status once the
  *   sandbox is gone), startTime set once.
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { computeInitActions, isSidecar } from '../compute-init-actions.js';
 import type { ContainerProbeResult } from './container-readiness.js';
-import { generateContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
+import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
 import { condition, isOwnedCondition, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
 import { hasRunningParts, latestSandbox, type ObservedPod } from '../observed-pod.js';
 import { podQosClass } from '../qos.js';
@@ -162,6 +164,8 @@ export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
     initFailed: init.failed,
   };
   const phase = guardedPhase(input, statuses);
+  // Reported beside the others, never counted in the phase or readiness.
+  const ephemeral = generateEphemeralContainerStatuses(ctx);
   const previous = pod.status?.conditions ?? [];
   const foreign = previous.filter((c) => !isOwnedCondition(c.type));
   const ips = podIps(input);
@@ -177,6 +181,7 @@ export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
     qosClass: pod.status?.qosClass ?? podQosClass(pod),
     containerStatuses: [...statuses.containers],
     ...(statuses.init.length === 0 ? {} : { initContainerStatuses: [...statuses.init] }),
+    ...(ephemeral.length === 0 ? {} : { ephemeralContainerStatuses: ephemeral }),
     ...(pod.metadata?.generation === undefined ? {} : { observedGeneration: pod.metadata.generation }),
   };
 }

@@ -63,6 +63,13 @@ describe('statusPatch (strategic merge patch of the owned status)', () => {
     const containerStatuses = [{ name: 'app', ready: true, restartCount: 0, image: 'i', imageID: '' }];
     assert.deepEqual(patchOf({ containerStatuses }).status.containerStatuses, containerStatuses);
   });
+
+  it('sends ephemeralContainerStatuses whole, and counts them as a change', () => {
+    const ephemeralContainerStatuses = [{ name: 'debugger', ready: false, restartCount: 0, image: 'i', imageID: '', state: { running: {} } }];
+    assert.deepEqual(patchOf({ ephemeralContainerStatuses }).status.ephemeralContainerStatuses, ephemeralContainerStatuses);
+    assert.equal(patchOf({}).status.ephemeralContainerStatuses, null);
+    assert.notEqual(canonicalStatus({ ephemeralContainerStatuses }), canonicalStatus({}));
+  });
 });
 
 describe('canonicalStatus', () => {

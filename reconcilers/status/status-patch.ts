@@ -11,7 +11,7 @@
  *   reports is removed with a `$patch: delete` entry.
  * - `podIPs` and `hostIPs` merge by `ip`: a `$patch: replace` element makes the list exactly ours,
  *   so an old sandbox's IP does not linger.
- * - `containerStatuses` and `initContainerStatuses` have no patch strategy: replaced as a whole,
+ * - `containerStatuses`, `initContainerStatuses` and `ephemeralContainerStatuses` have no patch strategy: replaced as a whole,
  *   so a container nodelet no longer reports disappears.
  * - scalar fields nodelet owns but no longer sets (`podIP`, `reason`, …) are cleared with `null`.
  * - `metadata.uid` makes the patch a precondition: it never lands on a newer pod with the name.
@@ -34,7 +34,7 @@ const SCALAR_FIELDS = ['phase', 'reason', 'message', 'hostIP', 'podIP', 'startTi
 /** Owned lists merged by `ip` on the server: sent with a replace directive. */
 const IP_LISTS = ['hostIPs', 'podIPs'] as const;
 /** Owned lists the server replaces whole. */
-const ATOMIC_LISTS = ['containerStatuses', 'initContainerStatuses'] as const;
+const ATOMIC_LISTS = ['containerStatuses', 'initContainerStatuses', 'ephemeralContainerStatuses'] as const;
 /** Every field of a PodCondition, so the ones an owned condition lacks are cleared on the server. */
 const CONDITION_FIELDS = ['status', 'reason', 'message', 'lastTransitionTime', 'lastProbeTime', 'observedGeneration'] as const;
 

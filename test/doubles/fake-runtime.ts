@@ -286,6 +286,7 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
     if (duplicate !== undefined) {
       throw new CriError({ method: 'CreateContainer', code: GrpcStatus.ALREADY_EXISTS, message: `name reserved by ${duplicate.id}` });
     }
+    this.checkPidTarget(podSandboxId, config);
     const container: FakeContainer = {
       id: this.nextId('container'),
       podSandboxId,
@@ -434,6 +435,16 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
     const error = this.injected.get(method)?.shift();
     if (error !== undefined) throw error;
     await Promise.resolve();
+  }
+
+  /** A TARGET pid namespace joins a running container of the same sandbox: containerd needs its process. */
+  private checkPidTarget(podSandboxId: string, config: ContainerConfig): void {
+    const ns = config.linux?.securityContext?.namespaceOptions;
+    if (ns?.pid !== 'TARGET') return;
+    const target = this.containers.get(ns.targetId ?? '');
+    if (target?.podSandboxId !== podSandboxId || target.state !== 'CONTAINER_RUNNING') {
+      throw failedPrecondition('createContainer', `target container ${ns.targetId ?? ''} is not running in sandbox ${podSandboxId}`);
+    }
   }
 
   private requireContainer(method: FakeMethod, containerId: string): FakeContainer {
