@@ -7,6 +7,7 @@
 #   etcd                                                              <- go.etcd.io/etcd/server/v3
 #   helm                                                              <- helm.sh/helm/v3
 #   crictl                                                            <- sigs.k8s.io/cri-tools
+#   metrics-server                                                    <- sigs.k8s.io/metrics-server
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -140,7 +141,8 @@ link_into() {
   local dest=$1
   mkdir -p "$dest"
   for f in "$(bin_dir kubernetes "$KUBERNETES_VERSION")"/* "$(bin_dir etcd "$ETCD_VERSION")/etcd" \
-    "$(bin_dir helm "$HELM_VERSION")/helm" "$(bin_dir crictl "$CRICTL_VERSION")/crictl"; do
+    "$(bin_dir helm "$HELM_VERSION")/helm" "$(bin_dir crictl "$CRICTL_VERSION")/crictl" \
+    "$(bin_dir metrics-server "$METRICS_SERVER_VERSION")/metrics-server"; do
     ln -sfn "$f" "$dest/$(basename "$f")"
   done
 }
@@ -153,6 +155,9 @@ main() {
   GONOSUMDB=sigs.k8s.io/cri-tools go_build_scratch crictl sigs.k8s.io/cri-tools \
     sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"
   build_kubernetes
+  # metrics-server's go.mod has no replace directives and needs no pre-release; kubectl top reads it.
+  go_build_scratch metrics-server sigs.k8s.io/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server \
+    "$METRICS_SERVER_VERSION"
   if [[ ${1:-} == --link ]]; then link_into "$2"; fi
 }
 

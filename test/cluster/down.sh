@@ -9,7 +9,7 @@
 # CRI (so CNI releases addresses and veths), then the daemons, then what the kernel still holds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common network containerd registry control-plane agent; do
+for lib in common network containerd registry control-plane agent metrics-server; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -25,6 +25,7 @@ done
 main() {
   [[ $(id -u) == 0 ]] || die "tearing the test cluster down needs root"
   agent_stop
+  metrics_server_stop
   containerd_stop
   registry_stop
   control_plane_stop

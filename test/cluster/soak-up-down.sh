@@ -24,7 +24,7 @@ rounds=${1:-20}
 # Logs of every step outside the cluster dir, which down.sh deletes.
 SOAK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/nodelet-soak.XXXXXX")
 HARNESS_PORTS=("$APISERVER_PORT" "$ETCD_CLIENT_PORT" "$ETCD_PEER_PORT" "$CONTROLLER_MANAGER_PORT"
-  "$SCHEDULER_PORT" "$REDIS_PORT" "${REGISTRY_ADDR##*:}")
+  "$SCHEDULER_PORT" "$REDIS_PORT" "${REGISTRY_ADDR##*:}" "$NODE_SERVER_PORT" "$METRICS_SERVER_PORT")
 external_redis=0
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }

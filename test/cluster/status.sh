@@ -3,7 +3,7 @@
 # the network, the node, the pod sandboxes, Redis. Exits 0 when every daemon runs, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common network containerd registry control-plane agent; do
+for lib in common network containerd registry control-plane agent metrics-server; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -47,6 +47,7 @@ main() {
   component kube-controller-manager "$CLUSTER_DIR/kubeconfig-controller-manager" 1
   component kube-scheduler "$CLUSTER_DIR/kubeconfig-scheduler" 1
   component nodelet "$AGENT_ROOT" 0
+  component metrics-server "$METRICS_SERVER_MARKER" 1
   redis_line
   echo
   echo "== kubectl get nodes -o wide"

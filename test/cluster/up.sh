@@ -9,7 +9,7 @@
 # See README.md beside this file for what runs where.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common install network pki containerd registry control-plane crds agent env; do
+for lib in common install network pki containerd registry control-plane crds agent metrics-server env; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -37,6 +37,7 @@ Test cluster is up ($((SECONDS))s).
   pods         $POD_CIDR on $BRIDGE (gateway $POD_GATEWAY); services $SERVICE_CIDR (blackholed)
   redis        redis://127.0.0.1:$REDIS_PORT
   node         $NODE_NAME ($NODE_IP): $agent
+  metrics      https://$NODE_IP:$METRICS_SERVER_PORT (metrics-server; the API v1beta1.metrics.k8s.io: kubectl top)
   logs, pids   $LOG_DIR, $PID_DIR
 
   source $CLUSTER_DIR/env     # then kubectl, crictl, ctr and the tests use this cluster
@@ -109,6 +110,8 @@ main() {
       agent="no agent (cmd/nodelet.ts missing)"
     fi
   fi
+  # After the agent: it scrapes the node server (the agent's readiness is the node's Ready).
+  metrics_server_start
   summary "$agent"
 }
 

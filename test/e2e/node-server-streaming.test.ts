@@ -20,7 +20,8 @@ import { NODE_IP, NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteN
 
 const run = promisify(execFile);
 const CLUSTER_DIR = process.env.CLUSTER_DIR ?? '';
-const SERVER_CERT = path.join(CLUSTER_DIR, 'nodelet-root', 'pki', 'nodelet-server.crt');
+// The harness gives the agent a serving certificate signed by the cluster CA (test/cluster/lib/agent.sh).
+const SERVER_CA = path.join(CLUSTER_DIR, 'pki', 'ca.crt');
 const PKI = path.join(CLUSTER_DIR, 'pki');
 
 interface Outcome {
@@ -54,7 +55,7 @@ function kubectlOutcome(args: readonly string[], input?: string, timeoutMs = 60_
 /** curl straight to the node server: as the API server (its kubelet client certificate) or with a token. */
 async function curlNode(method: string, urlPath: string, auth: { token: string } | 'apiserver'): Promise<{ status: number; body: string }> {
   const credentials = auth === 'apiserver' ? ['--cert', path.join(PKI, 'apiserver-kubelet-client.crt'), '--key', path.join(PKI, 'apiserver-kubelet-client.key')] : ['-H', `Authorization: Bearer ${auth.token}`];
-  const args = ['-sS', '-X', method, '--cacert', SERVER_CERT, ...credentials, '-w', '\n%{http_code}', `https://${NODE_IP}:10250${urlPath}`];
+  const args = ['-sS', '-X', method, '--cacert', SERVER_CA, ...credentials, '-w', '\n%{http_code}', `https://${NODE_IP}:10250${urlPath}`];
   const { stdout } = await run('curl', args, { timeout: 30_000 });
   const cut = stdout.lastIndexOf('\n');
   return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };

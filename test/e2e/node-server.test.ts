@@ -19,7 +19,8 @@ import { NODE_IP, NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteN
 
 const run = promisify(execFile);
 const CLUSTER_DIR = process.env.CLUSTER_DIR ?? '';
-const SERVER_CERT = path.join(CLUSTER_DIR, 'nodelet-root', 'pki', 'nodelet-server.crt');
+// The harness gives the agent a serving certificate signed by the cluster CA (test/cluster/lib/agent.sh).
+const SERVER_CA = path.join(CLUSTER_DIR, 'pki', 'ca.crt');
 
 /** kubectl's stdout, stderr and exit code (a failing kubectl does not throw). */
 async function kubectlResult(args: readonly string[]): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -34,7 +35,7 @@ async function kubectlResult(args: readonly string[]): Promise<{ stdout: string;
 
 /** curl straight to the node server, trusting its self-signed certificate: status and body. */
 async function curlNode(urlPath: string, token?: string): Promise<{ status: number; body: string }> {
-  const args = ['-sS', '--cacert', SERVER_CERT, '-w', '\n%{http_code}', ...(token === undefined ? [] : ['-H', `Authorization: Bearer ${token}`]), `https://${NODE_IP}:10250${urlPath}`];
+  const args = ['-sS', '--cacert', SERVER_CA, '-w', '\n%{http_code}', ...(token === undefined ? [] : ['-H', `Authorization: Bearer ${token}`]), `https://${NODE_IP}:10250${urlPath}`];
   const { stdout } = await run('curl', args, { timeout: 30_000 });
   const cut = stdout.lastIndexOf('\n');
   return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };

@@ -25,6 +25,8 @@ agent_start() {
     --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR" \
     --allowed-unsafe-sysctls 'kernel.msgmax' \
     --client-ca-file "$PKI_DIR/ca.crt" \
+    --node-server-port "$NODE_SERVER_PORT" \
+    --tls-cert-file "$PKI_DIR/node-serving.crt" --tls-private-key-file "$PKI_DIR/node-serving.key" \
     --pod-manifest-path "$MANIFEST_DIR"
 }
 

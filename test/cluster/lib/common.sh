@@ -29,6 +29,10 @@ ETCD_PEER_PORT=12380
 REDIS_PORT=16379
 CONTROLLER_MANAGER_PORT=10257
 SCHEDULER_PORT=10259
+# On NODE_IP: the node agent's server (the kubelet's port) and metrics-server (an aggregated API the
+# API server reaches at that address, as it would reach a metrics-server pod).
+NODE_SERVER_PORT=10250
+METRICS_SERVER_PORT=4443
 
 NODE_NAME=${NODE_NAME:-$(hostname | tr '[:upper:]' '[:lower:]')}
 
@@ -96,6 +100,9 @@ pid_file() { echo "$PID_DIR/$1.pid"; }
 # A file of its own, so the pid file stays a single number for the readers of it outside this
 # directory (test/faults/harness.ts, test/test-all.sh, `kill -0 "$(cat <name>.pid)"`).
 start_file() { echo "$PID_DIR/$1.start"; }
+# Beside them, a digest of the command line the daemon was started with (see restart_if_changed).
+args_file() { echo "$PID_DIR/$1.args"; }
+args_digest() { printf '%s\0' "$@" | sha256sum | cut -c1-16; }
 
 # True while a process exists and has not exited: a zombie (exited, not yet reaped by whoever
 # adopted it) counts as gone.
@@ -185,6 +192,7 @@ start_daemon() {
   STARTED_NAMES+=("$name")
   STARTED_MARKERS+=("$marker")
   echo "$pid $identity" >"$(start_file "$name")"
+  args_digest "$@" >"$(args_file "$name")"
   echo "$pid" >"$(pid_file "$name")"
   log "$name started (pid $pid, log $LOG_DIR/$name.log)"
 }
@@ -207,7 +215,23 @@ stop_daemon() {
     fi
     log "$name stopped ($((SECONDS - started))s)"
   fi
-  rm -f "$(pid_file "$name")" "$(start_file "$name")"
+  rm -f "$(pid_file "$name")" "$(start_file "$name")" "$(args_file "$name")"
+}
+
+# Stops a running daemon whose command line is not the one given (another harness version started
+# it with other flags, or none was recorded), so that start_daemon then starts it as this harness
+# wants. For daemons whose restart costs little (the API server); not for containerd or nodelet.
+# Usage: restart_if_changed NAME MARKER cmd...
+restart_if_changed() {
+  local name=$1 marker=$2 recorded=""
+  shift 2
+  daemon_pid "$name" "$marker" >/dev/null || return 0
+  { read -r recorded <"$(args_file "$name")"; } 2>/dev/null || true
+  [[ $recorded == "$(args_digest "$@")" ]] && return 0
+  log "$name runs with other flags than this harness gives it: restarting it"
+  # A short grace: the API server's graceful termination can hang on open long-running requests
+  # for more than 30 s, and killing it loses nothing (its state is etcd's).
+  stop_daemon "$name" "$marker" 10
 }
 
 # Fails with the tail of a daemon's log: for use when it did not come up.

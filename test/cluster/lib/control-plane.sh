@@ -23,8 +23,11 @@ etcd_start() {
     curl -fsS "http://127.0.0.1:$ETCD_CLIENT_PORT/health"
 }
 
+# The API server verifies the node server's certificate (--kubelet-certificate-authority: the
+# cluster CA signs the agent's node-serving certificate) and reaches aggregated APIs at their
+# endpoints (--enable-aggregator-routing: there is no kube-proxy, the service range is blackholed).
 apiserver_start() {
-  start_daemon kube-apiserver "$PKI_DIR/apiserver.crt" kube-apiserver \
+  local args=(kube-apiserver \
     --etcd-servers "http://127.0.0.1:$ETCD_CLIENT_PORT" \
     --advertise-address "$NODE_IP" --bind-address 0.0.0.0 --secure-port "$APISERVER_PORT" \
     --tls-cert-file "$PKI_DIR/apiserver.crt" --tls-private-key-file "$PKI_DIR/apiserver.key" \
@@ -39,6 +42,8 @@ apiserver_start() {
     --kubelet-client-certificate "$PKI_DIR/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$PKI_DIR/apiserver-kubelet-client.key" \
     --kubelet-preferred-address-types InternalIP \
+    --kubelet-certificate-authority "$PKI_DIR/ca.crt" \
+    --enable-aggregator-routing=true \
     --requestheader-client-ca-file "$PKI_DIR/front-proxy-ca.crt" \
     --requestheader-allowed-names front-proxy-client \
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
@@ -47,7 +52,9 @@ apiserver_start() {
     --proxy-client-key-file "$PKI_DIR/front-proxy-client.key" \
     --allow-privileged=true --profiling=false \
     --endpoint-reconciler-type lease \
-    --v=1
+    --v=1)
+  restart_if_changed kube-apiserver "$PKI_DIR/apiserver.crt" "${args[@]}"
+  start_daemon kube-apiserver "$PKI_DIR/apiserver.crt" "${args[@]}"
   wait_daemon kube-apiserver "$PKI_DIR/apiserver.crt" 180 "the API server's /readyz" \
     kubectl_admin get --raw /readyz
 }
