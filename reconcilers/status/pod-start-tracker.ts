@@ -5,8 +5,10 @@
  * of the UID (the kubelet reads its config source's `config.seen`; nodelet's API source sets
  * none, and the reconciler admits a pod on its first reconcile). Each pod is measured at most
  * once; a pod already `Running` when the agent restarts is not measured again, because the status
- * it replaces is already `Running`.
- */
+ * it replaces is already `Running`. (v1.36's kubelet also observes at a pod's first sync whenever
+ * its status manager holds no status for it yet, `!ok || …`, i.e. before the pod runs and for
+ * every pod after a kubelet restart: figures near 0 that say nothing about starting pods, so
+ * nodelet leaves them out.) */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Clock } from '../../util/clock.js';
 import type { PodKey } from '../../util/pod-key.js';
