@@ -251,7 +251,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const clock = overrides.clock ?? systemClock;
   const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(settings);
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
-  const metrics = createNodeMetrics({ nodeName: settings.nodeName });
+  const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
   const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion, metrics };

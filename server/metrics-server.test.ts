@@ -3,7 +3,7 @@
  * Prometheus content type, and the figures each recorder was fed: runtime operations with their
  * kubelet names, errors and duration buckets; PLEG relist duration and interval; running pods and
  * containers by state; pod start duration; reconcile runs by outcome and retries; the queue's depth
- * read at each scrape (a failing read logged, the last figures served, still 200); the node name;
+ * read at each scrape (a failing or hanging read logged, the last figures served, still 200); the node name;
  * evictions absent until one happens, then by signal.
  */
 import assert from 'node:assert/strict';
@@ -16,7 +16,8 @@ import { createFakeClock } from '../test/doubles/fake-clock.js';
 import { Authenticator } from './authn.js';
 import { NodeAuthorizer } from './authz.js';
 import { metricsRoutes } from './metrics-route.js';
-import { createNodeMetrics } from './node-metrics.js';
+import { isTimeoutError } from '../util/timeout.js';
+import { QUEUE_READ_TIMEOUT_MS, createNodeMetrics } from './node-metrics.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import { makeCertificate } from './x509.js';
 
@@ -47,7 +48,7 @@ describe('/metrics through the node server', () => {
   let server: NodeServer;
   let port = 0;
   const clock = createFakeClock();
-  const metrics = createNodeMetrics({ nodeName: 'node-1' });
+  const metrics = createNodeMetrics({ nodeName: 'node-1', clock });
   let counts: QueueCounts | Error = { waiting: 3, active: 1, delayed: 2, failed: 9, completed: 40 };
   const warnings: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(line); } });
@@ -122,6 +123,18 @@ describe('/metrics through the node server', () => {
     assert.equal(warnings.filter((w) => w.includes('a metrics collector failed')).length, 1);
     assert.deepEqual(samples(reply.body, 'kubelet_evictions{'), ['kubelet_evictions{eviction_signal="memory.available"} 2']);
     counts = { waiting: 0, active: 0, delayed: 5, failed: 0, completed: 0 };
+    // Straight to the registry: a read that never answers is given up after 2 s of the clock.
+    let hang = true;
+    const hanging = createNodeMetrics({ nodeName: 'node-1', clock });
+    hanging.watchQueue({ counts: () => (hang ? new Promise<QueueCounts>(() => undefined) : Promise.resolve({ waiting: 1, active: 0, delayed: 0, failed: 0, completed: 0 })) });
+    hang = false;
+    assert.deepEqual(samples(await hanging.expose(), 'nodelet_reconcile_queue_jobs{state="waiting"}'), ['nodelet_reconcile_queue_jobs{state="waiting"} 1']);
+    hang = true;
+    const errors: unknown[] = [];
+    const pending = hanging.expose((e) => errors.push(e));
+    await clock.advance(QUEUE_READ_TIMEOUT_MS);
+    assert.deepEqual(samples(await pending, 'nodelet_reconcile_queue_jobs{state="waiting"}'), ['nodelet_reconcile_queue_jobs{state="waiting"} 1'], 'the last figures, not a hung scrape');
+    assert.ok(errors.length === 1 && isTimeoutError(errors[0]));
     assert.deepEqual(samples((await get(port, '/metrics', 'metrics')).body, 'nodelet_reconcile_queue_jobs{state="delayed"}'), ['nodelet_reconcile_queue_jobs{state="delayed"} 5']);
   });
 });

@@ -9,12 +9,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createNodeMetrics } from '../../server/node-metrics.js';
+import { systemClock } from '../../util/clock.js';
 import { MetricsRegistry } from '../../util/metrics.js';
 import { parsePrometheus, seriesValue } from '../cluster/promparse.js';
 
 describe('the /metrics exposition through the Prometheus text parser', () => {
   it('parses, with the families, types and figures recorded', async () => {
-    const metrics = createNodeMetrics({ nodeName: 'node-"1"\\\n' });
+    const metrics = createNodeMetrics({ nodeName: 'node-"1"\\\n', clock: systemClock });
     metrics.watchQueue({ counts: () => Promise.resolve({ waiting: 4, active: 1, delayed: 0, failed: 0, completed: 0 }) });
     metrics.cri.operation({ operation: 'run_podsandbox', seconds: 0.31, failed: false });
     metrics.cri.operation({ operation: 'pull_image', seconds: 2000, failed: true });
