@@ -41,6 +41,8 @@ describe('the node server /metrics on the test cluster', () => {
 
   before(async () => {
     requireCluster();
+    // A just-restarted agent opens its node server once its pod sources have synced.
+    await eventually('the node server to answer /metrics', () => scrape(), 60_000);
     namespace = await createNamespace('e2e-metrics');
   });
 
