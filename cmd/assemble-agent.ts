@@ -52,6 +52,7 @@ import { ContainerReadinessStore } from '../reconcilers/status/container-readine
 import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../reconcilers/volumes/index.js';
 import type { NodeServer } from '../server/node-server.js';
+import { createNodeMetrics, type NodeMetrics } from '../server/node-metrics.js';
 import { buildNodeServer } from '../server/start.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { PodKey } from '../util/pod-key.js';
@@ -63,6 +64,8 @@ export interface AssembledAgent {
   readonly store: DesiredPodStore;
   readonly queue: ReconcileQueue;
   readonly podSync: PodSync;
+  /** The node's `/metrics` and their recorders (e.g. `evictions` for the eviction manager). */
+  readonly metrics: NodeMetrics;
   /** Starts every part in order; resolves once all run. */
   start(): Promise<void>;
   /** Stops every part in reverse order; running pods keep running. */
@@ -113,6 +116,7 @@ interface Core {
   readonly kubeConfig: KubeConfig;
   readonly cri: CriClient;
   readonly runtimeVersion: VersionInfo;
+  readonly metrics: NodeMetrics;
 }
 
 /** The per-pod machinery with its API-facing writers. */
@@ -177,6 +181,7 @@ function buildPodSync(
     logger,
     requestSync: parts.enqueue,
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
+    podStartMetrics: core.metrics.podStarts,
   });
   return { podSync, status };
 }
@@ -282,12 +287,14 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const clock = overrides.clock ?? systemClock;
   const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(settings);
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
-  const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }) });
+  const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
+  const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
-  const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion };
-  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger });
+  const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion, metrics };
+  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
+  metrics.watchQueue(queue);
   const enqueue = enqueuer(queue, logger);
-  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
+  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, metrics: metrics.pleg });
   const readiness = runtimeReadiness(cri.runtime, pleg);
   const node = buildNodeController(core, readiness);
   const { store, staticPods } = buildSources(core, node, enqueue);
@@ -309,6 +316,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     images: cri.image,
     clock,
     logger: logger.child({ component: 'node-server' }),
+    metrics,
   });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
@@ -365,7 +373,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
-  return { store, queue, podSync, start, stop };
+  return { store, queue, podSync, metrics, start, stop };
 }
 
 async function stopAll(parts: {

@@ -10,11 +10,13 @@
  */
 import { GrpcImageService } from './image-client.js';
 import type { CriLogger } from './error-log.js';
+import type { CriMetrics } from './operation-metrics.js';
 import { GrpcRuntimeService } from './runtime-client.js';
 import { CriTransport } from './transport.js';
 import type { ContainerLogRuntime, ImageService, RuntimeService, StatsRuntime, StreamingRuntime } from './types.js';
 
 export type { CriLogger } from './error-log.js';
+export type { CriMetrics, CriOperation } from './operation-metrics.js';
 export { DEFAULT_PULL_TIMEOUT_MS } from './image-client.js';
 
 /** How to reach the runtime and how long to wait for it. */
@@ -27,8 +29,10 @@ export interface CriClientOptions {
   readonly pullTimeoutMs?: number;
   /** Receives failed calls (warn, de-duplicated) and not-found answers (debug). */
   readonly logger?: CriLogger;
-  /** Milliseconds since the epoch, for log de-duplication; `Date.now` by default. */
+  /** Milliseconds since the epoch, for log de-duplication and call durations; `Date.now` by default. */
   readonly now?: () => number;
+  /** Receives every call's operation (the kubelet's name), duration and failure. */
+  readonly metrics?: CriMetrics;
 }
 
 /** Both CRI services over one channel. */
@@ -45,7 +49,7 @@ export interface CriClient {
  */
 export function createCriClient(options: CriClientOptions): CriClient {
   if (!(options.defaultTimeoutMs > 0)) throw new RangeError('defaultTimeoutMs must be positive');
-  const transport = new CriTransport({ endpoint: options.endpoint, logger: options.logger, now: options.now });
+  const transport = new CriTransport({ endpoint: options.endpoint, logger: options.logger, now: options.now, metrics: options.metrics });
   const services = { transport, defaultTimeoutMs: options.defaultTimeoutMs };
   return {
     runtime: new GrpcRuntimeService(services),

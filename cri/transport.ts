@@ -8,6 +8,7 @@ import type { ChannelOptions, ServiceError } from '@grpc/grpc-js';
 import { CriCancelledError, CriError, criErrorFromStatus, isCriCancelled, isCriError, isCriNotFound } from './errors.js';
 import { ErrorLogReducer } from './error-log.js';
 import type { CriLogger } from './error-log.js';
+import { operationName, type CriMetrics } from './operation-metrics.js';
 import { criMethod } from './proto.js';
 import type { CriServiceName } from './proto.js';
 
@@ -31,8 +32,10 @@ export interface CriTransportOptions {
   /** `unix:///path/to/socket` (a bare absolute path is accepted too). */
   readonly endpoint: string;
   readonly logger?: CriLogger;
-  /** Milliseconds since the epoch, for log de-duplication; `Date.now` by default. */
+  /** Milliseconds since the epoch, for log de-duplication and call durations; `Date.now` by default. */
   readonly now?: () => number;
+  /** Receives every call's operation, duration and failure. */
+  readonly metrics?: CriMetrics;
 }
 
 /** One unary call. */
@@ -84,6 +87,8 @@ export class CriTransport {
   private readonly client: Client;
   private readonly errors: ErrorLogReducer;
   private readonly logger: CriLogger | undefined;
+  private readonly metrics: CriMetrics | undefined;
+  private readonly now: () => number;
 
   constructor(options: CriTransportOptions) {
     this.client = new Client(grpcTarget(options.endpoint), credentials.createInsecure(), CHANNEL_OPTIONS);
@@ -93,6 +98,8 @@ export class CriTransport {
       repeatAfterMs: REPEAT_WARNING_AFTER_MS,
     });
     this.logger = options.logger;
+    this.metrics = options.metrics;
+    this.now = options.now ?? Date.now;
   }
 
   /**
@@ -101,15 +108,22 @@ export class CriTransport {
    */
   async call<R>(spec: UnaryCall, convert: (wire: object) => R): Promise<R> {
     const key = `${spec.method}/${spec.subject ?? ''}`;
+    const startedMs = this.now();
     try {
       const result = convert(await this.send(spec));
       this.errors.clear(key);
+      this.record(spec.method, startedMs, false);
       return result;
     } catch (e: unknown) {
       const error = toCriError(spec.method, e);
+      this.record(spec.method, startedMs, true);
       this.log(key, error);
       throw error;
     }
+  }
+
+  private record(method: string, startedMs: number, failed: boolean): void {
+    this.metrics?.operation({ operation: operationName(method), seconds: Math.max(0, this.now() - startedMs) / 1000, failed });
   }
 
   /** Closes the channel; calls made afterwards fail. */

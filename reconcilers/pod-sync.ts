@@ -27,6 +27,7 @@ import { ProbeFailures } from './probes/probe-failures.js';
 import { ProberManager } from './probes/prober-manager.js';
 import type { ContainerReadinessStore } from './status/container-readiness.js';
 import type { ContainerStatusSetter, StatusWriter } from './status/status-manager.js';
+import { PodStartTracker, trackPodStarts, type PodStartMetrics } from './status/pod-start-tracker.js';
 import type { PodKey } from '../util/pod-key.js';
 import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from './volumes/index.js';
@@ -119,6 +120,8 @@ export interface PodSyncDeps {
   readonly nodeObject?: NodeObjectSource;
   /** Every desired pod, for admission in creation order; the store's pods are unknown (none older) when absent. */
   readonly pods?: PodLister;
+  /** Receives each pod's start duration (first seen to Running); none measured when absent. */
+  readonly podStartMetrics?: PodStartMetrics;
 }
 
 /** The assembled machinery. */
@@ -199,13 +202,14 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     clock,
     logger: logger.child({ component: 'prober' }),
   });
-  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(deps.extraManagers ?? [])];
+  const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
+  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
     runtime: deps.runtime,
     executor,
-    status: deps.status,
+    status: podStarts === undefined ? deps.status : trackPodStarts(deps.status, podStarts),
     volumes: deps.volumes,
     events,
     lifecycle,

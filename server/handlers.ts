@@ -14,6 +14,7 @@ import { isLogOptionsError, parseLogQuery, readOptions } from './log-options.js'
 import { readLogs } from './log-reader.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
 import type { StatsCollector } from './stats-collector.js';
+import { metricsRoutes } from './metrics-route.js';
 import { statsRoutes } from './stats-routes.js';
 import { streamingRoutes, type StreamRuntime } from './streaming.js';
 import type { Logger } from 'pino';
@@ -32,6 +33,8 @@ export interface RouteDeps {
   readonly runTimeoutSeconds: number;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
+  /** Serves `/metrics` when given. */
+  readonly metrics?: { readonly registry: { expose(onError?: (error: unknown) => void): Promise<string> }; readonly logger: Logger };
 }
 
 /** Writes `chunk`; resolves when the response can take more (or the client went away). */
@@ -123,5 +126,6 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
     ...streamingRoutes(deps),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
+    ...(deps.metrics === undefined ? [] : metricsRoutes(deps.metrics.registry, deps.metrics.logger)),
   ];
 }

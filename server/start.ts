@@ -16,6 +16,7 @@ import { nodeRoutes } from './handlers.js';
 import type { StreamRuntime } from './streaming.js';
 import { StatsCollector, type ImageFsSource, type StatsSource } from './stats-collector.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
+import type { NodeMetrics } from './node-metrics.js';
 import { servingCredentials } from './tls.js';
 
 /** What the node server is built from. */
@@ -33,6 +34,8 @@ export interface NodeServerParts {
   readonly images: ImageFsSource;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Served as `/metrics` when given. */
+  readonly metrics?: NodeMetrics;
 }
 
 /** A follower looks at a log file that has not grown this often (the kubelet's fsnotify wakes it sooner). */
@@ -79,6 +82,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
         collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, runtime: parts.runtime, images: parts.images, clock: parts.clock }),
         logger: parts.logger,
       },
+      ...(parts.metrics === undefined ? {} : { metrics: { registry: parts.metrics, logger: parts.logger } }),
     }),
     logger: parts.logger,
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
-import { buildSnapshot, diffSnapshots, Pleg } from './pleg.js';
+import { buildSnapshot, diffSnapshots, Pleg, runtimeCounts, type PlegRelist } from './pleg.js';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
 import type { PodSandbox, PodSandboxFilter } from '../../cri/types.js';
 
@@ -119,5 +119,47 @@ describe('Pleg against the fake runtime', () => {
     assert.equal(runtime.callsTo('listPodSandbox').length, 2);
     assert.equal(maxActive, 1);
     await pleg.stop();
+  });
+});
+
+describe('PLEG metrics', () => {
+  it('counts pods with a ready sandbox once each, and containers by the kubelet state names', () => {
+    const counts = runtimeCounts(
+      [
+        { state: 'SANDBOX_READY', labels: labels('a') },
+        { state: 'SANDBOX_NOTREADY', labels: labels('a') },
+        { state: 'SANDBOX_READY', labels: labels('a') },
+        { state: 'SANDBOX_NOTREADY', labels: labels('b') },
+        { state: 'SANDBOX_READY', labels: labels('c') },
+      ],
+      [{ state: 'CONTAINER_RUNNING' }, { state: 'CONTAINER_RUNNING' }, { state: 'CONTAINER_EXITED' }, { state: 'CONTAINER_CREATED' }],
+    );
+    assert.deepEqual(counts, { runningPods: 2, containersByState: { created: 1, running: 2, exited: 1, unknown: 0 } });
+  });
+
+  it('reports each relist: its duration, the interval since the last successful one began, and the counts when it succeeded', async () => {
+    const clock = createFakeClock();
+    class SlowRuntime extends FakeRuntime {
+      override async listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]> {
+        await clock.advance(200);
+        return super.listPodSandbox(filter);
+      }
+    }
+    const runtime = new SlowRuntime({ now: () => clock.now() });
+    await runtime.runPodSandbox({ metadata: { name: 'p-a', uid: 'a', namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels('a'), annotations: {} });
+    const relists: PlegRelist[] = [];
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: () => undefined, metrics: { relisted: (r) => relists.push(r) } });
+    await pleg.relist();
+    await clock.advance(800);
+    runtime.injectError('listPodSandbox', new Error('runtime unavailable'));
+    await assert.rejects(pleg.relist());
+    await clock.advance(800);
+    await pleg.relist();
+    const counts = { runningPods: 1, containersByState: { created: 0, running: 0, exited: 0, unknown: 0 } };
+    assert.deepEqual(relists, [
+      { durationSeconds: 0.2, counts },
+      { durationSeconds: 0.2, intervalSeconds: 1 },
+      { durationSeconds: 0.2, intervalSeconds: 2, counts },
+    ]);
   });
 });

@@ -12,7 +12,7 @@
  *   kubelet): the node then reports NotReady.
  */
 import type { Logger } from 'pino';
-import type { RuntimeService } from '../../cri/types.js';
+import type { Container, PodSandbox, RuntimeService } from '../../cri/types.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector } from '../../reconcilers/runtime-labels.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
@@ -27,6 +27,49 @@ export interface PodRecord {
 
 export type Snapshot = ReadonlyMap<string, PodRecord>;
 
+/** What the runtime showed at a relist: the kubelet's running pods and containers by state. */
+export interface RuntimeCounts {
+  /** Pods with a ready sandbox. */
+  readonly runningPods: number;
+  /** Containers by the kubelet's state name: `created`, `running`, `exited`, `unknown` (every state present, 0 when none). */
+  readonly containersByState: Readonly<Record<ContainerStateName, number>>;
+}
+
+export type ContainerStateName = 'created' | 'running' | 'exited' | 'unknown';
+
+/** One relist, as the kubelet's PLEG metrics see it. */
+export interface PlegRelist {
+  /** How long the relist took, failed or not. */
+  readonly durationSeconds: number;
+  /** Seconds since the start of the previous successful relist; absent before the first success. */
+  readonly intervalSeconds?: number;
+  /** Present when the relist succeeded. */
+  readonly counts?: RuntimeCounts;
+}
+
+/** Receives every relist (`kubelet_pleg_relist_*`, `kubelet_running_*`); must not throw. */
+export interface PlegMetrics {
+  relisted(relist: PlegRelist): void;
+}
+
+const STATE_NAMES: Readonly<Record<Container['state'], ContainerStateName>> = {
+  CONTAINER_CREATED: 'created',
+  CONTAINER_RUNNING: 'running',
+  CONTAINER_EXITED: 'exited',
+  CONTAINER_UNKNOWN: 'unknown',
+};
+
+/**
+ * The kubelet's running pods (pods with a ready sandbox, each once however many it has) and
+ * containers by state, from one listing. Pure.
+ */
+export function runtimeCounts(sandboxes: readonly Pick<PodSandbox, 'state' | 'labels'>[], containers: readonly Pick<Container, 'state'>[]): RuntimeCounts {
+  const readyPods = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.labels[LABEL_POD_UID] ?? ''));
+  const containersByState: Record<ContainerStateName, number> = { created: 0, running: 0, exited: 0, unknown: 0 };
+  for (const c of containers) containersByState[STATE_NAMES[c.state]] += 1;
+  return { runningPods: readyPods.size, containersByState };
+}
+
 export interface PlegOptions {
   readonly runtime: RuntimeService;
   readonly nodeName: string;
@@ -35,6 +78,7 @@ export interface PlegOptions {
   readonly onPodChanged: (pod: PodKey, reason: string) => void;
   readonly periodMs?: number;
   readonly unhealthyAfterMs?: number;
+  readonly metrics?: PlegMetrics;
 }
 
 interface Part {
@@ -77,6 +121,8 @@ export function diffSnapshots(previous: Snapshot, current: Snapshot): { pod: Pod
 export class Pleg {
   private snapshot: Snapshot = new Map();
   private lastSuccessMs: number;
+  /** When the last successful relist began (the kubelet's relist time, from which intervals are measured). */
+  private lastRelistStartMs: number | undefined;
   private readonly loop: PeriodicLoop;
 
   constructor(private readonly options: PlegOptions) {
@@ -124,6 +170,19 @@ export class Pleg {
    * answer. Not serialized with the loop: a running agent asks for a relist with `relistNow()`.
    */
   async relist(): Promise<void> {
+    const { clock, metrics } = this.options;
+    const startedMs = clock.now();
+    const interval = this.lastRelistStartMs === undefined ? {} : { intervalSeconds: (startedMs - this.lastRelistStartMs) / 1000 };
+    let counts: RuntimeCounts | undefined;
+    try {
+      counts = await this.listAndDiff();
+      this.lastRelistStartMs = startedMs;
+    } finally {
+      metrics?.relisted({ durationSeconds: (clock.now() - startedMs) / 1000, ...interval, ...(counts === undefined ? {} : { counts }) });
+    }
+  }
+
+  private async listAndDiff(): Promise<RuntimeCounts> {
     const { runtime, nodeName } = this.options;
     const labelSelector = nodeSelector(nodeName);
     const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }), runtime.listContainers({ labelSelector })]);
@@ -135,5 +194,6 @@ export class Pleg {
     this.snapshot = current;
     this.lastSuccessMs = this.options.clock.now();
     for (const change of changes) this.options.onPodChanged(change.pod, change.reason);
+    return runtimeCounts(sandboxes, containers);
   }
 }

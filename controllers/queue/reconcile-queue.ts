@@ -78,7 +78,7 @@ import {
   workerConnection,
 } from './redis.js';
 import type { JobHistory, ReconcileJobData } from './redis.js';
-import { InFlightRuns, TerminalRunFailure, createProcessor } from './runner.js';
+import { InFlightRuns, TerminalRunFailure, createProcessor, type ReconcileRunMetrics } from './runner.js';
 import type { RunRecord } from './runner.js';
 import { ResyncWatcher } from './state-watch.js';
 import type { ResyncListener } from './state-watch.js';
@@ -90,7 +90,7 @@ import type { PodKey } from '../../util/pod-key.js';
 
 export { TerminalReconcileError, isTerminalReconcileError } from './errors.js';
 export type { ResyncCause, ResyncListener } from './state-watch.js';
-export type { RunRecord } from './runner.js';
+export type { RunRecord, RunMetric, ReconcileRunMetrics } from './runner.js';
 
 /** Identifies a pod: the UID is the key, namespace/name are for humans. */
 export type { PodKey } from '../../util/pod-key.js';
@@ -178,6 +178,8 @@ export interface ReconcileQueueOptions {
   readonly stateCheckIntervalMs?: number;
   /** Clock for run durations, the state check and the shutdown timeout. Default the system clock. */
   readonly clock?: Clock;
+  /** Receives every finished run (duration, outcome, whether it is retried). */
+  readonly metrics?: ReconcileRunMetrics;
 }
 
 /** Creates the node's reconcile queue; connects to Redis in the background. */
@@ -248,6 +250,7 @@ class BullReconcileQueue implements ReconcileQueue {
       clock: this.clock,
       logger: this.logger,
       dropPendingNextIfDelayed: (job) => this.dropPendingNext(job),
+      ...(this.options.metrics === undefined ? {} : { metrics: this.options.metrics }),
     });
     const tracked: typeof processor = (job, token, signal) => this.inFlight.track(processor(job, token, signal));
     const worker = new Worker<ReconcileJobData, RunRecord>(this.name, tracked, {

@@ -37,6 +37,19 @@ export class TerminalRunFailure extends UnrecoverableError {
   }
 }
 
+/** One finished run of a reconcile job, for the queue's metrics. */
+export interface RunMetric {
+  readonly outcome: RunOutcome['kind'];
+  readonly seconds: number;
+  /** The run failed and the job runs again after a backoff: a reconcile retry. */
+  readonly retry: boolean;
+}
+
+/** Receives every finished run (job durations by outcome, reconcile retries); must not throw. */
+export interface ReconcileRunMetrics {
+  runFinished(run: RunMetric): void;
+}
+
 /** What {@link createProcessor} needs. */
 export interface RunnerDeps {
   readonly handler: ReconcileHandler;
@@ -46,6 +59,7 @@ export interface RunnerDeps {
   readonly logger: Logger;
   /** See `dropPendingNextIfDelayed` in `redis.ts`. */
   readonly dropPendingNextIfDelayed: (job: Job<ReconcileJobData>) => Promise<boolean>;
+  readonly metrics?: ReconcileRunMetrics;
 }
 
 /** The job processor passed to the BullMQ Worker; declares three parameters so BullMQ passes a signal. */
@@ -95,6 +109,7 @@ export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
     const outcome = outcomeOf(settled);
     const plan = planNextRun(outcome, failuresBefore, deps.backoff);
     deps.failures.set(uid, plan.failures);
+    deps.metrics?.runFinished({ outcome: outcome.kind, seconds: durationMs / 1000, retry: outcome.kind === 'error' && plan.next.kind === 'run-again' });
     const record = runRecord({ job, attempt, outcome, next: plan.next, startedMs, durationMs });
     const logger = deps.logger.child({ podUID: uid, pod: `${namespace}/${name}`, jobId: job.id });
     logRun(logger, record, outcome);

@@ -13,6 +13,7 @@ import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
+import type { PodStartMetrics } from '../../reconcilers/status/pod-start-tracker.js';
 import { assemblePodSync, localNodeObject, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
@@ -126,6 +127,8 @@ export interface ReconcilerHarnessOptions {
   readonly dns?: PodDnsSettings;
   /** The node's security settings; `defaultPodSecurity` of the temporary root when absent. */
   readonly security?: PodSecuritySettings;
+  /** Receives pod start durations (none measured when absent). */
+  readonly podStartMetrics?: PodStartMetrics;
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -165,6 +168,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       logger,
       admission: { isPaused: () => paused.value },
       ...(options.security === undefined ? {} : { security: options.security }),
+      ...(options.podStartMetrics === undefined ? {} : { podStartMetrics: options.podStartMetrics }),
     });
   let current = assemble();
   return {

@@ -1,0 +1,117 @@
+/**
+ * The node's `/metrics`: the kubelet's metrics where nodelet does the same work (names, types,
+ * labels, buckets and help as Kubernetes v1.36's pkg/kubelet/metrics/metrics.go, help prefixed
+ * `[ALPHA]` as component-base writes it), and nodelet's own for its queue. Each part of the agent
+ * gets only its narrow recorder (`cri`, `pleg`, `runs`, `podStarts`, `evictions`); nothing here is
+ * global, so lower layers never import it.
+ */
+import type { QueueCounts } from '../controllers/queue/reconcile-queue.js';
+import type { ReconcileRunMetrics } from '../controllers/queue/runner.js';
+import type { PlegMetrics } from '../controllers/pleg/pleg.js';
+import type { CriMetrics } from '../cri/operation-metrics.js';
+import type { PodStartMetrics } from '../reconcilers/status/pod-start-tracker.js';
+import type { Clock } from '../util/clock.js';
+import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/metrics.js';
+import { withTimeout } from '../util/timeout.js';
+
+/** The kubelet's pod startup buckets (seconds). */
+export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+
+/** The kubelet's runtime operation buckets: 5 ms × 2.5ⁿ, 14 of them (up to ~12 min). */
+export const RUNTIME_OPERATION_BUCKETS: readonly number[] = exponentialBuckets(0.005, 2.5, 14);
+
+/**
+ * How long a scrape waits for the queue's depth. With Redis down, a read retries for seconds;
+ * a scraper (10 s timeout by default) should get the rest of the figures instead of nothing.
+ */
+export const QUEUE_READ_TIMEOUT_MS = 2_000;
+
+/** Counts the pods this node evicted (`kubelet_evictions`, by the signal that caused it: `memory.available`, `nodefs.available`, …). */
+export interface EvictionMetrics {
+  evicted(signal: string): void;
+}
+
+/** The node's metrics and the recorders that feed them. */
+export interface NodeMetrics {
+  readonly cri: CriMetrics;
+  readonly pleg: PlegMetrics;
+  readonly runs: ReconcileRunMetrics;
+  readonly podStarts: PodStartMetrics;
+  readonly evictions: EvictionMetrics;
+  /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
+  watchQueue(queue: { counts(): Promise<QueueCounts> }): void;
+  /** The exposition; a collector that fails (Redis down) leaves its gauges at their last values and is reported to `onError`. */
+  expose(onError?: (error: unknown) => void): Promise<string>;
+}
+
+const alpha = (help: string): string => `[ALPHA] ${help}`;
+
+/** The families of the runtime operation metrics and their recorder. */
+function criMetrics(registry: MetricsRegistry): CriMetrics {
+  const labelNames = ['operation_type'];
+  const total = registry.counter({ name: 'kubelet_runtime_operations_total', help: alpha('Cumulative number of runtime operations by operation type.'), labelNames });
+  const duration = registry.histogram({ name: 'kubelet_runtime_operations_duration_seconds', help: alpha('Duration in seconds of runtime operations. Broken down by operation type.'), labelNames, buckets: RUNTIME_OPERATION_BUCKETS });
+  const errors = registry.counter({ name: 'kubelet_runtime_operations_errors_total', help: alpha('Cumulative number of runtime operation errors by operation type.'), labelNames });
+  return {
+    operation: ({ operation, seconds, failed }) => {
+      const labels = { operation_type: operation };
+      total.inc(labels);
+      duration.observe(labels, seconds);
+      if (failed) errors.inc(labels);
+    },
+  };
+}
+
+function plegMetrics(registry: MetricsRegistry): PlegMetrics {
+  const duration = registry.histogram({ name: 'kubelet_pleg_relist_duration_seconds', help: alpha('Duration in seconds for relisting pods in PLEG.'), buckets: DEFAULT_BUCKETS });
+  const interval = registry.histogram({ name: 'kubelet_pleg_relist_interval_seconds', help: alpha('Interval in seconds between relisting in PLEG.'), buckets: DEFAULT_BUCKETS });
+  const pods = registry.gauge({ name: 'kubelet_running_pods', help: alpha('Number of pods that have a running pod sandbox') });
+  const containers = registry.gauge({ name: 'kubelet_running_containers', help: alpha('Number of containers currently running'), labelNames: ['container_state'] });
+  return {
+    relisted: ({ durationSeconds, intervalSeconds, counts }) => {
+      duration.observe({}, durationSeconds);
+      if (intervalSeconds !== undefined) interval.observe({}, intervalSeconds);
+      if (counts === undefined) return;
+      pods.set({}, counts.runningPods);
+      for (const [state, n] of Object.entries(counts.containersByState)) containers.set({ container_state: state }, n);
+    },
+  };
+}
+
+function queueMetrics(registry: MetricsRegistry, clock: Clock): { runs: ReconcileRunMetrics; watchQueue: NodeMetrics['watchQueue'] } {
+  const duration = registry.histogram({ name: 'nodelet_reconcile_job_duration_seconds', help: 'Duration in seconds of one run of a pod reconcile job, by outcome: success, requeue, error (retried with backoff) or terminal.', labelNames: ['outcome'], buckets: RUNTIME_OPERATION_BUCKETS });
+  const retries = registry.counter({ name: 'nodelet_reconcile_retries_total', help: 'Cumulative number of reconcile runs that failed and were scheduled to run again after a backoff.' });
+  const depth = registry.gauge({ name: 'nodelet_reconcile_queue_jobs', help: "Jobs in the node's reconcile queue by state (waiting, active, delayed), read from Redis at each scrape.", labelNames: ['state'] });
+  return {
+    runs: {
+      runFinished: ({ outcome, seconds, retry }) => {
+        duration.observe({ outcome }, seconds);
+        if (retry) retries.inc();
+      },
+    },
+    watchQueue: (queue) => {
+      registry.collect(async () => {
+        const counts = await withTimeout(queue.counts(), { clock, timeoutMs: QUEUE_READ_TIMEOUT_MS, what: 'the reconcile queue (Redis)' });
+        for (const state of ['waiting', 'active', 'delayed'] as const) depth.set({ state }, counts[state]);
+      });
+    },
+  };
+}
+
+/** Builds the registry of one node. */
+export function createNodeMetrics(options: { readonly nodeName: string; readonly clock: Clock }): NodeMetrics {
+  const registry = new MetricsRegistry();
+  registry.gauge({ name: 'kubelet_node_name', help: alpha("The node's name. The count is always 1."), labelNames: ['node'] }).set({ node: options.nodeName }, 1);
+  const podStart = registry.histogram({ name: 'kubelet_pod_start_duration_seconds', help: alpha('Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run'), buckets: POD_START_BUCKETS });
+  const evictions = registry.counter({ name: 'kubelet_evictions', help: alpha('Cumulative number of pod evictions by eviction signal'), labelNames: ['eviction_signal'] });
+  const queue = queueMetrics(registry, options.clock);
+  return {
+    cri: criMetrics(registry),
+    pleg: plegMetrics(registry),
+    runs: queue.runs,
+    podStarts: { podStarted: (seconds) => { podStart.observe({}, seconds); } },
+    evictions: { evicted: (signal) => { evictions.inc({ eviction_signal: signal }); } },
+    watchQueue: queue.watchQueue,
+    expose: (onError) => registry.expose(onError),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * End to end: the node's `/metrics` through the API server's node proxy (`kubectl get --raw
+ * /api/v1/nodes/<node>/proxy/metrics`), parsed by the Prometheus project's own text parser
+ * (test/cluster/promparse: it must accept the whole text), before and after one new pod runs:
+ * `kubelet_runtime_operations_total{operation_type="run_podsandbox"}` rose by exactly 1 (as many
+ * duration observations), `kubelet_pod_start_duration_seconds_count` by exactly 1, successful
+ * reconcile runs rose; `kubelet_running_pods` equals the ready sandboxes of this node crictl
+ * lists, `kubelet_running_containers{container_state="running"}` its running containers (read
+ * between two scrapes that agree: PLEG relists every second); the PLEG histograms grow; the queue
+ * depth is there. Prints the figures.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parsePrometheus, seriesValue, type ParsedFamilies } from '../cluster/promparse.js';
+import { NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteNamespace, eventually, kubectl, requireCluster, uniqueName, waitForPhase } from './helpers.js';
+
+const NODE_LABEL = `nodelet.dev/node=${NODE_NAME}`;
+
+async function scrape(): Promise<ParsedFamilies> {
+  return parsePrometheus(await kubectl(['get', '--raw', `/api/v1/nodes/${NODE_NAME}/proxy/metrics`]));
+}
+
+/** A counter's or gauge's value (0 when the series is absent: a labelled family starts absent). */
+function value(families: ParsedFamilies, family: string, labels: Readonly<Record<string, string>> = {}): number {
+  const v = seriesValue(families, family, labels)?.value;
+  return v === undefined ? 0 : Number(v);
+}
+
+/** A histogram's observation count and sum (0 when absent). */
+function histogram(families: ParsedFamilies, family: string, labels: Readonly<Record<string, string>> = {}): { count: number; sum: number } {
+  const s = seriesValue(families, family, labels);
+  return { count: s?.count ?? 0, sum: Number(s?.sum ?? 0) };
+}
+
+async function count(args: readonly string[]): Promise<number> {
+  return (await crictl(args)).split('\n').filter((l) => l.trim() !== '').length;
+}
+
+describe('the node server /metrics on the test cluster', () => {
+  let namespace = '';
+
+  before(async () => {
+    requireCluster();
+    // A just-restarted agent opens its node server once its pod sources have synced.
+    await eventually('the node server to answer /metrics', () => scrape(), 60_000);
+    namespace = await createNamespace('e2e-metrics');
+  });
+
+  after(async () => {
+    if (namespace !== '') await deleteNamespace(namespace);
+  });
+
+  it('parses, and counts one new pod: one sandbox run, one pod start, running pods and containers as crictl sees them', async () => {
+    const before = await scrape();
+    const name = uniqueName('metrics');
+    await apply(busyboxPod({ name, namespace, nodeName: NODE_NAME, script: 'sleep 3600' }));
+    await waitForPhase(namespace, name, 'Running');
+    // The pod start is measured when the Running status is handed over; wait for it to show.
+    const after = await eventually('the pod start to be counted', async () => {
+      const now = await scrape();
+      return histogram(now, 'kubelet_pod_start_duration_seconds').count > histogram(before, 'kubelet_pod_start_duration_seconds').count ? now : undefined;
+    }, 30_000);
+    const sandbox = { operation_type: 'run_podsandbox' };
+    const runsBefore = value(before, 'kubelet_runtime_operations_total', sandbox);
+    const runsAfter = value(after, 'kubelet_runtime_operations_total', sandbox);
+    const start = { before: histogram(before, 'kubelet_pod_start_duration_seconds'), after: histogram(after, 'kubelet_pod_start_duration_seconds') };
+    const sandboxDuration = histogram(after, 'kubelet_runtime_operations_duration_seconds', sandbox);
+    console.log(`[metrics] run_podsandbox total ${String(runsBefore)} -> ${String(runsAfter)}; its duration count ${String(sandboxDuration.count)}, sum ${sandboxDuration.sum.toFixed(3)} s`);
+    console.log(`[metrics] pod start count ${String(start.before.count)} -> ${String(start.after.count)}; this pod ${(start.after.sum - start.before.sum).toFixed(3)} s from first seen to Running`);
+    assert.equal(runsAfter - runsBefore, 1, 'exactly one sandbox for one new pod');
+    assert.equal(sandboxDuration.count, runsAfter, 'one duration observation per operation');
+    assert.equal(start.after.count - start.before.count, 1, 'exactly one pod start');
+    assert.ok(start.after.sum - start.before.sum > 0, 'the pod took some time to start');
+    const success = { outcome: 'success' };
+    assert.ok(histogram(after, 'nodelet_reconcile_job_duration_seconds', success).count > histogram(before, 'nodelet_reconcile_job_duration_seconds', success).count, 'reconcile runs were counted');
+    assert.ok(histogram(after, 'kubelet_pleg_relist_duration_seconds').count > histogram(before, 'kubelet_pleg_relist_duration_seconds').count, 'PLEG relists were counted');
+    assert.ok(histogram(after, 'kubelet_pleg_relist_interval_seconds').count > 0);
+    assert.equal(value(after, 'kubelet_node_name', { node: NODE_NAME }), 1);
+    assert.ok(after.nodelet_reconcile_queue_jobs !== undefined, 'the queue depth is read at the scrape');
+  });
+
+  it('running pods and containers equal what the runtime shows for this node', async () => {
+    const agreed = await eventually('two scrapes around crictl to agree', async () => {
+      const first = await scrape();
+      const readyPods = await count(['pods', '--state', 'ready', '--label', NODE_LABEL, '-q']);
+      const runningContainers = await count(['ps', '--state', 'running', '--label', NODE_LABEL, '-q']);
+      const second = await scrape();
+      const pods = [value(first, 'kubelet_running_pods'), value(second, 'kubelet_running_pods')];
+      const containers = [value(first, 'kubelet_running_containers', { container_state: 'running' }), value(second, 'kubelet_running_containers', { container_state: 'running' })];
+      const stable = pods[0] === pods[1] && containers[0] === containers[1];
+      return stable ? { readyPods, runningContainers, pods: pods[0] ?? -1, containers: containers[0] ?? -1, families: second } : undefined;
+    }, 30_000);
+    const relist = histogram(agreed.families, 'kubelet_pleg_relist_duration_seconds');
+    const interval = histogram(agreed.families, 'kubelet_pleg_relist_interval_seconds');
+    console.log(`[metrics] running pods ${String(agreed.pods)} (crictl ready sandboxes ${String(agreed.readyPods)}), running containers ${String(agreed.containers)} (crictl ${String(agreed.runningContainers)})`);
+    console.log(`[metrics] PLEG: ${String(relist.count)} relists, mean ${(relist.sum / Math.max(1, relist.count) * 1000).toFixed(1)} ms; mean interval ${(interval.sum / Math.max(1, interval.count)).toFixed(3)} s`);
+    assert.ok(agreed.readyPods >= 1, 'the pod of the first test still runs');
+    assert.equal(agreed.pods, agreed.readyPods);
+    assert.equal(agreed.containers, agreed.runningContainers);
+  });
+});

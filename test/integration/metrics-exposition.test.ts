@@ -1,0 +1,75 @@
+/**
+ * The node's `/metrics` text, as `createNodeMetrics` writes it with every family populated
+ * (label values with quotes, backslashes and newlines; an infinite gauge; every histogram),
+ * accepted by the Prometheus project's own text parser (github.com/prometheus/common/expfmt, built
+ * from Go modules by test/cluster/build-promparse.sh), which reads back the same families, types
+ * and figures. Needs the Go toolchain (and the module proxy or cache on the first build), not the
+ * cluster. Also: a broken line is refused by that parser, so acceptance means something.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createNodeMetrics } from '../../server/node-metrics.js';
+import { systemClock } from '../../util/clock.js';
+import { MetricsRegistry } from '../../util/metrics.js';
+import { parsePrometheus, seriesValue } from '../cluster/promparse.js';
+
+describe('the /metrics exposition through the Prometheus text parser', () => {
+  it('parses, with the families, types and figures recorded', async () => {
+    const metrics = createNodeMetrics({ nodeName: 'node-"1"\\\n', clock: systemClock });
+    metrics.watchQueue({ counts: () => Promise.resolve({ waiting: 4, active: 1, delayed: 0, failed: 0, completed: 0 }) });
+    metrics.cri.operation({ operation: 'run_podsandbox', seconds: 0.31, failed: false });
+    metrics.cri.operation({ operation: 'pull_image', seconds: 2000, failed: true });
+    metrics.pleg.relisted({ durationSeconds: 0.012, intervalSeconds: 1.004, counts: { runningPods: 3, containersByState: { created: 1, running: 4, exited: 2, unknown: 0 } } });
+    metrics.podStarts.podStarted(7.5);
+    metrics.runs.runFinished({ outcome: 'requeue', seconds: 0.05, retry: false });
+    metrics.runs.runFinished({ outcome: 'error', seconds: 1.5, retry: true });
+    metrics.evictions.evicted('nodefs.available');
+    const text = await metrics.expose();
+    const parsed = await parsePrometheus(text);
+    console.log(`[metrics] ${String(Buffer.byteLength(text))} bytes, ${String(Object.keys(parsed).length)} families parsed by expfmt`);
+    const types = Object.fromEntries(Object.entries(parsed).map(([name, f]) => [name, f.type]));
+    assert.deepEqual(types, {
+      kubelet_evictions: 'COUNTER',
+      kubelet_node_name: 'GAUGE',
+      kubelet_pleg_relist_duration_seconds: 'HISTOGRAM',
+      kubelet_pleg_relist_interval_seconds: 'HISTOGRAM',
+      kubelet_pod_start_duration_seconds: 'HISTOGRAM',
+      kubelet_running_containers: 'GAUGE',
+      kubelet_running_pods: 'GAUGE',
+      kubelet_runtime_operations_duration_seconds: 'HISTOGRAM',
+      kubelet_runtime_operations_errors_total: 'COUNTER',
+      kubelet_runtime_operations_total: 'COUNTER',
+      nodelet_reconcile_job_duration_seconds: 'HISTOGRAM',
+      nodelet_reconcile_queue_jobs: 'GAUGE',
+      nodelet_reconcile_retries_total: 'COUNTER',
+    });
+    assert.equal(seriesValue(parsed, 'kubelet_node_name')?.labels.node, 'node-"1"\\\n', 'escaped label value read back intact');
+    assert.equal(seriesValue(parsed, 'kubelet_runtime_operations_total', { operation_type: 'run_podsandbox' })?.value, '1');
+    assert.equal(seriesValue(parsed, 'kubelet_runtime_operations_errors_total', { operation_type: 'pull_image' })?.value, '1');
+    const pull = seriesValue(parsed, 'kubelet_runtime_operations_duration_seconds', { operation_type: 'pull_image' });
+    assert.equal(pull?.count, 1);
+    assert.equal(pull?.buckets?.length, 15, '14 kubelet buckets and +Inf');
+    assert.deepEqual(pull?.buckets?.at(-2), { le: '745.0580596923828', count: 0 }, 'above the largest bucket: counted only by +Inf');
+    assert.deepEqual(pull?.buckets?.at(-1), { le: '+Inf', count: 1 });
+    assert.equal(seriesValue(parsed, 'kubelet_running_containers', { container_state: 'running' })?.value, '4');
+    assert.equal(seriesValue(parsed, 'kubelet_running_pods')?.value, '3');
+    const start = seriesValue(parsed, 'kubelet_pod_start_duration_seconds');
+    assert.deepEqual([start?.count, start?.sum, start?.buckets?.length], [1, '7.5', 26]);
+    assert.equal(seriesValue(parsed, 'kubelet_pleg_relist_interval_seconds')?.buckets?.length, 12);
+    assert.equal(seriesValue(parsed, 'nodelet_reconcile_queue_jobs', { state: 'waiting' })?.value, '4');
+    assert.equal(seriesValue(parsed, 'nodelet_reconcile_retries_total')?.value, '1');
+    assert.equal(seriesValue(parsed, 'kubelet_evictions', { eviction_signal: 'nodefs.available' })?.value, '1');
+  });
+
+  it('special values parse; a broken exposition is refused by the same parser', async () => {
+    const registry = new MetricsRegistry();
+    registry.gauge({ name: 'g', help: 'x', labelNames: ['v'] }).set({ v: 'a' }, Infinity);
+    registry.gauge({ name: 'g2', help: 'x' }).set({}, -Infinity);
+    const parsed = await parsePrometheus(registry.text());
+    assert.equal(seriesValue(parsed, 'g')?.value, '+Inf');
+    assert.equal(seriesValue(parsed, 'g2')?.value, '-Inf');
+    await assert.rejects(parsePrometheus('# TYPE a counter\na{b="unterminated} 1\n'), /promparse exited 1/);
+    await assert.rejects(parsePrometheus('# TYPE a counter\na 1\n# TYPE a gauge\n'), /promparse exited 1/);
+    await assert.rejects(parsePrometheus('# TYPE h histogram\nh_bucket{le="x"} 1\n'), /promparse exited 1/);
+  });
+});
