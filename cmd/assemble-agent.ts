@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { RuntimeService, VersionInfo } from '../cri/types.js';
 import { createHostInfo, nodeAllocatable } from '../controllers/node/host-info.js';
-import { createNodeController, type NodeController } from '../controllers/node/node-controller.js';
+import { createNodeController, type NodeController, type NodePressure } from '../controllers/node/node-controller.js';
 import { formatRuntimeVersion } from '../controllers/node/node-status.js';
 import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
 import type { NodeAgentController } from '../controllers/nodeagent/nodeagent-controller.js';
@@ -54,6 +54,9 @@ import { systemClock, type Clock } from '../util/clock.js';
 import type { PodKey } from '../util/pod-key.js';
 import type { AgentSettings } from './flags.js';
 import { buildStaticPods, type StaticPods } from './static-pods.js';
+import { buildEvictionManager, hardMemoryReservationBytes, latePressure } from './eviction.js';
+import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
+import type { EventRecorder } from '../reconcilers/events/event-recorder.js';
 
 /** The assembled agent, not yet started. */
 export interface AssembledAgent {
@@ -116,7 +119,7 @@ interface Core {
 function buildPodSync(
   core: Core,
   parts: { store: DesiredPodStore; queue: ReconcileQueue; enqueue: (key: PodKey, reason: string) => void; admission: { isPaused(): boolean }; services: ServiceSource; node: NodeController; staticPods: StaticPods | undefined },
-): { podSync: PodSync; status: StatusManager } {
+): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
@@ -138,7 +141,7 @@ function buildPodSync(
       name: settings.nodeName,
       ip: settings.nodeIp,
       runtimeName: core.runtimeVersion.runtimeName,
-      allocatable: nodeAllocatable(),
+      allocatable: nodeAllocatable(undefined, hardMemoryReservationBytes(settings.eviction)),
       podLogDir: settings.podLogDir,
       rootDir: settings.rootDir,
       // Pod name resolution: the NodeAgent's clusterDNS/clusterDomain replace the first two live.
@@ -150,7 +153,7 @@ function buildPodSync(
     status,
     probeResults,
     events,
-    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger, nodeAllocatableMemoryBytes: nodeAllocatable().memoryBytes }),
+    volumes: createVolumeManager({ rootDir: settings.rootDir, api: volumeApi, logger, nodeAllocatableMemoryBytes: nodeAllocatable(undefined, hardMemoryReservationBytes(settings.eviction)).memoryBytes }),
     envApi: volumeApi,
     services: parts.services,
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
@@ -164,7 +167,7 @@ function buildPodSync(
     requestSync: parts.enqueue,
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
   });
-  return { podSync, status };
+  return { podSync, status, events };
 }
 
 /** The garbage collector: reads the runtime and the store, hands gone pods to the reconciler. */
@@ -202,9 +205,10 @@ function buildLogRotation(core: Core): LogRotationManager {
   });
 }
 
-/** Where the NodeAgent's `spec.gc` and `spec.logRotation` land. */
-function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager): Pick<LiveParts, 'gc' | 'logRotation'> {
+/** Where the NodeAgent's `spec.gc`, `spec.logRotation` and `spec.eviction` land. */
+function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager, eviction: EvictionManager): Pick<LiveParts, 'gc' | 'logRotation' | 'eviction'> {
   return {
+    eviction: { setSettings: (s) => { eviction.setConfig(s); } },
     gc: { setSettings: (s: GcSettings) => { gc.setPolicy(gcPolicyOf(s)); } },
     logRotation: { setSettings: (s: LogRotationSettings) => { logRotation.setPolicy(logRotationPolicyOf(s)); } },
   };
@@ -224,7 +228,7 @@ function buildSources(core: Core, node: NodeController, enqueue: (key: PodKey, r
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>): NodeController {
+function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure): NodeController {
   const { settings, kubeConfig, runtimeVersion, logger, clock } = core;
   return createNodeController({
     kubeConfig,
@@ -238,6 +242,7 @@ function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeRea
     kubeletPort: settings.nodeServer.port,
     labels: settings.nodeLabels,
     taints: settings.registerWithTaints,
+    pressure,
   });
 }
 
@@ -253,13 +258,14 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const enqueue = enqueuer(queue, logger);
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue });
   const readiness = runtimeReadiness(cri.runtime, pleg);
-  const node = buildNodeController(core, readiness);
+  const pressure = latePressure();
+  const node = buildNodeController(core, readiness, pressure);
   const { store, staticPods } = buildSources(core, node, enqueue);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods });
+  const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods });
   const server = await buildNodeServer({
     ...settings.nodeServer,
     nodeName: settings.nodeName,
@@ -280,7 +286,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, enqueue);
   const logRotation = buildLogRotation(core);
-  const live = { queue, node, pause, logger, dns: podSync.dns, ...housekeepingTargets(gc, logRotation), resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
+  const eviction = buildEvictionManager({ config: settings.eviction, rootDir: settings.rootDir, cri, pods: store, podSync, events, gc, enqueue, refreshNode: () => void node.refreshNow(), clock, logger: logger.child({ component: 'eviction' }) });
+  pressure.bind(eviction);
+  const live = { queue, node, pause, logger, dns: podSync.dns, ...housekeepingTargets(gc, logRotation, eviction), resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } } };
 
   const nodeAgent = buildNodeAgentController({
     kubeConfig,
@@ -310,12 +318,13 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     pleg.start();
     gc.start();
     logRotation.start();
+    eviction.start();
     nodeAgent.startReporting();
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
     await staticPods?.mirrors.stop();
-    await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
@@ -329,6 +338,7 @@ async function stopAll(parts: {
   pleg: Pleg;
   gc: GcManager;
   logRotation: LogRotationManager;
+  eviction: EvictionManager;
   store: DesiredPodStore;
   queue: ReconcileQueue;
   node: NodeController;
@@ -341,6 +351,8 @@ async function stopAll(parts: {
   await parts.nodeAgent.stop();
   parts.resync?.stop();
   await parts.pleg.stop();
+  // Before GC: a round in flight may still ask GC to reclaim.
+  await parts.eviction.stop();
   await parts.gc.stop();
   await parts.logRotation.stop();
   parts.store.stop();

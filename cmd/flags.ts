@@ -10,6 +10,8 @@ import { parseNodeLabels, parseTaints } from './registration-flags.js';
 import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
 import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
 import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
+import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
+import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, LogRotationSettings } from '../controllers/nodeagent/settings.js';
 
 export { FlagError } from '../util/flags.js';
@@ -51,6 +53,8 @@ export interface AgentSettings {
   readonly gc: GcSettings;
   /** Container log rotation (`--container-log-max-size`, `--container-log-max-files`); the NodeAgent's `spec.logRotation` overrides it. */
   readonly logRotation: LogRotationSettings;
+  /** Eviction under node pressure (`--eviction-hard`, `--eviction-soft`, …); the NodeAgent's `spec.eviction` overrides it. */
+  readonly eviction: EvictionConfig;
   /** The runtime's sandbox image (`--pod-infra-container-image`): image GC never removes it. */
   readonly sandboxImage: string;
   /** Directory of static pod manifests (`--pod-manifest-path`, the kubelet's staticPodPath); none: no static pods. */
@@ -103,6 +107,7 @@ const FLAGS = {
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
+  ...EVICTION_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -182,6 +187,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     nodeServer: parseNodeServer(values),
     gc: parseGcFlags(values),
     logRotation: parseLogRotationFlags(values),
+    eviction: parseEvictionFlags(values),
     sandboxImage: values['pod-infra-container-image'],
     podManifestPath: optionalPath(values['pod-manifest-path']),
   };

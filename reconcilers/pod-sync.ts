@@ -18,6 +18,7 @@ import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from 
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller, type PullCredentials } from './images/image-puller.js';
 import type { PodLifecycleObserver } from './lifecycle/observer.js';
+import { PodEvictions } from './lifecycle/evictions.js';
 import { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { PodReconciler, type PodAdmission, type PodStore } from './pod-reconciler.js';
 import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from './restart-backoff.js';
@@ -129,6 +130,8 @@ export interface PodSync {
   readonly probeFailures: ProbeFailures;
   /** Pod name resolution; its cluster settings are live (the NodeAgent's clusterDNS/clusterDomain). */
   readonly dns: PodDnsConfigurer;
+  /** Where the eviction manager records the pods it stops (then requests their sync). */
+  readonly evictions: PodEvictions;
 }
 
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
@@ -181,7 +184,8 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     clock,
     logger: logger.child({ component: 'prober' }),
   });
-  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(deps.extraManagers ?? [])];
+  const evictions = new PodEvictions();
+  const managers: readonly PodLifecycleObserver[] = [evictions, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -201,6 +205,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     logger: logger.child({ component: 'reconciler' }),
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
     admitter,
+    evictions,
   });
-  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns };
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, evictions };
 }

@@ -33,6 +33,10 @@ export interface BuildNodeStatusOptions {
   readonly now: Date;
   /** The status the API server holds now; conditions keep its lastTransitionTime if unchanged. */
   readonly previous?: V1NodeStatus | undefined;
+  /** The pressure conditions the eviction manager raises now (none: all False). */
+  readonly pressure?: readonly string[];
+  /** What allocatable holds back from capacity (the hard eviction thresholds), in bytes. */
+  readonly reserved?: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number };
 }
 
 /** Formats a runtime version the way nodeInfo reports it: `containerd://1.6.20~ds1`. */
@@ -83,17 +87,25 @@ function readyCondition(readiness: NodeReadiness): ConditionInput {
   };
 }
 
-// nodelet does not evict, so it never claims pressure; these say so in the kubelet's words.
-const PRESSURE_CONDITIONS: readonly ConditionInput[] = [
+/** The pressure conditions in the kubelet's words, False and True (the eviction manager decides which). */
+const PRESSURE_CONDITIONS: readonly { readonly no: ConditionInput; readonly yes: ConditionInput }[] = [
   {
-    type: 'MemoryPressure',
-    status: 'False',
-    reason: 'KubeletHasSufficientMemory',
-    message: 'nodelet has sufficient memory available',
+    no: { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'nodelet has sufficient memory available' },
+    yes: { type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'nodelet has insufficient memory available' },
   },
-  { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'nodelet has no disk pressure' },
-  { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'nodelet has sufficient PID available' },
+  {
+    no: { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'nodelet has no disk pressure' },
+    yes: { type: 'DiskPressure', status: 'True', reason: 'KubeletHasDiskPressure', message: 'nodelet has disk pressure' },
+  },
+  {
+    no: { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'nodelet has sufficient PID available' },
+    yes: { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'nodelet has insufficient PID available' },
+  },
 ];
+
+function pressureConditions(pressure: readonly string[]): ConditionInput[] {
+  return PRESSURE_CONDITIONS.map(({ no, yes }) => (pressure.includes(yes.type) ? yes : no));
+}
 
 /** Builds the full status nodelet posts; every time in it is `now` truncated to whole seconds. */
 export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOptions): V1NodeStatus {
@@ -106,9 +118,15 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
     'ephemeral-storage': bytesToKi(facts.ephemeralStorageBytes),
     pods: String(options.maxPods ?? DEFAULT_MAX_PODS),
   };
+  // The kubelet's allocatable: capacity less the hard eviction thresholds (no reservations configurable yet).
+  const reserved = options.reserved ?? { memoryBytes: 0, ephemeralStorageBytes: 0 };
   return {
     capacity: { ...resources },
-    allocatable: { ...resources },
+    allocatable: {
+      ...resources,
+      memory: bytesToKi(Math.max(0, facts.memoryBytes - reserved.memoryBytes)),
+      'ephemeral-storage': bytesToKi(Math.max(0, facts.ephemeralStorageBytes - reserved.ephemeralStorageBytes)),
+    },
     addresses: [
       { type: 'InternalIP', address: options.nodeIp },
       { type: 'Hostname', address: facts.hostname },
@@ -125,7 +143,7 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
       operatingSystem: 'linux',
       architecture: facts.architecture,
     },
-    conditions: [...PRESSURE_CONDITIONS, readyCondition(options.readiness)].map((input) =>
+    conditions: [...pressureConditions(options.pressure ?? []), readyCondition(options.readiness)].map((input) =>
       condition(input, now, previousConditions),
     ),
     daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },

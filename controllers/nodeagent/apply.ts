@@ -4,6 +4,7 @@
  * setter threw keeps its previous value in the outcome, so the next apply (the next spec event or
  * resync) tries it again.
  */
+import type { EvictionConfig } from '../eviction/thresholds.js';
 import type { GcSettings, LiveSettings, LogLevel, LogRotationSettings, SettingProblem } from './settings.js';
 
 /** Where each live setting takes effect (the agent wires these to its parts). */
@@ -26,10 +27,12 @@ export interface SettingsTargets {
   setGc(gc: GcSettings): void;
   /** The container log rotation policy (a round runs at once with it). */
   setLogRotation(logRotation: LogRotationSettings): void;
+  /** The eviction manager's thresholds and periods (a round runs at once with them). */
+  setEviction(eviction: EvictionConfig): void;
 }
 
 /** The settings, each applied through its own setter. */
-type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain' | 'gc' | 'logRotation';
+type LiveField = 'workerConcurrency' | 'resyncPeriodSeconds' | 'maxPods' | 'paused' | 'logLevel' | 'clusterDNS' | 'clusterDomain' | 'gc' | 'logRotation' | 'eviction';
 
 const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: SettingsTargets, s: LiveSettings) => void }[] = [
   { field: 'workerConcurrency', apply: (t, s) => { t.setWorkerConcurrency(s.workerConcurrency); } },
@@ -41,18 +44,19 @@ const APPLIERS: readonly { readonly field: LiveField; readonly apply: (targets: 
   { field: 'clusterDomain', apply: (t, s) => { t.setClusterDomain(s.clusterDomain); } },
   { field: 'gc', apply: (t, s) => { t.setGc(s.gc); } },
   { field: 'logRotation', apply: (t, s) => { t.setLogRotation(s.logRotation); } },
+  { field: 'eviction', apply: (t, s) => { t.setEviction(s.eviction); } },
 ];
 
 function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Equal values; lists (clusterDNS) element by element and groups (gc, logRotation) field by field, so an unchanged one is not applied again. */
+/** Equal values, deeply: lists (clusterDNS) element by element, groups (gc, eviction and its maps) field by field, so an unchanged one is not applied again. */
 function sameValue(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].every((k) => a[k] === b[k]);
+    return [...keys].every((k) => sameValue(a[k], b[k]));
   }
   return a === b;
 }

@@ -5,10 +5,11 @@
  * that fails is replaced by its default and reported (SettingsApplied=False, reason InvalidSettings).
  *
  * An unset field means the agent's default: the value of the agent's command-line flag (concurrency,
- * resync period, max pods, log level, cluster DNS and domain, GC, log rotation), so deleting a field
+ * resync period, max pods, log level, cluster DNS and domain, GC, log rotation, eviction), so deleting a field
  * (or the whole object) returns to what the agent was started with.
  */
 import { clusterDnsProblem, clusterDomainProblem } from '../../reconcilers/dns/cluster-settings.js';
+import { DEFAULT_EVICTION, isInvalidThresholdError, parseThresholds, type EvictionConfig } from '../eviction/thresholds.js';
 
 /** Log levels the spec may name (pino's; the flags also accept `fatal` and `silent`). */
 export const SPEC_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -49,6 +50,8 @@ export interface LiveSettings {
   readonly clusterDomain: string;
   readonly gc: GcSettings;
   readonly logRotation: LogRotationSettings;
+  /** Eviction under node pressure (`controllers/eviction/`), the kubelet's settings of the same names. */
+  readonly eviction: EvictionConfig;
 }
 
 /** What an unset field means: the agent's flag values. */
@@ -65,6 +68,8 @@ export interface BaseSettings {
   readonly gc?: GcSettings;
   /** `--container-log-max-size`/`--container-log-max-files`; {@link DEFAULT_LOG_ROTATION} when absent. */
   readonly logRotation?: LogRotationSettings;
+  /** The `--eviction-*` flags; {@link DEFAULT_EVICTION} when absent. */
+  readonly eviction?: EvictionConfig;
 }
 
 /** The `--cluster-domain` flag's default. */
@@ -109,6 +114,8 @@ const BOUNDS = {
   imageLowThresholdPercent: { min: 0, max: 100 },
   imageMinimumGCAgeSeconds: { min: 0, max: 86400 },
   containerLogMaxFiles: { min: 2, max: 20 },
+  pressureTransitionPeriodSeconds: { min: 0, max: 86400 },
+  maxPodGracePeriodSeconds: { min: 0, max: 86400 },
 } as const satisfies Record<string, IntBounds>;
 
 const LOG_SIZE = /^([1-9][0-9]*)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
@@ -176,6 +183,14 @@ class FieldReader {
     return problem === undefined ? value : this.refuse(key, problem, fallback);
   }
 
+  /** A map of strings (`{"memory.available": "100Mi"}`); anything else is refused. */
+  stringMap(key: string, fallback: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    if (isRecord(value) && Object.values(value).every((v) => typeof v === 'string')) return value as Record<string, string>;
+    return this.refuse(key, `must be a map of signal names to strings, got ${JSON.stringify(value)}`, fallback);
+  }
+
   /** A nested object; a present non-object is refused and read as empty. */
   nested(key: string): FieldReader {
     const value = this.object[key];
@@ -206,6 +221,29 @@ function readGc(reader: FieldReader, base: GcSettings): GcSettings {
     imageHighThresholdPercent: base.imageHighThresholdPercent,
     imageLowThresholdPercent: base.imageLowThresholdPercent,
   });
+}
+
+/**
+ * `spec.eviction`, each unset field the flag's value (a map given replaces the flag's map whole);
+ * thresholds that do not parse together (an unknown signal, a soft threshold without a grace
+ * period) fall back to the flags' eviction settings and are reported.
+ */
+function readEviction(reader: FieldReader, base: EvictionConfig): EvictionConfig {
+  const eviction: EvictionConfig = {
+    hard: reader.stringMap('hard', base.hard),
+    soft: reader.stringMap('soft', base.soft),
+    softGracePeriod: reader.stringMap('softGracePeriod', base.softGracePeriod),
+    minimumReclaim: reader.stringMap('minimumReclaim', base.minimumReclaim),
+    pressureTransitionPeriodSeconds: reader.int('pressureTransitionPeriodSeconds', base.pressureTransitionPeriodSeconds),
+    maxPodGracePeriodSeconds: reader.int('maxPodGracePeriodSeconds', base.maxPodGracePeriodSeconds),
+  };
+  try {
+    parseThresholds(eviction);
+    return eviction;
+  } catch (err: unknown) {
+    if (!isInvalidThresholdError(err)) throw err;
+    return reader.refuse(err.field, err.detail, base);
+  }
 }
 
 /** Whether a log size is a positive whole quantity the CRD allows (`10Mi`, `512Ki`, `1G`, `4096`). */
@@ -239,6 +277,7 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
       containerLogMaxSize: rotation.logSize('containerLogMaxSize', baseRotation.containerLogMaxSize),
       containerLogMaxFiles: rotation.int('containerLogMaxFiles', baseRotation.containerLogMaxFiles),
     },
+    eviction: readEviction(reader.nested('eviction'), base.eviction ?? DEFAULT_EVICTION),
   };
   return { settings, invalid };
 }

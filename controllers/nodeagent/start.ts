@@ -3,6 +3,7 @@
  * lands, and how health is sampled. The agent starts it (`start()`, awaited) before reconciling any
  * pod, and starts its reporting once every sampled part runs.
  */
+import type { EvictionConfig } from '../eviction/thresholds.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { agentVersion } from '../node/agent-version.js';
@@ -30,6 +31,8 @@ export interface AgentFlags {
   readonly gc?: GcSettings;
   /** `--container-log-max-size`, `--container-log-max-files`. */
   readonly logRotation?: LogRotationSettings;
+  /** The `--eviction-*` flags. */
+  readonly eviction?: EvictionConfig;
 }
 
 /** Options of {@link buildNodeAgentController}. */
@@ -65,6 +68,7 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
     ...(flags.clusterDomain === undefined ? {} : { clusterDomain: flags.clusterDomain }),
     ...(flags.gc === undefined ? {} : { gc: flags.gc }),
     ...(flags.logRotation === undefined ? {} : { logRotation: flags.logRotation }),
+    ...(flags.eviction === undefined ? {} : { eviction: flags.eviction }),
   };
 }
 

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
+import { DEFAULT_EVICTION } from '../eviction/thresholds.js';
 import { createSettingsTargets } from './targets.js';
 
 /** A pino destination that keeps each line's message. */
@@ -33,6 +34,7 @@ describe('settings targets', () => {
       dns,
       gc: { setSettings: (gc) => calls.push(`gc.setSettings(${gc.imageHighThresholdPercent}/${gc.imageLowThresholdPercent})`) },
       logRotation: { setSettings: (r) => calls.push(`logRotation.setSettings(${r.containerLogMaxSize}/${r.containerLogMaxFiles})`) },
+      eviction: { setSettings: (e) => calls.push(`eviction.setSettings(${JSON.stringify(e.hard)}/${e.pressureTransitionPeriodSeconds})`) },
     });
     targets.setWorkerConcurrency(8);
     targets.setResyncPeriodSeconds(30);
@@ -42,7 +44,8 @@ describe('settings targets', () => {
     targets.setClusterDomain('example.internal');
     targets.setGc({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 60, imageLowThresholdPercent: 50, imageMinimumGCAgeSeconds: 0 });
     targets.setLogRotation({ containerLogMaxSize: '1Ki', containerLogMaxFiles: 2 });
-    assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)', 'gc.setSettings(60/50)', 'logRotation.setSettings(1Ki/2)']);
+    targets.setEviction({ ...DEFAULT_EVICTION, hard: { 'memory.available': '1Gi' }, pressureTransitionPeriodSeconds: 5 });
+    assert.deepEqual(calls, ['queue.setConcurrency(8)', 'resync.setPeriodMs(30000)', 'node.setMaxPods(20)', 'pause.setPaused(true)', 'gc.setSettings(60/50)', 'logRotation.setSettings(1Ki/2)', 'eviction.setSettings({"memory.available":"1Gi"}/5)']);
     // Each DNS setting replaces its half and keeps the other.
     assert.deepEqual(dns.clusterSettings(), { servers: ['10.215.0.10'], domain: 'example.internal' });
   });
@@ -53,7 +56,7 @@ describe('settings targets', () => {
     const component = root.child({ component: 'reconciler' }).child({ podUID: 'u1' });
     const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setPaused: () => undefined };
     const dns = { clusterSettings: () => ({ servers: [], domain: '' }), setClusterSettings: () => undefined };
-    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: { setSettings: () => undefined }, logRotation: { setSettings: () => undefined } });
+    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: { setSettings: () => undefined }, logRotation: { setSettings: () => undefined }, eviction: { setSettings: () => undefined } });
     component.debug('hidden at info');
     targets.setLogLevel('debug');
     component.debug('shown at debug');

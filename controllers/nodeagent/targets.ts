@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import type { SettingsTargets } from './apply.js';
+import type { EvictionConfig } from '../eviction/thresholds.js';
 import type { GcSettings, LogRotationSettings } from './settings.js';
 
 /** The agent's parts that take live settings (narrow, so tests pass plain objects). */
@@ -24,6 +25,8 @@ export interface LiveParts {
   readonly gc: { setSettings(gc: GcSettings): void };
   /** The container log rotation manager. */
   readonly logRotation: { setSettings(logRotation: LogRotationSettings): void };
+  /** The eviction manager. */
+  readonly eviction: { setSettings(eviction: EvictionConfig): void };
 }
 
 /** Maps each setting to its part. */
@@ -55,6 +58,9 @@ export function createSettingsTargets(parts: LiveParts): SettingsTargets {
     },
     setLogRotation: (logRotation) => {
       parts.logRotation.setSettings(logRotation);
+    },
+    setEviction: (eviction) => {
+      parts.eviction.setSettings(eviction);
     },
   };
 }
