@@ -46,6 +46,12 @@ describe('eviction ranking', () => {
     assert.equal(evictionMessage(percent, { available: 1000 * Mi, capacity: 20480 * Mi }, usage(pod('f'), 0, 8192)), 'The node was low on resource: ephemeral-storage. Threshold quantity: 2Gi, available: 1000Mi. Container main was using 8Ki, request is 0, has larger consumption of ephemeral-storage. ');
   });
 
+  it('prints a binary threshold canonically and a decimal one as written', () => {
+    const at = (text: string, quantity: number): string => evictionMessage({ signal: 'memory.available', value: { quantity, text }, gracePeriodMs: 0 }, { available: 0, capacity: 1 }, { pod: pod('p'), containers: [], volumeBytes: 0 });
+    assert.equal(at('1024Mi', 2 ** 30), 'The node was low on resource: memory. Threshold quantity: 1Gi, available: 0. ');
+    assert.equal(at('500M', 5e8), 'The node was low on resource: memory. Threshold quantity: 500M, available: 0. ');
+  });
+
   it('prints byte counts as binary-SI quantities', () => {
     assert.deepEqual([0, 1000, 1024, 300 * Mi, 300 * Mi + 1024, 2 ** 30].map(formatBinaryQuantity), ['0', '1000', '1Ki', '300Mi', '307201Ki', '1Gi']);
   });

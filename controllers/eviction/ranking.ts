@@ -105,7 +105,9 @@ export function formatBinaryQuantity(bytes: number): string {
 
 /** Threshold quantity and available amount, as the kubelet prints them (a quantity threshold as configured). */
 function thresholdFigures(threshold: Threshold, observation: Observation): { quantity: string; available: string } {
-  const quantity = 'quantity' in threshold.value ? threshold.value.text : formatBinaryQuantity(thresholdQuantity(threshold.value, observation.capacity));
+  const { value } = threshold;
+  // A binary quantity prints canonically (`1024Mi` as `1Gi`), as Go's Quantity.String(); others as written.
+  const quantity = !('quantity' in value) ? formatBinaryQuantity(thresholdQuantity(value, observation.capacity)) : /^\d+(Ki|Mi|Gi|Ti|Pi|Ei)$/.test(value.text) ? formatBinaryQuantity(value.quantity) : value.text;
   return { quantity, available: formatBinaryQuantity(observation.available) };
 }
 
