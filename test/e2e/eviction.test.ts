@@ -136,7 +136,7 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
       await apply(busyboxPod({ name: 'late', namespace, nodeName: NODE_NAME, restartPolicy: 'Never', script: 'sleep 3600' }));
       const hungry = await waitEvicted(namespace, 'hungry');
       const evictedAt = Date.now();
-      assert.match(hungry.status?.message ?? '', /^The node was low on resource: memory\. Threshold quantity: \d+Ki, available: \d+(Ki)?\. Container main was using \d+(Ki|Mi)?, request is 0, has larger consumption of memory\. $/);
+      assert.match(hungry.status?.message ?? '', /^The node was low on resource: memory\. Threshold quantity: \d+(Ki|Mi|Gi)?, available: \d+(Ki|Mi|Gi)?\. Container main was using \d+(Ki|Mi)?, request is 0, has larger consumption of memory\. $/);
       const target = disruptionTarget(hungry);
       assert.deepEqual({ status: target?.status, reason: target?.reason, message: target?.message }, { status: 'True', reason: 'TerminationByKubelet', message: hungry.status?.message });
       const late = await eventually('the late pod to be refused', async () => {
@@ -200,7 +200,7 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
       const pressureAt = Date.now();
       const evicted = await waitEvicted(namespace, name);
       const evictedAt = Date.now();
-      assert.match(evicted.status?.message ?? '', /^The node was low on resource: ephemeral-storage\. Threshold quantity: \d+Ki, available: \d+(Ki)?\. /);
+      assert.match(evicted.status?.message ?? '', /^The node was low on resource: ephemeral-storage\. Threshold quantity: \d+(Ki|Mi|Gi)?, available: \d+(Ki|Mi|Gi)?\. /);
       assert.equal(disruptionTarget(evicted)?.reason, 'TerminationByKubelet');
       await eventually('the evicted pod\'s emptyDir removed', () => Promise.resolve(existsSync(emptyDir) ? undefined : true), 60_000);
       const removedAt = Date.now();
