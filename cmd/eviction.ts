@@ -77,6 +77,8 @@ export function buildEvictionManager(parts: EvictionParts): EvictionManager {
       parts.enqueue(key, `evicted: ${kill.message}`);
       return true;
     },
+    // Cleaned up: the reconciler stopped it (terminated, its volumes removed) or it is gone.
+    podCleanedUp: (key) => (podSync.lifecycle.get(key.uid)?.phase ?? 'terminated') === 'terminated',
     recordEvent: (pod, message) => {
       parts.events.record(pod, { type: 'Warning', reason: 'Evicted', message });
     },

@@ -152,6 +152,37 @@ describe('eviction manager', () => {
     assert.equal(f.kills[0]?.kill.gracePeriodSeconds, 45);
   });
 
+  it('waits for the evicted pod to be cleaned up before the round ends (at most 30 s)', async () => {
+    const clock = createFakeClock();
+    let cleanedUp = false;
+    const manager = new EvictionManager({
+      config: { ...DEFAULT_EVICTION, hard: { 'memory.available': '1Gi' } },
+      observe: () => Promise.resolve(new Map([['memory.available', { available: 500 * Mi, capacity: 8 * GiB }]])),
+      activePods: () => [pod('a'), pod('b')],
+      usage: (pods) => Promise.resolve(pods.map((p) => ({ pod: p, containers: [], volumeBytes: 0 }))),
+      reclaimer: { runContainerGcNow: () => Promise.resolve(true), runImageGcNow: () => Promise.resolve(true) },
+      evict: () => true,
+      podCleanedUp: () => cleanedUp,
+      onConditionsChanged: () => undefined,
+      clock,
+      logger: pino({ level: 'silent' }),
+    });
+    let ended = false;
+    const round = manager.synchronize().then((victim) => {
+      ended = true;
+      return victim;
+    });
+    await clock.advance(5000);
+    assert.equal(ended, false, 'still waiting for the victim');
+    cleanedUp = true;
+    await clock.advance(1000);
+    assert.equal((await round)?.metadata?.name, 'a');
+    cleanedUp = false;
+    const timedOut = manager.synchronize();
+    await clock.advance(31_000);
+    assert.equal((await timedOut)?.metadata?.name, 'a', 'gives up after 30 s');
+  });
+
   it('clears a condition after the transition period, and takes new settings live', async () => {
     const f = fixture({ hard: { 'memory.available': '1Gi' }, pressureTransitionPeriodSeconds: 20 });
     f.observed.memory = 800 * Mi;

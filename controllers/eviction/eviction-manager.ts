@@ -6,7 +6,8 @@
  *        └─► the threshold to act on ─► disk: container and image GC first, observe again
  *                 └─► still met: rank the active pods ─► evict the first that is not critical
  *
- * - At most one pod per round, as the kubelet; the next round (10 s later) sees what that freed.
+ * - At most one pod per round, as the kubelet; the round then waits (up to 30 s) for the pod to be
+ *   cleaned up, so the next round (10 s later, or one asked for meanwhile) sees what it freed.
  * - Evicting records the decision (reason `Evicted`, the kubelet's message, grace 0 for a hard
  *   threshold, `maxPodGracePeriodSeconds` capped by the pod's own for a soft one) and requests the
  *   pod's sync: the reconciler kills it through the one kill path and writes its Failed status.
@@ -29,6 +30,9 @@ import { hardReservationBytes, parseThresholds, type EvictionConfig, type Signal
 
 /** The kubelet's monitoring interval. */
 export const EVICTION_PERIOD_MS = 10_000;
+/** How long a round waits for its victim to be cleaned up (the kubelet's podCleanupTimeout), and how often it looks. */
+export const POD_CLEANUP_TIMEOUT_MS = 30_000;
+const POD_CLEANUP_POLL_MS = 1000;
 
 /** Node-level reclaim for disk signals (the garbage collector). */
 export interface NodeReclaimer {
@@ -50,6 +54,12 @@ export interface EvictionManagerDeps {
   readonly reclaimer: NodeReclaimer;
   /** Records the decision and requests the pod's sync; false when the pod was already decided. */
   readonly evict: (key: PodKey, kill: NodeKill) => boolean;
+  /**
+   * Whether an evicted pod is cleaned up (nothing runs, volumes removed): the round waits for it,
+   * as the kubelet's waitForPodsCleanup, so the next round sees what the eviction freed. Absent:
+   * no wait.
+   */
+  readonly podCleanedUp?: (key: PodKey) => boolean;
   /** The Warning event on the evicted pod. */
   readonly recordEvent?: (pod: V1Pod, message: string) => void;
   /** The conditions changed: post the Node now. */
@@ -161,10 +171,25 @@ export class EvictionManager implements NodePressureSource {
       this.deps.logger.warn({ pod: podDisplayName(podKeyOf(usage.pod)), signal: threshold.signal, gracePeriodSeconds: kill.gracePeriodSeconds, message }, 'eviction: evicting pod');
       this.deps.recordEvent?.(usage.pod, message);
       this.deps.onEvicted?.(threshold.signal);
+      await this.waitForCleanup(podKeyOf(usage.pod));
       return usage.pod;
     }
     this.deps.logger.warn({ signal: threshold.signal }, 'eviction: no pod could be evicted');
     return undefined;
+  }
+
+  /** Waits until the evicted pod is cleaned up, at most {@link POD_CLEANUP_TIMEOUT_MS}. */
+  private async waitForCleanup(key: PodKey): Promise<void> {
+    const { podCleanedUp, clock } = this.deps;
+    if (podCleanedUp === undefined) return;
+    const deadline = clock.now() + POD_CLEANUP_TIMEOUT_MS;
+    while (!podCleanedUp(key)) {
+      if (clock.now() >= deadline) {
+        this.deps.logger.warn({ pod: podDisplayName(key), timeoutMs: POD_CLEANUP_TIMEOUT_MS }, 'eviction: the evicted pod was not cleaned up in time');
+        return;
+      }
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, POD_CLEANUP_POLL_MS));
+    }
   }
 
   /** Hard thresholds kill at once; soft ones give `maxPodGracePeriodSeconds`, at most the pod's own. */

@@ -86,8 +86,15 @@ function guaranteedPod(name: string, namespace: string): object {
   return pod;
 }
 
-function disruptionTarget(pod: V1Pod): { status?: string; reason?: string; message?: string } | undefined {
+function disruptionTarget(pod: V1Pod): { status?: string; reason?: string; message?: string; lastTransitionTime?: Date | string } | undefined {
   return pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget');
+}
+
+/** Pods of the namespace that were evicted, in the order of their DisruptionTarget condition. */
+async function evictedInOrder(namespace: string): Promise<string[]> {
+  const pods = (JSON.parse(await kubectl(['get', 'pods', '-n', namespace, '-o', 'json'])) as { items: V1Pod[] }).items;
+  const at = (p: V1Pod): number => new Date(disruptionTarget(p)?.lastTransitionTime ?? 0).getTime();
+  return pods.filter((p) => p.status?.reason === 'Evicted' && disruptionTarget(p) !== undefined).sort((a, b) => at(a) - at(b)).map((p) => `${namespace}/${p.metadata?.name ?? ''}`);
 }
 
 async function waitEvicted(namespace: string, name: string, timeoutMs = 120_000): Promise<V1Pod> {
@@ -165,9 +172,11 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
           `pod Running ${runningAt - startedAt} ms after create; MemoryPressure seen ${pressureAt - runningAt} ms after Running; ` +
           `pod Failed/Evicted ${evictedAt - runningAt} ms after Running; MemoryPressure False ${clearedAt - restoredAt} ms after the threshold was unset (transition period 20 s); ` +
           `taint node.kubernetes.io/memory-pressure ${watch.seen.has('taint:node.kubernetes.io/memory-pressure') ? `seen ${(watch.seen.get('taint:node.kubernetes.io/memory-pressure') ?? 0) - runningAt} ms after Running` : 'not seen'}; ` +
-          `evicted in order: [${namespace}/hungry]; refused: [${namespace}/late]`,
+          `evicted in order: [${(await evictedInOrder(namespace)).join(', ')}]; refused: [${namespace}/late]`,
       );
       console.log(`[eviction/memory] message: ${JSON.stringify(hungry.status?.message)}`);
+      // Not a candidate for the disk test's eviction.
+      await kubectl(['delete', 'pod', 'guaranteed', '-n', namespace, '--grace-period=1', '--wait=true']);
     } finally {
       await watch.stop();
       await patchEviction(null);
@@ -200,19 +209,22 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
       const pressureAt = Date.now();
       const evicted = await waitEvicted(namespace, name);
       const evictedAt = Date.now();
+      // Lift the threshold at once: the shared disk moves under other work, nothing else should go.
+      await patchEviction({ hard: null, pressureTransitionPeriodSeconds: 5 });
       assert.match(evicted.status?.message ?? '', /^The node was low on resource: ephemeral-storage\. Threshold quantity: \d+(Ki|Mi|Gi)?, available: \d+(Ki|Mi|Gi)?\. /);
       assert.equal(disruptionTarget(evicted)?.reason, 'TerminationByKubelet');
       await eventually('the evicted pod\'s emptyDir removed', () => Promise.resolve(existsSync(emptyDir) ? undefined : true), 60_000);
       const removedAt = Date.now();
+      const order = (await evictedInOrder(namespace)).filter((n) => n !== `${namespace}/hungry`);
+      assert.equal(order[0], `${namespace}/${name}`, 'the filler is the first pod evicted for disk');
       const containers = await runtimeContainers(uid);
       assert.ok(containers.every((c) => c.state === 'CONTAINER_EXITED'), 'the evicted pod no longer runs');
-      await patchEviction({ hard: null, pressureTransitionPeriodSeconds: 5 });
       await eventually('DiskPressure=False again', async () => (conditionStatus(await getNode(), 'DiskPressure') === 'False' ? true : undefined), 120_000);
       console.log(
         `[eviction/disk] threshold ${threshold} (nodefs available ${ki(available)} at start, margin ${marginBytes / MiB}Mi, pod writes ${fillMiB}Mi); ` +
           `pod Running ${runningAt - startedAt} ms after create; DiskPressure seen ${pressureAt - runningAt} ms after Running; ` +
           `pod Failed/Evicted ${evictedAt - runningAt} ms after Running; emptyDir gone ${removedAt - evictedAt} ms after that; ` +
-          `taint node.kubernetes.io/disk-pressure ${watch.seen.has('taint:node.kubernetes.io/disk-pressure') ? 'seen' : 'not seen'}; evicted in order: [${namespace}/${name}]`,
+          `taint node.kubernetes.io/disk-pressure ${watch.seen.has('taint:node.kubernetes.io/disk-pressure') ? 'seen' : 'not seen'}; evicted in order: [${(await evictedInOrder(namespace)).join(', ')}]`,
       );
       console.log(`[eviction/disk] message: ${JSON.stringify(evicted.status?.message)}`);
     } finally {
