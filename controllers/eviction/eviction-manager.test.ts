@@ -181,6 +181,12 @@ describe('eviction manager', () => {
     const timedOut = manager.synchronize();
     await clock.advance(31_000);
     assert.equal((await timedOut)?.metadata?.name, 'a', 'gives up after 30 s');
+    // Stopping the agent ends a wait at the next look.
+    const stopped = manager.synchronize().then(() => true);
+    await clock.advance(2000);
+    await manager.stop();
+    await clock.advance(1000);
+    assert.equal(await stopped, true);
   });
 
   it('clears a condition after the transition period, and takes new settings live', async () => {

@@ -83,6 +83,7 @@ export class EvictionManager implements NodePressureSource {
   private thresholds: Threshold[];
   private state: EvictionState = INITIAL_EVICTION_STATE;
   private current: readonly PressureCondition[] = [];
+  private stopping = false;
   private readonly loop: PeriodicLoop;
 
   /** @throws InvalidThresholdError when the configuration does not parse. */
@@ -98,7 +99,9 @@ export class EvictionManager implements NodePressureSource {
     this.loop.start();
   }
 
+  /** Stops the rounds; a round waiting for its victim's cleanup ends at its next look (the agent's stop is not held up). */
   stop(): Promise<void> {
+    this.stopping = true;
     return this.loop.stop();
   }
 
@@ -183,7 +186,7 @@ export class EvictionManager implements NodePressureSource {
     const { podCleanedUp, clock } = this.deps;
     if (podCleanedUp === undefined) return;
     const deadline = clock.now() + POD_CLEANUP_TIMEOUT_MS;
-    while (!podCleanedUp(key)) {
+    while (!this.stopping && !podCleanedUp(key)) {
       if (clock.now() >= deadline) {
         this.deps.logger.warn({ pod: podDisplayName(key), timeoutMs: POD_CLEANUP_TIMEOUT_MS }, 'eviction: the evicted pod was not cleaned up in time');
         return;
