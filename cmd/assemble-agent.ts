@@ -25,7 +25,10 @@ import { createHostInfo, nodeAllocatable as nodeCapacity } from '../controllers/
 import { AllocatableView, type Reservations } from '../controllers/node/allocatable.js';
 import { PullGate, type ImagePullLimits } from '../reconcilers/images/pull-gate.js';
 import { crashLoopBackOffPolicy } from '../reconcilers/restart-backoff.js';
-import { createNodeController, type NodeController } from '../controllers/node/node-controller.js';
+import { createNodeController, type NodeController, type NodePressure } from '../controllers/node/node-controller.js';
+import { buildEvictionManager, hardMemoryReservationBytes, latePressure } from './eviction.js';
+import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
+import type { EventRecorder } from '../reconcilers/events/event-recorder.js';
 import { formatRuntimeVersion } from '../controllers/node/node-status.js';
 import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
 import type { NodeAgentController } from '../controllers/nodeagent/nodeagent-controller.js';
@@ -133,7 +136,7 @@ function buildPodSync(
     allocatable: AllocatableView;
     pullGate: PullGate;
   },
-): { podSync: PodSync; status: StatusManager } {
+): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kubeConfig, cri } = core;
   const api = kubeConfig.makeApiClient(CoreV1Api);
   const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
@@ -183,7 +186,7 @@ function buildPodSync(
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
     podStartMetrics: core.metrics.podStarts,
   });
-  return { podSync, status };
+  return { podSync, status, events };
 }
 
 /** The garbage collector: reads the runtime and the store, hands gone pods to the reconciler. */
@@ -221,11 +224,12 @@ function buildLogRotation(core: Core): LogRotationManager {
   });
 }
 
-/** Where the NodeAgent's `spec.gc` and `spec.logRotation` land. */
-function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager): Pick<LiveParts, 'gc' | 'logRotation'> {
+/** Where the NodeAgent's `spec.gc`, `spec.logRotation` and `spec.eviction` land. */
+function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager, eviction: EvictionManager): Pick<LiveParts, 'gc' | 'logRotation' | 'eviction'> {
   return {
     gc: { setSettings: (s: GcSettings) => { gc.setPolicy(gcPolicyOf(s)); } },
     logRotation: { setSettings: (s: LogRotationSettings) => { logRotation.setPolicy(logRotationPolicyOf(s)); } },
+    eviction: { setSettings: (s) => { eviction.setConfig(s); } },
   };
 }
 
@@ -264,7 +268,7 @@ function nodePolicyTargets(node: NodeController, allocatable: AllocatableView, p
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>): NodeController {
+function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure): NodeController {
   const { settings, kubeConfig, runtimeVersion, logger, clock } = core;
   return createNodeController({
     kubeConfig,
@@ -279,6 +283,7 @@ function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeRea
     kubeletPort: settings.nodeServer.port,
     labels: settings.nodeLabels,
     taints: settings.registerWithTaints,
+    pressure,
   });
 }
 
@@ -296,15 +301,17 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const enqueue = enqueuer(queue, logger);
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, metrics: metrics.pleg });
   const readiness = runtimeReadiness(cri.runtime, pleg);
-  const node = buildNodeController(core, readiness);
+  const pressure = latePressure();
+  const node = buildNodeController(core, readiness, pressure);
   const { store, staticPods } = buildSources(core, node, enqueue);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kubeConfig, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  const allocatable = new AllocatableView(nodeCapacity(), reservationsOf(settings));
+  // The per-pod default allocatable: capacity less the flags' hard memory threshold, less reservations (live).
+  const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservationBytes(settings.eviction)), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
-  const { podSync, status } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate });
+  const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate });
   const server = await buildNodeServer({
     ...settings.nodeServer,
     nodeName: settings.nodeName,
@@ -326,12 +333,14 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, enqueue);
   const logRotation = buildLogRotation(core);
+  const eviction = buildEvictionManager({ config: settings.eviction, rootDir: settings.rootDir, cri, pods: store, podSync, events, gc, enqueue, refreshNode: () => void node.refreshNow(), clock, logger: logger.child({ component: 'eviction' }) });
+  pressure.bind(eviction);
   const live: LiveParts = {
     queue,
     pause,
     logger,
     dns: podSync.dns,
-    ...housekeepingTargets(gc, logRotation),
+    ...housekeepingTargets(gc, logRotation, eviction),
     ...nodePolicyTargets(node, allocatable, podSync, pullGate),
     resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } },
   };
@@ -364,12 +373,13 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     pleg.start();
     gc.start();
     logRotation.start();
+    eviction.start();
     nodeAgent.startReporting();
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
     await staticPods?.mirrors.stop();
-    await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
@@ -383,6 +393,7 @@ async function stopAll(parts: {
   pleg: Pleg;
   gc: GcManager;
   logRotation: LogRotationManager;
+  eviction: EvictionManager;
   store: DesiredPodStore;
   queue: ReconcileQueue;
   node: NodeController;
@@ -395,6 +406,8 @@ async function stopAll(parts: {
   await parts.nodeAgent.stop();
   parts.resync?.stop();
   await parts.pleg.stop();
+  // Before GC: a round in flight may still ask GC to reclaim.
+  await parts.eviction.stop();
   await parts.gc.stop();
   await parts.logRotation.stop();
   parts.store.stop();

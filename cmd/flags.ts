@@ -11,6 +11,8 @@ import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.
 import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
 import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
 import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
+import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
+import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
 
 export { FlagError } from '../util/flags.js';
@@ -59,6 +61,8 @@ export interface AgentSettings {
   readonly kubeReserved: ReservedResources;
   /** Image pull concurrency and rate (`--serialize-image-pulls`, …); the NodeAgent's `spec.imagePulls` overrides them. */
   readonly imagePulls: ImagePullSettings;
+  /** Eviction under node pressure (`--eviction-hard`, `--eviction-soft`, …); the NodeAgent's `spec.eviction` overrides it. */
+  readonly eviction: EvictionConfig;
   /** Directory of static pod manifests (`--pod-manifest-path`, the kubelet's staticPodPath); none: no static pods. */
   readonly podManifestPath: string | undefined;
 }
@@ -110,6 +114,7 @@ const FLAGS = {
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
   ...NODE_POLICY_FLAGS,
+  ...EVICTION_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -194,5 +199,6 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     systemReserved: parseReservedFlag('system-reserved', values['system-reserved']),
     kubeReserved: parseReservedFlag('kube-reserved', values['kube-reserved']),
     imagePulls: parseImagePullFlags(values),
+    eviction: parseEvictionFlags(values),
   };
 }

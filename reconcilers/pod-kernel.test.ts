@@ -4,6 +4,8 @@
  * starts again, and a cancelled run stops at its next runtime call without writing anything.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { isCriCancelled } from '../cri/errors.js';
 import type { CallOptions, ContainerConfig, PodSandboxConfig } from '../cri/types.js';
@@ -124,6 +126,29 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.equal(h.runtime.callsTo('runPodSandbox').length, sandboxesBefore, 'no new sandbox');
     assert.equal((await h.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING').length, 0);
     assert.equal(h.sync().lifecycle.get(UID)?.phase, 'terminated');
+  });
+
+  it('stops a pod the eviction manager chose through the one kill path: its grace, Failed/Evicted with DisruptionTarget, volumes gone, never restarted', async () => {
+    const calls = recordLifecycle(h);
+    h.store.set(UID, basePod((p) => (p.spec!.terminationGracePeriodSeconds = 30)));
+    await h.reconciler().reconcile(ref);
+    const podDir = path.join(h.root, 'pods', UID);
+    assert.ok(existsSync(podDir), 'the running pod has its directory');
+    const message = 'The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. ';
+    assert.equal(h.sync().evictions.record(ref, { reason: 'Evicted', message, gracePeriodSeconds: 0 }), true);
+    assert.equal(h.sync().evictions.record(ref, { reason: 'Evicted', message: 'again', gracePeriodSeconds: 0 }), false, 'the first decision stands');
+    const sandboxes = h.runtime.callsTo('runPodSandbox').length;
+    await h.reconciler().reconcile(ref);
+    assert.equal((await h.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING').length, 0);
+    const status = h.status.statuses.at(-1);
+    assert.deepEqual({ phase: status?.phase, reason: status?.reason, message: status?.message }, { phase: 'Failed', reason: 'Evicted', message });
+    const target = status?.conditions?.find((c) => c.type === 'DisruptionTarget');
+    assert.deepEqual({ status: target?.status, reason: target?.reason, message: target?.message }, { status: 'True', reason: 'TerminationByKubelet', message });
+    assert.equal(existsSync(podDir), false, "the evicted pod's volumes are removed at once");
+    // Reconciled again (a resync): nothing starts.
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.runtime.callsTo('runPodSandbox').length, sandboxes);
+    assert.deepEqual(calls.slice(-2), ['terminating:0', 'terminated']);
   });
 
   it('stops a cancelled run at its next runtime call: no event blames the container, no status is written', async () => {

@@ -9,7 +9,7 @@
  * The lifecycle of a UID (monotonic, kept by the pod lifecycle kernel, `lifecycle/pod-lifecycle.ts`,
  * which tells every per-pod manager about each step):
  *
- *   admitted/syncing ──(deletionTimestamp | activeDeadlineSeconds | terminal phase)──► terminating ──► terminated ──(gone from every source)──► forgotten
+ *   admitted/syncing ──(deletionTimestamp | activeDeadlineSeconds | eviction | terminal phase)──► terminating ──► terminated ──(gone from every source)──► forgotten
  *
  * - admission: a pod the kernel has not admitted yet (new, or first seen since the agent started)
  *   goes through the node's admit handlers (`admission/`) first, in creation order against the
@@ -20,7 +20,8 @@
  * - syncing: the pod exists and is not being deleted. Plan, execute, report. Containers that wait
  *   out a backoff (CrashLoopBackOff, ImagePullBackOff) are reported and the pod requeued for when
  *   the backoff ends. A pod past its `activeDeadlineSeconds` is killed and Failed with
- *   `DeadlineExceeded`. A pod whose API phase is terminal is only ever killed: a finished pod
+ *   `DeadlineExceeded`; a pod the eviction manager chose (`lifecycle/evictions.ts`) is killed with
+ *   its eviction grace period and Failed with `Evicted` and a `DisruptionTarget` condition. A pod whose API phase is terminal is only ever killed: a finished pod
  *   never starts again.
  * - terminating: the pod has a deletionTimestamp. Stop everything within the grace period — which
  *   can only shrink: a later, shorter grace period cuts a running stop short — report the final
@@ -45,6 +46,7 @@ import { computePodActions, type PodActions } from './compute-pod-actions.js';
 import { rejectedStatusMessage, type AdmitDecision, type PodAdmitter, type Rejection } from './admission/index.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
+import type { NodeKill, PodEvictions } from './lifecycle/evictions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { hasRunningParts, type ObservedPod } from './observed-pod.js';
 import { observePod } from './observe-pod.js';
@@ -109,6 +111,8 @@ export interface PodReconcilerOptions {
   readonly probeResults: ContainerResultsReader;
   /** Liveness and startup failures the probers recorded: their containers are killed. */
   readonly probeFailures: ProbeFailures;
+  /** Pods the node decided to stop (eviction under pressure): killed with their grace, reported Failed. */
+  readonly evictions?: PodEvictions;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -158,7 +162,23 @@ interface StopDecision {
   readonly mustStop: boolean;
   readonly deadlineExceeded: boolean;
   readonly deadlineMs: number | undefined;
-  readonly terminalReason: { readonly reason: string; readonly message: string } | undefined;
+  readonly terminalReason: TerminalReason | undefined;
+  /** A node-initiated stop's grace period (eviction), at most the pod's own. */
+  readonly killGraceSeconds: number | undefined;
+}
+
+/** What a Failed status says; `disruption` adds the kubelet's DisruptionTarget condition (eviction). */
+interface TerminalReason {
+  readonly reason: string;
+  readonly message: string;
+  readonly disruption?: boolean;
+}
+
+/** The Failed status of a rejected, evicted or timed-out pod (in that order of precedence). */
+function terminalReasonOf(rejection: Rejection | undefined, kill: NodeKill | undefined, deadlineExceeded: boolean): TerminalReason | undefined {
+  if (rejection !== undefined) return { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) };
+  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: true };
+  return deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
 }
 
 function hasAnything(observed: ObservedPod): boolean {
@@ -216,16 +236,26 @@ export class PodReconciler {
       await this.hold(pod, observed, scope.log);
       return {};
     }
-    const gracePeriodSeconds = this.enterLifecycle(scope.key, pod, stop.mustStop);
+    const gracePeriodSeconds = this.enterLifecycle(scope.key, pod, stop);
     this.reportSandboxChange(pod, plan, observed);
     const { result, setupError } = await this.executePlan(scope, { pod, plan, observed, gracePeriodSeconds });
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const after = await this.observe(scope);
-    if (stop.mustStop && !hasRunningParts(after)) this.options.lifecycle.terminated(scope.key);
+    if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
     await this.writeStatus(scope, pod, after, { podIsTerminal: false, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
     if (setupError instanceof Error) throw setupError;
     if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
     return outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs);
+  }
+
+  /**
+   * Nothing of a pod that must stop runs any more. An evicted pod's volumes go at once (the kubelet
+   * tears down the volumes of terminated pods): eviction frees the disk of its emptyDirs and the
+   * memory of its tmpfs ones without waiting for the pod object's deletion.
+   */
+  private async stopped(key: PodKey, stop: StopDecision): Promise<void> {
+    this.options.lifecycle.terminated(key);
+    if (stop.killGraceSeconds !== undefined) await this.options.volumes.cleanup(key.uid);
   }
 
   /** The probers' verdicts on the running containers; failures of instances that are gone are dropped. */
@@ -261,13 +291,15 @@ export class PodReconciler {
     const deadlineExceeded = rejection === undefined && deadlineMs !== undefined && deadlineMs <= 0 && !isTerminalPhase(pod);
     if (deadlineExceeded) this.options.events.record(pod, { type: 'Warning', ...DEADLINE_EXCEEDED });
     const terminating = (this.options.lifecycle.get(key.uid)?.phase ?? 'syncing') !== 'syncing';
-    const terminalReason = rejection !== undefined ? { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) } : deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
-    return { mustStop: rejection !== undefined || isTerminalPhase(pod) || deadlineExceeded || terminating, deadlineExceeded, deadlineMs, terminalReason };
+    const kill = rejection === undefined ? this.options.evictions?.of(key.uid) : undefined;
+    const terminalReason = terminalReasonOf(rejection, kill, deadlineExceeded);
+    const mustStop = rejection !== undefined || kill !== undefined || isTerminalPhase(pod) || deadlineExceeded || terminating;
+    return { mustStop, deadlineExceeded, deadlineMs, terminalReason, killGraceSeconds: kill?.gracePeriodSeconds };
   }
 
   /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */
-  private enterLifecycle(key: PodKey, pod: V1Pod, mustStop: boolean): number {
-    if (mustStop) return this.options.lifecycle.terminate(key, podGracePeriodSeconds(pod));
+  private enterLifecycle(key: PodKey, pod: V1Pod, stop: StopDecision): number {
+    if (stop.mustStop) return this.options.lifecycle.terminate(key, Math.min(podGracePeriodSeconds(pod), stop.killGraceSeconds ?? Number.POSITIVE_INFINITY));
     this.options.lifecycle.admit(key);
     return podGracePeriodSeconds(pod);
   }
@@ -342,13 +374,13 @@ export class PodReconciler {
     lifecycle.forget(key);
   }
 
-  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: { reason: string; message: string } }): Promise<void> {
+  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: TerminalReason }): Promise<void> {
     // A cancelled run writes nothing: another run of this UID may be writing already.
     scope.signal?.throwIfAborted();
     await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, how));
   }
 
-  private statusOf(pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: { reason: string; message: string } }): ReturnType<typeof generatePodStatus> {
+  private statusOf(pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: TerminalReason }): ReturnType<typeof generatePodStatus> {
     const now = new Date(Math.floor(this.options.clock.now() / 1000) * 1000);
     return generatePodStatus({
       pod,

@@ -18,6 +18,7 @@ import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from 
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller, type PullCredentials } from './images/image-puller.js';
 import type { PodLifecycleObserver } from './lifecycle/observer.js';
+import { PodEvictions } from './lifecycle/evictions.js';
 import { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { PodReconciler, type PodAdmission, type PodStore } from './pod-reconciler.js';
 import type { PullGate } from './images/pull-gate.js';
@@ -141,10 +142,12 @@ export interface PodSync {
    * (status, events, volumes) report on their own.
    */
   perPodState(): Readonly<Record<PerPodHolder, number>>;
+  /** Where the eviction manager records the pods it stops (then requests their sync). */
+  readonly evictions: PodEvictions;
 }
 
 /** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
-export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission';
+export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission' | 'evictions';
 
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
@@ -203,7 +206,8 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     logger: logger.child({ component: 'prober' }),
   });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
-  const managers: readonly PodLifecycleObserver[] = [deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(deps.extraManagers ?? [])];
+  const evictions = new PodEvictions();
+  const managers: readonly PodLifecycleObserver[] = [evictions, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -223,9 +227,10 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     logger: logger.child({ component: 'reconciler' }),
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
     admitter,
+    evictions,
   });
-  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter });
-  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState };
+  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions });
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions };
 }
 
 /** The holders {@link PodSync.perPodState} reads. */
@@ -239,6 +244,7 @@ interface PerPodHolders {
   readonly probeFailures: ProbeFailures;
   readonly probeResults: ContainerReadinessStore;
   readonly admitter: PodAdmitter;
+  readonly evictions: PodEvictions;
 }
 
 function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, number>> {
@@ -252,5 +258,6 @@ function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, nu
     probeFailures: h.probeFailures.size(),
     probeResults: h.probeResults.size(),
     admission: h.admitter.size(),
+    evictions: h.evictions.size(),
   });
 }

@@ -169,8 +169,9 @@ export function createHostInfo(options: ReadHostFactsOptions): HostInfo {
 /**
  * What the node can give pods, as the per-pod machinery needs it: the default for
  * `resourceFieldRef` of a container without limits is the node's allocatable (CPU in millicores,
- * memory in bytes). Without reservations (not configurable yet), allocatable equals capacity.
+ * memory in bytes): capacity less the hard `memory.available` eviction threshold (the kubelet
+ * subtracts it; no other reservation is configurable yet).
  */
-export function nodeAllocatable(system: HostSystem = nodeHostSystem): { readonly milliCpu: number; readonly memoryBytes: number } {
-  return { milliCpu: system.cpuCount() * 1000, memoryBytes: system.totalMemoryBytes() };
+export function nodeAllocatable(system: HostSystem = nodeHostSystem, reservedMemoryBytes = 0): { readonly milliCpu: number; readonly memoryBytes: number } {
+  return { milliCpu: system.cpuCount() * 1000, memoryBytes: Math.max(0, system.totalMemoryBytes() - reservedMemoryBytes) };
 }

@@ -17,10 +17,10 @@ import { createNodeLease, DEFAULT_LEASE_DURATION_SECONDS, type LeaseApi } from '
 import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
 import type { NodeApi } from './registration.js';
-import { createNodeStatusReporter, type NodeRuntime } from './status-reporter.js';
+import { createNodeStatusReporter, type NodePressure, type NodeRuntime } from './status-reporter.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
 
-export type { NodeRuntime } from './status-reporter.js';
+export type { NodePressure, NodeRuntime } from './status-reporter.js';
 
 /** Options of {@link createNodeController}. */
 export interface NodeControllerOptions {
@@ -40,6 +40,8 @@ export interface NodeControllerOptions {
   readonly reservations?: Reservations;
   /** The node server's port, advertised as `daemonEndpoints.kubeletEndpoint.Port` (default 10250). */
   readonly kubeletPort?: number;
+  /** The eviction manager's pressure conditions and reservations; absent: no pressure, nothing reserved. */
+  readonly pressure?: NodePressure;
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
   /** Defaults: status and lease every 10 s, lease duration 40 s. */
@@ -113,6 +115,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     ...(options.reservations === undefined ? {} : { reservations: options.reservations }),
     kubeletPort: options.kubeletPort,
     agentVersion: options.agentVersion ?? agentVersion(),
+    pressure: options.pressure,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? options.kubeConfig.makeApiClient(CoordinationV1Api),

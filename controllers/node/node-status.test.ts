@@ -144,6 +144,21 @@ describe('buildNodeStatus', () => {
     );
   });
 
+  it('reports the eviction manager\'s pressure as True conditions in the kubelet\'s words, moving their transition times', () => {
+    const before = build(ready, t0);
+    const status = buildNodeStatus(facts, { runtimeVersion: 'containerd://1.6.20~ds1', agentVersion: 'v0.1.0-nodelet', nodeIp: '10.254.0.2', readiness: ready, now: t1, previous: before, pressure: ['MemoryPressure', 'PIDPressure'] });
+    const conditions = conditionMap(status);
+    assert.deepEqual(conditions.get('MemoryPressure'), { status: 'True', reason: 'KubeletHasInsufficientMemory', transition: t1Seconds.getTime(), heartbeat: t1Seconds.getTime() });
+    assert.deepEqual(conditions.get('DiskPressure'), { status: 'False', reason: 'KubeletHasNoDiskPressure', transition: t0.getTime(), heartbeat: t1Seconds.getTime() });
+    assert.deepEqual(conditions.get('PIDPressure'), { status: 'True', reason: 'KubeletHasInsufficientPID', transition: t1Seconds.getTime(), heartbeat: t1Seconds.getTime() });
+  });
+
+  it('holds back the hard eviction thresholds from allocatable memory and ephemeral storage', () => {
+    const status = buildNodeStatus(facts, { runtimeVersion: undefined, agentVersion: 'v', nodeIp: '10.254.0.2', readiness: ready, now: t0, reserved: { memoryBytes: 100 * 1024 * 1024, ephemeralStorageBytes: 1024 * 1024 * 1024 } });
+    assert.deepEqual(status.capacity, { cpu: '2', memory: '24683620Ki', 'ephemeral-storage': '264212084Ki', pods: '110' });
+    assert.deepEqual(status.allocatable, { cpu: '2', memory: `${24683620 - 102400}Ki`, 'ephemeral-storage': `${264212084 - 1048576}Ki`, pods: '110' });
+  });
+
   it("bumps Ready's transition time when the server holds Unknown (node lifecycle controller took over)", () => {
     const previous = build(ready, t0);
     const unknown = { ...previous, conditions: previous.conditions?.map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown' } : c)) };

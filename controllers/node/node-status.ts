@@ -36,6 +36,10 @@ export interface BuildNodeStatusOptions {
   readonly now: Date;
   /** The status the API server holds now; conditions keep its lastTransitionTime if unchanged. */
   readonly previous?: V1NodeStatus | undefined;
+  /** The pressure conditions the eviction manager raises now (none: all False). */
+  readonly pressure?: readonly string[];
+  /** What allocatable holds back from capacity (the hard eviction thresholds), in bytes. */
+  readonly reserved?: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number };
 }
 
 /** Formats a runtime version the way nodeInfo reports it: `containerd://1.6.20~ds1`. */
@@ -86,16 +90,20 @@ function readyCondition(readiness: NodeReadiness): ConditionInput {
   };
 }
 
-// nodelet does not evict, so it never claims pressure; these say so in the kubelet's words.
-const PRESSURE_CONDITIONS: readonly ConditionInput[] = [
+/** The pressure conditions in the kubelet's words, False and True (the eviction manager decides which). */
+const PRESSURE_CONDITIONS: readonly { readonly no: ConditionInput; readonly yes: ConditionInput }[] = [
   {
-    type: 'MemoryPressure',
-    status: 'False',
-    reason: 'KubeletHasSufficientMemory',
-    message: 'nodelet has sufficient memory available',
+    no: { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'nodelet has sufficient memory available' },
+    yes: { type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'nodelet has insufficient memory available' },
   },
-  { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'nodelet has no disk pressure' },
-  { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'nodelet has sufficient PID available' },
+  {
+    no: { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'nodelet has no disk pressure' },
+    yes: { type: 'DiskPressure', status: 'True', reason: 'KubeletHasDiskPressure', message: 'nodelet has disk pressure' },
+  },
+  {
+    no: { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'nodelet has sufficient PID available' },
+    yes: { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'nodelet has insufficient PID available' },
+  },
 ];
 
 /** A Node resource list: CPU in cores or millicores, memory and ephemeral storage in Ki (rounded down). */
@@ -108,6 +116,10 @@ function resourceList(resources: NodeResources, pods: string): Record<string, st
   };
 }
 
+function pressureConditions(pressure: readonly string[]): ConditionInput[] {
+  return PRESSURE_CONDITIONS.map(({ no, yes }) => (pressure.includes(yes.type) ? yes : no));
+}
+
 /** Builds the full status nodelet posts; every time in it is `now` truncated to whole seconds. */
 export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOptions): V1NodeStatus {
   // The API server stores condition times with second precision; truncating keeps round trips equal.
@@ -115,7 +127,15 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
   const previousConditions = options.previous?.conditions;
   const pods = String(options.maxPods ?? DEFAULT_MAX_PODS);
   const capacity = { milliCpu: facts.cpuCount * 1000, memoryBytes: facts.memoryBytes, ephemeralStorageBytes: facts.ephemeralStorageBytes };
-  const allocatable = allocatableOf(capacity, options.reservations ?? NO_RESERVATIONS);
+  // The kubelet's allocatable: capacity less system-reserved and kube-reserved, less the hard
+  // eviction thresholds of memory and the node filesystem.
+  const reserved = allocatableOf(capacity, options.reservations ?? NO_RESERVATIONS);
+  const evictionReserve = options.reserved ?? { memoryBytes: 0, ephemeralStorageBytes: 0 };
+  const allocatable = {
+    milliCpu: reserved.milliCpu,
+    memoryBytes: Math.max(0, reserved.memoryBytes - evictionReserve.memoryBytes),
+    ephemeralStorageBytes: Math.max(0, reserved.ephemeralStorageBytes - evictionReserve.ephemeralStorageBytes),
+  };
   return {
     capacity: resourceList(capacity, pods),
     allocatable: resourceList(allocatable, pods),
@@ -135,7 +155,7 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
       operatingSystem: 'linux',
       architecture: facts.architecture,
     },
-    conditions: [...PRESSURE_CONDITIONS, readyCondition(options.readiness)].map((input) =>
+    conditions: [...pressureConditions(options.pressure ?? []), readyCondition(options.readiness)].map((input) =>
       condition(input, now, previousConditions),
     ),
     daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },

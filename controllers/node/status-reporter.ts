@@ -37,6 +37,14 @@ export interface NodeStatusReporterOptions {
   /** The node server's port (`daemonEndpoints`); undefined: the default 10250. */
   readonly kubeletPort?: number | undefined;
   readonly agentVersion: string;
+  /** The eviction manager's conditions and the allocatable its hard thresholds hold back. */
+  readonly pressure?: NodePressure | undefined;
+}
+
+/** What the Node reports of the eviction manager (narrow, so tests pass plain objects). */
+export interface NodePressure {
+  conditions(): readonly string[];
+  reservedBytes(capacity: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number }): { readonly memoryBytes: number; readonly ephemeralStorageBytes: number };
 }
 
 /** Registers the Node on first use and posts its status. */
@@ -116,6 +124,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       ...(options.kubeletPort === undefined ? {} : { kubeletPort: options.kubeletPort }),
       now: new Date(options.clock.now()),
       previous,
+      ...(options.pressure === undefined ? {} : { pressure: options.pressure.conditions(), reserved: options.pressure.reservedBytes(facts) }),
     });
     try {
       // Strategic merge: conditions and addresses merge by type, so entries set by others survive.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_EVICTION } from '../eviction/thresholds.js';
 import { applySettings, type SettingsTargets } from './apply.js';
 import { resolveSettings, type LiveSettings } from './settings.js';
 
@@ -30,6 +31,7 @@ function recordingTargets(failing: ReadonlySet<string> = new Set()): SettingsTar
     setCrashLoopBackOff: (c) => { call('setCrashLoopBackOff', c.maxContainerRestartPeriodMs); },
     setImagePulls: (p) => { call('setImagePulls', JSON.stringify(p)); },
     setReserved: (r) => { call('setReserved', JSON.stringify(r)); },
+    setEviction: (e) => { call('setEviction', JSON.stringify(e.hard)); },
   };
 }
 
@@ -41,8 +43,8 @@ describe('applySettings', () => {
     const logRotation = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
     const imagePulls = { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 };
     const reserved = { systemReserved: {}, kubeReserved: {} };
-    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`, `setLogRotation(${JSON.stringify(logRotation)})`, 'setCrashLoopBackOff(300000)', `setImagePulls(${JSON.stringify(imagePulls)})`, `setReserved(${JSON.stringify(reserved)})`]);
-    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc, logRotation, crashLoopBackOff: { maxContainerRestartPeriodMs: 300000 }, imagePulls, systemReserved: {}, kubeReserved: {} });
+    assert.deepEqual(targets.calls, ['setWorkerConcurrency(4)', 'setResyncPeriodSeconds(60)', 'setMaxPods(110)', 'setPaused(false)', 'setLogLevel(info)', 'setClusterDNS()', 'setClusterDomain(cluster.local)', `setGc(${JSON.stringify(gc)})`, `setLogRotation(${JSON.stringify(logRotation)})`, 'setCrashLoopBackOff(300000)', `setImagePulls(${JSON.stringify(imagePulls)})`, `setReserved(${JSON.stringify(reserved)})`, `setEviction(${JSON.stringify(DEFAULT_EVICTION.hard)})`]);
+    assert.deepEqual(outcome.applied, { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, paused: false, logLevel: 'info', clusterDNS: [], clusterDomain: 'cluster.local', gc, logRotation, crashLoopBackOff: { maxContainerRestartPeriodMs: 300000 }, imagePulls, systemReserved: {}, kubeReserved: {}, eviction: DEFAULT_EVICTION });
     assert.deepEqual(outcome.failures, []);
   });
 
@@ -61,6 +63,15 @@ describe('applySettings', () => {
     const again = recordingTargets();
     assert.deepEqual(applySettings(outcome.applied, settings({ paused: true, workerConcurrency: 8, gc: { maxDeadContainersPerPod: 5 }, logRotation: { containerLogMaxFiles: 3 } }), again).changed, []);
     assert.deepEqual(again.calls, []);
+  });
+
+  it('applies the eviction settings when a threshold map changed, not for an equal new map', () => {
+    const first = applySettings({}, settings({ eviction: { hard: { 'memory.available': '1Gi' } } }), recordingTargets());
+    const same = recordingTargets();
+    assert.deepEqual(applySettings(first.applied, settings({ eviction: { hard: { 'memory.available': '1Gi' } } }), same).changed, []);
+    const changed = recordingTargets();
+    assert.deepEqual(applySettings(first.applied, settings({ eviction: { hard: { 'memory.available': '2Gi' } } }), changed).changed, ['spec.eviction']);
+    assert.deepEqual(changed.calls, ['setEviction({"memory.available":"2Gi"})']);
   });
 
   it('applies the cluster DNS list only when its content changed, not for an equal new list', () => {

@@ -4,6 +4,7 @@
  * setter threw keeps its previous value in the outcome, so the next apply (the next spec event or
  * resync) tries it again.
  */
+import type { EvictionConfig } from '../eviction/thresholds.js';
 import type { CrashLoopBackOffSettings, GcSettings, ImagePullSettings, LiveSettings, LogLevel, LogRotationSettings, ReservedResources, SettingProblem } from './settings.js';
 
 /** Where each live setting takes effect (the agent wires these to its parts). */
@@ -32,6 +33,8 @@ export interface SettingsTargets {
   setImagePulls(imagePulls: ImagePullSettings): void;
   /** Resources held back from pods: the Node's allocatable is posted again at once. */
   setReserved(reserved: { readonly systemReserved: ReservedResources; readonly kubeReserved: ReservedResources }): void;
+  /** The eviction manager's thresholds and periods (a round runs at once with them). */
+  setEviction(eviction: EvictionConfig): void;
 }
 
 /** The settings, each applied through its own setter. */
@@ -48,7 +51,8 @@ type LiveField =
   | 'crashLoopBackOff'
   | 'imagePulls'
   | 'systemReserved'
-  | 'kubeReserved';
+  | 'kubeReserved'
+  | 'eviction';
 
 /** One setter and the fields it takes (the two reservations go together: allocatable is computed from the pair). */
 interface Applier {
@@ -69,18 +73,19 @@ const APPLIERS: readonly Applier[] = [
   { fields: ['crashLoopBackOff'], apply: (t, s) => { t.setCrashLoopBackOff(s.crashLoopBackOff); } },
   { fields: ['imagePulls'], apply: (t, s) => { t.setImagePulls(s.imagePulls); } },
   { fields: ['systemReserved', 'kubeReserved'], apply: (t, s) => { t.setReserved({ systemReserved: s.systemReserved, kubeReserved: s.kubeReserved }); } },
+  { fields: ['eviction'], apply: (t, s) => { t.setEviction(s.eviction); } },
 ];
 
 function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Equal values; lists (clusterDNS) element by element and groups (gc, logRotation) field by field, so an unchanged one is not applied again. */
+/** Equal values, deeply: lists (clusterDNS) element by element, groups (gc, eviction and its maps) field by field, so an unchanged one is not applied again. */
 function sameValue(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].every((k) => a[k] === b[k]);
+    return [...keys].every((k) => sameValue(a[k], b[k]));
   }
   return a === b;
 }

@@ -32,6 +32,8 @@ const BOUNDS = {
   imageLowThresholdPercent: { min: 0, max: 100 },
   imageMinimumGCAgeSeconds: { min: 0, max: 86400 },
   containerLogMaxFiles: { min: 2, max: 20 },
+  pressureTransitionPeriodSeconds: { min: 0, max: 86400 },
+  maxPodGracePeriodSeconds: { min: 0, max: 86400 },
 } as const satisfies Record<string, IntBounds>;
 
 export const LOG_SIZE = /^([1-9][0-9]*)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
@@ -119,6 +121,14 @@ export class FieldReader {
     const ms = typeof value === 'string' ? goDurationMs(value) : Number.NaN;
     if (ms >= bounds.min && ms <= bounds.max) return ms;
     return this.refuse(key, `must be a duration from ${bounds.min / 1000}s to ${bounds.max / 1000}s such as 90s or 1m30s, got ${JSON.stringify(value)}`, fallback);
+  }
+
+  /** A map of strings (`{"memory.available": "100Mi"}`); anything else is refused. */
+  stringMap(key: string, fallback: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+    const value = this.object[key];
+    if (value === undefined) return fallback;
+    if (isRecord(value) && Object.values(value).every((v) => typeof v === 'string')) return value as Record<string, string>;
+    return this.refuse(key, `must be a map of signal names to strings, got ${JSON.stringify(value)}`, fallback);
   }
 
   /** The raw value of a field, for readers of shapes this class does not know. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import { DEFAULT_EVICTION } from '../eviction/thresholds.js';
 import { pino } from 'pino';
 import { createFakeClock, settle, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { apiError } from '../../test/doubles/fake-kube-api.js';
@@ -38,6 +39,7 @@ function setup(): Setup {
     setCrashLoopBackOff: (c) => calls.push(`crashLoopBackOff=${c.maxContainerRestartPeriodMs}`),
     setImagePulls: (p) => calls.push(`imagePulls=${p.serializeImagePulls}`),
     setReserved: (r) => calls.push(`reserved=${JSON.stringify(r)}`),
+    setEviction: (e) => calls.push(`eviction=${JSON.stringify(e.hard)}`),
   };
   const sample = {
     current: { runtime: ready, queue: ready, api: ready, queueCounts: { waiting: 0, active: 1, delayed: 0, failed: 0 }, pods: 2, runtimeVersion: 'containerd://1.6.20', lastRelistMs: clock.now() } as HealthSample,
@@ -77,7 +79,7 @@ describe('NodeAgent controller', () => {
   it('creates its NodeAgent, applies the flag values, and reports Ready with counts and versions', async () => {
     const { api, calls, controller } = setup();
     await startAndReport(controller);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5', 'crashLoopBackOff=300000', 'imagePulls=true', 'reserved={"systemReserved":{},"kubeReserved":{}}']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5', 'crashLoopBackOff=300000', 'imagePulls=true', 'reserved={"systemReserved":{},"kubeReserved":{}}', `eviction=${JSON.stringify(DEFAULT_EVICTION.hard)}`]);
     const status = api.objects.get('vm')?.status;
     assert.equal(status?.observedGeneration, 1);
     assert.equal(status?.nodeName, 'vm');
@@ -110,7 +112,7 @@ describe('NodeAgent controller', () => {
     assert.deepEqual(calls, []);
     controller.startReporting();
     await clock.advance(2_000);
-    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5', 'crashLoopBackOff=300000', 'imagePulls=true', 'reserved={"systemReserved":{},"kubeReserved":{}}']);
+    assert.deepEqual(calls, ['concurrency=4', 'resync=60', 'maxPods=110', 'paused=false', 'logLevel=info', 'clusterDNS=', 'clusterDomain=cluster.local', 'gc=1', 'logRotation=10Mi/5', 'crashLoopBackOff=300000', 'imagePulls=true', 'reserved={"systemReserved":{},"kubeReserved":{}}', `eviction=${JSON.stringify(DEFAULT_EVICTION.hard)}`]);
     assert.equal(api.objects.get('vm')?.status?.observedGeneration, 1);
   });
 

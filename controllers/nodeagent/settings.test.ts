@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_EVICTION } from '../eviction/thresholds.js';
 import { DEFAULT_GC, DEFAULT_LOG_ROTATION, logSizeBytes, resolveSettings, type BaseSettings } from './settings.js';
 
 const base: BaseSettings = { workerConcurrency: 4, resyncPeriodSeconds: 60, maxPods: 110, logLevel: 'info' };
@@ -22,6 +23,7 @@ describe('resolveSettings', () => {
         imagePulls: { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 },
         systemReserved: {},
         kubeReserved: {},
+        eviction: DEFAULT_EVICTION,
       });
       assert.deepEqual(invalid, []);
     }
@@ -64,6 +66,21 @@ describe('resolveSettings', () => {
       assert.deepEqual(outcome.settings.systemReserved, { cpu: '100m' }, JSON.stringify(bad));
       assert.equal(outcome.invalid[0]?.field, 'spec.systemReserved');
     }
+  });
+
+  it('reads spec.eviction over the flags: a given map replaces the flag map, bad thresholds fall back to the flags', () => {
+    const flags = { ...DEFAULT_EVICTION, hard: { 'memory.available': '200Mi' } };
+    const ok = resolveSettings({ eviction: { hard: { 'nodefs.available': '5%' }, pressureTransitionPeriodSeconds: 10 } }, { ...base, eviction: flags });
+    assert.deepEqual(ok.invalid, []);
+    assert.deepEqual(ok.settings.eviction, { ...flags, hard: { 'nodefs.available': '5%' }, pressureTransitionPeriodSeconds: 10 });
+    const soft = resolveSettings({ eviction: { soft: { 'memory.available': '1Gi' } } }, { ...base, eviction: flags });
+    assert.deepEqual(soft.settings.eviction, flags);
+    assert.deepEqual(soft.invalid, [{ field: 'spec.eviction.soft[memory.available]', message: 'a soft threshold needs a grace period (softGracePeriod)' }]);
+    const unknown = resolveSettings({ eviction: { hard: { 'memory.free': '1Gi' } } }, base);
+    assert.deepEqual(unknown.settings.eviction, DEFAULT_EVICTION);
+    assert.equal(unknown.invalid[0]?.field, 'spec.eviction.hard[memory.free]');
+    const notMap = resolveSettings({ eviction: { hard: { 'memory.available': 5 } } }, base);
+    assert.equal(notMap.invalid[0]?.field, 'spec.eviction.hard');
   });
 
   it('takes every valid value from the spec', () => {

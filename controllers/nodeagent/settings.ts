@@ -5,9 +5,10 @@
  * that fails is replaced by its default and reported (SettingsApplied=False, reason InvalidSettings).
  *
  * An unset field means the agent's default: the value of the agent's command-line flag (concurrency,
- * resync period, max pods, log level, cluster DNS and domain, GC, log rotation), so deleting a field
+ * resync period, max pods, log level, cluster DNS and domain, GC, log rotation, eviction), so deleting a field
  * (or the whole object) returns to what the agent was started with.
  */
+import { DEFAULT_EVICTION, isInvalidThresholdError, parseThresholds, type EvictionConfig } from '../eviction/thresholds.js';
 import { FieldReader, isRecord, LOG_SIZE, SIZE_UNITS, type LogLevel, type SettingProblem } from './field-reader.js';
 
 import {
@@ -65,6 +66,8 @@ export interface LiveSettings {
   readonly systemReserved: ReservedResources;
   /** Held back from pods for the agent and runtime (`--kube-reserved`). */
   readonly kubeReserved: ReservedResources;
+  /** Eviction under node pressure (`controllers/eviction/`), the kubelet's settings of the same names. */
+  readonly eviction: EvictionConfig;
 }
 
 /** What an unset field means: the agent's flag values. */
@@ -88,6 +91,8 @@ export interface BaseSettings {
   /** `--system-reserved`/`--kube-reserved`; nothing reserved when absent. */
   readonly systemReserved?: ReservedResources;
   readonly kubeReserved?: ReservedResources;
+  /** The `--eviction-*` flags; {@link DEFAULT_EVICTION} when absent. */
+  readonly eviction?: EvictionConfig;
 }
 
 /** The `--cluster-domain` flag's default. */
@@ -127,6 +132,29 @@ function readGc(reader: FieldReader, base: GcSettings): GcSettings {
   });
 }
 
+/**
+ * `spec.eviction`, each unset field the flag's value (a map given replaces the flag's map whole);
+ * thresholds that do not parse together (an unknown signal, a soft threshold without a grace
+ * period) fall back to the flags' eviction settings and are reported.
+ */
+function readEviction(reader: FieldReader, base: EvictionConfig): EvictionConfig {
+  const eviction: EvictionConfig = {
+    hard: reader.stringMap('hard', base.hard),
+    soft: reader.stringMap('soft', base.soft),
+    softGracePeriod: reader.stringMap('softGracePeriod', base.softGracePeriod),
+    minimumReclaim: reader.stringMap('minimumReclaim', base.minimumReclaim),
+    pressureTransitionPeriodSeconds: reader.int('pressureTransitionPeriodSeconds', base.pressureTransitionPeriodSeconds),
+    maxPodGracePeriodSeconds: reader.int('maxPodGracePeriodSeconds', base.maxPodGracePeriodSeconds),
+  };
+  try {
+    parseThresholds(eviction);
+    return eviction;
+  } catch (err: unknown) {
+    if (!isInvalidThresholdError(err)) throw err;
+    return reader.refuse(err.field, err.detail, base);
+  }
+}
+
 /** Whether a log size is a positive whole quantity the CRD allows (`10Mi`, `512Ki`, `1G`, `4096`). */
 export function isLogSize(size: string): boolean {
   return LOG_SIZE.test(size);
@@ -162,6 +190,7 @@ export function resolveSettings(spec: unknown, base: BaseSettings): SettingsReso
     imagePulls: readImagePulls(reader.nested('imagePulls'), base.imagePulls ?? DEFAULT_IMAGE_PULLS),
     systemReserved: readReserved(reader, 'systemReserved', base.systemReserved ?? {}),
     kubeReserved: readReserved(reader, 'kubeReserved', base.kubeReserved ?? {}),
+    eviction: readEviction(reader.nested('eviction'), base.eviction ?? DEFAULT_EVICTION),
   };
   return { settings, invalid };
 }

@@ -10,6 +10,7 @@ import type { Clock } from '../../util/clock.js';
 import { createNodeAgentApi } from './api.js';
 import { createNodeAgentController, type NodeAgentController } from './nodeagent-controller.js';
 import { createHealthSampler } from './health-probes.js';
+import type { EvictionConfig } from '../eviction/thresholds.js';
 import { SPEC_LOG_LEVELS, type BaseSettings, type GcSettings, type ImagePullSettings, type LogLevel, type LogRotationSettings, type ReservedResources } from './settings.js';
 import type { Readiness } from './status.js';
 import { createSettingsTargets, type LiveParts } from './targets.js';
@@ -35,6 +36,8 @@ export interface AgentFlags {
   readonly kubeReserved?: ReservedResources;
   /** `--serialize-image-pulls`, `--max-parallel-image-pulls`, `--registry-qps`, `--registry-burst`. */
   readonly imagePulls?: ImagePullSettings;
+  /** The `--eviction-*` flags. */
+  readonly eviction?: EvictionConfig;
 }
 
 /** Options of {@link buildNodeAgentController}. */
@@ -73,6 +76,7 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
     ...(flags.systemReserved === undefined ? {} : { systemReserved: flags.systemReserved }),
     ...(flags.kubeReserved === undefined ? {} : { kubeReserved: flags.kubeReserved }),
     ...(flags.imagePulls === undefined ? {} : { imagePulls: flags.imagePulls }),
+    ...(flags.eviction === undefined ? {} : { eviction: flags.eviction }),
   };
 }
 

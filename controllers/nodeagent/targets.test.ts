@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
+import { DEFAULT_EVICTION } from '../eviction/thresholds.js';
 import { createSettingsTargets } from './targets.js';
 
 /** A pino destination that keeps each line's message. */
@@ -35,6 +36,7 @@ describe('settings targets', () => {
       logRotation: { setSettings: (r) => calls.push(`logRotation.setSettings(${r.containerLogMaxSize}/${r.containerLogMaxFiles})`) },
       crashLoopBackOff: { setSettings: (c) => calls.push(`crashLoopBackOff.setSettings(${c.maxContainerRestartPeriodMs})`) },
       imagePulls: { setSettings: (p) => calls.push(`imagePulls.setSettings(${p.serializeImagePulls}/${p.registryPullQPS})`) },
+      eviction: { setSettings: (e) => calls.push(`eviction.setSettings(${JSON.stringify(e.hard)}/${e.pressureTransitionPeriodSeconds})`) },
     });
     targets.setWorkerConcurrency(8);
     targets.setResyncPeriodSeconds(30);
@@ -47,6 +49,7 @@ describe('settings targets', () => {
     targets.setCrashLoopBackOff({ maxContainerRestartPeriodMs: 2000 });
     targets.setImagePulls({ serializeImagePulls: false, maxParallelImagePulls: 3, registryPullQPS: 0, registryBurst: 0 });
     targets.setReserved({ systemReserved: { cpu: '500m' }, kubeReserved: {} });
+    targets.setEviction({ ...DEFAULT_EVICTION, hard: { 'memory.available': '1Gi' }, pressureTransitionPeriodSeconds: 5 });
     assert.deepEqual(calls, [
       'queue.setConcurrency(8)',
       'resync.setPeriodMs(30000)',
@@ -57,6 +60,7 @@ describe('settings targets', () => {
       'crashLoopBackOff.setSettings(2000)',
       'imagePulls.setSettings(false/0)',
       'node.setReserved({"systemReserved":{"cpu":"500m"},"kubeReserved":{}})',
+      'eviction.setSettings({"memory.available":"1Gi"}/5)',
     ]);
     // Each DNS setting replaces its half and keeps the other.
     assert.deepEqual(dns.clusterSettings(), { servers: ['10.215.0.10'], domain: 'example.internal' });
@@ -68,7 +72,7 @@ describe('settings targets', () => {
     const component = root.child({ component: 'reconciler' }).child({ podUID: 'u1' });
     const noop = { setConcurrency: () => undefined, setPeriodMs: () => undefined, setMaxPods: () => undefined, setReserved: () => undefined, setPaused: () => undefined, setSettings: () => undefined };
     const dns = { clusterSettings: () => ({ servers: [], domain: '' }), setClusterSettings: () => undefined };
-    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: noop, logRotation: noop, crashLoopBackOff: noop, imagePulls: noop });
+    const targets = createSettingsTargets({ queue: noop, resync: noop, node: noop, pause: noop, logger: root, dns, gc: noop, logRotation: noop, crashLoopBackOff: noop, imagePulls: noop, eviction: noop });
     component.debug('hidden at info');
     targets.setLogLevel('debug');
     component.debug('shown at debug');

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { ClusterDnsSettings } from '../../reconcilers/dns/pod-dns.js';
 import type { SettingsTargets } from './apply.js';
+import type { EvictionConfig } from '../eviction/thresholds.js';
 import type { CrashLoopBackOffSettings, GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from './settings.js';
 
 /** The agent's parts that take live settings (narrow, so tests pass plain objects). */
@@ -32,6 +33,8 @@ export interface LiveParts {
   readonly crashLoopBackOff: { setSettings(crashLoopBackOff: CrashLoopBackOffSettings): void };
   /** The image puller's node-wide limits. */
   readonly imagePulls: { setSettings(imagePulls: ImagePullSettings): void };
+  /** The eviction manager. */
+  readonly eviction: { setSettings(eviction: EvictionConfig): void };
 }
 
 /** Maps each setting to its part. */
@@ -72,6 +75,9 @@ export function createSettingsTargets(parts: LiveParts): SettingsTargets {
     },
     setReserved: (reserved) => {
       parts.node.setReserved(reserved);
+    },
+    setEviction: (eviction) => {
+      parts.eviction.setSettings(eviction);
     },
   };
 }

@@ -5,6 +5,7 @@
 import { appArmorAdmitHandler, type AppArmorHost } from './apparmor.js';
 import type { PodAdmitHandler } from './admit.js';
 import { generalPredicatesAdmitHandler, osSelectorAdmitHandler } from './general-predicates.js';
+import { nodePressureAdmitHandler } from './node-pressure.js';
 import { podOsAdmitHandler } from './pod-os.js';
 import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
 import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
@@ -12,6 +13,7 @@ import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 export { admitPod, type AdmitResult, type PodAdmitAttributes, type PodAdmitHandler, type Rejection } from './admit.js';
 export { PodAdmitter, rejectedStatusMessage, type AdmitDecision, type PodAdmitterOptions } from './pod-admitter.js';
 export { APPARMOR_NOT_ENABLED, type AppArmorHost } from './apparmor.js';
+export { EVICTED_REASON, isCriticalPod, nodeConditionMessage, pressureConditions } from './node-pressure.js';
 export { InvalidSysctlPatternError, isInvalidSysctlPatternError, sysctlAllowlist } from './sysctls.js';
 
 /** What the node's admission rules depend on. */
@@ -26,6 +28,8 @@ export interface AdmissionSettings {
 /** The node's admit handlers. @throws InvalidSysctlPatternError on a bad `--allowed-unsafe-sysctls` entry. */
 export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
   return [
+    // The kubelet's eviction manager admits first: no new pods while the node is under pressure.
+    nodePressureAdmitHandler(),
     sysctlAdmitHandler(sysctlAllowlist([...safeSysctls(settings.kernelVersion), ...settings.allowedUnsafeSysctls])),
     appArmorAdmitHandler(settings.appArmor),
     // The kubelet's predicate handler: the OS label, the OS field, the supplemental groups

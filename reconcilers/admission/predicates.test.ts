@@ -191,3 +191,29 @@ describe('the predicate handlers in the node’s list', () => {
     assert.equal(other.admit ? '' : other.message, "Predicate NodeName failed: node(s) didn't match the requested node name");
   });
 });
+
+describe('admission under node pressure (the eviction manager\'s admit handler)', () => {
+  const withConditions = (...pressure: string[]): V1Node => ({
+    metadata: { name: 'n' },
+    status: { conditions: [{ type: 'Ready', status: 'True' }, ...['MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({ type, status: pressure.includes(type) ? 'True' : 'False' }))] },
+  });
+  const bestEffort: V1Pod = { metadata: { name: 'be', uid: 'be' }, spec: { containers: [{ name: 'c' }] } };
+  const burstable: V1Pod = { metadata: { name: 'bu', uid: 'bu' }, spec: { containers: [{ name: 'c', resources: { requests: { memory: '1Mi' } } }] } };
+  const tolerant: V1Pod = { ...bestEffort, spec: { containers: [{ name: 'c' }], tolerations: [{ key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' }] } };
+  const critical: V1Pod = { ...bestEffort, spec: { containers: [{ name: 'c' }], priority: 2_000_000_000 } };
+  const handler = admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: false, error: APPARMOR_NOT_ENABLED } })[0];
+  const decide = (pod: V1Pod, node: V1Node): AdmitResult => handler?.admit({ pod, node, otherPods: [] }) ?? { admit: true };
+
+  it('refuses BestEffort pods under MemoryPressure alone, unless they tolerate its taint', () => {
+    assert.deepEqual(decide(bestEffort, withConditions('MemoryPressure')), { admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
+    assert.deepEqual(decide(burstable, withConditions('MemoryPressure')), { admit: true });
+    assert.deepEqual(decide(tolerant, withConditions('MemoryPressure')), { admit: true });
+    assert.deepEqual(decide(bestEffort, withConditions()), { admit: true });
+  });
+
+  it('refuses every pod but critical ones under disk or PID pressure', () => {
+    assert.deepEqual(decide(burstable, withConditions('MemoryPressure', 'DiskPressure')), { admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure DiskPressure]. ' });
+    assert.deepEqual(decide(tolerant, withConditions('PIDPressure')), { admit: false, reason: 'Evicted', message: 'The node had condition: [PIDPressure]. ' });
+    assert.deepEqual(decide(critical, withConditions('DiskPressure')), { admit: true });
+  });
+});

@@ -18,7 +18,7 @@ import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kub
 import { computeInitActions, isSidecar } from '../compute-init-actions.js';
 import type { ContainerProbeResult } from './container-readiness.js';
 import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
-import { condition, isOwnedCondition, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
+import { condition, DISRUPTION_TARGET, isOwnedCondition, TERMINATION_BY_KUBELET, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
 import { hasRunningParts, latestSandbox, type ObservedPod } from '../observed-pod.js';
 import { podQosClass } from '../qos.js';
 
@@ -39,8 +39,11 @@ export interface GeneratePodStatusInput {
    * `podIsTerminal`).
    */
   readonly podIsTerminal?: boolean;
-  /** Set when the pod ran out its `activeDeadlineSeconds`: the phase becomes Failed with this reason. */
-  readonly terminalReason?: { readonly reason: string; readonly message: string };
+  /**
+   * Set when the pod ran out its `activeDeadlineSeconds`, was rejected or evicted: the phase becomes
+   * Failed with this reason; `disruption` (eviction) adds the kubelet's DisruptionTarget condition.
+   */
+  readonly terminalReason?: { readonly reason: string; readonly message: string; readonly disruption?: boolean };
   /**
    * Readiness and startup probe results by runtime container ID (the status manager's
    * `ContainerReadinessStore`); a running container without a result is ready and started.
@@ -145,6 +148,15 @@ function terminalReasonOf(input: GeneratePodStatusInput): { reason: string; mess
   return status?.reason === undefined ? undefined : { reason: status.reason, message: status.message ?? '' };
 }
 
+/**
+ * The kubelet's DisruptionTarget condition of a pod the node stops (eviction), added once: an
+ * existing one (ours from an earlier write, or a controller's) is kept as it is.
+ */
+function withDisruptionTarget(foreign: readonly V1PodCondition[], reason: GeneratePodStatusInput['terminalReason'], now: Date): V1PodCondition[] {
+  if (reason?.disruption !== true || foreign.some((c) => c.type === DISRUPTION_TARGET)) return [...foreign];
+  return [...foreign, { type: DISRUPTION_TARGET, status: 'True', reason: TERMINATION_BY_KUBELET, message: reason.message, lastTransitionTime: now }];
+}
+
 /** Generates the pod's status. Pure: same input, same status. */
 export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   const { pod, now } = input;
@@ -167,7 +179,7 @@ export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   // Reported beside the others, never counted in the phase or readiness.
   const ephemeral = generateEphemeralContainerStatuses(ctx);
   const previous = pod.status?.conditions ?? [];
-  const foreign = previous.filter((c) => !isOwnedCondition(c.type));
+  const foreign = withDisruptionTarget(previous.filter((c) => !isOwnedCondition(c.type)), input.terminalReason, now);
   const ips = podIps(input);
   const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
   return {

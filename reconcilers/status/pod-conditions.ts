@@ -20,6 +20,18 @@ export function isOwnedCondition(type: string): boolean {
   return OWNED.has(type);
 }
 
+/** The condition of a pod being disrupted; nodelet adds it (reason {@link TERMINATION_BY_KUBELET}) to pods it evicts. */
+export const DISRUPTION_TARGET = 'DisruptionTarget';
+export const TERMINATION_BY_KUBELET = 'TerminationByKubelet';
+
+/**
+ * Whether nodelet writes this condition: an owned type, or the DisruptionTarget nodelet itself set
+ * on a pod it evicted (another writer's DisruptionTarget has another reason and is left alone).
+ */
+export function isWrittenCondition(c: { readonly type: string; readonly reason?: string }): boolean {
+  return isOwnedCondition(c.type) || (c.type === DISRUPTION_TARGET && c.reason === TERMINATION_BY_KUBELET);
+}
+
 export type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
 
 export function isTerminal(phase: string | undefined): phase is 'Succeeded' | 'Failed' {

@@ -35,6 +35,16 @@ describe('statusPatch (strategic merge patch of the owned status)', () => {
     assert.deepEqual(patch.status.conditions.find((c) => c.type === 'Ready' && c.$patch === undefined)?.status, 'True');
   });
 
+  it('sends the DisruptionTarget nodelet sets on a pod it evicts, and no other writer\'s', () => {
+    const evicted: V1PodStatus = { phase: 'Failed', conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: 'low on memory' }] };
+    const sent = (statusPatch('u', evicted).status as { conditions: { type: string; reason?: string | null }[] }).conditions;
+    assert.deepEqual(sent.filter((c) => c.type === 'DisruptionTarget').map((c) => c.reason), ['TerminationByKubelet']);
+    assert.notEqual(canonicalStatus(evicted), canonicalStatus({ phase: 'Failed' }), 'adding it is a change to write');
+    const preempted: V1PodStatus = { phase: 'Failed', conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler' }] };
+    const notSent = (statusPatch('u', preempted).status as { conditions: { type: string }[] }).conditions;
+    assert.equal(notSent.some((c) => c.type === 'DisruptionTarget'), false);
+  });
+
   it('removes an owned condition type the status no longer has with a delete directive', () => {
     const patch = patchOf({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: T0 }] });
     const deleted = patch.status.conditions.filter((c) => c.$patch === 'delete').map((c) => c.type);

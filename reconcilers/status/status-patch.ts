@@ -6,7 +6,8 @@
  * checked against the v1.36 API server by test/integration/status-manager.test.ts):
  * - `conditions` merge by `type`: the patch carries only owned conditions, so a condition another
  *   writer set (PodScheduled, DisruptionTarget, a readiness gate) is never dropped or overwritten
- *   with a stale copy. Elements merge field by field, so every field an owned condition no longer
+ *   with a stale copy (the one exception: the DisruptionTarget nodelet sets on a pod it evicts,
+ *   reason TerminationByKubelet). Elements merge field by field, so every field an owned condition no longer
  *   has (a `reason` once Ready turns True) is cleared with `null`; an owned type nodelet no longer
  *   reports is removed with a `$patch: delete` entry.
  * - `podIPs` and `hostIPs` merge by `ip`: a `$patch: replace` element makes the list exactly ours,
@@ -19,7 +20,7 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1PodCondition, type V1PodStatus } from '@kubernetes/client-node';
 import { isConflict, isInvalidField, isNotFound } from '../../util/api-errors.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { isOwnedCondition, OWNED_CONDITION_TYPES } from './pod-conditions.js';
+import { isWrittenCondition, OWNED_CONDITION_TYPES } from './pod-conditions.js';
 
 /** The two calls the status manager makes; both treat "the pod is gone" as success. */
 export interface PodStatusApi {
@@ -60,7 +61,7 @@ export function canonicalStatus(status: V1PodStatus | undefined): string {
     const value = status?.[field];
     if (value !== undefined) picked[field] = value;
   }
-  picked.conditions = (status?.conditions ?? []).filter((c) => isOwnedCondition(c.type)).sort((a, b) => (a.type < b.type ? -1 : 1));
+  picked.conditions = (status?.conditions ?? []).filter(isWrittenCondition).sort((a, b) => (a.type < b.type ? -1 : 1));
   return JSON.stringify(picked, dateReplacer);
 }
 
@@ -73,7 +74,7 @@ function conditionEntry(c: V1PodCondition): Record<string, unknown> {
 
 /** Owned conditions as set, and a delete directive for each owned type not set. */
 function conditionsPatch(conditions: readonly V1PodCondition[]): Record<string, unknown>[] {
-  const owned = conditions.filter((c) => isOwnedCondition(c.type));
+  const owned = conditions.filter(isWrittenCondition);
   const deleted = OWNED_CONDITION_TYPES.filter((type) => !owned.some((c) => c.type === type));
   return [...owned.map(conditionEntry), ...deleted.map((type) => ({ type, $patch: 'delete' }))];
 }

@@ -86,6 +86,8 @@ describe('node settings applied live from the NodeAgent', () => {
     const before = await readNode();
     const capacityCpu = milliCpu(before.status?.capacity?.cpu ?? '0');
     const capacityMemory = kiBytes(before.status?.capacity?.memory ?? '0Ki');
+    // Allocatable memory is already below capacity by the hard memory.available threshold.
+    const memoryBefore = kiBytes(before.status?.allocatable?.memory ?? '0Ki');
     assert.equal(milliCpu(before.status?.allocatable?.cpu ?? '0'), capacityCpu, 'nothing reserved before');
     await patchNodeAgentSpec({ systemReserved: { cpu: '500m', memory: '1Gi' }, kubeReserved: { cpu: '250m', memory: '512Mi' } });
     await waitNodeAgentSettingsApplied();
@@ -94,7 +96,7 @@ describe('node settings applied live from the NodeAgent', () => {
       return milliCpu(node.status?.allocatable?.cpu ?? '0') === capacityCpu - 750 ? node : undefined;
     }, 30_000);
     const allocatableMemory = kiBytes(reserved.status?.allocatable?.memory ?? '0Ki');
-    assert.equal(allocatableMemory, capacityMemory - 1.5 * 2 ** 30);
+    assert.equal(allocatableMemory, memoryBefore - 1.5 * 2 ** 30);
     assert.equal(reserved.status?.capacity?.cpu, before.status?.capacity?.cpu, 'capacity unchanged');
 
     // A request 50m over the new allocatable's free CPU: rejected, though it fits the capacity.
@@ -128,7 +130,7 @@ describe('node settings applied live from the NodeAgent', () => {
     });
     const memoryMi = Number(/memory=(\d+)/.exec(logs)?.[1]);
     assert.equal(memoryMi, Math.ceil(allocatableMemory / 2 ** 20));
-    console.log(`reserved cpu 750m, memory 1.5Gi: allocatable cpu ${capacityCpu}m → ${capacityCpu - 750}m, memory ${capacityMemory / 2 ** 20} Mi → ${allocatableMemory / 2 ** 20} Mi; ${message}; resourceFieldRef limits.memory default ${memoryMi} Mi`);
+    console.log(`reserved cpu 750m, memory 1.5Gi: allocatable cpu ${capacityCpu}m → ${capacityCpu - 750}m, memory ${memoryBefore / 2 ** 20} Mi → ${allocatableMemory / 2 ** 20} Mi (capacity ${capacityMemory / 2 ** 20} Mi); ${message}; resourceFieldRef limits.memory default ${memoryMi} Mi`);
 
     await patchNodeAgentSpec({ systemReserved: null, kubeReserved: null });
     await waitNodeAgentSettingsApplied();

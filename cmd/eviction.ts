@@ -1,0 +1,112 @@
+/**
+ * The eviction manager's wiring: the node's signals from the node server's readers (root cgroup
+ * memory, `statfs` of the root dir and of the runtime's image filesystem, `pid_max` and the running
+ * processes), the pods' usage from CRI stats, container and image GC as node-level reclaim, and the
+ * pod lifecycle's eviction records as the kill path.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { CriClient } from '../cri/grpc-client.js';
+import { EvictionManager, type NodeReclaimer } from '../controllers/eviction/eviction-manager.js';
+import { signalObservations, type FsReading, type NodeReadings } from '../controllers/eviction/observations.js';
+import { readPodUsage } from '../controllers/eviction/pod-usage.js';
+import type { PressureCondition } from '../controllers/eviction/signals.js';
+import { hardReservationBytes, parseThresholds, type EvictionConfig, type Signal } from '../controllers/eviction/thresholds.js';
+import { nodeHostSystem } from '../controllers/node/host-info.js';
+import type { NodePressure } from '../controllers/node/node-controller.js';
+import type { EventRecorder } from '../reconcilers/events/event-recorder.js';
+import type { PodSync } from '../reconcilers/pod-sync.js';
+import { readFs, readNode } from '../server/node-stats.js';
+import type { FsFigures } from '../server/stats-formulas.js';
+import type { Clock } from '../util/clock.js';
+import type { PodKey } from '../util/pod-key.js';
+
+function fsReading(fs: FsFigures): FsReading {
+  return { capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes, inodes: fs.inodes, inodesFree: fs.inodesFree };
+}
+
+/** The node's readings now. */
+async function readNodeReadings(cri: CriClient, rootDir: string): Promise<NodeReadings> {
+  const [node, nodeFs, imageFilesystems] = await Promise.all([readNode(), readFs(rootDir), cri.image.imageFsInfo()]);
+  const mountpoint = imageFilesystems[0]?.mountpoint;
+  const imageFs = mountpoint === undefined ? undefined : await readFs(mountpoint);
+  return {
+    memory: { capacityBytes: Number(node.memory.capacityBytes), workingSetBytes: Number(node.memory.workingSetBytes) },
+    pids: { max: node.rlimit.maxpid, running: node.rlimit.curproc },
+    nodeFs: fsReading(nodeFs),
+    ...(imageFs === undefined ? {} : { imageFs: fsReading(imageFs) }),
+  };
+}
+
+/** Pods that may be evicted: admitted and syncing (not terminating, not finished, not already evicted). */
+function activePods(pods: { list(): readonly V1Pod[] }, podSync: PodSync): V1Pod[] {
+  return pods.list().filter((pod) => {
+    const uid = pod.metadata?.uid ?? '';
+    const phase = pod.status?.phase;
+    return podSync.lifecycle.get(uid)?.phase === 'syncing' && pod.metadata?.deletionTimestamp === undefined && phase !== 'Succeeded' && phase !== 'Failed' && podSync.evictions.of(uid) === undefined;
+  });
+}
+
+/** What the eviction manager is built from. */
+export interface EvictionParts {
+  readonly config: EvictionConfig;
+  readonly rootDir: string;
+  readonly cri: CriClient;
+  readonly pods: { list(): readonly V1Pod[] };
+  readonly podSync: PodSync;
+  readonly events: EventRecorder;
+  readonly gc: NodeReclaimer;
+  readonly enqueue: (key: PodKey, reason: string) => void;
+  /** Posts the Node now (its pressure conditions changed). */
+  readonly refreshNode: () => void;
+  readonly onEvicted?: (signal: Signal) => void;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+export function buildEvictionManager(parts: EvictionParts): EvictionManager {
+  const { cri, podSync } = parts;
+  return new EvictionManager({
+    config: parts.config,
+    observe: async () => signalObservations(await readNodeReadings(cri, parts.rootDir)),
+    activePods: () => activePods(parts.pods, podSync),
+    usage: (pods) => readPodUsage({ listContainerStats: () => cri.runtime.listContainerStats(), rootDir: parts.rootDir }, pods),
+    reclaimer: parts.gc,
+    evict: (key, kill) => {
+      if (!podSync.evictions.record(key, kill)) return false;
+      parts.enqueue(key, `evicted: ${kill.message}`);
+      return true;
+    },
+    // Cleaned up: the reconciler stopped it (terminated, its volumes removed) or it is gone.
+    podCleanedUp: (key) => (podSync.lifecycle.get(key.uid)?.phase ?? 'terminated') === 'terminated',
+    recordEvent: (pod, message) => {
+      parts.events.record(pod, { type: 'Warning', reason: 'Evicted', message });
+    },
+    onConditionsChanged: () => {
+      parts.refreshNode();
+    },
+    ...(parts.onEvicted === undefined ? {} : { onEvicted: parts.onEvicted }),
+    clock: parts.clock,
+    logger: parts.logger,
+  });
+}
+
+/** The hard `memory.available` threshold of the flags in bytes: the per-pod machinery's allocatable leaves it out. */
+export function hardMemoryReservationBytes(config: EvictionConfig): number {
+  return hardReservationBytes(parseThresholds(config), 'memory.available', nodeHostSystem.totalMemoryBytes());
+}
+
+/**
+ * The Node's view of the eviction manager, bound once the manager exists (the node controller is
+ * built first: the manager's condition changes post the Node).
+ */
+export function latePressure(): NodePressure & { bind(source: NodePressure): void } {
+  let bound: NodePressure | undefined;
+  return {
+    bind: (source) => {
+      bound = source;
+    },
+    conditions: (): readonly PressureCondition[] | readonly string[] => bound?.conditions() ?? [],
+    reservedBytes: (capacity) => bound?.reservedBytes(capacity) ?? { memoryBytes: 0, ephemeralStorageBytes: 0 },
+  };
+}
