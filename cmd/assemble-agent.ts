@@ -287,6 +287,44 @@ function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeRea
   });
 }
 
+/** The eviction manager over the runtime's and the host's figures, counting evictions in /metrics. */
+function buildEviction(
+  core: Core,
+  parts: { store: DesiredPodStore; podSync: PodSync; events: EventRecorder; gc: GcManager; enqueue: (key: PodKey, reason: string) => void; node: NodeController },
+): EvictionManager {
+  const { settings, cri, metrics, clock, logger } = core;
+  return buildEvictionManager({
+    config: settings.eviction,
+    rootDir: settings.rootDir,
+    cri,
+    pods: parts.store,
+    podSync: parts.podSync,
+    events: parts.events,
+    gc: parts.gc,
+    enqueue: parts.enqueue,
+    refreshNode: () => void parts.node.refreshNow(),
+    onEvicted: (signal) => { metrics.evictions.evicted(signal); },
+    clock,
+    logger: logger.child({ component: 'eviction' }),
+  });
+}
+
+/** What the node server reads besides its own settings. */
+function nodeServerParts(core: Core, store: DesiredPodStore): Omit<Parameters<typeof buildNodeServer>[0], keyof AgentSettings['nodeServer'] | 'metrics'> {
+  const { settings, kubeConfig, cri, clock, logger } = core;
+  return {
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    rootDir: settings.rootDir,
+    kubeConfig,
+    pods: store,
+    runtime: cri.runtime,
+    images: cri.image,
+    clock,
+    logger: logger.child({ component: 'node-server' }),
+  };
+}
+
 /** Builds the agent; connects to the runtime first (waits until it answers). */
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
@@ -312,19 +350,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservationBytes(settings.eviction)), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate });
-  const server = await buildNodeServer({
-    ...settings.nodeServer,
-    nodeName: settings.nodeName,
-    nodeIp: settings.nodeIp,
-    rootDir: settings.rootDir,
-    kubeConfig,
-    pods: store,
-    runtime: cri.runtime,
-    images: cri.image,
-    clock,
-    logger: logger.child({ component: 'node-server' }),
-    metrics,
-  });
+  const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
     store.resyncAll();
@@ -333,13 +359,10 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, enqueue);
   const logRotation = buildLogRotation(core);
-  const eviction = buildEvictionManager({ config: settings.eviction, rootDir: settings.rootDir, cri, pods: store, podSync, events, gc, enqueue, refreshNode: () => void node.refreshNow(), clock, logger: logger.child({ component: 'eviction' }) });
+  const eviction = buildEviction(core, { store, podSync, events, gc, enqueue, node });
   pressure.bind(eviction);
   const live: LiveParts = {
-    queue,
-    pause,
-    logger,
-    dns: podSync.dns,
+    ...{ queue, pause, logger, dns: podSync.dns },
     ...housekeepingTargets(gc, logRotation, eviction),
     ...nodePolicyTargets(node, allocatable, podSync, pullGate),
     resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } },

@@ -149,19 +149,24 @@ export interface PodSync {
 /** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
 export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission' | 'evictions';
 
+/** The image puller with the pod's pull secrets and the node-wide pull limits, when given. */
+function buildPuller(deps: PodSyncDeps): ImagePuller {
+  return new ImagePuller({
+    images: deps.images,
+    events: deps.events,
+    clock: deps.clock,
+    ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
+    ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
+  });
+}
+
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const { node, clock, events } = deps;
   const logger = deps.logger;
   const lifecycle = new PodLifecycle({ clock, logger: logger.child({ component: 'pod-lifecycle' }) });
   const restartBackoff = new RestartBackoff(CONTAINER_RESTART_BACKOFF);
-  const puller = new ImagePuller({
-    images: deps.images,
-    events,
-    clock,
-    ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
-    ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
-  });
+  const puller = buildPuller(deps);
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
