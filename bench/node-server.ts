@@ -15,7 +15,7 @@
  *   node --import tsx bench/node-server.ts [--rounds 3] [--exec-repeats 5] [--followers 50] [--doc PATH | --no-doc]
  */
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { request, type RequestOptions } from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -152,14 +152,19 @@ async function meanRss(pid: number, ms: number): Promise<number> {
 async function withFollowers(ctx: Context, n: number): Promise<number> {
   let first = 0;
   const streams = Array.from({ length: n }, () =>
-    streamGet({ ...ctx.apiServer, path: `/api/v1/namespaces/${ctx.namespace}/pods/writer/log?follow=true&tailLines=10` }, () => {
+    streamGet({ ...ctx.apiServer, path: `/api/v1/namespaces/${ctx.namespace}/pods/ticker/log?follow=true&tailLines=1` }, () => {
       first += 1;
     }),
   );
-  for (const s of streams) s.done.catch(() => undefined);
+  const failures: string[] = [];
+  for (const s of streams) {
+    s.done.catch((error: unknown) => {
+      failures.push(error instanceof Error ? error.message : String(error));
+    });
+  }
   const deadline = Date.now() + 60_000;
   while (first < n) {
-    if (Date.now() > deadline) throw new Error(`only ${String(first)} of ${String(n)} followers got data`);
+    if (Date.now() > deadline || failures.length > 0) throw new Error(`only ${String(first)} of ${String(n)} followers got data; failures: ${[...new Set(failures)].join('; ')}`);
     await pause(100);
   }
   const rss = await meanRss(ctx.pid, 5000);
@@ -197,13 +202,15 @@ async function runningContainer(uid: string): Promise<{ id: string; logPath: str
 
 async function setUp(core: CoreV1Api, nodeName: string, namespace: string): Promise<{ writer: { id: string; logPath: string }; shell: { id: string } }> {
   await core.createNamespace({ body: { metadata: { name: namespace } } });
-  // 80,000 lines of 100 bytes (~8 MiB in the CRI format), then idle: the log no longer changes.
-  await core.createNamespacedPod({ namespace, body: pod(namespace, 'writer', nodeName, 'seq 1 80000 | sed "s/$/ $(printf "%090d" 0)/"; echo done-writing; exec sleep 3600') });
+  // 60,000 lines of ~96 bytes (~8 MiB in the CRI format, under the default 10Mi rotation size), then idle: the log no longer changes.
+  await core.createNamespacedPod({ namespace, body: pod(namespace, 'writer', nodeName, 'seq 1 60000 | sed "s/$/ $(printf "%090d" 0)/"; echo done-writing; exec sleep 3600') });
+  // What the followers follow: a line a second, so each has its first bytes within a second.
+  await core.createNamespacedPod({ namespace, body: pod(namespace, 'ticker', nodeName, 'while true; do date; sleep 1; done') });
   await core.createNamespacedPod({ namespace, body: pod(namespace, 'shell', nodeName, 'exec sleep 3600') });
   const deadline = Date.now() + 180_000;
   for (;;) {
     const pods = (await core.listNamespacedPod({ namespace })).items;
-    if (pods.length === 2 && pods.every((p) => p.status?.phase === 'Running')) {
+    if (pods.length === 3 && pods.every((p) => p.status?.phase === 'Running')) {
       const uid = (name: string): string => pods.find((p) => p.metadata?.name === name)?.metadata?.uid ?? '';
       const writer = await runningContainer(uid('writer'));
       const tail = (await run('crictl', ['logs', '--tail', '1', writer.id])).stdout;
@@ -235,11 +242,14 @@ async function main(): Promise<void> {
       cert: await readFile(path.join(pki, 'apiserver-kubelet-client.crt')),
       key: await readFile(path.join(pki, 'apiserver-kubelet-client.key')),
     };
-    const logBytes = (await readFile(writer.logPath)).length;
+    const before = await stat(writer.logPath);
+    const logBytes = before.size;
     const ctx: Context = { namespace, logFile: writer.logPath, logBytes, writerId: writer.id, shellId: shell.id, apiServer, nodeServer, pid: await agentPid(clusterDir) };
     const machine = await describeMachine({ runtime: cri.runtime, kubeConfig, repoDir: REPO_DIR });
     const results = await measure(ctx, settings);
     if ((await agentPid(clusterDir)) !== ctx.pid) throw new Error('the agent restarted during the run');
+    const after = await stat(writer.logPath);
+    if (after.ino !== before.ino || after.size !== before.size) throw new Error('the measured log file changed during the run (rotated?): its figures are meaningless');
     const block = renderServerResults({ machine, logBytes, execRepeats: settings.execRepeats, followers: settings.followers, ...results });
     process.stdout.write(`${block}\n`);
     if (settings.doc !== undefined) {
