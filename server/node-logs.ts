@@ -125,7 +125,10 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, real: string
       return;
     }
     // The stream closes the handle; pipeline waits for the client (backpressure) and ends both on error.
-    await pipeline(handle.createReadStream({ start: 0, end: size - 1 }), res);
+    await pipeline(handle.createReadStream({ start: 0, end: size - 1 }), res).catch((error: unknown) => {
+      // A client that went away is no server error: the stream and its handle are closed already.
+      if (!res.destroyed) throw error;
+    });
   } finally {
     // Closing twice is harmless: a handle the stream already closed rejects, which is ignored.
     await handle.close().catch(() => undefined);
