@@ -22,10 +22,10 @@ describe('parseSettings', () => {
   it("reads the node server's flags: port 10250, a self-signed certificate and no client CA by default", () => {
     const defaults = parseSettings(['--cri-endpoint', 'x'], {});
     assert.ok(defaults !== 'help');
-    assert.deepEqual(defaults.nodeServer, { port: 10250, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined });
-    const s = parseSettings(['--cri-endpoint', 'x', '--node-server-port', '10260', '--tls-cert-file', '/c.crt', '--tls-private-key-file', '/c.key', '--client-ca-file', '/ca.crt'], {});
+    assert.deepEqual(defaults.nodeServer, { port: 10250, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined, logDir: '/var/log' });
+    const s = parseSettings(['--cri-endpoint', 'x', '--node-server-port', '10260', '--tls-cert-file', '/c.crt', '--tls-private-key-file', '/c.key', '--client-ca-file', '/ca.crt', '--node-log-dir', '/srv/logs'], {});
     assert.ok(s !== 'help');
-    assert.deepEqual(s.nodeServer, { port: 10260, tlsCertFile: '/c.crt', tlsPrivateKeyFile: '/c.key', clientCaFile: '/ca.crt' });
+    assert.deepEqual(s.nodeServer, { port: 10260, tlsCertFile: '/c.crt', tlsPrivateKeyFile: '/c.key', clientCaFile: '/ca.crt', logDir: '/srv/logs' });
   });
 
   it('refuses a bad node server port, and a certificate without its key (or the reverse)', () => {
@@ -33,6 +33,7 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--node-server-port', '70000'], {}), /--node-server-port must be at most 65535/);
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--tls-cert-file', '/c.crt'], {}), /--tls-cert-file and --tls-private-key-file go together/);
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--tls-private-key-file', '/c.key'], {}), FlagError);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--node-log-dir', 'var/log'], {}), /--node-log-dir must be an absolute path/);
   });
 
   it('reads --pod-manifest-path: no static pods unless set (an empty value too)', () => {

@@ -3,6 +3,7 @@
  * Invalid values are reported as a `FlagError` naming the flag, before anything starts.
  */
 import os from 'node:os';
+import path from 'node:path';
 import type { V1Taint } from '@kubernetes/client-node';
 import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
 import { clusterDnsProblem, clusterDomainProblem } from '../reconcilers/dns/cluster-settings.js';
@@ -76,6 +77,8 @@ export interface NodeServerSettings {
   readonly tlsPrivateKeyFile: string | undefined;
   /** CA bundle client certificates are verified against; absent: only bearer tokens authenticate. */
   readonly clientCaFile: string | undefined;
+  /** The directory served at `/logs/` (the kubelet's /var/log, not a flag of the kubelet's). */
+  readonly logDir: string;
 }
 
 /** The agent's flags: one declaration for parsing and for the usage text. */
@@ -110,6 +113,7 @@ const FLAGS = {
   'tls-cert-file': { type: 'string', value: 'PATH', defaultText: 'self-signed, kept in <root-dir>/pki', description: "the node server's certificate (with --tls-private-key-file)" },
   'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
+  'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
@@ -150,13 +154,21 @@ function optionalPath(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
-function parseNodeServer(values: { 'node-server-port': string; 'tls-cert-file': string | undefined; 'tls-private-key-file': string | undefined; 'client-ca-file': string | undefined }): NodeServerSettings {
+function parseNodeServer(values: {
+  'node-server-port': string;
+  'tls-cert-file': string | undefined;
+  'tls-private-key-file': string | undefined;
+  'client-ca-file': string | undefined;
+  'node-log-dir': string;
+}): NodeServerSettings {
   const port = positiveInteger('node-server-port', values['node-server-port']);
   if (port > 65535) throw new FlagError(`--node-server-port must be at most 65535, got "${values['node-server-port']}"`);
   const tlsCertFile = optionalPath(values['tls-cert-file']);
   const tlsPrivateKeyFile = optionalPath(values['tls-private-key-file']);
   if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) throw new FlagError('--tls-cert-file and --tls-private-key-file go together');
-  return { port, tlsCertFile, tlsPrivateKeyFile, clientCaFile: optionalPath(values['client-ca-file']) };
+  const logDir = values['node-log-dir'];
+  if (!path.isAbsolute(logDir)) throw new FlagError(`--node-log-dir must be an absolute path, got "${logDir}"`);
+  return { port, tlsCertFile, tlsPrivateKeyFile, clientCaFile: optionalPath(values['client-ca-file']), logDir };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The node server's routes: `/healthz`, `/pods`, `/containerLogs/{namespace}/{pod}/{container}`,
- * and the streaming ones (`/exec`, `/attach`, `/portForward`, `/run`: streaming.ts).
+ * `/logs/…` (the node's log directory: node-logs.ts), and the streaming ones (`/exec`, `/attach`, `/portForward`, `/run`: streaming.ts).
  * `/pods` lists the pods this node runs, from the desired-pod store, as a PodList (the kubelet
  * answers from its pod manager). The container logs are streamed as they are read (chunked), with
  * the kubelet's status codes and messages for what it refuses (log-options.ts, container-logs.ts).
@@ -12,6 +12,7 @@ import type { Clock } from '../util/clock.js';
 import { findPod, isContainerLogsError, isRunning, locateLog, type LogRuntime } from './container-logs.js';
 import { isLogOptionsError, parseLogQuery, readOptions } from './log-options.js';
 import { readLogs } from './log-reader.js';
+import { serveNodeLogs } from './node-logs.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
 import type { StatsCollector } from './stats-collector.js';
 import { metricsRoutes } from './metrics-route.js';
@@ -31,6 +32,8 @@ export interface RouteDeps {
   readonly proxyTimeoutMs: number;
   /** The runtime's limit on a `/run` command. */
   readonly runTimeoutSeconds: number;
+  /** The directory `/logs/` serves (the kubelet's /var/log); absent: `/logs/` is not served (404). */
+  readonly nodeLogDir?: string;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
   /** Serves `/metrics` when given. */
@@ -124,6 +127,7 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/healthz', handler: healthz },
     { method: 'GET', pattern: '/pods', handler: pods },
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
+    ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: (request: RouteRequest) => serveNodeLogs(request, { dir: deps.nodeLogDir ?? '' }) }]),
     ...streamingRoutes(deps),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
     ...(deps.metrics === undefined ? [] : metricsRoutes(deps.metrics.registry, deps.metrics.logger)),

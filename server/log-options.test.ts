@@ -37,6 +37,28 @@ describe('parseLogQuery', () => {
     assert.equal(status('sinceSeconds=5&sinceTime=2026-11-24T04:00:00Z'), 422);
     assert.equal(status('tailLines=0'), undefined);
   });
+
+  it('decodes integers as Go int64: a sign, digits, in range; hostile values are 400 or 422, never a crash', () => {
+    const status = (text: string): number | undefined => {
+      try {
+        parseLogQuery(q(text));
+        return undefined;
+      } catch (error) {
+        return isLogOptionsError(error) ? error.status : -1;
+      }
+    };
+    for (const bad of ['1e18', '0x10', '1.5', ' 5', '', '9223372036854775808', '-9223372036854775809', '99999999999999999999999999999999999']) {
+      assert.equal(status(`limitBytes=${encodeURIComponent(bad)}`), 400, `limitBytes=${bad}`);
+      assert.equal(status(`tailLines=${encodeURIComponent(bad)}`), 400, `tailLines=${bad}`);
+    }
+    assert.equal(status('tailLines=-9223372036854775808'), 422);
+    assert.equal(status('limitBytes=-5'), 422);
+    assert.equal(parseLogQuery(q('limitBytes=9223372036854775807')).limitBytes, 2 ** 63);
+    assert.equal(parseLogQuery(q('tailLines=%2B5')).tailLines, 5);
+    assert.equal(parseLogQuery(q('tailLines=1000000000000000000')).tailLines, 1e18);
+    // A huge sinceSeconds reaches back before the epoch: everything, not a crash.
+    assert.equal(readOptions(parseLogQuery(q('sinceSeconds=9223372036854775807')), Date.now()).sinceNs < 0n, true);
+  });
 });
 
 describe('readOptions (the kubelet NewLogOptions)', () => {

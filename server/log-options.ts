@@ -48,11 +48,22 @@ function bool(query: URLSearchParams, name: string): boolean {
   throw new LogOptionsError(`invalid value for ${name}: "${raw}"`, 400);
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An int64 field, decoded as Go's strconv.ParseInt(s, 10, 64) (an optional sign, decimal digits, in
+ * range): anything else (`1e18`, `0x10`, a value past int64) is a decoding error, 400. Values past
+ * 2^53 lose precision as a number; only their size matters (a limit that large is no limit).
+ */
 function integer(query: URLSearchParams, name: string): number | undefined {
   const raw = query.get(name);
   if (raw === null) return undefined;
-  if (!/^-?\d+$/.test(raw)) throw new LogOptionsError(`invalid value for ${name}: "${raw}"`, 400);
-  return Number(raw);
+  const bad = new LogOptionsError(`invalid value for ${name}: "${raw}"`, 400);
+  if (!/^[+-]?\d{1,30}$/.test(raw)) throw bad;
+  const value = BigInt(raw);
+  if (value < INT64_MIN || value > INT64_MAX) throw bad;
+  return Number(value);
 }
 
 function sinceTime(query: URLSearchParams): bigint | undefined {

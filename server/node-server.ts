@@ -18,7 +18,7 @@ import type { PeerCertificate as TlsPeerCertificate, TLSSocket } from 'node:tls'
 import type { Logger } from 'pino';
 import type { Authenticator, UserInfo } from './authn.js';
 import { requestAttributes, type NodeAuthorizer } from './authz.js';
-import { matchRoute, sendText, type Route, type UpgradeSocket } from './routes.js';
+import { isBadPathError, matchRoute, sendText, type Route, type RouteMatch, type UpgradeSocket } from './routes.js';
 
 /** How the server is built. */
 export interface NodeServerOptions {
@@ -81,10 +81,24 @@ async function serve(req: IncomingMessage, res: ServerResponse, options: NodeSer
     sendText(res, 500, message);
     return;
   }
-  const match = matchRoute(options.routes, method, url.pathname);
+  const match = routeOf(options.routes, method, url.pathname);
+  if (match === undefined) {
+    sendText(res, 400, '400 Bad Request');
+    return;
+  }
   if (match.kind === 'not-found') sendText(res, 404, '404 page not found');
   else if (match.kind === 'method-not-allowed') sendText(res, 405, 'Method Not Allowed');
   else await match.handler({ req, res, params: match.params, query: url.searchParams, ...(upgrade === undefined ? {} : { upgrade }) });
+}
+
+/** The route, or undefined for a path that is not valid percent-encoding (a 400). */
+function routeOf(routes: readonly Route[], method: string, path: string): RouteMatch | undefined {
+  try {
+    return matchRoute(routes, method, path);
+  } catch (error) {
+    if (isBadPathError(error)) return undefined;
+    throw error;
+  }
 }
 
 /** A response written to an upgrade request's raw socket; the connection closes after it. */

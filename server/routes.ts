@@ -28,23 +28,49 @@ export interface RouteRequest {
 /** Serves one matched request. */
 export type RouteHandler = (request: RouteRequest) => Promise<void>;
 
-/** One path pattern: `{}` segments capture (non-empty, URL-decoded). */
+/**
+ * One path pattern: `{}` segments capture (non-empty, URL-decoded); a last segment `{*}` captures
+ * the rest of the path, slashes and all, possibly empty (URL-decoded: `%2F` is a slash, as in Go's
+ * `URL.Path`).
+ */
 export interface Route {
   readonly method: string;
   readonly pattern: string;
   readonly handler: RouteHandler;
 }
 
+/** A path segment that is not valid percent-encoding (Go's server refuses the request: 400). */
+export class BadPathError extends Error {
+  override readonly name = 'BadPathError';
+}
+
+export function isBadPathError(err: unknown): err is BadPathError {
+  return err instanceof BadPathError;
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new BadPathError(`invalid URL escape in "${segment}"`);
+  }
+}
+
 function matchPattern(pattern: string, path: string): string[] | undefined {
   const want = pattern.split('/');
   const got = path.split('/');
+  if (want.at(-1) === '{*}') {
+    if (got.length < want.length) return undefined;
+    const head = matchPattern(want.slice(0, -1).join('/'), got.slice(0, want.length - 1).join('/'));
+    return head === undefined ? undefined : [...head, decode(got.slice(want.length - 1).join('/'))];
+  }
   if (want.length !== got.length) return undefined;
   const params: string[] = [];
   for (const [i, part] of want.entries()) {
     const actual = got[i] ?? '';
     if (part === '{}') {
       if (actual === '') return undefined;
-      params.push(decodeURIComponent(actual));
+      params.push(decode(actual));
     } else if (part !== actual) {
       return undefined;
     }
@@ -55,7 +81,10 @@ function matchPattern(pattern: string, path: string): string[] | undefined {
 /** The result of looking a request up. */
 export type RouteMatch = { readonly kind: 'found'; readonly handler: RouteHandler; readonly params: string[] } | { readonly kind: 'not-found' } | { readonly kind: 'method-not-allowed' };
 
-/** The route for `method` and `path`; a path served for other methods only is 405, as go-restful answers. */
+/**
+ * The route for `method` and `path`; a path served for other methods only is 405, as go-restful
+ * answers. @throws BadPathError when a captured segment is not valid percent-encoding.
+ */
 export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch {
   let pathKnown = false;
   for (const route of routes) {

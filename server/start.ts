@@ -28,6 +28,8 @@ export interface NodeServerParts {
   readonly tlsCertFile: string | undefined;
   readonly tlsPrivateKeyFile: string | undefined;
   readonly clientCaFile: string | undefined;
+  /** The directory `/logs/` serves. */
+  readonly logDir: string;
   readonly kubeConfig: KubeConfig;
   readonly pods: { list(): V1Pod[] };
   readonly runtime: LogRuntime & StreamRuntime & StatsSource;
@@ -78,6 +80,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       followPollMs: FOLLOW_POLL_MS,
       proxyTimeoutMs: PROXY_TIMEOUT_MS,
       runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
+      nodeLogDir: parts.logDir,
       stats: {
         collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, runtime: parts.runtime, images: parts.images, clock: parts.clock }),
         logger: parts.logger,
