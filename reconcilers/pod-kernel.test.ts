@@ -66,7 +66,7 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     // One pod that puts something into every holder assemblePodSync builds: admitted, volumes
     // prepared and refreshed (a downwardAPI volume follows its source), probe workers with a
     // readiness result and a liveness failure, a crash (restart backoff), a failed pull (pull
-    // backoff, start failure).
+    // backoff, start failure), an eviction decision.
     let live = true;
     h.runtime.execHandler = (_id, cmd) => ({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: cmd[0] === 'live' && !live ? 1 : 0 });
     h.store.set(UID, basePod((p) => {
@@ -88,6 +88,8 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     live = false;
     await h.clock.advance(1500);
     const sync = h.sync();
+    // The eviction manager's decision about this pod (the eviction holder).
+    sync.evictions.record(ref, { reason: 'Evicted', message: 'The node was low on resource: memory.', gracePeriodSeconds: 0 });
     const filled = sync.perPodState();
     const empty = Object.entries(filled).filter(([, n]) => n === 0).map(([holder]) => holder);
     assert.deepEqual(empty, [], `holders left empty by the set-up (it must fill them all): ${JSON.stringify(filled)}`);
