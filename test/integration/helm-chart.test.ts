@@ -173,7 +173,9 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/host/etc/resolv.conf' && m.readOnly === true));
     // The node server: off the host kubelet's 10250, verifying the API server's client certificate
     // with the cluster CA of the kube-root-ca.crt ConfigMap.
-    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: '/etc/nodelet-client-ca/ca.crt' });
+    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: '/etc/nodelet-client-ca/ca.crt', logDir: '/host/var/log' });
+    // /logs/ serves the host's /var/log, mounted read-only (as the kubelet serves its host's).
+    assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'host-var-log' && m.mountPath === '/host/var/log' && m.readOnly === true));
     assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'client-ca' && m.mountPath === '/etc/nodelet-client-ca' && m.readOnly === true));
     const caVolume = (daemonSet.spec?.template.spec?.volumes ?? []).find((v) => v.name === 'client-ca');
     assert.deepEqual(caVolume?.configMap, { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] });
@@ -185,7 +187,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     const agent = containerOf(ds, 'agent');
     const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
     assert.ok(settings !== 'help');
-    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined });
+    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined, logDir: '/host/var/log' });
     assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
   });
 
@@ -288,6 +290,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       '/sys/fs/cgroup',
       '/var/lib/nodelet',
       '/var/lib/nodelet-containerd',
+      '/var/log',
       '/var/log/nodelet-pods',
     ]);
     for (const forbidden of ['/run/containerd', KUBELET_SOCKET, '/var/lib/containerd', '/var/lib/kubelet', '/var/log/pods']) {
