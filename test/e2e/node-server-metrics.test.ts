@@ -80,14 +80,18 @@ describe('the node server /metrics on the test cluster', () => {
   });
 
   it('running pods and containers equal what the runtime shows for this node', async () => {
-    const agreed = await eventually('two scrapes around crictl to agree', async () => {
+    // The gauges follow the runtime at each relist (1 s): pods of earlier tests still being torn
+    // down move both sides, so wait until two scrapes around crictl agree with each other and with it.
+    const agreed = await eventually('two scrapes around crictl to agree with it', async () => {
       const first = await scrape();
       const readyPods = await count(['pods', '--state', 'ready', '--label', NODE_LABEL, '-q']);
       const runningContainers = await count(['ps', '--state', 'running', '--label', NODE_LABEL, '-q']);
       const second = await scrape();
       const pods = [value(first, 'kubelet_running_pods'), value(second, 'kubelet_running_pods')];
       const containers = [value(first, 'kubelet_running_containers', { container_state: 'running' }), value(second, 'kubelet_running_containers', { container_state: 'running' })];
-      const stable = pods[0] === pods[1] && containers[0] === containers[1];
+      const stable = pods[0] === pods[1] && containers[0] === containers[1] && pods[0] === readyPods && containers[0] === runningContainers;
+      // Thrown, so a timeout names the last disagreement.
+      if (!stable) throw new Error(`running pods ${String(pods)} vs crictl ${readyPods}, running containers ${String(containers)} vs crictl ${runningContainers}`);
       return stable ? { readyPods, runningContainers, pods: pods[0] ?? -1, containers: containers[0] ?? -1, families: second } : undefined;
     }, 30_000);
     const relist = histogram(agreed.families, 'kubelet_pleg_relist_duration_seconds');
