@@ -32,10 +32,11 @@ RUN npm run build
 # packages the test cluster runs.
 FROM node:20-bookworm-slim
 # containerd + runc: nodelet's own runtime (never the kubelet's); containernetworking-plugins: the
-# bridge, host-local, portmap and loopback plugins in /usr/lib/cni (they need iptables, a dependency);
+# bridge, host-local, portmap and loopback plugins in /usr/lib/cni; iptables: what the bridge and portmap
+# plugins call (a dependency of the plugins anyway, named so the image lists it);
 # ca-certificates: TLS to registries and to an external rediss:// Redis.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins ca-certificates \
+ && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins iptables ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production
