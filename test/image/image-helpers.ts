@@ -19,6 +19,8 @@ export interface BuiltImage {
   readonly tar: string;
   /** The manifest digest (sha256:...). */
   readonly digest: string;
+  /** The config digest: the image ID the CRI reports (sha256:...). */
+  readonly configDigest: string;
   /** Every path in the image (both layers), relative to `/`, without a leading `./`. */
   readonly files: ReadonlySet<string>;
   /** Debian package name → version, from the image's dpkg database. */
@@ -50,8 +52,11 @@ export async function buildImage(): Promise<BuiltImage> {
       packages.set(name, version);
     }
   }
+  const manifest = JSON.parse(
+    await readFile(path.join(dir, 'layout/blobs/sha256', digest.replace('sha256:', '')), 'utf8'),
+  ) as { config: { digest: string } };
   const sizes = JSON.parse(await readFile(path.join(dir, 'sizes.json'), 'utf8')) as BuiltImage['sizes'];
-  return { ref, tar, digest, files, packages, sizes, buildSeconds };
+  return { ref, tar, digest, configDigest: manifest.config.digest, files, packages, sizes, buildSeconds };
 }
 
 /** Megabytes with one decimal, for printed figures. */
