@@ -6,8 +6,9 @@
 # Build:  docker build -t <registry>/nodelet:$(node -p 'require("./package.json").version') .
 #
 # It is not built in this repository's environment (no container registry to pull the base image
-# from, no Docker engine); the chart's tests render and install the chart without it. What the
-# image must contain is pinned here and checked by test/integration/helm-chart.test.ts.
+# from, no Docker engine): image/build.sh (`npm run image:build`) builds the same contents there from
+# Debian packages, reading its apt list from this file; test/image/contents.test.ts compares the two
+# file lists, and test/integration/helm-chart.test.ts pins what the chart relies on.
 
 # --- build: compile TypeScript to dist/ -------------------------------------------------------
 FROM node:20-bookworm-slim AS build
