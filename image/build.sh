@@ -73,7 +73,7 @@ base_hash() {
     dockerfile_packages
     sha256sum "$sources"
     dpkg-query -W -f='${Package} ${Version}\n' nodejs mmdebstrap
-    sed -n '/^build_base()/,/^}/p' "$0"
+    sed -n '/^build_base()/,/^}/p' "$here/build.sh"
   } | sha256sum | cut -c1-16
 }
 
@@ -84,7 +84,7 @@ app_hash() {
       xargs -0 sha256sum)
     (cd "$repo" && sha256sum package.json package-lock.json tsconfig.json tsconfig.build.json \
       node_modules/.package-lock.json)
-    sed -n '/^build_app()/,/^}/p' "$0"
+    sed -n '/^build_app()/,/^}/p' "$here/build.sh"
     node --version
   } | sha256sum | cut -c1-16
 }
@@ -106,7 +106,10 @@ write_layer() {
 
 # Copies the host's installed nodejs package (binary, npm) into a root filesystem.
 copy_host_node() {
-  local rootfs=$1
+  local rootfs=$1 version
+  version=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null) ||
+    die "no nodejs Debian package on this host (Node >= 20 is needed; Debian 12's own is 18)"
+  [[ ${version%%.*} =~ ^[0-9]+$ ]] && ((${version%%.*} >= 20)) || die "the host's nodejs is $version, not >= 20"
   dpkg -L nodejs | grep -vE '^/(\.|usr/include|usr/share/(doc|man))(/|$)' |
     while read -r path; do [[ -f $path || -L $path ]] && printf '%s\n' "${path#/}"; done |
     tar -C / --no-recursion -cf - -T - | tar -C "$rootfs" -xf -
