@@ -6,8 +6,9 @@
 # Build:  docker build -t <registry>/nodelet:$(node -p 'require("./package.json").version') .
 #
 # It is not built in this repository's environment (no container registry to pull the base image
-# from, no Docker engine); the chart's tests render and install the chart without it. What the
-# image must contain is pinned here and checked by test/integration/helm-chart.test.ts.
+# from, no Docker engine): image/build.sh (`npm run image:build`) builds the same contents there from
+# Debian packages, reading its apt list from this file; test/image/contents.test.ts compares the two
+# file lists, and test/integration/helm-chart.test.ts pins what the chart relies on.
 
 # --- build: compile TypeScript to dist/ -------------------------------------------------------
 FROM node:20-bookworm-slim AS build
@@ -32,10 +33,11 @@ RUN npm run build
 # packages the test cluster runs.
 FROM node:20-bookworm-slim
 # containerd + runc: nodelet's own runtime (never the kubelet's); containernetworking-plugins: the
-# bridge, host-local, portmap and loopback plugins in /usr/lib/cni (they need iptables, a dependency);
+# bridge, host-local, portmap and loopback plugins in /usr/lib/cni; iptables: what the bridge and portmap
+# plugins call (a dependency of the plugins anyway, named so the image lists it);
 # ca-certificates: TLS to registries and to an external rediss:// Redis.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins ca-certificates \
+ && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins iptables ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production

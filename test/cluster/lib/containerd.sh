@@ -113,6 +113,12 @@ containerd_import_images() {
   done < <("$REPO_DIR/test/images/build.sh")
 }
 
+# Imports nodelet's own image (image/build.sh: docker.io/library/nodelet:<version>) when missing or
+# stale. Not part of up.sh: a cold build takes minutes; the suites that run the image call it.
+containerd_import_nodelet_image() {
+  CONTAINERD_ADDRESS=$CONTAINERD_SOCK bash "$REPO_DIR/image/import.sh" >/dev/null
+}
+
 # Proves that a pull of any public image fails at once against the loopback sink.
 containerd_check_pull_sink() {
   local out started=$SECONDS
