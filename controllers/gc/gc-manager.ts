@@ -8,6 +8,8 @@
  *   nowhere (not in any synced source, nothing left in the runtime, and the API confirms it). Pods
  *   gone from every source that still have runtime objects are handed to the reconciler, which is
  *   the one place a pod is torn down.
+ * - Orphaned pod directories (`<rootDir>/pods/<uid>`) by the same checks as log directories, after
+ *   unmounting nodelet's own emptyDir tmpfs mounts in them (`orphan-pod-dir-plan.ts`).
  * - Image GC: when the image filesystem is at or above the high threshold, unused images, least
  *   recently used first, down to the low threshold. "In use" means used by any container in the
  *   runtime, nodelet's or not, in any state: a shared runtime's other users keep their images.
