@@ -197,6 +197,7 @@ function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reas
     images: cri.image,
     nodeName: settings.nodeName,
     podLogDir: settings.podLogDir,
+    rootDir: settings.rootDir,
     pods: { has: (uid) => store.get(uid) !== undefined, synced: () => store.synced(), confirmGone: (key) => store.confirmGone(key) },
     onGonePod: enqueue,
     sandboxImage: settings.sandboxImage,

@@ -31,15 +31,25 @@ interface Setup {
   readonly present: Set<string>;
   readonly handedOver: PodKey[];
   readonly confirmed: string[];
+  /** UIDs the API still has (confirmGone says no). */
+  readonly apiHas: Set<string>;
+  /** The fake mount table: mount points with their types; `unmount` removes one and records it. */
+  readonly mounts: { mountPoint: string; fsType: string }[];
+  readonly unmounted: string[];
+  /** Log records at info and above. */
+  readonly logs: { msg: string; level: number; [field: string]: unknown }[];
   fs: { capacityBytes: number; availableBytes: number };
 }
 
 let logRoot = '';
+let rootDir = '';
 beforeEach(async () => {
   logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-'));
+  rootDir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-root-'));
 });
 afterEach(async () => {
   await rm(logRoot, { recursive: true, force: true });
+  await rm(rootDir, { recursive: true, force: true });
 });
 
 function setup(): Setup {
@@ -48,18 +58,32 @@ function setup(): Setup {
   const present = new Set<string>();
   const handedOver: PodKey[] = [];
   const confirmed: string[] = [];
-  const s: Setup = { clock, runtime, present, handedOver, confirmed, fs: { capacityBytes: 100, availableBytes: 50 }, gc: undefined as unknown as GcManager };
+  const apiHas = new Set<string>();
+  const mounts: { mountPoint: string; fsType: string }[] = [];
+  const unmounted: string[] = [];
+  const logs: Setup['logs'] = [];
+  const s: Setup = { clock, runtime, present, handedOver, confirmed, apiHas, mounts, unmounted, logs, fs: { capacityBytes: 100, availableBytes: 50 }, gc: undefined as unknown as GcManager };
   const gc = new GcManager({
     runtime,
     images: runtime,
     nodeName: NODE,
     podLogDir: logRoot,
-    pods: { has: (uid) => present.has(uid), synced: () => true, confirmGone: (key) => { confirmed.push(key.uid); return Promise.resolve(true); } },
+    rootDir,
+    pods: { has: (uid) => present.has(uid), synced: () => true, confirmGone: (key) => { confirmed.push(key.uid); return Promise.resolve(!apiHas.has(key.uid)); } },
+    mounts: {
+      read: () => Promise.resolve([...mounts]),
+      unmount: (point) => {
+        unmounted.push(point);
+        const i = mounts.findIndex((m) => m.mountPoint === point);
+        if (i >= 0) mounts.splice(i, 1);
+        return Promise.resolve();
+      },
+    },
     onGonePod: (key) => handedOver.push(key),
     sandboxImage: PAUSE,
     policy: POLICY,
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'info' }, { write: (line: string) => { logs.push(JSON.parse(line) as Setup['logs'][number]); } }),
     fsStats: (mountpoint) => {
       assert.equal(mountpoint, runtime.imageFsMountpoint);
       return Promise.resolve(s.fs);
@@ -204,6 +228,76 @@ async function newInstance(s: Setup): Promise<string> {
     labels: containerLabels(pod('a'), 'main', NODE), annotations: { [ANNOTATION_RESTART_COUNT]: String(attempt) }, logPath: `main/${attempt}.log`, stdin: false, stdinOnce: false, tty: false,
   }, sandbox.config);
 }
+
+/** Creates `<rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/x/file`; returns the pod directory. */
+async function podDirWith(uid: string, plugin = 'empty-dir'): Promise<string> {
+  const dir = path.join(rootDir, 'pods', uid);
+  await mkdir(path.join(dir, 'volumes', `kubernetes.io~${plugin}`, 'x'), { recursive: true });
+  await writeFile(path.join(dir, 'volumes', `kubernetes.io~${plugin}`, 'x', 'file'), 'data\n');
+  return dir;
+}
+
+describe('GcManager: orphaned pod directories', () => {
+  it('removes the directory of a pod no source, runtime or API has, logging it and the count; never a live, running or still-known pod’s', async () => {
+    const s = setup();
+    s.present.add('live');
+    s.apiHas.add('lagging');
+    await crashLoop(s, pod('running'), 1);
+    const orphan = await podDirWith('orphan');
+    const named = await podDirWith('named');
+    const kept = [await podDirWith('live'), await podDirWith('running'), await podDirWith('lagging')];
+    await mkdir(path.join(logRoot, 'ns_web_named'));
+    await s.gc.collectContainers();
+    assert.equal(existsSync(orphan), false, 'orphan removed');
+    assert.equal(existsSync(named), false, 'orphan with a log directory removed');
+    for (const dir of kept) assert.equal(existsSync(path.join(dir, 'volumes', 'kubernetes.io~empty-dir', 'x', 'file')), true, `${dir} kept`);
+    // The API was asked about each candidate: by name when the log directory names it, else by UID alone.
+    assert.deepEqual(s.confirmed.filter((uid) => uid !== 'named').sort(), ['lagging', 'orphan']);
+    const removals = s.logs.filter((l) => l.msg === 'removed the orphaned directory of a pod that no longer exists');
+    assert.deepEqual(removals.map((l) => l.podUid).sort(), ['named', 'orphan']);
+    assert.deepEqual(s.logs.filter((l) => l.msg === 'orphaned pod directories').map((l) => [l.removed, l.kept, l.failed]), [[2, 0, 0]]);
+  });
+
+  it('asks the API by name when the pod’s log directory names it, by UID alone otherwise', async () => {
+    const keys: PodKey[] = [];
+    const s = setup();
+    await podDirWith('named');
+    await podDirWith('bare');
+    await mkdir(path.join(logRoot, 'ns_web_named'));
+    const gc = new GcManager({ runtime: s.runtime, images: s.runtime, nodeName: NODE, podLogDir: logRoot, rootDir, pods: { has: () => false, synced: () => true, confirmGone: (key) => { keys.push(key); return Promise.resolve(false); } }, onGonePod: () => undefined, sandboxImage: PAUSE, policy: POLICY, clock: s.clock, logger: pino({ level: 'silent' }), mounts: { read: () => Promise.resolve([]), unmount: () => Promise.resolve() } });
+    await gc.collectContainers();
+    // (The log directory GC asks about `named` by the same key.)
+    const asked = [...new Set(keys.map((k) => `${k.uid} ${k.namespace}/${k.name}`))].sort();
+    assert.deepEqual(asked, ['bare /', 'named ns/web']);
+    assert.equal(existsSync(path.join(rootDir, 'pods', 'bare')), true, 'not confirmed gone: kept');
+  });
+
+  it('unmounts nodelet’s own tmpfs first; keeps an orphan with another mount or another tool’s volume directory, logging an error', async () => {
+    const s = setup();
+    const memory = await podDirWith('memory');
+    const bound = await podDirWith('bound');
+    const csi = await podDirWith('csi', 'csi');
+    s.mounts.push({ mountPoint: path.join(memory, 'volumes', 'kubernetes.io~empty-dir', 'x'), fsType: 'tmpfs' });
+    s.mounts.push({ mountPoint: path.join(bound, 'volumes', 'kubernetes.io~empty-dir', 'x'), fsType: 'ext4' });
+    await s.gc.collectContainers();
+    assert.deepEqual(s.unmounted, [path.join(memory, 'volumes', 'kubernetes.io~empty-dir', 'x')]);
+    assert.equal(existsSync(memory), false);
+    assert.equal(existsSync(path.join(bound, 'volumes', 'kubernetes.io~empty-dir', 'x', 'file')), true);
+    assert.equal(existsSync(path.join(csi, 'volumes', 'kubernetes.io~csi', 'x', 'file')), true);
+    assert.deepEqual(s.logs.filter((l) => l.msg === 'orphaned pod directory kept' && l.level === 50).map((l) => l.podUid).sort(), ['bound', 'csi']);
+    assert.deepEqual(s.logs.filter((l) => l.msg === 'orphaned pod directories').map((l) => [l.removed, l.kept, l.failed]), [[1, 2, 0]]);
+  });
+
+  it('never removes across a mount that an unmount left in place: the run fails and the directory stays', async () => {
+    const s = setup();
+    const memory = await podDirWith('memory');
+    const point = path.join(memory, 'volumes', 'kubernetes.io~empty-dir', 'x');
+    // Stacked twice: one unmount leaves the other.
+    s.mounts.push({ mountPoint: point, fsType: 'tmpfs' }, { mountPoint: point, fsType: 'tmpfs' });
+    await assert.rejects(s.gc.collectContainers(), (e: unknown) => isGcRemovalError(e) && e.failures === 1);
+    assert.equal(existsSync(path.join(point, 'file')), true);
+  });
+});
 
 describe('GcManager: images', () => {
   it('below the high threshold removes nothing', async () => {

@@ -8,6 +8,8 @@
  *   nowhere (not in any synced source, nothing left in the runtime, and the API confirms it). Pods
  *   gone from every source that still have runtime objects are handed to the reconciler, which is
  *   the one place a pod is torn down.
+ * - Orphaned pod directories (`<rootDir>/pods/<uid>`) by the same checks as log directories, after
+ *   unmounting nodelet's own emptyDir tmpfs mounts in them (`orphan-pod-dir-plan.ts`).
  * - Image GC: when the image filesystem is at or above the high threshold, unused images, least
  *   recently used first, down to the low threshold. "In use" means used by any container in the
  *   runtime, nodelet's or not, in any state: a shared runtime's other users keep their images.
@@ -24,7 +26,10 @@ import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.
 import type { PodKey } from '../../util/pod-key.js';
 import { planContainerGc, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
 import { planImageGc, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
-import { filesystemStats, listPodLogDirectories, removeContainerLogs, removePodLogDirectory } from './log-files.js';
+import { filesystemStats, listPodLogDirectories, removeContainerLogs, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
+import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
+import { listPodDirs, removePodDir, type MountTable } from './pod-dirs.js';
+import { readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
 
 /** The kubelet's periods. */
 export const CONTAINER_GC_PERIOD_MS = 60_000;
@@ -51,6 +56,8 @@ export interface GcManagerOptions {
   readonly images: ImageService;
   readonly nodeName: string;
   readonly podLogDir: string;
+  /** The agent's root directory: pod directories are `<rootDir>/pods/<uid>`. */
+  readonly rootDir: string;
   readonly pods: GcPodSource;
   /** Hands a pod gone from every source to the reconciler (enqueue it). */
   readonly onGonePod: (pod: PodKey, reason: string) => void;
@@ -61,6 +68,8 @@ export interface GcManagerOptions {
   readonly logger: Logger;
   /** `statfs` of the image filesystem's mountpoint; injectable for tests. */
   readonly fsStats?: (mountpoint: string) => Promise<ImageFsStats>;
+  /** The host's mount table (`/proc/self/mountinfo`, `umount`); injectable for tests. */
+  readonly mounts?: MountTable;
   readonly containerPeriodMs?: number;
   readonly imagePeriodMs?: number;
 }
@@ -108,10 +117,12 @@ export class GcManager {
   private readonly containerLoop: PeriodicLoop;
   private readonly imageLoop: PeriodicLoop;
   private readonly fsStats: (mountpoint: string) => Promise<ImageFsStats>;
+  private readonly mounts: MountTable;
 
   constructor(private readonly options: GcManagerOptions) {
     this.policy = options.policy;
     this.fsStats = options.fsStats ?? filesystemStats;
+    this.mounts = options.mounts ?? { read: readMounts, unmount: unmountAllUnder };
     const common = { clock: options.clock, logger: options.logger, firstRun: 'after-period' as const };
     this.containerLoop = createPeriodicLoop({ ...common, name: 'container-gc', periodMs: options.containerPeriodMs ?? CONTAINER_GC_PERIOD_MS, run: () => this.collectContainers() });
     this.imageLoop = createPeriodicLoop({ ...common, name: 'image-gc', periodMs: options.imagePeriodMs ?? IMAGE_GC_PERIOD_MS, run: () => this.collectImages() });
@@ -166,8 +177,10 @@ export class GcManager {
     for (const { container, reason } of plan.containers) failures += await this.removeContainer(container, reason);
     for (const { sandbox, reason } of plan.sandboxes) failures += await this.attempt({ sandboxId: sandbox.id, podUid: sandbox.podUid, reason }, 'removing sandbox', () => runtime.removePodSandbox(sandbox.id));
     this.handOverGonePods(plan.gonePods, [...ours.map((c) => c.labels), ...sandboxes.map((s) => s.labels)]);
-    const present = new Set([...ours.map((c) => c.labels[LABEL_POD_UID]), ...sandboxes.map((s) => s.metadata.uid)]);
-    failures += await this.collectPodLogDirectories(present);
+    const present = new Set([...ours.flatMap((c) => c.labels[LABEL_POD_UID] ?? []), ...sandboxes.map((s) => s.metadata.uid)]);
+    const logDirs = await listPodLogDirectories(this.options.podLogDir);
+    failures += await this.collectOrphanedPodDirs(present, logDirs);
+    failures += await this.collectPodLogDirectories(present, logDirs);
     if (failures > 0) throw new GcRemovalError('container GC', failures);
   }
 
@@ -198,10 +211,10 @@ export class GcManager {
   }
 
   /** Removes log directories of pods no source has, nothing in the runtime has, and the API confirms gone. */
-  private async collectPodLogDirectories(inRuntime: ReadonlySet<string | undefined>): Promise<number> {
+  private async collectPodLogDirectories(inRuntime: ReadonlySet<string>, logDirs: readonly PodLogDirectory[]): Promise<number> {
     if (!this.options.pods.synced()) return 0;
     let failures = 0;
-    for (const dir of await listPodLogDirectories(this.options.podLogDir)) {
+    for (const dir of logDirs) {
       if (this.options.pods.has(dir.pod.uid) || inRuntime.has(dir.pod.uid)) continue;
       if (!(await this.options.pods.confirmGone(dir.pod))) continue;
       failures += await this.attempt({ path: dir.path, podUid: dir.pod.uid }, 'removing the log directory of a pod that no longer exists', async () => {
@@ -209,6 +222,36 @@ export class GcManager {
         this.options.logger.info({ path: dir.path, podUid: dir.pod.uid }, 'removed the log directory of a pod that no longer exists');
       });
     }
+    return failures;
+  }
+
+  /**
+   * Removes pod directories (`<rootDir>/pods/<uid>`) of pods no source has, nothing in the runtime
+   * has, and the API confirms gone (the same checks as for log directories; the pod's name comes
+   * from its log directory, else the API is asked by UID), unmounting nodelet's own tmpfs mounts
+   * first. Orphans with other mounts or other tools' volume directories inside stay, logged as errors.
+   */
+  private async collectOrphanedPodDirs(inRuntime: ReadonlySet<string>, logDirs: readonly PodLogDirectory[]): Promise<number> {
+    const { pods, logger } = this.options;
+    if (!pods.synced()) return 0;
+    const dirs = await listPodDirs(this.options.rootDir);
+    if (dirs.length === 0) return 0;
+    const plan = planOrphanPodDirs({ dirs, mounts: await this.mounts.read(), synced: pods.synced(), known: (uid) => pods.has(uid), inRuntime });
+    for (const { dir, reason } of plan.skip) logger.error({ path: dir.path, podUid: dir.uid, reason }, 'orphaned pod directory kept');
+    let failures = 0;
+    let removed = 0;
+    for (const { dir, unmount } of plan.remove) {
+      const key = logDirs.find((l) => l.pod.uid === dir.uid)?.pod ?? { uid: dir.uid, namespace: '', name: '' };
+      if (!(await pods.confirmGone(key))) continue;
+      const failed = await this.attempt({ path: dir.path, podUid: dir.uid }, 'removing the orphaned directory of a pod that no longer exists', async () => {
+        await removePodDir(this.mounts, dir.path, unmount);
+        logger.info({ path: dir.path, podUid: dir.uid, unmounted: unmount }, 'removed the orphaned directory of a pod that no longer exists');
+      });
+      failures += failed;
+      removed += 1 - failed;
+    }
+    const counts = { removed, kept: plan.skip.length, failed: failures };
+    if (removed + plan.skip.length + failures > 0) logger.info(counts, 'orphaned pod directories');
     return failures;
   }
 

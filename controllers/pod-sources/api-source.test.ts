@@ -131,6 +131,17 @@ describe('pod source', () => {
     source.stop();
   });
 
+  it('with only a UID known (an orphaned pod directory) lists the node’s pods and confirms the UID absent only when none has it', async () => {
+    const { source, server } = setup([pod('a', 'u1')]);
+    await source.start();
+    const confirm = (uid: string): Promise<boolean> => source.confirmAbsent!({ uid, namespace: '', name: '' });
+    assert.equal(await confirm('u1'), false, 'the API still has a pod with the UID');
+    assert.equal(await confirm('u9'), true, 'no pod of the node has the UID');
+    server.listError = new Error('connection refused');
+    assert.equal(await confirm('u9'), false, 'an unreachable API confirms nothing');
+    source.stop();
+  });
+
   it('maps add, update and delete events to UIDs and keeps the latest object', async () => {
     const { source, events, current } = setup();
     await source.start();

@@ -119,6 +119,8 @@ export function createPodSource(options: PodSourceOptions): PodSource {
     // The API server itself: absent when it answers NotFound or has another pod under the name.
     confirmAbsent: async (key) => {
       try {
+        // Only the UID is known (an orphaned pod directory): the node's pods are listed instead.
+        if (key.name === '') return !(await transport.list()).items.some((pod) => pod.metadata?.uid === key.uid);
         const pod = await transport.get(key.namespace, key.name);
         return pod === undefined || pod.metadata?.uid !== key.uid;
       } catch (err: unknown) {

@@ -8,6 +8,9 @@
  * - A deleted pod leaves nothing in the runtime, and its log directory goes at the next pass.
  * - Image GC removes an unused image once the NodeAgent's thresholds put the image filesystem
  *   over the high one, and leaves an image in use (busybox) and the pause image alone.
+ * - Orphaned pod directories (`<root-dir>/pods/<uid>` of no pod), one with a tmpfs mounted at its
+ *   emptyDir as a memory-backed emptyDir leaves it, go at the next container GC pass (unmounted
+ *   first); a running pod's directory, with its own memory emptyDir, stays.
  *
  * The containerd image store is shared with every other test, and image GC removes unused images
  * least recently used first. So that only the image this test imports can go, every other image
@@ -16,7 +19,7 @@
  * NodeAgent's GC settings are reset before that holder is removed.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, statfs, writeFile } from 'node:fs/promises';
@@ -46,6 +49,14 @@ import {
 const run = promisify(execFile);
 const POD_LOG_DIR = '/var/log/pods';
 const PAUSE = 'registry.k8s.io/pause:3.10';
+/** The agent's `--root-dir` (test/cluster/lib/agent.sh). */
+const AGENT_ROOT = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
+
+/** Mount points of this (the agent's) mount namespace under `dir`. */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const lines = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n');
+  return lines.map((l) => l.split(' ')[4] ?? '').filter((p) => p === dir || p.startsWith(`${dir}/`));
+}
 
 async function patchGc(gc: Record<string, number> | null): Promise<void> {
   await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec: { gc } })]);
@@ -237,5 +248,43 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     assert.ok(afterImages.some((i) => namesOf(i).includes('docker.io/library/busybox:1.35')));
     assert.ok(afterImages.some((i) => namesOf(i).includes(PAUSE)));
     assert.equal((await getPod(ns, 'keeper'))?.status?.phase, 'Running');
+  });
+  it('removes orphaned pod directories (unmounting a leftover memory emptyDir), and never a running pod’s', async () => {
+    const keeper = busyboxPod({ name: 'dir-keeper', namespace: ns, script: 'echo kept > /cache/file; echo kept > /scratch/file; sleep 3600' }) as { spec: { containers: { volumeMounts?: object[] }[]; volumes?: object[] } };
+    keeper.spec.volumes = [{ name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }, { name: 'scratch', emptyDir: {} }];
+    keeper.spec.containers[0]!.volumeMounts = [{ name: 'cache', mountPath: '/cache' }, { name: 'scratch', mountPath: '/scratch' }];
+    await apply(keeper);
+    const keeperUid = (await waitForPhase(ns, 'dir-keeper', 'Running')).metadata?.uid ?? '';
+    const keeperDir = path.join(AGENT_ROOT, 'pods', keeperUid);
+    const keeperEmptyDirs = path.join(keeperDir, 'volumes', 'kubernetes.io~empty-dir');
+    await eventually('the keeper to write its files', () => Promise.resolve(existsSync(path.join(keeperEmptyDirs, 'scratch', 'file')) ? true : undefined));
+    // Two orphans: a plain one, and one whose memory emptyDir is still mounted.
+    const plain = path.join(AGENT_ROOT, 'pods', randomUUID());
+    const mounted = path.join(AGENT_ROOT, 'pods', randomUUID());
+    const tmpfsAt = path.join(mounted, 'volumes', 'kubernetes.io~empty-dir', 'cache');
+    for (const dir of [plain, mounted]) await mkdir(path.join(dir, 'volumes', 'kubernetes.io~empty-dir', 'x'), { recursive: true });
+    await writeFile(path.join(plain, 'volumes', 'kubernetes.io~empty-dir', 'x', 'file'), 'orphaned\n');
+    await mkdir(tmpfsAt);
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tmpfsAt]);
+    await writeFile(path.join(tmpfsAt, 'file'), 'in memory\n');
+    const created = Date.now();
+    try {
+      await eventually('container GC to remove both orphaned pod directories', () => Promise.resolve(existsSync(plain) || existsSync(mounted) ? undefined : true), 150_000);
+    } finally {
+      if ((await mountsUnder(mounted)).length > 0) await run('umount', [tmpfsAt]);
+    }
+    const leftMounts = await mountsUnder(mounted);
+    console.log(`orphaned pod directories removed ${Math.round((Date.now() - created) / 1000)} s after they were made (container GC runs every 60 s); mounts left under the mounted orphan: ${leftMounts.length}`);
+    assert.deepEqual(leftMounts, []);
+    // The running pod's directory, files and tmpfs are untouched, and it still runs in the runtime.
+    assert.equal(await readFile(path.join(keeperEmptyDirs, 'scratch', 'file'), 'utf8'), 'kept\n');
+    assert.equal(await readFile(path.join(keeperEmptyDirs, 'cache', 'file'), 'utf8'), 'kept\n');
+    assert.deepEqual(await mountsUnder(keeperDir), [path.join(keeperEmptyDirs, 'cache')]);
+    assert.equal((await getPod(ns, 'dir-keeper'))?.status?.phase, 'Running');
+    const sandboxes = await runtimeSandboxes(keeperUid);
+    const running = (await runtimeContainers(keeperUid)).filter((c) => c.state === 'CONTAINER_RUNNING');
+    console.log(`keeper in crictl: ${sandboxes.length} sandbox(es), ${running.length} running container(s)`);
+    assert.equal(sandboxes.length, 1);
+    assert.equal(running.length, 1);
   });
 });
