@@ -40,7 +40,7 @@ export function mirrorPodApi(core: CoreV1Api): MirrorPodApi {
  * One view over the static sources for the mirror manager: every static pod; synced per source
  * (`file`, `http`), a source not configured counting as synced (its mirror pods are orphans).
  */
-function mergedStaticPods(sources: readonly DesiredPodSource[]): { list(): V1Pod[]; synced(source?: string): boolean; get(uid: string): V1Pod | undefined } {
+export function mergedStaticPods(sources: readonly DesiredPodSource[]): { list(): V1Pod[]; synced(source?: string): boolean; get(uid: string): V1Pod | undefined } {
   return {
     list: () => sources.flatMap((s) => s.list()),
     synced: (source) => sources.filter((s) => source === undefined || s.name === source).every((s) => s.synced()),
