@@ -234,16 +234,23 @@ function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager, evi
   };
 }
 
-/** The desired-pod store over the API source and, with `--pod-manifest-path`, the manifest directory. */
+/** The desired-pod store over the API source and, with `--pod-manifest-path` / `--manifest-url`, the static sources. */
 function buildSources(core: Core, node: NodeController, enqueue: (key: PodKey, reason: string) => void): { store: DesiredPodStore; staticPods: StaticPods | undefined } {
   const { settings, kubeConfig, clock, logger } = core;
   const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
-  const staticPods =
-    settings.podManifestPath === undefined
-      ? undefined
-      : buildStaticPods({ dir: settings.podManifestPath, nodeName: settings.nodeName, core: kubeConfig.makeApiClient(CoreV1Api), apiSource, node: () => node.node(), enqueue, clock, logger });
+  const staticPods = buildStaticPods({
+    dir: settings.podManifestPath,
+    manifestUrl: settings.manifestUrl,
+    nodeName: settings.nodeName,
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    apiSource,
+    node: () => node.node(),
+    enqueue,
+    clock,
+    logger,
+  });
   // Mirror pods are never run: the store sees the API source without them.
-  const sources: DesiredPodSource[] = [withoutMirrorPods(apiSource, isMirrorPod), ...(staticPods === undefined ? [] : [staticPods.source])];
+  const sources: DesiredPodSource[] = [withoutMirrorPods(apiSource, isMirrorPod), ...(staticPods?.sources ?? [])];
   return { store: createDesiredPodStore({ sources, notify: enqueue }), staticPods };
 }
 

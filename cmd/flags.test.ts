@@ -36,6 +36,20 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--node-log-dir', 'var/log'], {}), /--node-log-dir must be an absolute path/);
   });
 
+  it('reads --manifest-url with its headers (comma lists, repeatable, in order) and check frequency', () => {
+    const off = parseSettings(['--cri-endpoint', 'x'], {});
+    assert.notEqual(off, 'help');
+    if (off === 'help') return;
+    assert.equal(off.manifestUrl, undefined);
+    const on = parseSettings(['--cri-endpoint', 'x', '--manifest-url', 'http://127.0.0.1:8080/pods', '--manifest-url-header', 'a:hello,b:again', '--manifest-url-header', 'b:beautiful:x', '--http-check-frequency', '5'], {});
+    assert.notEqual(on, 'help');
+    if (on === 'help') return;
+    assert.deepEqual(on.manifestUrl, { url: 'http://127.0.0.1:8080/pods', headers: [['a', 'hello'], ['b', 'again'], ['b', 'beautiful:x']], periodMs: 5000 });
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--manifest-url', 'http://127.0.0.1/', '--manifest-url-header', 'novalue'], {}), FlagError);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--manifest-url', 'ftp://127.0.0.1/'], {}), FlagError);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--http-check-frequency', '0'], {}), FlagError);
+  });
+
   it('reads --pod-manifest-path: no static pods unless set (an empty value too)', () => {
     const off = parseSettings(['--cri-endpoint', 'x'], {});
     assert.ok(off !== 'help');

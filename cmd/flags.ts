@@ -66,6 +66,16 @@ export interface AgentSettings {
   readonly eviction: EvictionConfig;
   /** Directory of static pod manifests (`--pod-manifest-path`, the kubelet's staticPodPath); none: no static pods. */
   readonly podManifestPath: string | undefined;
+  /** Static pods served at a URL (`--manifest-url`, `--manifest-url-header`, `--http-check-frequency`); none: no URL source. */
+  readonly manifestUrl: ManifestUrlSettings | undefined;
+}
+
+/** The kubelet's `--manifest-url` and its companion flags. */
+export interface ManifestUrlSettings {
+  readonly url: string;
+  /** In the order given; a name may repeat. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly periodMs: number;
 }
 
 /** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`. */
@@ -115,6 +125,9 @@ const FLAGS = {
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
   'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
+  'manifest-url': { type: 'string', value: 'URL', defaultText: 'none', description: 'URL whose body (a Pod or a PodList) lists more static pods, polled every --http-check-frequency' },
+  'manifest-url-header': { type: 'string', value: 'NAME:VALUE,...', default: '', repeatable: true, description: 'headers sent to --manifest-url (repeatable; a name may repeat)' },
+  'http-check-frequency': { type: 'string', value: 'SECONDS', default: '20', description: 'period of the --manifest-url GET' },
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
   ...NODE_POLICY_FLAGS,
@@ -148,6 +161,20 @@ function parseClusterDomain(raw: string): string {
   const problem = clusterDomainProblem(domain);
   if (problem !== undefined) throw new FlagError(`--cluster-domain: ${problem}`);
   return domain;
+}
+
+/** `'a:hello,b:again'`: name/value pairs split at the first colon, in order. */
+function parseManifestUrl(values: { 'manifest-url': string | undefined; 'manifest-url-header': string; 'http-check-frequency': string }): ManifestUrlSettings | undefined {
+  const url = optionalPath(values['manifest-url']);
+  const periodMs = positiveInteger('http-check-frequency', values['http-check-frequency']) * 1000;
+  const headers = values['manifest-url-header'].split(',').filter((h) => h.trim() !== '').map((h): [string, string] => {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new FlagError(`--manifest-url-header: "${h}" is not NAME:VALUE`);
+    return [h.slice(0, colon).trim(), h.slice(colon + 1)];
+  });
+  if (url === undefined) return undefined;
+  if (!/^https?:\/\//.test(url)) throw new FlagError(`--manifest-url must be an http(s) URL, got "${url}"`);
+  return { url, headers, periodMs };
 }
 
 function optionalPath(raw: string | undefined): string | undefined {
@@ -208,6 +235,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     logRotation: parseLogRotationFlags(values),
     sandboxImage: values['pod-infra-container-image'],
     podManifestPath: optionalPath(values['pod-manifest-path']),
+    manifestUrl: parseManifestUrl(values),
     systemReserved: parseReservedFlag('system-reserved', values['system-reserved']),
     kubeReserved: parseReservedFlag('kube-reserved', values['kube-reserved']),
     imagePulls: parseImagePullFlags(values),

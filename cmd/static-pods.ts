@@ -1,19 +1,23 @@
 /**
- * Wiring of static pods (`--pod-manifest-path`): the manifest-directory source, the mirror pod
- * manager, and the two hooks the status manager needs (where a static pod's status is written; that
- * a static pod is never deleted through the API). Policy lives in `controllers/pod-sources/`.
+ * Wiring of static pods (`--pod-manifest-path`, `--manifest-url`): the manifest-directory and URL
+ * sources, one mirror pod manager over both, and the two hooks the status manager needs (where a
+ * static pod's status is written; that a static pod is never deleted through the API). Policy lives
+ * in `controllers/pod-sources/`.
  */
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { createFileSource, type FileSource } from '../controllers/pod-sources/file-source.js';
+import { createFileSource } from '../controllers/pod-sources/file-source.js';
 import { createMirrorPodManager, type MirrorPodApi, type MirrorPodManager } from '../controllers/pod-sources/mirror-pods.js';
 import type { DesiredPodSource } from '../controllers/pod-sources/pod-store.js';
+import { createUrlSource } from '../controllers/pod-sources/url-source.js';
 import type { Clock } from '../util/clock.js';
 import { podKeyOf, type PodKey } from '../util/pod-key.js';
+import type { ManifestUrlSettings } from './flags.js';
 
-/** Static pods of the agent, or none when no manifest directory is configured. */
+/** Static pods of the agent, or none when neither a manifest directory nor a URL is configured. */
 export interface StaticPods {
-  readonly source: FileSource;
+  /** The file source and/or the URL source, in that order. */
+  readonly sources: readonly DesiredPodSource[];
   readonly mirrors: MirrorPodManager;
   /** The mirror pod's key for a static pod's UID (undefined while it has none); any other pod's own key. */
   statusTarget(key: PodKey): PodKey | undefined;
@@ -32,49 +36,66 @@ export function mirrorPodApi(core: CoreV1Api): MirrorPodApi {
   };
 }
 
-/** Builds the static pod parts; `apiSource` is the unfiltered API source (mirror pods included). */
-export function buildStaticPods(options: {
-  readonly dir: string;
+/**
+ * One view over the static sources for the mirror manager: every static pod; synced per source
+ * (`file`, `http`), a source not configured counting as synced (its mirror pods are orphans).
+ */
+export function mergedStaticPods(sources: readonly DesiredPodSource[]): { list(): V1Pod[]; synced(source?: string): boolean; get(uid: string): V1Pod | undefined } {
+  return {
+    list: () => sources.flatMap((s) => s.list()),
+    synced: (source) => sources.filter((s) => source === undefined || s.name === source).every((s) => s.synced()),
+    get: (uid) => sources.map((s) => s.get(uid)).find((pod) => pod !== undefined),
+  };
+}
+
+/** Options of {@link buildStaticPods}. */
+export interface StaticPodsOptions {
+  /** `--pod-manifest-path`. */
+  readonly dir: string | undefined;
+  /** `--manifest-url` and its flags. */
+  readonly manifestUrl: ManifestUrlSettings | undefined;
   readonly nodeName: string;
   readonly core: CoreV1Api;
+  /** The unfiltered API source (mirror pods included). */
   readonly apiSource: DesiredPodSource;
   readonly node: () => V1Node | undefined;
   readonly enqueue: (key: PodKey, reason: string) => void;
   readonly clock: Clock;
   readonly logger: Logger;
-}): StaticPods {
-  const { enqueue } = options;
-  const source = createFileSource({
-    dir: options.dir,
-    nodeName: options.nodeName,
-    logger: options.logger,
-    clock: options.clock,
-    onPod: (key, reason) => {
-      enqueue(key, reason);
-      // A new or removed static pod: its mirror pod follows at once, not at the next round.
-      void mirrors.syncNow();
-    },
-  });
+}
+
+/** Builds the static pod parts; undefined when no static source is configured. */
+export function buildStaticPods(options: StaticPodsOptions): StaticPods | undefined {
+  const { enqueue, nodeName, clock, logger } = options;
+  const onPod = (key: PodKey, reason: string): void => {
+    enqueue(key, reason);
+    // A new or removed static pod: its mirror pod follows at once, not at the next round.
+    void mirrors.syncNow();
+  };
+  const sources: DesiredPodSource[] = [];
+  if (options.dir !== undefined) sources.push(createFileSource({ dir: options.dir, nodeName, logger, clock, onPod }));
+  const url = options.manifestUrl;
+  if (url !== undefined) sources.push(createUrlSource({ url: url.url, headers: url.headers, periodMs: url.periodMs, nodeName, logger, clock, onPod }));
+  if (sources.length === 0) return undefined;
+  const staticPods = mergedStaticPods(sources);
   const mirrors: MirrorPodManager = createMirrorPodManager({
     api: mirrorPodApi(options.core),
-    staticPods: source,
+    staticPods,
     apiPods: () => options.apiSource.list(),
     node: options.node,
     requestSync: enqueue,
-    clock: options.clock,
-    logger: options.logger,
+    clock,
+    logger,
   });
-  const manager = mirrors;
-  const staticPod = (uid: string): V1Pod | undefined => source.get(uid);
   return {
-    source,
-    mirrors: manager,
+    sources,
+    mirrors,
     statusTarget: (key) => {
-      const pod = staticPod(key.uid);
+      const pod = staticPods.get(key.uid);
       if (pod === undefined) return key;
-      const mirror = manager.mirrorOf(pod);
+      const mirror = mirrors.mirrorOf(pod);
       return mirror === undefined ? undefined : podKeyOf(mirror);
     },
-    isStatic: (key) => staticPod(key.uid) !== undefined,
+    isStatic: (key) => staticPods.get(key.uid) !== undefined,
   };
 }

@@ -67,8 +67,11 @@ export interface PodStore {
   /**
    * True once every source has delivered a full list. Before that, a UID missing from the store
    * proves nothing (the agent just started, or the API server is down), so nothing is torn down.
+   * With a UID: whether that UID's absence can be trusted, which needs only the source that last
+   * had it to be synced (a pod removed from its source is gone whatever the others do); a UID no
+   * source was seen having still needs every source (orphan cleanup).
    */
-  synced(): boolean;
+  synced(uid?: string): boolean;
   /**
    * Asks every source's origin whether the pod is really gone (a cache can lag behind a fresh
    * list); false when any still has it or cannot answer. Asked before anything that still exists
@@ -201,7 +204,7 @@ export class PodReconciler {
     const pod = this.options.store.get(key.uid);
     const observed = await this.observe(scope);
     if (pod === undefined) {
-      if (!this.options.store.synced()) {
+      if (!this.options.store.synced(key.uid)) {
         scope.log.debug('pod sources not synced yet: not deciding whether the pod is gone');
         return { requeueAfterMs: UNSYNCED_RETRY_MS };
       }

@@ -23,6 +23,11 @@ export interface StringFlag {
   readonly default?: string;
   /** The default as the usage text names it, when the command computes it (e.g. `the host name`). */
   readonly defaultText?: string;
+  /**
+   * May be given several times; the values are joined with commas, so such a flag's value is a
+   * comma-separated list either way (the kubelet's `--manifest-url-header`). Otherwise the last wins.
+   */
+  readonly repeatable?: true;
 }
 
 /** A switch: true when given, false otherwise. */
@@ -60,11 +65,11 @@ export interface FlagInput {
   readonly allowPositionals?: boolean;
 }
 
-type ParseArgsOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+type ParseArgsOptions = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 function parseArgsOptions(specs: FlagSpecs): ParseArgsOptions {
   const options: ParseArgsOptions = { help: { type: 'boolean', short: 'h' } };
-  for (const [name, spec] of Object.entries(specs)) options[name] = { type: spec.type };
+  for (const [name, spec] of Object.entries(specs)) options[name] = spec.type === 'string' && spec.repeatable === true ? { type: spec.type, multiple: true } : { type: spec.type };
   return options;
 }
 
@@ -72,7 +77,9 @@ function parseArgsOptions(specs: FlagSpecs): ParseArgsOptions {
 function rawValues(specs: FlagSpecs, input: FlagInput): Record<string, string | boolean | undefined> {
   try {
     const parsed = parseArgs({ args: [...input.argv], options: parseArgsOptions(specs), allowPositionals: input.allowPositionals ?? false, strict: true });
-    return parsed.values;
+    const values: Record<string, string | boolean | undefined> = {};
+    for (const [name, value] of Object.entries(parsed.values)) values[name] = Array.isArray(value) ? value.join(',') : value;
+    return values;
   } catch (error) {
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) throw new FlagError(error.message);
     throw error;

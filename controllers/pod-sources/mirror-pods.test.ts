@@ -33,12 +33,12 @@ class FakeMirrorApi implements MirrorPodApi {
   }
 }
 
-function setup(statics: V1Pod[], options: { synced?: boolean; node?: V1Node } = {}): { api: FakeMirrorApi; manager: ReturnType<typeof createMirrorPodManager>; synced: PodKey[] } {
+function setup(statics: V1Pod[], options: { synced?: boolean | ((source?: string) => boolean); node?: V1Node } = {}): { api: FakeMirrorApi; manager: ReturnType<typeof createMirrorPodManager>; synced: PodKey[] } {
   const api = new FakeMirrorApi();
   const synced: PodKey[] = [];
   const manager = createMirrorPodManager({
     api,
-    staticPods: { list: () => statics, synced: () => options.synced ?? true },
+    staticPods: { list: () => statics, synced: (source) => (typeof options.synced === 'function' ? options.synced(source) : (options.synced ?? true)) },
     apiPods: () => [...api.pods.values()],
     node: () => ('node' in options ? options.node : NODE),
     requestSync: (key) => synced.push(key),
@@ -95,5 +95,17 @@ describe('mirror pods', () => {
     later.api.pods.set('ns/plain', { metadata: { name: 'plain', namespace: 'ns', uid: 'p' } });
     await later.manager.syncNow();
     assert.deepEqual(later.api.calls, ['delete ns/web-n1 orphan'], 'only mirror pods are touched');
+  });
+
+  it('deletes an orphan mirror pod once the source it came from has synced, whatever the other static source does', async () => {
+    const mirrorFrom = (source: string, name: string): V1Pod => ({ ...staticPod(), metadata: { name, namespace: 'ns', uid: `m-${name}`, annotations: { 'kubernetes.io/config.mirror': 'h', 'kubernetes.io/config.source': source } } });
+    const asked: (string | undefined)[] = [];
+    // The file source has synced; the URL source never answered.
+    const { api, manager } = setup([], { synced: (source) => (asked.push(source), source === 'file') });
+    api.pods.set('ns/from-file', mirrorFrom('file', 'from-file'));
+    api.pods.set('ns/from-url', mirrorFrom('http', 'from-url'));
+    await manager.syncNow();
+    assert.deepEqual(api.calls, ['delete ns/from-file m-from-file'], "the URL's mirror pod waits for the URL source");
+    assert.deepEqual(asked.sort(), ['file', 'http']);
   });
 });

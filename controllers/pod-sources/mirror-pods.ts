@@ -11,7 +11,8 @@
  *   (`kubectl delete pod`: the static pod keeps running) is deleted (UID precondition, no grace) and
  *   created again, as the kubelet does;
  * - a mirror pod with no static pod (the file was removed, or removed while nodelet was down) is
- *   deleted, once the file source has synced.
+ *   deleted, once the static source it came from (its `config.source`: file or http) has synced: a
+ *   URL that never answers does not keep the mirror pods of removed files.
  * After creating a mirror pod the static pod is re-synced so its status reaches the new object.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
@@ -20,7 +21,7 @@ import { isAlreadyExists, isConflict, isNotFound } from '../../util/api-errors.j
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { podDisplayName, podKeyOf, type PodKey } from '../../util/pod-key.js';
-import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, isMirrorPod } from './static-pod.js';
+import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, ANNOTATION_CONFIG_SOURCE, isMirrorPod } from './static-pod.js';
 
 /** The API calls of the mirror manager (node credentials). */
 export interface MirrorPodApi {
@@ -32,8 +33,11 @@ export interface MirrorPodApi {
 /** Options of {@link createMirrorPodManager}. */
 export interface MirrorPodManagerOptions {
   readonly api: MirrorPodApi;
-  /** The static pods (the file source), and whether it has read its directory once. */
-  readonly staticPods: { list(): V1Pod[]; synced(): boolean };
+  /**
+   * The static pods (of the file and URL sources), and whether the source named (`file`, `http`;
+   * none: every static source) has delivered its pods once.
+   */
+  readonly staticPods: { list(): V1Pod[]; synced(source?: string): boolean };
   /** The pods bound to this node as the API cache has them (mirror pods among them). */
   readonly apiPods: () => V1Pod[];
   /** This Node as last read; no mirror pod is created before it is known (its UID is the owner). */
@@ -115,8 +119,10 @@ export function createMirrorPodManager(options: MirrorPodManagerOptions): Mirror
       if (mirror !== undefined) await remove(mirror, mirror.metadata?.deletionTimestamp === undefined ? 'hash differs from the static pod' : 'being deleted');
       await create(staticPod, node);
     }
-    if (!options.staticPods.synced()) return;
-    for (const [name, mirror] of existing) if (!wanted.has(name)) await remove(mirror, 'no static pod');
+    for (const [name, mirror] of existing) {
+      if (wanted.has(name) || !options.staticPods.synced(mirror.metadata?.annotations?.[ANNOTATION_CONFIG_SOURCE])) continue;
+      await remove(mirror, 'no static pod');
+    }
   }
 
   const loop: PeriodicLoop = createPeriodicLoop({ name: 'mirror-pods', periodMs: options.periodMs ?? 2000, clock: options.clock, logger, run: round });

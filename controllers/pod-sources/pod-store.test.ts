@@ -68,6 +68,53 @@ describe('desired-pod store', () => {
     assert.equal(store.healthy(), false);
   });
 
+  it('trusts a pod\'s absence once the source that had it is synced, even while another source is not', () => {
+    const api = mapSource('api', [pod('a')]);
+    const url = mapSource('http');
+    url.isSynced = false;
+    const store = createDesiredPodStore({ sources: [api, url], notify: () => undefined });
+    assert.equal(store.get('a')?.metadata?.name, 'a', 'the reconciler sees the pod: its owner is the API source');
+    api.pods.delete('a');
+    assert.equal(store.synced(), false, 'the store as a whole waits for the URL source');
+    assert.equal(store.synced('a'), true, 'a pod removed from its synced owner is gone regardless of the URL source');
+    assert.equal(store.synced('orphan'), false, 'a UID no source was seen having waits for every source (orphan cleanup)');
+    api.isSynced = false;
+    assert.equal(store.synced('a'), false, 'an owner that is itself unsynced proves nothing');
+    api.isSynced = true;
+    url.isSynced = true;
+    assert.equal(store.synced('orphan'), true, 'every source synced: orphans are decided too');
+  });
+
+  it('learns owners from list() as well, and follows a UID to the source that has it now', () => {
+    const api = mapSource('api', [pod('a')]);
+    const file = mapSource('file');
+    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    store.list();
+    api.pods.delete('a');
+    file.pods.set('a', pod('a', 'static-a'));
+    assert.equal(store.get('a')?.metadata?.name, 'static-a');
+    file.pods.delete('a');
+    api.isSynced = true;
+    file.isSynced = false;
+    assert.equal(store.synced('a'), false, 'the owner is now the file source, which is not synced');
+    api.isSynced = false;
+    file.isSynced = true;
+    assert.equal(store.synced('a'), true, 'its owner, the file source, is synced: the unsynced API source does not matter');
+  });
+
+  it('forgets the owner of a UID absent at two resync rounds (bounded memory), then waits for every source again', () => {
+    const api = mapSource('api', [pod('a')]);
+    const url = mapSource('http');
+    url.isSynced = false;
+    const store = createDesiredPodStore({ sources: [api, url], notify: () => undefined });
+    store.resyncAll();
+    api.pods.delete('a');
+    store.resyncAll();
+    assert.equal(store.synced('a'), true, 'one round absent: still remembered');
+    store.resyncAll();
+    assert.equal(store.synced('a'), false, 'two rounds absent: forgotten, an orphan now');
+  });
+
   it('names every pod of every source once on resyncAll', () => {
     const seen: PodKey[] = [];
     const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a'), pod('b')]), mapSource('file', [pod('s')])], notify: (key) => seen.push(key) });

@@ -8,7 +8,12 @@
  * - A pod is gone only when no source has it, and each source's origin confirms it (`confirmGone`):
  *   a lagging cache must never make nodelet tear down a pod that runs.
  * - The store is synced only when every source is: before that, absence from one source proves
- *   nothing, and nothing may be torn down for it.
+ *   nothing. Per UID it is subtler (the kubelet's rule: only its orphan cleanup waits for every
+ *   source, a pod removed from the source that had it is killed at once): the store remembers the
+ *   source last seen having each UID (its owner), and `synced(uid)` is true once that owner is
+ *   synced, whatever the others do, so a `--manifest-url` nobody answers never blocks the deletion
+ *   of API pods. A UID no source was seen having (a pod found in the runtime after a restart) still
+ *   waits for every source.
  * - Sources report changes themselves (each maps an event to a pod key and enqueues it); the
  *   store adds `resyncAll`, which names every pod of every source once.
  */
@@ -56,6 +61,33 @@ export function withoutMirrorPods(source: DesiredPodSource, isMirrorPod: (pod: V
   };
 }
 
+/**
+ * Which source last had each UID. An entry outlives its pod by two resync rounds (long enough for
+ * the reconciler to tear the pod down), then goes: the memory stays bounded.
+ */
+function createOwnerMemory(sources: readonly DesiredPodSource[]): {
+  record(uid: string, source: DesiredPodSource): void;
+  ownerOf(uid: string): DesiredPodSource | undefined;
+  prune(present: ReadonlySet<string>): void;
+} {
+  const owners = new Map<string, DesiredPodSource>();
+  let absentOnce = new Set<string>();
+  return {
+    record: (uid, source) => {
+      if (uid !== '') owners.set(uid, source);
+    },
+    ownerOf: (uid) => {
+      const owner = owners.get(uid);
+      return owner !== undefined && sources.includes(owner) ? owner : undefined;
+    },
+    prune(present): void {
+      const absent = new Set([...owners.keys()].filter((uid) => !present.has(uid)));
+      for (const uid of absent) if (absentOnce.has(uid)) owners.delete(uid);
+      absentOnce = new Set([...absent].filter((uid) => owners.has(uid)));
+    },
+  };
+}
+
 /** The merged store; see this file's header. */
 export interface DesiredPodStore extends PodStore {
   list(): V1Pod[];
@@ -80,7 +112,12 @@ export interface DesiredPodStoreOptions {
 /** Merges `sources` into one store. */
 export function createDesiredPodStore(options: DesiredPodStoreOptions): DesiredPodStore {
   const { sources } = options;
-  const holder = (uid: string): DesiredPodSource | undefined => sources.find((s) => s.get(uid) !== undefined);
+  const owners = createOwnerMemory(sources);
+  const holder = (uid: string): DesiredPodSource | undefined => {
+    const found = sources.find((s) => s.get(uid) !== undefined);
+    if (found !== undefined) owners.record(uid, found);
+    return found;
+  };
   const list = (): V1Pod[] => {
     const seen = new Set<string>();
     return sources.flatMap((s) =>
@@ -88,10 +125,12 @@ export function createDesiredPodStore(options: DesiredPodStoreOptions): DesiredP
         const uid = pod.metadata?.uid ?? '';
         if (seen.has(uid)) return false;
         seen.add(uid);
+        owners.record(uid, s);
         return true;
       }),
     );
   };
+  const allSynced = (): boolean => sources.every((s) => s.synced());
   return {
     get: (uid) => holder(uid)?.get(uid),
     async confirmGone(key: PodKey): Promise<boolean> {
@@ -101,10 +140,15 @@ export function createDesiredPodStore(options: DesiredPodStoreOptions): DesiredP
     },
     sourceOf: (uid) => holder(uid)?.name,
     list,
-    synced: () => sources.every((s) => s.synced()),
+    synced: (uid?: string) => {
+      if (uid === undefined || holder(uid) !== undefined) return allSynced();
+      return owners.ownerOf(uid)?.synced() ?? allSynced();
+    },
     healthy: () => sources.every((s) => s.healthy()),
     resyncAll(): void {
-      for (const pod of list()) options.notify(podKeyOf(pod), 'resync');
+      const pods = list();
+      owners.prune(new Set(pods.map((pod) => pod.metadata?.uid ?? '')));
+      for (const pod of pods) options.notify(podKeyOf(pod), 'resync');
     },
     async start(): Promise<void> {
       await Promise.all(sources.map((s) => s.start()));

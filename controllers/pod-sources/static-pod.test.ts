@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { applyStaticPodDefaults, isManifestError, parseManifest, staticPodUid } from './static-pod.js';
+import { applyStaticPodDefaults, isManifestError, parseManifest, parseManifestBody, staticPodUid, urlPodUid } from './static-pod.js';
 
 const YAML = `apiVersion: v1
 kind: Pod
@@ -83,5 +83,45 @@ describe("static pod manifests: the kubelet's defaults", () => {
     const pod = applyStaticPodDefaults({ ...manifest, metadata: { ...manifest.metadata, uid: 'fixed-uid' } }, context);
     assert.equal(pod.metadata?.uid, 'fixed-uid');
     assert.equal(pod.metadata?.annotations?.['kubernetes.io/config.hash'], 'fixed-uid');
+  });
+});
+
+describe('manifest URL bodies: a Pod or a PodList', () => {
+  const URL = 'http://127.0.0.1:1/pods';
+  const bodyRefusal = (text: string): string => {
+    try {
+      parseManifestBody(URL, text);
+    } catch (err: unknown) {
+      assert.ok(isManifestError(err), 'a typed ManifestError');
+      return err.reason;
+    }
+    assert.fail('the body was accepted');
+  };
+  const item = (name: string): Record<string, unknown> => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+
+  it('reads a single pod, and a v1 PodList whose items may leave apiVersion/kind out', () => {
+    assert.deepEqual(parseManifestBody(URL, YAML).map((p) => p.metadata?.name), ['etcd']);
+    const pods = parseManifestBody(URL, JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [item('a'), { apiVersion: 'v1', kind: 'Pod', ...item('b') }] }));
+    assert.deepEqual(pods.map((p) => [p.metadata?.name, p.kind, p.apiVersion]), [['a', 'Pod', 'v1'], ['b', 'Pod', 'v1']]);
+    assert.deepEqual(parseManifestBody(URL, 'apiVersion: v1\nkind: PodList\nitems: []\n'), [], 'an empty list is no pods');
+  });
+
+  it('refuses the whole list when any item is invalid or two share a name', () => {
+    assert.match(bodyRefusal(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [item('a'), item('Bad_Name')] })), /items\[1\]: metadata.name/);
+    assert.match(bodyRefusal(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [item('a'), item('a')] })), /listed twice/);
+    assert.match(bodyRefusal(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [item('a'), 'x'] })), /items\[1\]: /);
+    assert.match(bodyRefusal(JSON.stringify({ apiVersion: 'v2', kind: 'PodList', items: [] })), /v1 PodList/);
+    assert.match(bodyRefusal('{ not yaml: ['), /does not parse/);
+  });
+
+  it("applies the kubelet's URL defaults: source http, UID over the pod and the URL only", () => {
+    const manifest = parseManifest(URL, YAML);
+    const pod = applyStaticPodDefaults(manifest, { nodeName: 'Node-A', url: URL, seenAt: SEEN });
+    assert.equal(pod.metadata?.name, 'etcd-node-a');
+    assert.equal(pod.metadata?.annotations?.['kubernetes.io/config.source'], 'http');
+    assert.equal(pod.metadata?.uid, urlPodUid(manifest, URL));
+    assert.equal(applyStaticPodDefaults(manifest, { nodeName: 'node-b', url: URL, seenAt: SEEN }).metadata?.uid, pod.metadata?.uid, 'the node name is not hashed');
+    assert.notEqual(urlPodUid(manifest, `${URL}2`), pod.metadata?.uid, 'another URL');
+    assert.notEqual(staticPodUid(manifest, 'Node-A', URL), pod.metadata?.uid, 'not the file hash');
   });
 });

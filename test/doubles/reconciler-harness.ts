@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
-import type { PodReconciler } from '../../reconcilers/pod-reconciler.js';
+import type { PodReconciler, PodStore } from '../../reconcilers/pod-reconciler.js';
 import type { PodStartMetrics } from '../../reconcilers/status/pod-start-tracker.js';
 import { assemblePodSync, localNodeObject, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
@@ -129,6 +129,11 @@ export interface ReconcilerHarnessOptions {
   readonly security?: PodSecuritySettings;
   /** Receives pod start durations (none measured when absent). */
   readonly podStartMetrics?: PodStartMetrics;
+  /**
+   * The pod store the reconciler reads, made anew by each (re)started agent, over the harness's
+   * map (the API's pods); absent: the map itself, synced per `synced`, its origin per `stillInOrigin`.
+   */
+  readonly podStore?: (apiPods: Map<string, V1Pod>) => PodStore;
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -156,7 +161,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       runtime,
       images: runtime,
       // The map is the origin too: a pod not in it is gone.
-      store: { get: (uid) => store.get(uid), synced: () => synced.value, confirmGone: (key) => Promise.resolve(!store.has(key.uid) && !stillInOrigin.has(key.uid)) },
+      store: options.podStore?.(store) ?? { get: (uid) => store.get(uid), synced: () => synced.value, confirmGone: (key) => Promise.resolve(!store.has(key.uid) && !stillInOrigin.has(key.uid)) },
       status,
       probeResults,
       requestSync: (key, reason) => syncRequests.push({ key, reason }),
