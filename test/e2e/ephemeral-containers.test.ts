@@ -8,38 +8,10 @@
  * `kubectl attach` and `kubectl logs -c` reach it, and remove it with the pod.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readlink } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, busyboxPod, containersOf, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, requireCluster, runtimeContainers, sandboxesOf, waitForPhase } from './helpers.js';
-
-interface Outcome {
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly code: number | null;
-}
-
-/** Runs kubectl to its end, `input` on stdin; never rejects (the exit code is part of the outcome). */
-function kubectlOutcome(args: readonly string[], input: string, timeoutMs = 60_000): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kubectl ${args.join(' ')} did not end within ${timeoutMs} ms; stdout ${JSON.stringify(stdout)} stderr ${JSON.stringify(stderr)}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code });
-    });
-    child.stdin.end(input);
-  });
-}
+import { NODE_NAME, apply, busyboxPod, containersOf, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, kubectlOutcome, requireCluster, runtimeContainers, sandboxesOf, waitForPhase } from './helpers.js';
 
 function ephemeralStatus(pod: V1Pod | undefined, name: string): V1ContainerStatus | undefined {
   return pod?.status?.ephemeralContainerStatuses?.find((s) => s.name === name);

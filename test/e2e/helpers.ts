@@ -3,7 +3,7 @@
  * crictl as a user would, read API objects, and wait for conditions with a deadline.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import type { CoreV1Event, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
@@ -418,4 +418,36 @@ export function stoppedAfterMs(earlier: StopObservation, later: StopObservation)
   if (earlier.exit === undefined) return undefined;
   if (later.exit !== undefined) return { ms: msBetween(earlier.exit.finishedNs, later.exit.finishedNs), bound: false };
   return later.lastRunningNs > 0n ? { ms: msBetween(earlier.exit.finishedNs, later.lastRunningNs), bound: true } : undefined;
+}
+
+/** What a kubectl run printed and how it ended. */
+export interface KubectlOutcome {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly code: number | null;
+}
+
+/**
+ * Runs kubectl to its end with `input` on stdin (none: stdin closed at once). Resolves with the
+ * exit code as part of the outcome; rejects only when kubectl cannot start or outlives `timeoutMs`.
+ */
+export function kubectlOutcome(args: readonly string[], input?: string, timeoutMs = 60_000): Promise<KubectlOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`kubectl ${args.join(' ')} did not end within ${timeoutMs} ms; stdout ${JSON.stringify(stdout)} stderr ${JSON.stringify(stderr)}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr, code });
+    });
+    if (input === undefined) child.stdin.end();
+    else child.stdin.end(input);
+  });
 }

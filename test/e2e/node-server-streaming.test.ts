@@ -16,41 +16,13 @@ import { get } from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { NODE_IP, NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteNamespace, kubectl, requireCluster, waitForPhase } from './helpers.js';
+import { NODE_IP, NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteNamespace, kubectl, kubectlOutcome, requireCluster, waitForPhase } from './helpers.js';
 
 const run = promisify(execFile);
 const CLUSTER_DIR = process.env.CLUSTER_DIR ?? '';
 // The harness gives the agent a serving certificate signed by the cluster CA (test/cluster/lib/agent.sh).
 const SERVER_CA = path.join(CLUSTER_DIR, 'pki', 'ca.crt');
 const PKI = path.join(CLUSTER_DIR, 'pki');
-
-interface Outcome {
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly code: number | null;
-}
-
-/** Runs kubectl to its end, `input` on stdin; never rejects (the exit code is part of the outcome). */
-function kubectlOutcome(args: readonly string[], input?: string, timeoutMs = 60_000): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kubectl ${args.join(' ')} did not end within ${timeoutMs} ms; stdout ${JSON.stringify(stdout)} stderr ${JSON.stringify(stderr)}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code });
-    });
-    if (input === undefined) child.stdin.end();
-    else child.stdin.end(input);
-  });
-}
 
 /** curl straight to the node server: as the API server (its kubelet client certificate) or with a token. */
 async function curlNode(method: string, urlPath: string, auth: { token: string } | 'apiserver'): Promise<{ status: number; body: string }> {
