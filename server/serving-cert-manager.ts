@@ -61,6 +61,12 @@ export const CURRENT_PAIR_FILE = 'nodelet-server-current.pem';
 const WAIT_LIMIT_MS = 15 * 60_000;
 const DEFAULT_POLL_MS = 1000;
 const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 2000, maxMs: 5 * 60_000 };
+/**
+ * The longest single wait: node's timers fire at once for delays past 2^31-1 ms (24.8 days), and a
+ * year's certificate rotates 8 months out; a long wait is taken in daily steps, each re-checking the
+ * deadline against the clock.
+ */
+export const MAX_TIMER_MS = 24 * 3600 * 1000;
 
 /** When to rotate: 70% of the lifetime, plus up to a fifth of that again at random. */
 export function rotationDeadline(certPem: string, random: number): number {
@@ -114,6 +120,8 @@ export function isCsrNotIssuedError(error: unknown): error is CsrNotIssuedError 
 export class ServingCertManager {
   private pair: CertificateAndKey | undefined;
   private timer: TimerHandle | undefined;
+  /** When the next rotation is due (epoch ms). */
+  private dueAt = 0;
   private failures = 0;
   private stopped = false;
   private readonly listeners: ((pair: CertificateAndKey) => void)[] = [];
@@ -151,15 +159,25 @@ export class ServingCertManager {
   }
 
   private schedule(delayMs: number): void {
+    this.dueAt = this.options.clock.now() + Math.max(0, delayMs);
+    this.arm();
+  }
+
+  private arm(): void {
     if (this.stopped) return;
-    this.timer = this.options.clock.setTimeout(() => {
+    const { clock } = this.options;
+    this.timer = clock.setTimeout(() => {
+      if (clock.now() < this.dueAt) {
+        this.arm();
+        return;
+      }
       this.rotate().catch((error: unknown) => {
         this.failures += 1;
         const delay = backoffDelay(this.options.backoff ?? DEFAULT_BACKOFF, this.failures);
         this.options.logger.warn({ err: error, retryInMs: delay }, 'serving certificate: rotation failed');
         this.schedule(delay);
       });
-    }, Math.max(0, delayMs));
+    }, Math.min(Math.max(0, this.dueAt - clock.now()), MAX_TIMER_MS));
   }
 
   private async rotate(): Promise<void> {
