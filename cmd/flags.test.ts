@@ -22,10 +22,14 @@ describe('parseSettings', () => {
   it("reads the node server's flags: port 10250, a self-signed certificate and no client CA by default", () => {
     const defaults = parseSettings(['--cri-endpoint', 'x'], {});
     assert.ok(defaults !== 'help');
-    assert.deepEqual(defaults.nodeServer, { port: 10250, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined, logDir: '/var/log' });
+    assert.deepEqual(defaults.nodeServer, { port: 10250, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/var/log' });
     const s = parseSettings(['--cri-endpoint', 'x', '--node-server-port', '10260', '--tls-cert-file', '/c.crt', '--tls-private-key-file', '/c.key', '--client-ca-file', '/ca.crt', '--node-log-dir', '/srv/logs'], {});
     assert.ok(s !== 'help');
-    assert.deepEqual(s.nodeServer, { port: 10260, tlsCertFile: '/c.crt', tlsPrivateKeyFile: '/c.key', clientCaFile: '/ca.crt', logDir: '/srv/logs' });
+    assert.deepEqual(s.nodeServer, { port: 10260, tlsCertFile: '/c.crt', tlsPrivateKeyFile: '/c.key', rotateServerCertificates: false, clientCaFile: '/ca.crt', logDir: '/srv/logs' });
+    const rotating = parseSettings(['--cri-endpoint', 'x', '--rotate-server-certificates'], {});
+    assert.ok(rotating !== 'help');
+    assert.equal(rotating.nodeServer.rotateServerCertificates, true);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--rotate-server-certificates', '--tls-cert-file', '/c.crt', '--tls-private-key-file', '/c.key'], {}), /exclude each other/);
   });
 
   it('refuses a bad node server port, and a certificate without its key (or the reverse)', () => {

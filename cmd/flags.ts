@@ -78,13 +78,15 @@ export interface ManifestUrlSettings {
   readonly periodMs: number;
 }
 
-/** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`. */
+/** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--rotate-server-certificates`, `--client-ca-file`. */
 export interface NodeServerSettings {
   /** On the node's InternalIP; advertised in the Node's `daemonEndpoints`. */
   readonly port: number;
   /** Both or neither: absent, a self-signed certificate kept under the root dir is served. */
   readonly tlsCertFile: string | undefined;
   readonly tlsPrivateKeyFile: string | undefined;
+  /** `--rotate-server-certificates`: the certificate comes from the CSR API (server/serving-cert-manager.ts) instead. */
+  readonly rotateServerCertificates: boolean;
   /** CA bundle client certificates are verified against; absent: only bearer tokens authenticate. */
   readonly clientCaFile: string | undefined;
   /** The directory served at `/logs/` (the kubelet's /var/log, not a flag of the kubelet's). */
@@ -122,6 +124,7 @@ const FLAGS = {
   'node-server-port': { type: 'string', value: 'PORT', default: '10250', description: "the node server's HTTPS port, on the node IP (logs)" },
   'tls-cert-file': { type: 'string', value: 'PATH', defaultText: 'self-signed, kept in <root-dir>/pki', description: "the node server's certificate (with --tls-private-key-file)" },
   'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
+  'rotate-server-certificates': { type: 'boolean', description: "request the node server's certificate through the CertificateSigningRequest API (kubelet-serving signer) and rotate it; an operator approves the requests" },
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
   'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
@@ -187,15 +190,19 @@ function parseNodeServer(values: {
   'tls-private-key-file': string | undefined;
   'client-ca-file': string | undefined;
   'node-log-dir': string;
+  'rotate-server-certificates'?: boolean;
 }): NodeServerSettings {
   const port = positiveInteger('node-server-port', values['node-server-port']);
   if (port > 65535) throw new FlagError(`--node-server-port must be at most 65535, got "${values['node-server-port']}"`);
   const tlsCertFile = optionalPath(values['tls-cert-file']);
   const tlsPrivateKeyFile = optionalPath(values['tls-private-key-file']);
   if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) throw new FlagError('--tls-cert-file and --tls-private-key-file go together');
+  const rotateServerCertificates = values['rotate-server-certificates'] === true;
+  // The kubelet ignores the files when it requests its certificate; saying so beats a silent choice.
+  if (rotateServerCertificates && tlsCertFile !== undefined) throw new FlagError('--rotate-server-certificates and --tls-cert-file exclude each other');
   const logDir = values['node-log-dir'];
   if (!path.isAbsolute(logDir)) throw new FlagError(`--node-log-dir must be an absolute path, got "${logDir}"`);
-  return { port, tlsCertFile, tlsPrivateKeyFile, clientCaFile: optionalPath(values['client-ca-file']), logDir };
+  return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir };
 }
 
 /**

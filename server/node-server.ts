@@ -26,8 +26,12 @@ export interface NodeServerOptions {
   readonly address: string;
   /** 0 picks a free port (tests). */
   readonly port: number;
-  readonly certPem: string;
-  readonly keyPem: string;
+  /**
+   * The serving pair; absent (a requested certificate not issued yet), every handshake fails until
+   * {@link NodeServer.setCredentials} gives one, as the kubelet's server has no certificate to offer.
+   */
+  readonly certPem?: string;
+  readonly keyPem?: string;
   /** CA bundle that client certificates must chain to; absent: only bearer tokens authenticate. */
   readonly clientCaPem?: string;
   readonly authenticator: Authenticator;
@@ -42,6 +46,8 @@ export interface NodeServer {
   start(): Promise<number>;
   /** Stops listening and ends every open request (followers included). */
   stop(): Promise<void>;
+  /** Serves a new certificate from the next handshake on; open connections keep theirs. */
+  setCredentials(certPem: string, keyPem: string): void;
 }
 
 function peerOf(req: IncomingMessage): { peerCertificate?: TlsPeerCertificate; peerVerified: boolean } {
@@ -128,14 +134,13 @@ function failed(res: ServerResponse, req: IncomingMessage, options: NodeServerOp
 /** Builds the server; see this file's header. */
 export function createNodeServer(options: NodeServerOptions): NodeServer {
   const clientCa = options.clientCaPem;
-  const server: Server = createServer({
-    cert: options.certPem,
-    key: options.keyPem,
+  const tlsOptions = {
     minVersion: 'TLSv1.2',
     // Ask for a certificate but let the request through without one (a bearer token may follow);
     // `socket.authorized` says whether the chain verified.
     ...(clientCa === undefined ? {} : { ca: clientCa, requestCert: true, rejectUnauthorized: false }),
-  });
+  } as const;
+  const server: Server = createServer({ ...tlsOptions, ...(options.certPem === undefined ? {} : { cert: options.certPem }), ...(options.keyPem === undefined ? {} : { key: options.keyPem }) });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res, options).catch(failed(res, req, options));
   });
@@ -168,5 +173,8 @@ export function createNodeServer(options: NodeServerOptions): NodeServer {
         // closeAllConnections does not reach upgraded sockets, and close() waits for them.
         for (const socket of upgraded) socket.destroy();
       }),
+    setCredentials: (certPem, keyPem) => {
+      server.setSecureContext({ ...tlsOptions, cert: certPem, key: keyPem });
+    },
   };
 }

@@ -17,7 +17,10 @@ import type { StreamRuntime } from './streaming.js';
 import { StatsCollector, type ImageFsSource, type StatsSource } from './stats-collector.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import type { NodeMetrics } from './node-metrics.js';
+import { apiCsrClient } from './csr-client.js';
+import { ServingCertManager } from './serving-cert-manager.js';
 import { servingCredentials } from './tls.js';
+import type { CertificateAndKey } from './x509.js';
 
 /** What the node server is built from. */
 export interface NodeServerParts {
@@ -27,6 +30,8 @@ export interface NodeServerParts {
   readonly rootDir: string;
   readonly tlsCertFile: string | undefined;
   readonly tlsPrivateKeyFile: string | undefined;
+  /** The certificate comes from the CSR API and is rotated (serving-cert-manager.ts). */
+  readonly rotateServerCertificates: boolean;
   readonly clientCaFile: string | undefined;
   /** The directory `/logs/` serves. */
   readonly logDir: string;
@@ -53,23 +58,60 @@ const PROXY_TIMEOUT_MS = 30_000;
  */
 const RUN_TIMEOUT_SECONDS = 120;
 
-/** The node server, not yet listening. Reads (or makes) its certificate and reads the client CA. */
-export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServer> {
+/** The pair served at first, and where it came from; `rotating` hands each later pair to the server. */
+interface InitialCredentials {
+  readonly pair: CertificateAndKey | undefined;
+  readonly source: string;
+  readonly rotating?: ServingCertManager;
+}
+
+async function initialCredentials(parts: NodeServerParts): Promise<InitialCredentials> {
+  const pkiDir = path.join(parts.rootDir, 'pki');
+  if (parts.rotateServerCertificates) {
+    const manager = new ServingCertManager({ nodeName: parts.nodeName, addresses: [parts.nodeIp, parts.nodeName], pkiDir, client: apiCsrClient(parts.kubeConfig, parts.nodeName), clock: parts.clock, random: Math.random, logger: parts.logger });
+    await manager.start();
+    const pair = manager.current();
+    return { pair, source: pair === undefined ? 'CSR API (waiting for approval)' : 'CSR API (stored)', rotating: manager };
+  }
   const credentials = await servingCredentials({
     ...(parts.tlsCertFile === undefined ? {} : { certFile: parts.tlsCertFile }),
     ...(parts.tlsPrivateKeyFile === undefined ? {} : { keyFile: parts.tlsPrivateKeyFile }),
-    pkiDir: path.join(parts.rootDir, 'pki'),
+    pkiDir,
     nodeName: parts.nodeName,
     nodeIp: parts.nodeIp,
     now: parts.clock.now(),
   });
+  return { pair: credentials, source: credentials.source };
+}
+
+/** The server, switched to each certificate the manager obtains and stopping it with itself. */
+function rotatingWith(server: NodeServer, credentials: InitialCredentials): NodeServer {
+  const manager = credentials.rotating;
+  if (manager === undefined) return server;
+  manager.onRotate((pair) => {
+    server.setCredentials(pair.certPem, pair.keyPem);
+  });
+  // A pair issued while the server was being built.
+  const latest = manager.current();
+  if (latest !== undefined && latest !== credentials.pair) server.setCredentials(latest.certPem, latest.keyPem);
+  return {
+    ...server,
+    stop: async () => {
+      manager.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** The node server, not yet listening. Reads (makes, or requests) its certificate and reads the client CA. */
+export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServer> {
+  const credentials = await initialCredentials(parts);
   const clientCaPem = parts.clientCaFile === undefined ? undefined : await readFile(parts.clientCaFile, 'utf8');
   parts.logger.info({ certificate: credentials.source, clientCa: parts.clientCaFile ?? 'none', address: `${parts.nodeIp}:${parts.port}` }, 'node server configured');
-  return createNodeServer({
+  const server = createNodeServer({
     address: parts.nodeIp,
     port: parts.port,
-    certPem: credentials.certPem,
-    keyPem: credentials.keyPem,
+    ...(credentials.pair === undefined ? {} : { certPem: credentials.pair.certPem, keyPem: credentials.pair.keyPem }),
     ...(clientCaPem === undefined ? {} : { clientCaPem }),
     authenticator: new Authenticator(apiTokenReviewer(parts.kubeConfig), parts.clock),
     authorizer: new NodeAuthorizer(apiAccessReviewer(parts.kubeConfig), parts.nodeName, parts.clock),
@@ -89,4 +131,5 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
     }),
     logger: parts.logger,
   });
+  return rotatingWith(server, credentials);
 }

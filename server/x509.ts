@@ -15,15 +15,15 @@ function derLength(length: number): Buffer {
   return Buffer.from([0x80 | bytes.length, ...bytes]);
 }
 
-function tlv(tag: number, content: Buffer): Buffer {
+export function tlv(tag: number, content: Buffer): Buffer {
   return Buffer.concat([Buffer.from([tag]), derLength(content.length), content]);
 }
 
-const seq = (...items: Buffer[]): Buffer => tlv(0x30, Buffer.concat(items));
-const set = (...items: Buffer[]): Buffer => tlv(0x31, Buffer.concat(items));
+export const seq = (...items: Buffer[]): Buffer => tlv(0x30, Buffer.concat(items));
+export const set = (...items: Buffer[]): Buffer => tlv(0x31, Buffer.concat(items));
 const utf8 = (text: string): Buffer => tlv(0x0c, Buffer.from(text, 'utf8'));
-const octets = (content: Buffer): Buffer => tlv(0x04, content);
-const bitString = (content: Buffer): Buffer => tlv(0x03, Buffer.concat([Buffer.from([0]), content]));
+export const octets = (content: Buffer): Buffer => tlv(0x04, content);
+export const bitString = (content: Buffer): Buffer => tlv(0x03, Buffer.concat([Buffer.from([0]), content]));
 const boolTrue = (): Buffer => tlv(0x01, Buffer.from([0xff]));
 
 /** A non-negative INTEGER from big-endian bytes (a leading zero keeps it positive). */
@@ -34,7 +34,7 @@ function unsignedInteger(bytes: Buffer): Buffer {
   return tlv(0x02, (trimmed[0] ?? 0) >= 0x80 ? Buffer.concat([Buffer.from([0]), trimmed]) : trimmed);
 }
 
-function oid(dotted: string): Buffer {
+export function oid(dotted: string): Buffer {
   const [first = 0, second = 0, ...rest] = dotted.split('.').map(Number);
   const bytes = [first * 40 + second];
   for (const arc of rest) {
@@ -55,7 +55,7 @@ function time(date: Date): Buffer {
 }
 
 /** A distinguished name: organizations first, then the common name, as openssl's `/O=…/CN=…`. */
-function name(subject: CertificateSubject): Buffer {
+export function name(subject: CertificateSubject): Buffer {
   const rdns = (subject.organizations ?? []).map((o) => set(seq(oid('2.5.4.10'), utf8(o))));
   rdns.push(set(seq(oid('2.5.4.3'), utf8(subject.commonName))));
   return seq(...rdns);
@@ -70,12 +70,12 @@ function ipBytes(ip: string): Buffer {
   return Buffer.concat(groups.map((g) => Buffer.from(g.padStart(4, '0'), 'hex')));
 }
 
-function subjectAltNames(names: readonly string[]): Buffer {
+export function subjectAltNames(names: readonly string[]): Buffer {
   // [7] iPAddress, [2] dNSName (context-specific, primitive).
   return seq(...names.map((n) => (isIP(n) === 0 ? tlv(0x82, Buffer.from(n, 'ascii')) : tlv(0x87, ipBytes(n)))));
 }
 
-function extension(id: string, critical: boolean, value: Buffer): Buffer {
+export function extension(id: string, critical: boolean, value: Buffer): Buffer {
   return critical ? seq(oid(id), boolTrue(), octets(value)) : seq(oid(id), octets(value));
 }
 
@@ -119,7 +119,7 @@ export interface CertificateAndKey {
   readonly keyPem: string;
 }
 
-const ECDSA_WITH_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
+export const ECDSA_WITH_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
 
 function issuerOf(spec: CertificateSpec, key: KeyObject): { name: Buffer; key: KeyObject } {
   if (spec.issuer === undefined) return { name: name(spec.subject), key };
@@ -151,6 +151,11 @@ function subjectDer(certDer: Buffer): Buffer {
   return certDer.subarray(subject.start, subject.end);
 }
 
+/** DER wrapped as PEM with the given label. */
+export function pem(label: string, der: Buffer): string {
+  return `-----BEGIN ${label}-----\n${der.toString('base64').replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`;
+}
+
 /** A new ECDSA P-256 key and a certificate for it. */
 export function makeCertificate(spec: CertificateSpec): CertificateAndKey {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
@@ -168,7 +173,7 @@ export function makeCertificate(spec: CertificateSpec): CertificateAndKey {
   );
   const signature = sign('sha256', tbs, issuer.key);
   const der = seq(tbs, ECDSA_WITH_SHA256, bitString(signature));
-  const certPem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`;
+  const certPem = pem('CERTIFICATE', der);
   const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   return { certPem, keyPem };
 }

@@ -173,7 +173,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/host/etc/resolv.conf' && m.readOnly === true));
     // The node server: off the host kubelet's 10250, verifying the API server's client certificate
     // with the cluster CA of the kube-root-ca.crt ConfigMap.
-    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: '/etc/nodelet-client-ca/ca.crt', logDir: '/host/var/log' });
+    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: '/etc/nodelet-client-ca/ca.crt', logDir: '/host/var/log' });
     // /logs/ serves the host's /var/log, mounted read-only (as the kubelet serves its host's).
     assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'host-var-log' && m.mountPath === '/host/var/log' && m.readOnly === true));
     assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'client-ca' && m.mountPath === '/etc/nodelet-client-ca' && m.readOnly === true));
@@ -187,8 +187,20 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     const agent = containerOf(ds, 'agent');
     const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
     assert.ok(settings !== 'help');
-    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined, logDir: '/host/var/log' });
+    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/host/var/log' });
     assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
+  });
+
+  it('requests the serving certificate through the CSR API when agent.rotateServerCertificates is set, with the CSR rights only then', async () => {
+    const objects = await renderChart({ set: ['agent.rotateServerCertificates=true'] });
+    const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.equal(settings.nodeServer.rotateServerCertificates, true);
+    const verbs = verbsByResource([oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-agent')]);
+    assert.deepEqual(verbs['certificates.k8s.io/certificatesigningrequests'], ['create', 'get', 'list', 'watch']);
+    // No right to approve or sign: an operator approves.
+    assert.equal(Object.keys(verbs).some((k) => k.startsWith('certificates.k8s.io/') && k !== 'certificates.k8s.io/certificatesigningrequests'), false);
   });
 
   it('passes the security settings to the agent: unsafe sysctls and the seccomp default, off unless set', async () => {

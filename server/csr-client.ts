@@ -1,0 +1,40 @@
+/**
+ * The serving-certificate manager's certificates.k8s.io/v1 calls, with the node's credentials.
+ * `spec.request` and `status.certificate` are bytes in the API: base64 of the PEM in JSON, and
+ * client-node passes such strings through as they are, so the encoding is done here.
+ */
+import { CertificatesV1Api, type KubeConfig, type V1CertificateSigningRequest } from '@kubernetes/client-node';
+import type { CsrClient, CsrState } from './serving-cert-manager.js';
+
+/** The state a CSR object is in. */
+export function csrStateOf(csr: V1CertificateSigningRequest): CsrState {
+  const conditions = csr.status?.conditions ?? [];
+  const refused = conditions.find((c) => (c.type === 'Denied' || c.type === 'Failed') && c.status !== 'False');
+  if (refused !== undefined) return { phase: refused.type === 'Denied' ? 'denied' : 'failed', reason: refused.message ?? refused.reason ?? '' };
+  const encoded = csr.status?.certificate ?? '';
+  return encoded === '' ? { phase: 'pending' } : { phase: 'issued', certPem: Buffer.from(encoded, 'base64').toString('utf8') };
+}
+
+/** A {@link CsrClient} through `kubeConfig` (the node's credentials, so the request names the node). */
+export function apiCsrClient(kubeConfig: KubeConfig, nodeName: string): CsrClient {
+  const api = kubeConfig.makeApiClient(CertificatesV1Api);
+  return {
+    async create(request) {
+      const created = await api.createCertificateSigningRequest({
+        body: {
+          apiVersion: 'certificates.k8s.io/v1',
+          kind: 'CertificateSigningRequest',
+          // The kubelet's are `csr-<random>`; the node's name says whose it is at a glance.
+          metadata: { generateName: `nodelet-serving-${nodeName}-` },
+          spec: { request: Buffer.from(request.csrPem, 'utf8').toString('base64'), signerName: request.signerName, usages: [...request.usages] },
+        },
+      });
+      const name = created.metadata?.name;
+      if (name === undefined) throw new Error('the API server returned a CertificateSigningRequest without a name');
+      return name;
+    },
+    async get(name) {
+      return csrStateOf(await api.readCertificateSigningRequest({ name }));
+    },
+  };
+}
