@@ -324,6 +324,7 @@ function nodeServerParts(core: Core, store: DesiredPodStore): Omit<Parameters<ty
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     rootDir: settings.rootDir,
+    podLogDir: settings.podLogDir,
     kubeConfig,
     pods: store,
     runtime: cri.runtime,

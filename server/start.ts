@@ -28,6 +28,8 @@ export interface NodeServerParts {
   readonly nodeIp: string;
   readonly port: number;
   readonly rootDir: string;
+  /** Container logs (their sizes in the summary); none reported when absent. */
+  readonly podLogDir?: string;
   readonly tlsCertFile: string | undefined;
   readonly tlsPrivateKeyFile: string | undefined;
   /** The certificate comes from the CSR API and is rotated (serving-cert-manager.ts). */
@@ -124,7 +126,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
       nodeLogDir: parts.logDir,
       stats: {
-        collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, runtime: parts.runtime, images: parts.images, clock: parts.clock }),
+        collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }), runtime: parts.runtime, images: parts.images, clock: parts.clock }),
         logger: parts.logger,
       },
       ...(parts.metrics === undefined ? {} : { metrics: { registry: parts.metrics, logger: parts.logger } }),

@@ -7,10 +7,12 @@
  * the summary's interval); readings of containers that are gone are dropped.
  */
 import type { CallOptions, ContainerStats, FilesystemUsage, PodSandbox, Container } from '../cri/types.js';
+import path from 'node:path';
 import type { Clock } from '../util/clock.js';
 import { readFs, readNode, type NodeReading } from './node-stats.js';
 import { usageNanoCores, type CpuSample, type FsFigures } from './stats-formulas.js';
-import { buildSummary, type ContainerInput, type Summary, type SummaryInput } from './summary.js';
+import { buildSummary, type ContainerInput, type PodStorage, type Summary, type SummaryInput } from './summary.js';
+import { measureDir, PodVolumeStats, type DirUsage } from './volume-stats.js';
 
 /** The runtime calls the statistics need. */
 export interface StatsSource {
@@ -28,6 +30,8 @@ export interface ImageFsSource {
 export interface StatsCollectorDeps {
   readonly nodeName: string;
   readonly rootDir: string;
+  /** Where container logs are (`<dir>/<namespace>_<name>_<uid>/<container>/`); absent: no log figures. */
+  readonly podLogDir?: string;
   readonly runtime: StatsSource;
   readonly images: ImageFsSource;
   readonly clock: Clock;
@@ -46,10 +50,12 @@ export class StatsCollector {
   private readonly rates = new Map<string, CachedRate>();
   private readonly readNode: () => Promise<NodeReading>;
   private readonly readFs: (dir: string) => Promise<FsFigures>;
+  private readonly volumes: PodVolumeStats;
 
   constructor(private readonly deps: StatsCollectorDeps) {
     this.readNode = deps.readNode ?? (() => readNode());
     this.readFs = deps.readFs ?? readFs;
+    this.volumes = new PodVolumeStats(deps.rootDir, this.readFs);
   }
 
   /** The Summary; `update` moves the CPU readings forward (the summary does, a metrics scrape does not). */
@@ -72,8 +78,29 @@ export class StatsCollector {
     });
     const nodeNanoCores = this.rate(NODE_KEY, { timestamp: now, usageCoreNanoSeconds: node.usageCoreNanoSeconds }, update);
     if (update) this.forgetGone(new Set(running.map((c) => c.id)));
-    const input: SummaryInput = { nodeName: this.deps.nodeName, now, node, nodeNanoCores, rootFs: await this.readFs(this.deps.rootDir), imageFs, sandboxes, containers: inputs };
+    // Volumes and logs: only the summary reports them (a metrics scrape does not walk directories).
+    const storage = update ? await this.storage(sandboxes, running) : undefined;
+    const input: SummaryInput = { nodeName: this.deps.nodeName, now, node, nodeNanoCores, rootFs: await this.readFs(this.deps.rootDir), imageFs, sandboxes, containers: inputs, ...(storage === undefined ? {} : { storage }) };
     return buildSummary(input);
+  }
+
+  /** Each ready pod's volumes (measured at most once a minute) and its running containers' log files. */
+  private async storage(sandboxes: readonly PodSandbox[], running: readonly Container[]): Promise<ReadonlyMap<string, PodStorage>> {
+    const ready = sandboxes.filter((s) => s.state === 'SANDBOX_READY');
+    this.volumes.keepOnly(new Set(ready.map((s) => s.metadata.uid)));
+    const logFs = this.deps.podLogDir === undefined ? undefined : await this.readFs(this.deps.podLogDir);
+    const storage = new Map<string, PodStorage>();
+    for (const sandbox of ready) {
+      const { name, namespace, uid } = sandbox.metadata;
+      const logs = new Map<string, { usage: DirUsage; fs: FsFigures }>();
+      if (this.deps.podLogDir !== undefined && logFs !== undefined) {
+        for (const c of running.filter((r) => r.podSandboxId === sandbox.id)) {
+          logs.set(c.metadata.name, { usage: await measureDir(path.join(this.deps.podLogDir, `${namespace}_${name}_${uid}`, c.metadata.name)), fs: logFs });
+        }
+      }
+      storage.set(uid, { volumes: await this.volumes.of(uid, this.deps.clock.now()), logs });
+    }
+    return storage;
   }
 
   private rate(key: string, sample: CpuSample, update: boolean): bigint | undefined {

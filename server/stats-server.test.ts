@@ -113,7 +113,9 @@ describe('/stats/summary and /metrics/resource through the node server', () => {
     assert.deepEqual(pod?.memory, { time: '2030-03-17T17:46:50Z', usageBytes: 1700, workingSetBytes: 1500, rssBytes: 20 });
     assert.equal(pod?.cpu?.usageCoreNanoSeconds, 3e9);
     assert.equal(pod?.cpu?.usageNanoCores, undefined);
-    assert.deepEqual(pod?.['ephemeral-storage'], { time: '2030-03-17T17:46:50Z', usedBytes: 8192 });
+    // The pod's ephemeral storage on the node filesystem: writable layers here (no volumes or logs under these directories).
+    assert.deepEqual(pod?.['ephemeral-storage'], { time: '2030-03-17T17:46:50Z', capacityBytes: 1000, availableBytes: 400, inodes: 50, inodesFree: 20, usedBytes: 8192, inodesUsed: 4 });
+    assert.equal(pod?.volume, undefined, 'no volume directories, no volume figures');
 
     // 2 s later: app used 1 more CPU-second (half a core), side none; the node 3 (1.5 cores).
     runtime.at += 2n * S;

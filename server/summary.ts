@@ -7,11 +7,13 @@
 import type { ContainerStats, PodSandbox } from '../cri/types.js';
 import type { NodeReading } from './node-stats.js';
 import { apiTime, type FsFigures } from './stats-formulas.js';
+import type { DirUsage, VolumeUsage } from './volume-stats.js';
 
 export interface CpuStats { time: string; usageNanoCores?: number; usageCoreNanoSeconds?: number }
 export interface MemoryStats { time: string; availableBytes?: number; usageBytes?: number; workingSetBytes?: number; rssBytes?: number; pageFaults?: number; majorPageFaults?: number }
 export interface FsStats { time: string; availableBytes?: number; capacityBytes?: number; usedBytes?: number; inodesFree?: number; inodes?: number; inodesUsed?: number }
-export interface ContainerSummary { name: string; startTime: string; cpu?: CpuStats; memory?: MemoryStats; rootfs?: FsStats }
+export interface ContainerSummary { name: string; startTime: string; cpu?: CpuStats; memory?: MemoryStats; rootfs?: FsStats; logs?: FsStats }
+export interface VolumeStats extends FsStats { name: string }
 export interface PodSummary {
   podRef: { name: string; namespace: string; uid: string };
   startTime: string;
@@ -19,6 +21,7 @@ export interface PodSummary {
   cpu?: CpuStats;
   memory?: MemoryStats;
   'ephemeral-storage'?: FsStats;
+  volume?: VolumeStats[];
 }
 export interface NodeSummary {
   nodeName: string;
@@ -54,6 +57,14 @@ export interface SummaryInput {
   readonly imageFs: { readonly fs: FsFigures; readonly usedBytes: bigint; readonly inodesUsed: bigint } | undefined;
   readonly sandboxes: readonly PodSandbox[];
   readonly containers: readonly ContainerInput[];
+  /** Per pod UID: its measured volumes and each container's log files (by container name). */
+  readonly storage?: ReadonlyMap<string, PodStorage>;
+}
+
+/** A pod's local storage besides its containers' writable layers. */
+export interface PodStorage {
+  readonly volumes: readonly VolumeUsage[];
+  readonly logs: ReadonlyMap<string, { readonly usage: DirUsage; readonly fs: FsFigures }>;
 }
 
 function field<K extends string>(key: K, value: bigint | number | undefined): Partial<Record<K, number>> {
@@ -89,6 +100,17 @@ function nodeSummary(input: SummaryInput): NodeSummary {
     runtime: image === undefined ? {} : { imageFs: { ...fsStats(time, image.fs), usedBytes: Number(image.usedBytes), inodesUsed: Number(image.inodesUsed) } },
     rlimit: { time, ...field('maxpid', input.node.rlimit.maxpid), ...field('curproc', input.node.rlimit.curproc) },
   };
+}
+
+function withLogs(summary: ContainerSummary, logs: { readonly usage: DirUsage; readonly fs: FsFigures } | undefined, time: string): ContainerSummary {
+  if (logs === undefined) return summary;
+  const { capacityBytes, availableBytes, inodes, inodesFree } = logs.fs;
+  return { ...summary, logs: { time, capacityBytes, availableBytes, inodes, inodesFree, usedBytes: logs.usage.usedBytes, inodesUsed: logs.usage.inodesUsed } };
+}
+
+function volumeStats(v: VolumeUsage, time: string): VolumeStats {
+  const { capacityBytes, availableBytes, inodes, inodesFree } = v.fs;
+  return { time, name: v.name, capacityBytes, availableBytes, inodes, inodesFree, usedBytes: v.usedBytes, inodesUsed: v.inodesUsed };
 }
 
 function containerSummary(c: ContainerInput, imageFs: SummaryInput['imageFs']): ContainerSummary {
@@ -132,31 +154,45 @@ function latest(times: readonly (string | undefined)[], fallback: string): strin
   return times.reduce<string>((max, t) => (t !== undefined && t > max ? t : max), fallback);
 }
 
-function podTotals(containers: readonly ContainerSummary[], time: string): Pick<PodSummary, 'cpu' | 'memory' | 'ephemeral-storage'> {
+function podTotals(containers: readonly ContainerSummary[], volumes: readonly VolumeStats[], input: { time: string; rootFs: FsFigures }): Pick<PodSummary, 'cpu' | 'memory' | 'ephemeral-storage'> {
+  const { time } = input;
   const cpuTime = latest(containers.map((c) => c.cpu?.time), time);
   const memTime = latest(containers.map((c) => c.memory?.time), time);
-  const usedBytes = sum(containers, (c) => c.rootfs?.usedBytes ?? 0);
+  // The kubelet's pod ephemeral storage: writable layers, logs and the pod-managed volumes.
+  const layers = sum(containers, (c) => c.rootfs?.usedBytes ?? 0) ?? 0;
+  const logs = sum(containers, (c) => c.logs?.usedBytes ?? 0) ?? 0;
+  const volumeBytes = volumes.reduce((total, v) => total + (v.usedBytes ?? 0), 0);
+  const inodesUsed = containers.reduce((t, c) => t + (c.rootfs?.inodesUsed ?? 0) + (c.logs?.inodesUsed ?? 0), 0) + volumes.reduce((t, v) => t + (v.inodesUsed ?? 0), 0);
+  const { capacityBytes, availableBytes, inodes, inodesFree } = input.rootFs;
   return {
     cpu: { time: cpuTime, ...field('usageNanoCores', sum(containers, (c) => c.cpu?.usageNanoCores)), ...field('usageCoreNanoSeconds', sum(containers, (c) => c.cpu?.usageCoreNanoSeconds)) },
     memory: { time: memTime, ...field('usageBytes', sum(containers, (c) => c.memory?.usageBytes)), ...field('workingSetBytes', sum(containers, (c) => c.memory?.workingSetBytes)), ...field('rssBytes', sum(containers, (c) => c.memory?.rssBytes)) },
-    'ephemeral-storage': { time, ...field('usedBytes', usedBytes) },
+    'ephemeral-storage': { time, capacityBytes, availableBytes, inodes, inodesFree, usedBytes: layers + logs + volumeBytes, inodesUsed },
   };
 }
 
 /** The Summary: the node and every ready sandbox's pod with its running containers (by name). */
 export function buildSummary(input: SummaryInput): Summary {
   const time = apiTime(input.now);
-  const pods = input.sandboxes
-    .filter((s) => s.state === 'SANDBOX_READY')
-    .map((sandbox): PodSummary => {
-      const containers = input.containers
-        .filter((c) => c.sandboxId === sandbox.id)
-        .map((c) => containerSummary(c, input.imageFs))
-        .sort((a, b) => a.name.localeCompare(b.name));
-      const { name, namespace, uid } = sandbox.metadata;
-      return { podRef: { name, namespace, uid }, startTime: apiTime(sandbox.createdAt), containers, ...(containers.length === 0 ? {} : podTotals(containers, time)) };
-    });
+  const pods = input.sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((sandbox) => podSummary(input, sandbox, time));
   return { node: nodeSummary(input), pods };
+}
+
+function podSummary(input: SummaryInput, sandbox: PodSandbox, time: string): PodSummary {
+  const { name, namespace, uid } = sandbox.metadata;
+  const storage = input.storage?.get(uid);
+  const containers = input.containers
+    .filter((c) => c.sandboxId === sandbox.id)
+    .map((c) => withLogs(containerSummary(c, input.imageFs), storage?.logs.get(c.name), time))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const volumes = (storage?.volumes ?? []).map((v) => volumeStats(v, time));
+  return {
+    podRef: { name, namespace, uid },
+    startTime: apiTime(sandbox.createdAt),
+    containers,
+    ...(containers.length === 0 ? {} : podTotals(containers, volumes, { time, rootFs: input.rootFs })),
+    ...(volumes.length === 0 ? {} : { volume: volumes }),
+  };
 }
 
 /** `?only_cpu_and_memory=true`: the node's and each pod's and container's times, CPU and memory only. */

@@ -23,8 +23,9 @@ const SERVER_CA = path.join(CLUSTER_DIR, 'pki', 'ca.crt');
 
 interface Cpu { time: string; usageNanoCores?: number; usageCoreNanoSeconds?: number }
 interface Memory { time: string; workingSetBytes?: number; usageBytes?: number; availableBytes?: number }
-interface ContainerSummary { name: string; startTime: string; cpu?: Cpu; memory?: Memory; rootfs?: { usedBytes?: number } }
-interface PodSummary { podRef: { name: string; namespace: string; uid: string }; startTime: string; containers: ContainerSummary[]; cpu?: Cpu; memory?: Memory }
+interface FsFigures { usedBytes?: number; capacityBytes?: number; availableBytes?: number; inodesUsed?: number }
+interface ContainerSummary { name: string; startTime: string; cpu?: Cpu; memory?: Memory; rootfs?: { usedBytes?: number }; logs?: FsFigures }
+interface PodSummary { podRef: { name: string; namespace: string; uid: string }; startTime: string; containers: ContainerSummary[]; cpu?: Cpu; memory?: Memory; volume?: (FsFigures & { name: string })[]; 'ephemeral-storage'?: FsFigures }
 interface Summary { node: { nodeName: string; startTime: string; cpu: Cpu; memory: Memory; fs: { capacityBytes: number; availableBytes: number }; runtime: { imageFs?: { capacityBytes: number; usedBytes: number } } }; pods: PodSummary[] }
 
 async function summary(): Promise<Summary> {
@@ -100,6 +101,32 @@ describe('node statistics: /stats/summary and /metrics/resource', () => {
         `busy container ${mainCores} nanocores (limit 200m), ${mainNanos} core-ns (crictl ${runtimeAfter}), working set ${main?.memory?.workingSetBytes ?? '?'} B; ` +
         `idle ${idle?.cpu?.usageNanoCores ?? '?'} nanocores, working set ${idle?.memory?.workingSetBytes ?? '?'} B; pod working set ${pod.memory?.workingSetBytes ?? '?'} B`,
     );
+  });
+
+  it("reports a pod's volumes, its containers' logs and its ephemeral storage, as du measures them on the node", { timeout: 120_000 }, async () => {
+    const name = 'writer';
+    const pod = busyboxPod({ name, namespace, script: 'dd if=/dev/urandom of=/cache/data bs=1M count=5 2>/dev/null; seq 1 2000; touch /cache/done; sleep 3600', nodeName: NODE_NAME }) as { spec: { containers: { volumeMounts?: object[] }[]; volumes?: object[] } };
+    pod.spec.volumes = [{ name: 'cache', emptyDir: {} }];
+    pod.spec.containers = pod.spec.containers.map((c) => ({ ...c, volumeMounts: [{ name: 'cache', mountPath: '/cache' }] }));
+    await apply(pod);
+    const writerUid = (await waitForPhase(namespace, name, 'Running')).metadata?.uid ?? '';
+    await eventually('the 5 MiB written', async () => ((await kubectl(['exec', '-n', namespace, name, '--', 'ls', '/cache'])).includes('done') ? true : undefined));
+    const volumeDir = path.join(CLUSTER_DIR, 'nodelet-root', 'pods', writerUid, 'volumes', 'kubernetes.io~empty-dir', 'cache');
+    const du = Number((await run('du', ['-s', '-B1', volumeDir])).stdout.split('\t')[0]);
+    const stats = await eventually('the writer in the summary', async () => (await summary()).pods.find((p) => p.podRef.uid === writerUid));
+    const cache = stats.volume?.find((v) => v.name === 'cache');
+    assert.ok(cache !== undefined, `the emptyDir is reported: ${JSON.stringify(stats.volume)}`);
+    assert.equal(cache.usedBytes, du, 'usedBytes is what du -s -B1 counts on the node');
+    assert.ok((cache.usedBytes ?? 0) >= 5 * 2 ** 20, 'at least the 5 MiB written');
+    assert.ok((cache.capacityBytes ?? 0) > (cache.availableBytes ?? 0) && (cache.availableBytes ?? 0) > 0, 'capacity and free space of its filesystem');
+    const names = (stats.volume ?? []).map((v) => v.name);
+    assert.ok(names.some((n) => n.startsWith('kube-api-access-')), `the projected token volume is reported too: ${names.join(', ')}`);
+    const logs = stats.containers.find((c) => c.name === 'main')?.logs;
+    assert.ok((logs?.usedBytes ?? 0) > 0 && (logs?.inodesUsed ?? 0) >= 2, `the container's log files: ${JSON.stringify(logs)}`);
+    const ephemeral = stats['ephemeral-storage']?.usedBytes ?? 0;
+    const volumesTotal = (stats.volume ?? []).reduce((t, v) => t + (v.usedBytes ?? 0), 0);
+    assert.ok(ephemeral >= volumesTotal + (logs?.usedBytes ?? 0), 'ephemeral storage counts the volumes and the logs');
+    console.log(`volume stats: emptyDir cache ${String(cache.usedBytes)} B (du ${du} B), ${String(cache.inodesUsed)} inodes; volumes ${names.join(', ')}; logs ${String(logs?.usedBytes)} B; pod ephemeral-storage ${ephemeral} B`);
   });
 
   it('/metrics/resource has the container, pod and node series with timestamps', async () => {
