@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, sandboxesOf } from './helpers.js';
+import { patchNodeAgentSpec, waitNodeAgentSettingsApplied } from './nodeagent-spec.js';
 
 interface SandboxDns {
   readonly servers: string[];
@@ -78,25 +79,6 @@ async function hostResolvConf(): Promise<SandboxDns> {
     if (keyword === 'options') dns.options = fields;
   }
   return dns;
-}
-
-interface NodeAgentObject {
-  metadata: { generation: number };
-  status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
-}
-
-/** Merge-patches the NodeAgent's spec; `null` removes a field. */
-async function patchNodeAgentSpec(spec: Record<string, unknown>): Promise<void> {
-  await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec })]);
-}
-
-/** Waits until the agent reports the NodeAgent's current generation applied with SettingsApplied=True. */
-async function waitSettingsApplied(what: string): Promise<void> {
-  await eventually(what, async () => {
-    const agent = JSON.parse(await kubectl(['get', 'nodeagent', NODE_NAME, '-o', 'json'])) as NodeAgentObject;
-    const applied = agent.status?.conditions?.find((c) => c.type === 'SettingsApplied');
-    return agent.status?.observedGeneration === agent.metadata.generation && applied?.status === 'True' ? true : undefined;
-  });
 }
 
 const MANAGED_HOSTS_HEAD = [
@@ -225,7 +207,7 @@ describe('pod DNS and /etc/hosts on the nodelet node', () => {
     assert.match(refused, /clusterDNS entries must be IP addresses/);
     // 10.215.0.10 is in the (blackholed) service range: nothing is sent to it, it only has to arrive.
     await patchNodeAgentSpec({ clusterDNS: ['10.215.0.10'], clusterDomain: 'e2e.example' });
-    await waitSettingsApplied('the NodeAgent DNS settings applied');
+    await waitNodeAgentSettingsApplied('the NodeAgent DNS settings applied');
     await apply(printingPod(namespace, 'dns-cluster', '/etc/resolv.conf', { hostname: 'web', subdomain: 'front' }));
     const pod = await finished(namespace, 'dns-cluster');
     const host = await hostResolvConf();
@@ -241,7 +223,7 @@ describe('pod DNS and /etc/hosts on the nodelet node', () => {
     assert.deepEqual((await podEvents(namespace, 'dns-cluster')).filter((e) => e.reason === 'MissingClusterDNS'), []);
     // Removing the fields returns to the flags: the next ClusterFirst pod falls back again.
     await patchNodeAgentSpec({ clusterDNS: null, clusterDomain: null });
-    await waitSettingsApplied('the NodeAgent DNS settings removed');
+    await waitNodeAgentSettingsApplied('the NodeAgent DNS settings removed');
     await apply(printingPod(namespace, 'dns-reverted', '/etc/resolv.conf', {}));
     const reverted = await finished(namespace, 'dns-reverted');
     assert.deepEqual(await sandboxDns(reverted.metadata?.uid ?? ''), host);

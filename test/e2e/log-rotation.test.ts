@@ -13,7 +13,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, requireCluster, waitForPhase } from './helpers.js';
+import { apply, busyboxPod, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, requireCluster, waitForPhase } from './helpers.js';
+import { patchNodeAgentSpec, waitNodeAgentSettingsApplied } from './nodeagent-spec.js';
 
 const MAX_SIZE = '16Ki';
 const MAX_SIZE_BYTES = 16 * 1024;
@@ -21,24 +22,6 @@ const MAX_FILES = 2;
 const CHECK_PERIOD_S = 10;
 /** 50 numbered lines of ~90 bytes a second: about 6.5 KB/s in the CRI format, 65 KB between two checks. */
 const SCRIPT = 'n=0; while true; do seq $((n+1)) $((n+50)) | sed "s/$/ 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789/"; n=$((n+50)); sleep 1; done';
-
-async function patchSpec(spec: Record<string, unknown>): Promise<void> {
-  await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec })]);
-}
-
-interface AgentView {
-  metadata: { generation: number };
-  spec?: { logRotation?: object };
-  status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason: string }[] };
-}
-
-async function waitSettingsApplied(): Promise<void> {
-  await eventually('the NodeAgent spec applied (SettingsApplied=True)', async () => {
-    const agent = JSON.parse(await kubectl(['get', 'nodeagent', NODE_NAME, '-o', 'json'])) as AgentView;
-    const applied = agent.status?.conditions?.find((c) => c.type === 'SettingsApplied');
-    return agent.status?.observedGeneration === agent.metadata.generation && applied?.status === 'True' ? true : undefined;
-  });
-}
 
 interface Inspected {
   status: { id: string; state: string; logPath: string; metadata: { attempt: number } };
@@ -60,12 +43,12 @@ describe('container log rotation', () => {
   before(async () => {
     requireCluster();
     namespace = await createNamespace('e2e-logrot');
-    await patchSpec({ logRotation: { containerLogMaxSize: MAX_SIZE, containerLogMaxFiles: MAX_FILES } });
-    await waitSettingsApplied();
+    await patchNodeAgentSpec({ logRotation: { containerLogMaxSize: MAX_SIZE, containerLogMaxFiles: MAX_FILES } });
+    await waitNodeAgentSettingsApplied();
   });
 
   after(async () => {
-    await patchSpec({ logRotation: null }).catch(() => undefined);
+    await patchNodeAgentSpec({ logRotation: null }).catch(() => undefined);
     if (namespace !== '') await deleteNamespace(namespace);
   });
 
