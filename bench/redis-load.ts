@@ -166,6 +166,7 @@ async function freePort(): Promise<number> {
 async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--maxclients', '15000'], { stdio: 'ignore' });
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined); // refused until redis-server listens: the loop retries
   for (let i = 0; i < 100; i += 1) {
     try {
       await probe.connect();
