@@ -86,10 +86,11 @@ describe('Redis load report', () => {
 
   it('renders a marked block with a row per phase and size and the flatness evidence', () => {
     const block = renderRedisResults({
-      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnFraction: 0.2, burstPods: 30, target: 1000,
+      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnFraction: 0.2, burstPods: 30, target: 1000, loadAverage: [1.5, 2, 3.25],
       samples: [uniform(10, 1), uniform(100, 1)],
     });
     assert.ok(block.startsWith(REDIS_BEGIN_MARKER) && block.endsWith(REDIS_END_MARKER));
+    assert.match(block, /load average at the end 1\.50 \/ 2\.00 \/ 3\.25/);
     assert.match(block, /\| idle \| 10 \| 1 \| 3\.00 \/ 3\.00 \/ 3\.00 \| 100\.0 \/ 100\.0 \/ 100\.0 \| 20\.00/);
     assert.match(block, /\| idle \| commands\/s \/ node \| 10: 20\.00, 100: 20\.00 \| 0 % \| yes \| 20000 \|/);
   });

@@ -171,6 +171,8 @@ export interface RedisLoadReport {
   readonly churnFraction: number;
   readonly burstPods: number;
   readonly target: number;
+  /** The machine's 1/5/15-minute load averages when the run ended (other work competes with Redis and the generator). */
+  readonly loadAverage: readonly number[];
   readonly samples: readonly WindowSample[];
 }
 
@@ -215,7 +217,7 @@ export function renderRedisResults(report: RedisLoadReport): string {
     REDIS_BEGIN_MARKER,
     '## Redis load: results',
     '',
-    `Run ${report.date} on ${report.machine}; ${report.redisVersion}, one private redis-server on loopback.`,
+    `Run ${report.date} on ${report.machine}; ${report.redisVersion}, one private redis-server on loopback; load average at the end ${report.loadAverage.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
     `Sizes ${sizes.join(', ')} simulated nodes, ${rounds} rounds, sizes interleaved; ${report.podsPerNode} pods per node; churn: ${(report.churnFraction * 100).toFixed(0)} % of the nodes each create and delete one pod per second; burst: every node gets ${report.burstPods} new pods at once.`,
     'Figures are min / median / max over the rounds; per node = (INFO delta over the window) ÷ nodes, the benchmark\'s own INFO connection and the empty Redis\'s memory excluded. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
     '',

@@ -21,7 +21,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -304,7 +304,7 @@ async function main(): Promise<void> {
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const report = {
       date: new Date().toISOString(), machine: `${cpus().length} × ${cpu}, Node.js ${process.version}`, redisVersion: `Redis ${version}`,
-      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 1000, samples,
+      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 1000, loadAverage: loadavg(), samples,
     };
     const block = renderRedisResults(report);
     console.log(block);
