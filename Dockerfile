@@ -35,9 +35,10 @@ FROM node:20-bookworm-slim
 # containerd + runc: nodelet's own runtime (never the kubelet's); containernetworking-plugins: the
 # bridge, host-local, portmap and loopback plugins in /usr/lib/cni; iptables: what the bridge and portmap
 # plugins call (a dependency of the plugins anyway, named so the image lists it);
-# ca-certificates: TLS to registries and to an external rediss:// Redis.
+# ca-certificates: TLS to registries and to an external rediss:// Redis; redis-server: each node's
+# own queue Redis in the chart's redis.mode sidecar (with redis-cli, from redis-tools, for its probe).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins iptables ca-certificates \
+ && apt-get install -y --no-install-recommends containerd runc containernetworking-plugins iptables ca-certificates redis-server \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production

@@ -343,7 +343,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
   const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion, metrics };
-  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
+  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
   metrics.watchQueue(queue);
   const enqueue = enqueuer(queue, logger);
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, metrics: metrics.pleg });

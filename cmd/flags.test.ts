@@ -19,6 +19,19 @@ describe('parseSettings', () => {
     assert.equal(s.resyncPeriodMs, 60_000);
   });
 
+  it('reaches Redis through sentinels only when --redis-sentinels is given, and refuses a bad sentinel', () => {
+    const plain = parseSettings(['--cri-endpoint', 'x'], {});
+    assert.ok(plain !== 'help');
+    assert.equal(plain.redisSentinel, undefined);
+    const s = parseSettings(['--cri-endpoint', 'x', '--redis-sentinel-master', 'queue'], { REDIS_SENTINELS: 's0:26379,s1:26379' });
+    assert.ok(s !== 'help');
+    assert.deepEqual(s.redisSentinel, { sentinels: [{ host: 's0', port: 26379 }, { host: 's1', port: 26379 }], masterName: 'queue' });
+    const defaultMaster = parseSettings(['--cri-endpoint', 'x', '--redis-sentinels', 's0:26379'], {});
+    assert.ok(defaultMaster !== 'help');
+    assert.equal(defaultMaster.redisSentinel?.masterName, 'mymaster');
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--redis-sentinels', 's0'], {}), FlagError);
+  });
+
   it("reads the node server's flags: port 10250, a self-signed certificate and no client CA by default", () => {
     const defaults = parseSettings(['--cri-endpoint', 'x'], {});
     assert.ok(defaults !== 'help');

@@ -13,6 +13,7 @@ import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
 import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
 import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
+import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
 import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
 
@@ -26,6 +27,8 @@ export interface AgentSettings {
   readonly nodeIp: string;
   readonly criEndpoint: string;
   readonly redisUrl: string;
+  /** Reach Redis through these sentinels (`--redis-sentinels`); undefined: the URL's Redis. */
+  readonly redisSentinel: SentinelSettings | undefined;
   readonly rootDir: string;
   readonly podLogDir: string;
   readonly logLevel: string;
@@ -100,6 +103,8 @@ const FLAGS = {
   'node-ip': { type: 'string', value: 'IP', env: 'NODE_IP', defaultText: "the host's first IPv4 address", description: "the node's InternalIP" },
   'cri-endpoint': { type: 'string', value: 'URL', env: 'CONTAINER_RUNTIME_ENDPOINT', description: 'CRI runtime socket, unix:///path (required)' },
   'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis for the work queue' },
+  'redis-sentinels': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_SENTINELS', default: '', description: "Redis Sentinels naming the queue's master (then --redis-url gives only password and db)" },
+  'redis-sentinel-master': { type: 'string', value: 'NAME', env: 'REDIS_SENTINEL_MASTER', default: 'mymaster', description: 'the master name the sentinels know' },
   'root-dir': { type: 'string', value: 'DIR', env: 'NODELET_ROOT_DIR', default: '/var/lib/nodelet', description: 'pod data root' },
   'pod-log-dir': { type: 'string', value: 'DIR', default: '/var/log/pods', description: 'container logs root' },
   'log-level': { type: 'string', value: 'LEVEL', env: 'LOG_LEVEL', default: 'info', description: 'trace|debug|info|warn|error' },
@@ -205,6 +210,16 @@ function parseNodeServer(values: {
   return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir };
 }
 
+/** `--redis-sentinels` and `--redis-sentinel-master` as settings; undefined without sentinels. */
+export function parseRedisSentinel(sentinels: string, masterName: string): SentinelSettings | undefined {
+  try {
+    return sentinelSettings(sentinels, masterName);
+  } catch (error) {
+    if (error instanceof RangeError) throw new FlagError(`--redis-sentinels: ${error.message}`);
+    throw error;
+  }
+}
+
 /**
  * Parses argv (without node and script) and the environment into settings.
  * @throws FlagError on an unknown flag, a bad value or a missing CRI endpoint.
@@ -223,6 +238,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     nodeIp: nodeIp === '' ? defaultNodeIp() : nodeIp,
     criEndpoint,
     redisUrl: values['redis-url'],
+    redisSentinel: parseRedisSentinel(values['redis-sentinels'], values['redis-sentinel-master']),
     rootDir: values['root-dir'],
     podLogDir: values['pod-log-dir'],
     logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),

@@ -12,11 +12,10 @@ import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { systemClock } from '../util/clock.js';
 import type { Clock } from '../util/clock.js';
-import { logConnectionErrors } from '../controllers/queue/redis.js';
+import { connectRedis, logConnectionErrors } from '../controllers/queue/redis.js';
 import { authenticate, guardWrites } from './auth.js';
 import { JobHistory } from './job-history.js';
 import { BULL_BOARD_BASE, timelinePath } from './paths.js';
@@ -49,7 +48,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const { settings } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger.child({ component: 'dashboard' });
-  const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-dashboard' });
+  const redis = connectRedis(settings.redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-dashboard' }, settings.redisSentinel);
   logConnectionErrors(redis, logger, 'dashboard');
   const board = createBoard(settings.allowActions);
   const directory = new QueueDirectory({

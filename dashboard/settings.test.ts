@@ -32,6 +32,13 @@ describe('parseDashboardSettings', () => {
     assert.equal(s.prefix, 'nodelet');
     assert.equal(s.refreshIntervalMs, 10_000);
     assert.equal(s.redisUrl, 'redis://127.0.0.1:6379');
+    assert.equal(s.redisSentinel, undefined);
+  });
+
+  it('reaches Redis through sentinels when given, and refuses a bad sentinel', () => {
+    const s = parse(['--no-auth', '--redis-sentinels', '[fd00::2]:26379', '--redis-sentinel-master', 'queue'], {});
+    assert.deepEqual(s.redisSentinel, { sentinels: [{ host: 'fd00::2', port: 26379 }], masterName: 'queue' });
+    assert.match(flagError(['--no-auth'], { REDIS_SENTINELS: 'nohost' }), /--redis-sentinels/);
   });
 
   it('refuses to start without a token unless --no-auth is given', () => {

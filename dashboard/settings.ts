@@ -3,6 +3,7 @@
  * on unless `--no-auth` is given explicitly; a missing token is a start-up error, never an open
  * dashboard.
  */
+import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
 import { FlagError, formatUsage, isFlagError, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
 
 /** Where the dashboard listens. */
@@ -24,6 +25,8 @@ export type DashboardAuth =
 export interface DashboardSettings {
   readonly listen: ListenAddress;
   readonly redisUrl: string;
+  /** Reach Redis through these sentinels; undefined: the URL's Redis. */
+  readonly redisSentinel: SentinelSettings | undefined;
   /** The reconcile queues' Redis key prefix (the agent's default is `nodelet`). */
   readonly prefix: string;
   readonly auth: DashboardAuth;
@@ -41,6 +44,8 @@ export const isDashboardFlagError = isFlagError;
 const FLAGS = {
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:3000', description: 'address to bind' },
   'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis holding the queues' },
+  'redis-sentinels': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_SENTINELS', default: '', description: 'Redis Sentinels naming the master (then --redis-url gives only password and db)' },
+  'redis-sentinel-master': { type: 'string', value: 'NAME', env: 'REDIS_SENTINEL_MASTER', default: 'mymaster', description: 'the master name the sentinels know' },
   prefix: { type: 'string', value: 'PREFIX', default: 'nodelet', description: "the queues' Redis key prefix" },
   'token-file': { type: 'string', value: 'PATH', description: 'file holding the access token (or the token itself in NODELET_DASHBOARD_TOKEN)' },
   'no-auth': { type: 'boolean', description: 'serve without authentication (only behind something that authenticates)' },
@@ -75,12 +80,22 @@ export function parseDashboardSettings(input: DashboardSettingsInput): Dashboard
   return {
     listen: parseListen(values.listen),
     redisUrl: values['redis-url'],
+    redisSentinel: dashboardSentinel(values['redis-sentinels'], values['redis-sentinel-master']),
     prefix,
     auth: resolveAuth({ noAuth: values['no-auth'], tokenFile: values['token-file'], input }),
     allowActions: values['allow-actions'],
     refreshIntervalMs: positiveInteger('refresh-interval', values['refresh-interval']) * 1000,
     logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
   };
+}
+
+function dashboardSentinel(sentinels: string, masterName: string): SentinelSettings | undefined {
+  try {
+    return sentinelSettings(sentinels, masterName);
+  } catch (error) {
+    if (error instanceof RangeError) throw new FlagError(`--redis-sentinels: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Parses `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (all interfaces). */

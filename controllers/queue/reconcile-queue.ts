@@ -77,7 +77,7 @@ import {
   redisSentinel,
   workerConnection,
 } from './redis.js';
-import type { JobHistory, ReconcileJobData } from './redis.js';
+import type { JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
 import { InFlightRuns, TerminalRunFailure, createProcessor, type ReconcileRunMetrics } from './runner.js';
 import type { RunRecord } from './runner.js';
 import { ResyncWatcher } from './state-watch.js';
@@ -161,6 +161,8 @@ export interface StallSettings {
 export interface ReconcileQueueOptions {
   /** e.g. `redis://127.0.0.1:16379` (a `/<db>` suffix selects the database). */
   readonly redisUrl: string;
+  /** Reach the master through these sentinels instead of the URL's host (see `connectRedis`). */
+  readonly sentinel?: SentinelSettings;
   readonly nodeName: string;
   /** Initial number of UIDs reconciled at once by this instance. */
   readonly concurrency: number;
@@ -212,7 +214,7 @@ class BullReconcileQueue implements ReconcileQueue {
     this.logger = options.logger.child({ component: 'reconcile-queue', queue: this.name });
     this.history = { ...DEFAULT_HISTORY, ...options.history };
     this.concurrency = validConcurrency(options.concurrency);
-    this.producer = producerConnection(options.redisUrl);
+    this.producer = producerConnection(options.redisUrl, options.sentinel);
     logConnectionErrors(this.producer, this.logger, 'producer');
     this.queue = new Queue<ReconcileJobData, RunRecord>(this.name, { connection: this.producer, prefix: this.prefix });
     this.queue.on('error', (err) => {
@@ -241,7 +243,7 @@ class BullReconcileQueue implements ReconcileQueue {
     this.assertOpen('start');
     if (this.worker) throw new ReconcileQueueStateError('reconcile queue already started');
     const stall = { ...DEFAULT_STALL, ...this.options.stall };
-    const workerRedis = workerConnection(this.options.redisUrl);
+    const workerRedis = workerConnection(this.options.redisUrl, this.options.sentinel);
     logConnectionErrors(workerRedis, this.logger, 'worker');
     const processor = createProcessor({
       handler,

@@ -3,7 +3,7 @@
  * sentinel, and the one script that touches a BullMQ key directly.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { JobsOptions, KeepJobs } from 'bullmq';
 import type { Logger } from 'pino';
 import type { PodKey } from './reconcile-queue.js';
@@ -79,18 +79,89 @@ export function jobDataOf(ref: PodKey, reason: string): ReconcileJobData {
   return { uid: ref.uid, namespace: ref.namespace, name: ref.name, reason };
 }
 
-/**
- * A connection for the producer side (adds, counts, the sentinel): commands fail after a few
- * reconnect attempts instead of queueing forever, so `enqueue` reports an outage promptly (the
- * resync after the reconnect repairs what was lost).
- */
-export function producerConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-queue' });
+/** One Redis Sentinel to ask for the current master. */
+export interface SentinelAddress {
+  readonly host: string;
+  readonly port: number;
 }
 
-/** A connection for a BullMQ Worker, which requires `maxRetriesPerRequest: null`. */
-export function workerConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: 'nodelet-worker' });
+/**
+ * Redis through Sentinel (a replicated Redis with failover): ioredis asks the sentinels for the
+ * master of `masterName`, connects to it, and asks again after a failover. Without it the URL's
+ * Redis is used.
+ */
+export interface SentinelSettings {
+  readonly sentinels: readonly SentinelAddress[];
+  readonly masterName: string;
+}
+
+/** How one connection behaves: its name in `CLIENT LIST`, and ioredis' per-command retry limit. */
+export interface ConnectionRole {
+  readonly connectionName: string;
+  readonly maxRetriesPerRequest: number | null;
+}
+
+/**
+ * The ioredis options of a connection: the role's, plus the sentinels and master name when
+ * `sentinel` is given (the URL then supplies only the password and database, if any).
+ */
+export function connectionOptions(role: ConnectionRole, sentinel: SentinelSettings | undefined): RedisOptions {
+  const base: RedisOptions = { maxRetriesPerRequest: role.maxRetriesPerRequest, connectionName: role.connectionName };
+  if (sentinel === undefined) return base;
+  return { ...base, sentinels: sentinel.sentinels.map((s) => ({ host: s.host, port: s.port })), name: sentinel.masterName };
+}
+
+/**
+ * A connection of `role` to the URL's Redis, or to the master the sentinels name. In Sentinel mode
+ * the URL's host is ignored; its password and `/<db>` still apply.
+ */
+export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: SentinelSettings): Redis {
+  const options = connectionOptions(role, sentinel);
+  if (sentinel === undefined) return new Redis(redisUrl, options);
+  const url = new URL(redisUrl);
+  const db = Number.parseInt(url.pathname.slice(1), 10);
+  return new Redis({
+    ...options,
+    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    ...(Number.isInteger(db) ? { db } : {}),
+  });
+}
+
+/**
+ * The producer side (adds, counts, the sentinel key): commands fail after a few reconnect
+ * attempts instead of queueing forever, so `enqueue` reports an outage promptly (the resync after
+ * the reconnect repairs what was lost).
+ */
+export const PRODUCER_ROLE: ConnectionRole = { connectionName: 'nodelet-queue', maxRetriesPerRequest: 3 };
+
+/** A BullMQ Worker, which requires `maxRetriesPerRequest: null`. */
+export const WORKER_ROLE: ConnectionRole = { connectionName: 'nodelet-worker', maxRetriesPerRequest: null };
+
+/** A connection for the producer side; see {@link PRODUCER_ROLE}. */
+export function producerConnection(redisUrl: string, sentinel?: SentinelSettings): Redis {
+  return connectRedis(redisUrl, PRODUCER_ROLE, sentinel);
+}
+
+/** A connection for a BullMQ Worker; see {@link WORKER_ROLE}. */
+export function workerConnection(redisUrl: string, sentinel?: SentinelSettings): Redis {
+  return connectRedis(redisUrl, WORKER_ROLE, sentinel);
+}
+
+/**
+ * Parses `HOST:PORT,HOST:PORT,...` (IPv6 as `[ADDR]:PORT`); empty text is no sentinels.
+ * @throws RangeError naming the bad entry.
+ */
+export function parseSentinelAddresses(text: string): SentinelAddress[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(entry);
+      const port = Number(match?.[3]);
+      if (match === null || port < 1 || port > 65535) throw new RangeError(`a sentinel must be HOST:PORT, got "${entry}"`);
+      return { host: match[1] ?? match[2] ?? '', port };
+    });
 }
 
 /** Logs a connection's errors: the first of an outage as a warning, the rest at debug. */
@@ -157,4 +228,15 @@ export interface PendingNextKeys {
 export async function dropPendingNextIfDelayed(redis: Redis, keys: PendingNextKeys, jobId: string): Promise<boolean> {
   const dropped = await redis.eval(DROP_PENDING_NEXT, 2, keys.delayed, keys.dedupNext, jobId);
   return dropped === 1;
+}
+
+/**
+ * Sentinel settings from the flags' text: undefined without sentinels; the master name is then
+ * required. @throws RangeError on a bad address or a missing master name.
+ */
+export function sentinelSettings(sentinels: string, masterName: string): SentinelSettings | undefined {
+  const addresses = parseSentinelAddresses(sentinels);
+  if (addresses.length === 0) return undefined;
+  if (masterName.trim() === '') throw new RangeError('sentinels need the master name');
+  return { sentinels: addresses, masterName: masterName.trim() };
 }

@@ -48,6 +48,7 @@ describe('the dashboard over a scripted node’s queue', () => {
   const settings = (allowActions: boolean): DashboardSettings => ({
     listen: { host: '127.0.0.1', port: 0 },
     redisUrl: REDIS_URL,
+    redisSentinel: undefined,
     prefix: 'nodelet',
     auth: { kind: 'token', token },
     allowActions,

@@ -21,9 +21,9 @@ const run = promisify(execFile);
 /**
  * What nodelet and the chart's containers run, found on the image's PATH: node, the runtime and what
  * containerd and the CNI plugins call (the shim, runc, iptables), and the runtime container's script
- * and startup probe (sh, mkdir, test).
+ * and startup probe (sh, mkdir, test), and the sidecar Redis with its probe (redis.mode sidecar).
  */
-const RUNTIME_BINARIES = ['node', 'containerd', 'containerd-shim-runc-v2', 'runc', 'ctr', 'iptables', 'sh', 'mkdir', 'test'];
+const RUNTIME_BINARIES = ['node', 'containerd', 'containerd-shim-runc-v2', 'runc', 'ctr', 'iptables', 'sh', 'mkdir', 'test', 'redis-server', 'redis-cli'];
 /** The CNI plugins nodelet's network config uses, in the chart's runtime.cni.binDir. */
 const CNI_PLUGINS = ['bridge', 'host-local', 'portmap', 'loopback'];
 const PATH_DIRS = ['usr/local/sbin', 'usr/local/bin', 'usr/sbin', 'usr/bin'];

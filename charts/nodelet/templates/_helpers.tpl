@@ -90,11 +90,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
-The Redis URL without credentials: the internal Service, or the external url (rediss:// when tls).
+The Redis URL without credentials: the internal Service, the node's own loopback Redis (sidecar),
+a placeholder whose host ioredis ignores (sentinel: the sentinels name the master), or the external
+url (rediss:// when tls).
 */}}
 {{- define "nodelet.redisBaseUrl" -}}
 {{- if eq .Values.redis.mode "internal" }}
 {{- printf "redis://%s.%s.svc:6379" (include "nodelet.redisName" .) .Release.Namespace }}
+{{- else if eq .Values.redis.mode "sidecar" }}
+{{- printf "redis://127.0.0.1:%d" (int .Values.redis.sidecar.port) }}
+{{- else if eq .Values.redis.mode "sentinel" }}
+{{- print "redis://sentinel-master" }}
 {{- else }}
 {{- $url := required "redis.url is required when redis.mode is external" .Values.redis.url }}
 {{- if and .Values.redis.tls (hasPrefix "redis://" $url) }}
@@ -111,7 +117,16 @@ pod spec.
 */}}
 {{- define "nodelet.redisEnv" -}}
 {{- $base := include "nodelet.redisBaseUrl" . }}
-{{- if and (eq .Values.redis.mode "external") .Values.redis.password.existingSecret }}
+{{- if eq .Values.redis.mode "sentinel" }}
+{{- if not .Values.redis.sentinel.sentinels }}
+{{- fail "redis.sentinel.sentinels is required when redis.mode is sentinel" }}
+{{- end }}
+- name: REDIS_SENTINELS
+  value: {{ join "," .Values.redis.sentinel.sentinels | quote }}
+- name: REDIS_SENTINEL_MASTER
+  value: {{ .Values.redis.sentinel.masterName | quote }}
+{{- end }}
+{{- if and (has .Values.redis.mode (list "external" "sentinel")) .Values.redis.password.existingSecret }}
 {{- $scheme := ternary "rediss://" "redis://" (hasPrefix "rediss://" $base) }}
 {{- $rest := trimPrefix $scheme $base }}
 {{- if contains "@" $rest }}

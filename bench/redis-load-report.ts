@@ -1,0 +1,237 @@
+/**
+ * The pure half of the Redis load benchmark (`bench/redis-load.ts`): parsing `INFO`, turning two
+ * `INFO` snapshots around a window into per-node figures, the flatness check that decides whether
+ * a linear extrapolation to 1,000 nodes is allowed, and the Markdown results block.
+ */
+import { percentile } from './stats.js';
+
+export const REDIS_BEGIN_MARKER = '<!-- BEGIN redis-load results: written by bench/redis-load.ts, do not edit by hand -->';
+export const REDIS_END_MARKER = '<!-- END redis-load results -->';
+
+/** The `INFO` fields the benchmark reads. */
+export interface RedisInfo {
+  readonly connectedClients: number;
+  readonly usedMemoryBytes: number;
+  readonly totalCommands: number;
+  /** used_cpu_sys + used_cpu_user, seconds. */
+  readonly cpuSeconds: number;
+  /** Per command (lower case, e.g. `evalsha`): calls so far. */
+  readonly commandCalls: ReadonlyMap<string, number>;
+}
+
+function numberField(fields: ReadonlyMap<string, string>, name: string): number {
+  const value = Number(fields.get(name));
+  if (!Number.isFinite(value)) throw new Error(`INFO has no numeric ${name}`);
+  return value;
+}
+
+/** Parses the text of `INFO` (all sections); throws when a field the benchmark needs is missing. */
+export function parseInfo(text: string): RedisInfo {
+  const fields = new Map<string, string>();
+  const commandCalls = new Map<string, number>();
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (line.startsWith('#') || colon < 0) continue;
+    const key = line.slice(0, colon);
+    const value = line.slice(colon + 1);
+    const command = /^cmdstat_(.+)$/.exec(key);
+    if (command !== null) {
+      const calls = /(?:^|,)calls=(\d+)/.exec(value);
+      if (calls !== null) commandCalls.set(command[1]!, Number(calls[1]));
+      continue;
+    }
+    fields.set(key, value);
+  }
+  return {
+    connectedClients: numberField(fields, 'connected_clients'),
+    usedMemoryBytes: numberField(fields, 'used_memory'),
+    totalCommands: numberField(fields, 'total_commands_processed'),
+    cpuSeconds: numberField(fields, 'used_cpu_sys') + numberField(fields, 'used_cpu_user'),
+    commandCalls,
+  };
+}
+
+/** The workload phases measured at every size. */
+export type Phase = 'idle' | 'churn' | 'burst';
+export const PHASES: readonly Phase[] = ['idle', 'churn', 'burst'];
+
+/** One measured window: a phase at one size in one round. */
+export interface WindowSample {
+  readonly round: number;
+  readonly nodes: number;
+  readonly phase: Phase;
+  readonly seconds: number;
+  readonly before: RedisInfo;
+  readonly after: RedisInfo;
+  /** Redis connections open before any simulated node started (the benchmark's own INFO client). */
+  readonly baselineClients: number;
+  /** used_memory of the empty Redis, before any node started. */
+  readonly baselineMemoryBytes: number;
+  /** Enqueues the simulated agents made in the window, and reconciles their workers ran. */
+  readonly enqueues: number;
+  readonly runs: number;
+  /** Jobs kept in Redis (waiting + active + delayed + completed + failed, all nodes) at the window's end. */
+  readonly jobsInRedis: number;
+  /** CPU seconds the load generator itself used in the window (user + system). */
+  readonly generatorCpuSeconds: number;
+}
+
+/** Per-node figures of one window. */
+export interface NodeFigures {
+  readonly connectionsPerNode: number;
+  readonly memoryBytesPerNode: number;
+  /** (used_memory − empty Redis) ÷ jobs kept; undefined with no jobs. */
+  readonly memoryBytesPerJob: number | undefined;
+  readonly commandsPerSecondPerNode: number;
+  /** Redis CPU, % of one core, per node. */
+  readonly redisCpuPercentPerNode: number;
+  /** Redis CPU, % of one core, all nodes. */
+  readonly redisCpuPercent: number;
+  readonly generatorCpuPercent: number;
+}
+
+/** The per-node figures of a window (the benchmark's own INFO connection excluded). */
+export function nodeFigures(s: WindowSample): NodeFigures {
+  const memory = s.after.usedMemoryBytes - s.baselineMemoryBytes;
+  const cpuPercent = ((s.after.cpuSeconds - s.before.cpuSeconds) / s.seconds) * 100;
+  return {
+    connectionsPerNode: (s.after.connectedClients - s.baselineClients) / s.nodes,
+    memoryBytesPerNode: memory / s.nodes,
+    memoryBytesPerJob: s.jobsInRedis > 0 ? memory / s.jobsInRedis : undefined,
+    commandsPerSecondPerNode: (s.after.totalCommands - s.before.totalCommands) / s.seconds / s.nodes,
+    redisCpuPercentPerNode: cpuPercent / s.nodes,
+    redisCpuPercent: cpuPercent,
+    generatorCpuPercent: (s.generatorCpuSeconds / s.seconds) * 100,
+  };
+}
+
+/** The commands of a window by calls, most first, as `name ratio%`. */
+export function topCommands(s: WindowSample, limit: number): string {
+  const deltas = [...s.after.commandCalls].map(([name, calls]) => [name, calls - (s.before.commandCalls.get(name) ?? 0)] as const);
+  const total = deltas.reduce((sum, [, d]) => sum + d, 0);
+  if (total <= 0) return 'none';
+  return deltas
+    .filter(([, d]) => d > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([name, d]) => `${name} ${((d / total) * 100).toFixed(0)} %`)
+    .join(', ');
+}
+
+/** min / median / max of the values with `digits` decimals. */
+export function spread(values: readonly number[], digits = 1): string {
+  if (values.length === 0) return 'n/a';
+  const f = (v: number): string => v.toFixed(digits);
+  return `${f(Math.min(...values))} / ${f(percentile(values, 50))} / ${f(Math.max(...values))}`;
+}
+
+type FigureName = 'connectionsPerNode' | 'memoryBytesPerNode' | 'commandsPerSecondPerNode' | 'redisCpuPercentPerNode';
+
+/** Whether one per-node figure of one phase stays flat across sizes. */
+export interface Flatness {
+  readonly phase: Phase;
+  readonly figure: FigureName;
+  /** Median per size, ascending sizes. */
+  readonly medians: readonly { readonly nodes: number; readonly median: number }[];
+  /** (largest median − smallest) ÷ smallest; 0 when flat. */
+  readonly relativeRange: number;
+  readonly flat: boolean;
+}
+
+/** The largest relative range of per-size medians that still counts as flat. */
+export const FLAT_TOLERANCE = 0.25;
+
+/** The medians of `figure` per size for `phase`, and whether they lie within {@link FLAT_TOLERANCE}. */
+export function flatness(samples: readonly WindowSample[], phase: Phase, figure: FigureName): Flatness {
+  const sizes = [...new Set(samples.filter((s) => s.phase === phase).map((s) => s.nodes))].sort((a, b) => a - b);
+  const medians = sizes.map((nodes) => ({
+    nodes,
+    median: percentile(samples.filter((s) => s.phase === phase && s.nodes === nodes).map((s) => nodeFigures(s)[figure]), 50),
+  }));
+  const values = medians.map((m) => m.median);
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const relativeRange = low > 0 ? (high - low) / low : high > 0 ? Number.POSITIVE_INFINITY : 0;
+  return { phase, figure, medians, relativeRange, flat: medians.length >= 2 && relativeRange <= FLAT_TOLERANCE };
+}
+
+/** The median per-node value of the largest size times `nodes`; undefined unless the figure is flat. */
+export function extrapolate(samples: readonly WindowSample[], phase: Phase, figure: FigureName, nodes: number): number | undefined {
+  const f = flatness(samples, phase, figure);
+  const largest = f.medians.at(-1);
+  return f.flat && largest !== undefined ? largest.median * nodes : undefined;
+}
+
+/** How the benchmark ran, for the report. */
+export interface RedisLoadReport {
+  readonly date: string;
+  readonly machine: string;
+  readonly redisVersion: string;
+  readonly podsPerNode: number;
+  readonly churnFraction: number;
+  readonly burstPods: number;
+  readonly target: number;
+  /** The machine's 1/5/15-minute load averages when the run ended (other work competes with Redis and the generator). */
+  readonly loadAverage: readonly number[];
+  readonly samples: readonly WindowSample[];
+}
+
+const FIGURES: readonly { readonly name: FigureName; readonly label: string; readonly digits: number; readonly scale: number }[] = [
+  { name: 'connectionsPerNode', label: 'connections / node', digits: 2, scale: 1 },
+  { name: 'memoryBytesPerNode', label: 'used_memory KiB / node', digits: 1, scale: 1 / 1024 },
+  { name: 'commandsPerSecondPerNode', label: 'commands/s / node', digits: 2, scale: 1 },
+  { name: 'redisCpuPercentPerNode', label: 'Redis CPU % of a core / node', digits: 3, scale: 1 },
+];
+
+function sizeRows(samples: readonly WindowSample[]): string[] {
+  const keys = [...new Set(samples.map((s) => `${s.phase}|${s.nodes}`))];
+  return keys.map((key) => {
+    const mine = samples.filter((s) => `${s.phase}|${s.nodes}` === key);
+    const first = mine[0]!;
+    const figures = mine.map(nodeFigures);
+    const perJob = figures.flatMap((f) => (f.memoryBytesPerJob === undefined ? [] : [f.memoryBytesPerJob / 1024]));
+    const cells = FIGURES.map((fig) => spread(figures.map((f) => f[fig.name] * fig.scale), fig.digits));
+    const ran = mine.map((s) => `${s.runs}/${s.enqueues}`).join(', ');
+    return `| ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spread(perJob, 2)} | ${spread(figures.map((f) => f.redisCpuPercent))} | ${spread(figures.map((f) => f.generatorCpuPercent))} | ${ran} |`;
+  });
+}
+
+function flatnessRows(report: RedisLoadReport): string[] {
+  return PHASES.flatMap((phase) =>
+    FIGURES.map((fig) => {
+      const f = flatness(report.samples, phase, fig.name);
+      const medians = f.medians.map((m) => `${m.nodes}: ${(m.median * fig.scale).toFixed(fig.digits)}`).join(', ');
+      const at = extrapolate(report.samples, phase, fig.name, report.target);
+      const projected = at === undefined ? 'not extrapolated (not flat)' : (at * fig.scale).toFixed(fig.digits === 3 ? 1 : 0);
+      return `| ${phase} | ${fig.label} | ${medians} | ${(f.relativeRange * 100).toFixed(0)} % | ${f.flat ? 'yes' : 'no'} | ${projected} |`;
+    }),
+  );
+}
+
+/** The results block, markers included. */
+export function renderRedisResults(report: RedisLoadReport): string {
+  const rounds = new Set(report.samples.map((s) => s.round)).size;
+  const sizes = [...new Set(report.samples.map((s) => s.nodes))].sort((a, b) => a - b);
+  const largestBurst = report.samples.filter((s) => s.phase === 'burst' && s.nodes === sizes.at(-1)).at(-1);
+  return [
+    REDIS_BEGIN_MARKER,
+    '## Redis load: results',
+    '',
+    `Run ${report.date} on ${report.machine}; ${report.redisVersion}, one private redis-server on loopback; load average at the end ${report.loadAverage.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
+    `Sizes ${sizes.join(', ')} simulated nodes, ${rounds} rounds, sizes interleaved; ${report.podsPerNode} pods per node; churn: ${(report.churnFraction * 100).toFixed(0)} % of the nodes each create and delete one pod per second; burst: every node gets ${report.burstPods} new pods at once.`,
+    'Figures are min / median / max over the rounds; per node = (INFO delta over the window) ÷ nodes, the benchmark\'s own INFO connection and the empty Redis\'s memory excluded. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
+    '',
+    `| phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | generator CPU % | ran/enqueued |`,
+    '| --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...sizeRows(report.samples),
+    '',
+    `Flatness across sizes (medians per size; flat when the range is ≤ ${FLAT_TOLERANCE * 100} % of the smallest), and the linear projection to ${report.target} nodes where flat:`,
+    '',
+    `| phase | figure | median per size | range | flat | at ${report.target} nodes |`,
+    '| --- | --- | --- | --: | --- | --: |',
+    ...flatnessRows(report),
+    '',
+    largestBurst === undefined ? '' : `Commands in the last burst window at ${largestBurst.nodes} nodes: ${topCommands(largestBurst, 6)}.`,
+    REDIS_END_MARKER,
+  ].join('\n');
+}
