@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
+import { createFakeClock, settle, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { FakeCgroupFs } from '../../test/doubles/fake-cgroupfs.js';
 import { basePod } from '../../test/doubles/pod-fixtures.js';
 import { PodCgroupManager } from './pod-cgroups.js';
@@ -19,8 +19,9 @@ function burstable(uid: string, cpu: string): V1Pod {
   });
 }
 
-function setup(active: V1Pod[] = []): { fs: FakeCgroupFs; manager: PodCgroupManager; killed: number[]; active: V1Pod[] } {
+function setup(active: V1Pod[] = []): { fs: FakeCgroupFs; manager: PodCgroupManager; killed: number[]; active: V1Pod[]; clock: FakeClock } {
   const fs = new FakeCgroupFs();
+  const clock = createFakeClock();
   const killed: number[] = [];
   const manager = new PodCgroupManager({
     fs,
@@ -31,19 +32,38 @@ function setup(active: V1Pod[] = []): { fs: FakeCgroupFs; manager: PodCgroupMana
       killed.push(pid);
       fs.exit(pid);
     },
-    clock: createFakeClock(),
+    clock,
     logger: pino({ level: 'silent' }),
   });
-  return { fs, manager, killed, active };
+  return { fs, manager, killed, active, clock };
 }
 
 describe('pod cgroup manager', () => {
-  it('creates kubepods with allocatable and the QoS cgroups with their shares', async () => {
-    const { fs, manager } = setup([burstable('a', '500m')]);
+  it('creates kubepods with allocatable and the QoS cgroups; a restart leaves the Burstable shares to the first update', async () => {
+    const { fs, manager } = setup([burstable('a', '250m')]);
+    await fs.create('/kubepods/burstable', { cpuShares: 512 });
     await manager.start();
     assert.deepEqual(fs.cgroups.get('/kubepods'), { cpuShares: 2048, memoryLimitBytes: 4096 * 2 ** 20 });
     assert.deepEqual(fs.cgroups.get('/kubepods/burstable'), { cpuShares: 512 });
     assert.deepEqual(fs.cgroups.get('/kubepods/besteffort'), { cpuShares: 2 });
+    await manager.updateQos();
+    assert.deepEqual(fs.cgroups.get('/kubepods/burstable'), { cpuShares: 256 });
+  });
+
+  it('retries a removal the filesystem refuses right after termination', async () => {
+    const pod = burstable('d', '100m');
+    const { fs, manager, clock } = setup();
+    await manager.start();
+    await manager.ensurePod(pod);
+    fs.busy.add('/kubepods/burstable/podd');
+    manager.podTerminated({ uid: 'd', namespace: 'default', name: 'web' });
+    await settle();
+    assert.equal(fs.cgroups.has('/kubepods/burstable/podd'), true);
+    fs.busy.clear();
+    await clock.advance(1000);
+    await settle();
+    assert.equal(fs.cgroups.has('/kubepods/burstable/podd'), false);
+    assert.equal(fs.calls.filter((c) => c === 'destroy /kubepods/burstable/podd').length, 2);
   });
 
   it('makes a pod cgroup once, counting the pod in the Burstable shares before it exists', async () => {

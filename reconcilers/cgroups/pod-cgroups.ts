@@ -64,6 +64,10 @@ export interface PodCgroupManagerOptions {
 const KILL_ROUNDS = 5;
 const KILL_ROUND_MS = 100;
 
+/** Removal attempts after a pod terminates, and the pause between them. */
+const REMOVAL_ATTEMPTS = 5;
+const REMOVAL_RETRY_MS = 1000;
+
 /** What one orphan pass did. */
 export interface OrphanPass {
   readonly removed: number;
@@ -89,11 +93,13 @@ export class PodCgroupManager implements PodCgroupParent, PodLifecycleObserver {
     this.kill = options.kill ?? killProcess;
   }
 
-  /** Creates (or updates) `kubepods` with the allocatable limits and the two QoS cgroups. */
+  /** Creates (or updates) `kubepods` with the allocatable limits, and the two QoS cgroups. */
   async start(): Promise<void> {
     const { fs } = this.options;
     await fs.create(this.names.kubepods, kubepodsResources(this.options.allocatable()));
-    await fs.create(this.names.burstable, { cpuShares: burstableCpuShares(this.options.activePods()) });
+    // Its shares are left as they are: before the sources synced the active pods are not known
+    // (a restarted agent must not drop them); the first pod change or orphan pass sets them.
+    await fs.create(this.names.burstable, {});
     await fs.create(this.names.besteffort, { cpuShares: MIN_SHARES });
     this.options.logger.info({ kubepods: this.names.kubepods }, 'pod cgroups: QoS hierarchy ready');
   }
@@ -200,9 +206,17 @@ export class PodCgroupManager implements PodCgroupParent, PodLifecycleObserver {
     this.removeInBackground(key, 'forgotten');
   }
 
-  private removeInBackground(key: PodKey, why: string): void {
+  /**
+   * Removal right after termination can meet the runtime still tearing a container's cgroup down
+   * (EBUSY): a few retries a second apart, as the kubelet's housekeeping retries; then the orphan pass.
+   */
+  private removeInBackground(key: PodKey, why: string, attempt = 1): void {
     this.removePod(key.uid).catch((error: unknown) => {
-      this.options.logger.warn({ podUID: key.uid, err: error, why }, 'removing the pod cgroup failed; garbage collection retries');
+      if (attempt < REMOVAL_ATTEMPTS) {
+        this.options.clock.setTimeout(() => { this.removeInBackground(key, why, attempt + 1); }, REMOVAL_RETRY_MS);
+        return;
+      }
+      this.options.logger.warn({ podUID: key.uid, err: error, why, attempts: attempt }, 'removing the pod cgroup failed; garbage collection retries');
     });
   }
 }
