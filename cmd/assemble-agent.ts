@@ -49,7 +49,8 @@ import { createServiceSource, type ServiceSource } from '../controllers/services
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
-import { assemblePodSync, type PodSync } from '../reconcilers/pod-sync.js';
+import { assemblePodSync, type PodCgroupSettings, type PodSync } from '../reconcilers/pod-sync.js';
+import { buildPodCgroupSettings, type EnforcedAllocatable } from './pod-cgroups.js';
 import { probeHostSecurity } from '../reconcilers/host-security.js';
 import { ContainerReadinessStore } from '../reconcilers/status/container-readiness.js';
 import { StatusManager, podStatusApi } from '../reconcilers/status/status-manager.js';
@@ -135,6 +136,7 @@ function buildPodSync(
     staticPods: StaticPods | undefined;
     allocatable: AllocatableView;
     pullGate: PullGate;
+    cgroups: PodCgroupSettings | undefined;
   },
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kubeConfig, cri } = core;
@@ -185,12 +187,13 @@ function buildPodSync(
     requestSync: parts.enqueue,
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
     podStartMetrics: core.metrics.podStarts,
+    ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
   });
   return { podSync, status, events };
 }
 
 /** The garbage collector: reads the runtime and the store, hands gone pods to the reconciler. */
-function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reason: string) => void): GcManager {
+function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reason: string) => void, podSync: PodSync): GcManager {
   const { settings, cri, clock, logger } = core;
   return new GcManager({
     runtime: cri.runtime,
@@ -204,6 +207,7 @@ function buildGc(core: Core, store: DesiredPodStore, enqueue: (key: PodKey, reas
     policy: gcPolicyOf(settings.gc),
     clock,
     logger: logger.child({ component: 'gc' }),
+    ...(podSync.cgroups === undefined ? {} : { podCgroups: podSync.cgroups }),
   });
 }
 
@@ -264,7 +268,7 @@ function pullLimitsOf(settings: ImagePullSettings): ImagePullLimits {
 }
 
 /** Where the NodeAgent's node-policy settings land: the Node's allocatable, the restart backoff, the pull gate. */
-function nodePolicyTargets(node: NodeController, allocatable: AllocatableView, podSync: PodSync, pullGate: PullGate): Pick<LiveParts, 'node' | 'crashLoopBackOff' | 'imagePulls'> {
+function nodePolicyTargets(node: NodeController, allocatable: EnforcedAllocatable, podSync: PodSync, pullGate: PullGate): Pick<LiveParts, 'node' | 'crashLoopBackOff' | 'imagePulls'> {
   return {
     node: {
       setMaxPods: (n: number) => { node.setMaxPods(n); },
@@ -358,7 +362,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   // The per-pod default allocatable: capacity less the flags' hard memory threshold, less reservations (live).
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservationBytes(settings.eviction)), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
-  const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate });
+  const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
+  const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
@@ -366,14 +371,15 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     void pleg.relistNow();
   });
   let resync: ResyncLoop | undefined;
-  const gc = buildGc(core, store, enqueue);
+  const gc = buildGc(core, store, enqueue, podSync);
   const logRotation = buildLogRotation(core);
   const eviction = buildEviction(core, { store, podSync, events, gc, enqueue, node });
   pressure.bind(eviction);
   const live: LiveParts = {
     ...{ queue, pause, logger, dns: podSync.dns },
     ...housekeepingTargets(gc, logRotation, eviction),
-    ...nodePolicyTargets(node, allocatable, podSync, pullGate),
+    // The per-pod allocatable defaults and the kubepods limits both follow the reservations.
+    ...nodePolicyTargets(node, { setReservations: (r) => { allocatable.setReservations(r); podCgroups.enforced.setReservations(r); } }, podSync, pullGate),
     resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } },
   };
 
@@ -397,6 +403,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     // The queue's signal (lost lock, shutdown) reaches the reconcile, the executor and every CRI call.
     // Before the pods: their containers' environments need the services listed once.
     await services.start();
+    // Before any pod: sandboxes are created under kubepods.
+    await podSync.cgroups?.start();
     await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
     await store.start();
     staticPods?.mirrors.start();

@@ -14,6 +14,7 @@ import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.
 import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
 import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
+import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
 import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
 
@@ -71,6 +72,8 @@ export interface AgentSettings {
   readonly podManifestPath: string | undefined;
   /** Static pods served at a URL (`--manifest-url`, `--manifest-url-header`, `--http-check-frequency`); none: no URL source. */
   readonly manifestUrl: ManifestUrlSettings | undefined;
+  /** Pod cgroups under the QoS hierarchy (`--cgroups-per-qos`, `--cgroup-root`, …); undefined: the runtime's default placement. */
+  readonly cgroups: CgroupSettings | undefined;
 }
 
 /** The kubelet's `--manifest-url` and its companion flags. */
@@ -140,6 +143,7 @@ const FLAGS = {
   ...LOG_ROTATION_FLAGS,
   ...NODE_POLICY_FLAGS,
   ...EVICTION_FLAGS,
+  ...CGROUP_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -263,5 +267,6 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     kubeReserved: parseReservedFlag('kube-reserved', values['kube-reserved']),
     imagePulls: parseImagePullFlags(values),
     eviction: parseEvictionFlags(values),
+    cgroups: parseCgroupFlags(values),
   };
 }

@@ -37,6 +37,7 @@ import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.
 import { RunningVolumeRefresher } from './volume-refresh.js';
 import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
 import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
+import type { PodCgroupParent } from './cgroups/pod-cgroups.js';
 
 export type { KillRequest } from './kill-pod.js';
 
@@ -62,6 +63,8 @@ export interface ExecutorOptions {
   readonly lifecycle: PodStartEvents;
   /** Forms the sandbox's resolver configuration and each container's /etc/hosts. */
   readonly dns: PodDnsConfigurer;
+  /** The pod's cgroup, made before the sandbox and named as its cgroup parent; none (the runtime's default) when absent. */
+  readonly cgroups?: PodCgroupParent;
 }
 
 /** How one plan is carried out. */
@@ -129,7 +132,9 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     // The resolver configuration is formed on every sync that starts something, as the kubelet's
     // SyncPod regenerates the sandbox config (and its DNS warnings) each time.
     const dnsConfig = await this.sandboxDnsConfig(pod);
-    const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, dnsConfig);
+    // On every sync that starts something, as the kubelet's EnsureExists: containers join it too.
+    const cgroupParent = await this.ensurePodCgroup(pod);
+    const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, { dnsConfig, cgroupParent });
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: podIpsOf(observed) };
     // Step 4: containers.
     return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: sandbox.ips, signal });
@@ -221,10 +226,11 @@ export class PodActionsExecutor implements PodLifecycleObserver {
   }
 
   /** The sandbox config; one that cannot be generated (an FQDN too long for the kernel) fails the sandbox step. */
-  private sandboxConfig(pod: V1Pod, attempt: number, dnsConfig: DnsConfig): PodSandboxConfig {
+  private sandboxConfig(pod: V1Pod, attempt: number, more: { dnsConfig: DnsConfig; cgroupParent: string | undefined }): PodSandboxConfig {
     const { nodeName, podLogDir } = this.options;
+    const parent = more.cgroupParent === undefined ? {} : { cgroupParent: more.cgroupParent };
     try {
-      return buildSandboxConfig(pod, { nodeName, podLogDir, attempt, dnsConfig, clusterDomain: this.options.dns.clusterSettings().domain });
+      return buildSandboxConfig(pod, { nodeName, podLogDir, attempt, dnsConfig: more.dnsConfig, ...parent, clusterDomain: this.options.dns.clusterSettings().domain });
     } catch (error) {
       if (!isFqdnTooLongError(error)) throw error;
       throw this.sandboxConfigFailure(pod, error);
@@ -237,6 +243,18 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "${name}_${namespace}(${uid})": ${errorMessage(error)}`;
     this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
     return new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
+  }
+
+  /** The pod's cgroup (made when missing); one that cannot be made fails the sandbox step with the kubelet's event. */
+  private async ensurePodCgroup(pod: V1Pod): Promise<string | undefined> {
+    if (this.options.cgroups === undefined) return undefined;
+    try {
+      return await this.options.cgroups.ensurePod(pod);
+    } catch (error) {
+      const message = `unable to ensure pod container exists: ${errorMessage(error)}`;
+      this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodContainer', message });
+      throw new PodSetupError('FailedCreatePodContainer', message, { cause: error });
+    }
   }
 
   /** The sandbox's resolver configuration; a host resolv.conf that cannot be used fails the sandbox step. */

@@ -34,6 +34,19 @@ import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from './volumes/index.js';
 import { admitHandlers, APPARMOR_NOT_ENABLED, PodAdmitter, type AdmissionSettings } from './admission/index.js';
 import { DEFAULT_MASKED_PATHS, type ContainerSecuritySettings } from './security-context.js';
+import { PodCgroupManager } from './cgroups/pod-cgroups.js';
+import type { CgroupFs } from './cgroups/cgroupfs.js';
+import type { PodCgroupPolicy } from './cgroups/pod-cgroup-config.js';
+
+/** Pod cgroups under the QoS hierarchy (`--cgroups-per-qos`). */
+export interface PodCgroupSettings {
+  readonly fs: CgroupFs;
+  /** `--cgroup-root` (`/`: the hierarchy is `/kubepods`). */
+  readonly cgroupRoot: string;
+  readonly policy?: PodCgroupPolicy;
+  /** Capacity less the reservations: what `kubepods` is limited to (`--enforce-node-allocatable=pods`). */
+  readonly allocatable: () => { readonly milliCpu: number; readonly memoryBytes: number };
+}
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -123,6 +136,8 @@ export interface PodSyncDeps {
   readonly pods?: PodLister;
   /** Receives each pod's start duration (first seen to Running); none measured when absent. */
   readonly podStartMetrics?: PodStartMetrics;
+  /** Pod cgroups under the QoS hierarchy; containerd's default placement when absent. */
+  readonly cgroups?: PodCgroupSettings;
 }
 
 /** The assembled machinery. */
@@ -144,6 +159,8 @@ export interface PodSync {
   perPodState(): Readonly<Record<PerPodHolder, number>>;
   /** Where the eviction manager records the pods it stops (then requests their sync). */
   readonly evictions: PodEvictions;
+  /** The pod cgroup manager (start it before the first reconcile); undefined without {@link PodSyncDeps.cgroups}. */
+  readonly cgroups: PodCgroupManager | undefined;
 }
 
 /** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
@@ -160,6 +177,26 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
   });
 }
 
+/** Pods that may run: known to a source, not in a terminal phase, not terminated by the kernel. */
+function activePods(deps: PodSyncDeps, lifecycle: PodLifecycle): () => readonly V1Pod[] {
+  return () =>
+    (deps.pods?.list() ?? []).filter((p) => {
+      const phase = p.status?.phase;
+      return phase !== 'Succeeded' && phase !== 'Failed' && lifecycle.get(p.metadata?.uid ?? '')?.phase !== 'terminated';
+    });
+}
+
+function buildCgroups(deps: PodSyncDeps, lifecycle: PodLifecycle): PodCgroupManager | undefined {
+  const settings = deps.cgroups;
+  if (settings === undefined) return undefined;
+  return new PodCgroupManager({
+    ...settings,
+    activePods: activePods(deps, lifecycle),
+    clock: deps.clock,
+    logger: deps.logger.child({ component: 'pod-cgroups' }),
+  });
+}
+
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const { node, clock, events } = deps;
@@ -171,6 +208,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
   const fallbackNode = localNodeObject(node);
+  const cgroups = buildCgroups(deps, lifecycle);
   const admitter = new PodAdmitter({
     handlers: admitHandlers(security),
     events,
@@ -195,6 +233,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     dns,
     security,
     logger: logger.child({ component: 'executor' }),
+    ...(cgroups === undefined ? {} : { cgroups }),
   });
   const probeFailures = new ProbeFailures();
   const prober = new ProberManager({
@@ -212,7 +251,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
   const evictions = new PodEvictions();
-  const managers: readonly PodLifecycleObserver[] = [evictions, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [evictions, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -235,7 +274,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     evictions,
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions });
-  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions };
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups };
 }
 
 /** The holders {@link PodSync.perPodState} reads. */

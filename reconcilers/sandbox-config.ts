@@ -20,6 +20,8 @@ export interface SandboxConfigOptions {
   readonly clusterDomain: string;
   /** The pod's resolver configuration (see `dns/pod-dns.ts`); without it the runtime copies its host's resolv.conf. */
   readonly dnsConfig?: DnsConfig;
+  /** The pod's cgroup (`/kubepods/burstable/pod<uid>`): the runtime puts the sandbox and its containers under it. */
+  readonly cgroupParent?: string;
 }
 
 /** Identity of a pod from its metadata. */
@@ -122,6 +124,7 @@ export function buildSandboxConfig(pod: V1Pod, options: SandboxConfigOptions): P
     annotations: { ...(pod.metadata?.annotations ?? {}), [ANNOTATION_GRACE_PERIOD]: String(podGracePeriodSeconds(pod)) },
     portMappings: portMappings(pod),
     linux: {
+      ...(options.cgroupParent === undefined ? {} : { cgroupParent: options.cgroupParent }),
       securityContext: sandboxSecurityContext(pod),
       // Names in the slash form (`net/ipv4/ip_forward`) are sent in the dot form, as the kubelet does.
       sysctls: Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctlName(s.name), s.value])),

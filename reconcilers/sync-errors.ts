@@ -19,7 +19,7 @@ export type ContainerStartReason =
   | 'PostStartHookError';
 
 /** Reasons the pod as a whole could not be set up (shown as events; containers stay ContainerCreating). */
-export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedMount' | 'FailedPrepareDynamicResources';
+export type PodSetupReason = 'FailedCreatePodSandBox' | 'FailedCreatePodContainer' | 'FailedMount' | 'FailedPrepareDynamicResources';
 
 /** A container of the pod could not be started. */
 export class ContainerStartError extends Error {

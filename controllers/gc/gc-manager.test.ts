@@ -16,7 +16,7 @@ import { ANNOTATION_RESTART_COUNT, containerLabels, sandboxLabels } from '../../
 import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { GcManager, isGcRemovalError } from './gc-manager.js';
+import { GcManager, isGcRemovalError, type GcManagerOptions } from './gc-manager.js';
 import { gcPolicyOf } from './gc-policy.js';
 
 const NODE = 'node-a';
@@ -52,7 +52,7 @@ afterEach(async () => {
   await rm(rootDir, { recursive: true, force: true });
 });
 
-function setup(): Setup {
+function setup(extra: Partial<GcManagerOptions> = {}): Setup {
   const clock = createFakeClock();
   const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox:1.35', PAUSE] });
   const present = new Set<string>();
@@ -88,6 +88,7 @@ function setup(): Setup {
       assert.equal(mountpoint, runtime.imageFsMountpoint);
       return Promise.resolve(s.fs);
     },
+    ...extra,
   });
   return Object.assign(s, { gc });
 }
@@ -183,6 +184,17 @@ describe('GcManager: containers', () => {
     assert.equal(existsSync(logOf(pod('a'), 0)), true);
     assert.equal(existsSync(logOf(pod('being-torn-down'), 0)), true);
     assert.equal(existsSync(path.join(logRoot, 'not-a-pod-dir')), true);
+  });
+
+  it('hands the pod cgroups\' orphan pass the pods with a running container or a ready sandbox, and fails the run on its failures', async () => {
+    const passes: string[][] = [];
+    const s = setup({ podCgroups: { removeOrphansExcept: (running) => { passes.push([...running].sort()); return Promise.resolve({ removed: 1, failed: 1 }); } } });
+    s.present.add('run');
+    await crashLoop(s, pod('run'), 1);
+    const stopped = await crashLoop(s, pod('stopped'), 1, { lastRuns: false });
+    await s.runtime.stopPodSandbox(stopped.sandboxId);
+    await assert.rejects(s.gc.collectContainers(), (e: unknown) => isGcRemovalError(e) && e.failures === 1);
+    assert.deepEqual(passes, [['run']]);
   });
 
   it('goes on past a failed removal and then fails the run, so the loop retries', async () => {

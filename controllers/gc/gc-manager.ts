@@ -30,6 +30,13 @@ import { filesystemStats, listPodLogDirectories, removeContainerLogs, removePodL
 import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
 import { listPodDirs, removePodDir, type MountTable } from './pod-dirs.js';
 import { readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
+import type { OrphanPass } from '../../reconcilers/cgroups/pod-cgroups.js';
+
+/** The pod cgroups' orphan pass (`reconcilers/cgroups/pod-cgroups.ts`). */
+export interface OrphanPodCgroups {
+  /** Removes the cgroups of pods that are not active and have nothing running in `running`. */
+  removeOrphansExcept(running: ReadonlySet<string>): Promise<OrphanPass>;
+}
 
 /** The kubelet's periods. */
 export const CONTAINER_GC_PERIOD_MS = 60_000;
@@ -72,6 +79,8 @@ export interface GcManagerOptions {
   readonly mounts?: MountTable;
   readonly containerPeriodMs?: number;
   readonly imagePeriodMs?: number;
+  /** Pod cgroups to collect on each container pass (once every source synced); none when absent. */
+  readonly podCgroups?: OrphanPodCgroups;
 }
 
 /** Thrown at the end of a run in which some removals failed (each was logged). */
@@ -181,6 +190,7 @@ export class GcManager {
     const logDirs = await listPodLogDirectories(this.options.podLogDir);
     failures += await this.collectOrphanedPodDirs(present, logDirs);
     failures += await this.collectPodLogDirectories(present, logDirs);
+    failures += await this.collectPodCgroups(ours, sandboxes);
     if (failures > 0) throw new GcRemovalError('container GC', failures);
   }
 
@@ -253,6 +263,22 @@ export class GcManager {
     const counts = { removed, kept: plan.skip.length, failed: failures };
     if (removed + plan.skip.length + failures > 0) logger.info(counts, 'orphaned pod directories');
     return failures;
+  }
+
+  /**
+   * Pod cgroups of pods that are not active and have nothing running (a ready sandbox, a running
+   * container): the kubelet's `cleanupOrphanedPodCgroups`. Only after every source synced.
+   */
+  private async collectPodCgroups(containers: readonly Container[], sandboxes: readonly { metadata: { uid: string }; state: string }[]): Promise<number> {
+    const cgroups = this.options.podCgroups;
+    if (cgroups === undefined || !this.options.pods.synced()) return 0;
+    const running = new Set([
+      ...containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED').flatMap((c) => c.labels[LABEL_POD_UID] ?? []),
+      ...sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.metadata.uid),
+    ]);
+    const pass = await cgroups.removeOrphansExcept(running);
+    if (pass.removed + pass.failed > 0) this.options.logger.info(pass, 'orphaned pod cgroups');
+    return pass.failed;
   }
 
   /** Runs one removal; 1 when it failed (logged), 0 when it succeeded. */

@@ -3,8 +3,9 @@
  * `--system-reserved` and `--kube-reserved` hold back (CPU, memory, ephemeral storage), never below
  * zero. Pure: the Node's status reports it, and admission and `resourceFieldRef` defaults use it.
  *
- * nodelet does not enforce the reservations with a `kubepods` cgroup (the kubelet's
- * `--enforce-node-allocatable=pods`): pods are kept within allocatable by admission only.
+ * With `--cgroups-per-qos` the `kubepods` cgroup is limited to capacity less the reservations
+ * (the kubelet's `--enforce-node-allocatable=pods`, `cmd/pod-cgroups.ts`); admission keeps pods
+ * within allocatable either way.
  */
 import { parseMilliCpu, parseQuantity } from '../../reconcilers/quantity.js';
 

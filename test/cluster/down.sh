@@ -22,11 +22,26 @@ for arg in "$@"; do
   esac
 done
 
+# The agent's pod cgroups (default --cgroup-root: /kubepods with its QoS cgroups), once every
+# container is gone: only empty cgroups go (rmdir refuses anything holding processes or children
+# left), deepest first, in every v1 hierarchy; nothing outside kubepods is touched.
+remove_kubepods_cgroups() {
+  local hierarchy dir
+  for hierarchy in /sys/fs/cgroup/*/; do
+    [[ -d ${hierarchy}kubepods ]] || continue
+    while read -r dir; do
+      rmdir "$dir" 2>/dev/null || warn "cgroup $dir is not empty: left in place"
+    done < <(find "${hierarchy}kubepods" -depth -type d)
+  done
+  return 0
+}
+
 main() {
   [[ $(id -u) == 0 ]] || die "tearing the test cluster down needs root"
   agent_stop
   metrics_server_stop
   containerd_stop
+  remove_kubepods_cgroups
   registry_stop
   control_plane_stop
   network_down

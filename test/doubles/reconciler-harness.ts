@@ -14,7 +14,7 @@ import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler, PodStore } from '../../reconcilers/pod-reconciler.js';
 import type { PodStartMetrics } from '../../reconcilers/status/pod-start-tracker.js';
-import { assemblePodSync, localNodeObject, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod-sync.js';
+import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -134,6 +134,8 @@ export interface ReconcilerHarnessOptions {
    * map (the API's pods); absent: the map itself, synced per `synced`, its origin per `stillInOrigin`.
    */
   readonly podStore?: (apiPods: Map<string, V1Pod>) => PodStore;
+  /** Pod cgroups (over a fake cgroup filesystem); none when absent. */
+  readonly cgroups?: PodCgroupSettings;
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -174,6 +176,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       admission: { isPaused: () => paused.value },
       ...(options.security === undefined ? {} : { security: options.security }),
       ...(options.podStartMetrics === undefined ? {} : { podStartMetrics: options.podStartMetrics }),
+      ...(options.cgroups === undefined ? {} : { cgroups: options.cgroups }),
     });
   let current = assemble();
   return {

@@ -1,0 +1,182 @@
+/**
+ * The cgroup filesystem behind a narrow interface: cgroup v1 with the cgroupfs driver, as the
+ * kubelet's libcontainer manager drives it. A cgroup name (`/kubepods/burstable/pod<uid>`) is one
+ * directory in every v1 hierarchy mounted on the host (cpu, cpuacct, cpuset, memory, devices,
+ * freezer, blkio, pids, name=systemd, …); the cgroup2 mount of a hybrid host is not used, as runc's
+ * v1 manager does not use it.
+ *
+ * - `create` makes the directory in every hierarchy (parents first; a new cpuset cgroup gets its
+ *   parent's cpus and mems, or no task could join it) and writes the settings; it is idempotent.
+ * - `destroy` removes the directory in every hierarchy, deepest first (containerd's container
+ *   cgroups under a pod cgroup are empty once their tasks are deleted); a missing one is fine.
+ * - Errors of the filesystem are thrown as they are (EBUSY: processes or children remain).
+ */
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CgroupResources } from './pod-cgroup-config.js';
+
+/** One mounted v1 hierarchy. */
+export interface CgroupHierarchy {
+  /** Its controllers (`cpu`, `memory`, `name=systemd`). */
+  readonly subsystems: readonly string[];
+  readonly mountpoint: string;
+}
+
+/** What the pod cgroup manager does with cgroups. Names are absolute (`/kubepods/besteffort`). */
+export interface CgroupFs {
+  /** Creates the cgroup (and its parents) in every hierarchy and applies the settings. Idempotent. */
+  create(name: string, resources: CgroupResources): Promise<void>;
+  /** Applies settings to an existing cgroup. */
+  update(name: string, resources: CgroupResources): Promise<void>;
+  /** Whether the cgroup exists in every hierarchy. */
+  exists(name: string): Promise<boolean>;
+  /** Names of the direct child cgroups, in any hierarchy. */
+  children(name: string): Promise<string[]>;
+  /** Every process in the cgroup or its descendants, in any hierarchy. */
+  pids(name: string): Promise<number[]>;
+  /** Removes the cgroup and its (empty) descendants from every hierarchy; absent ones are skipped. */
+  destroy(name: string): Promise<void>;
+}
+
+/** The v1 hierarchies of a mount table (`/proc/self/mountinfo`): filesystem type `cgroup`. */
+export function parseCgroupMounts(mountinfo: string): CgroupHierarchy[] {
+  const found: CgroupHierarchy[] = [];
+  for (const line of mountinfo.split('\n')) {
+    const [before, after] = line.split(' - ');
+    if (before === undefined || after === undefined) continue;
+    const [fsType, , superOptions = ''] = after.split(' ');
+    if (fsType !== 'cgroup') continue;
+    const mountpoint = before.split(' ')[4];
+    if (mountpoint === undefined) continue;
+    const subsystems = superOptions.split(',').filter((o) => o !== 'rw' && o !== 'ro' && !o.startsWith('release_agent=') && o !== 'clone_children' && o !== 'noprefix' && o !== 'xattr');
+    // A hierarchy mounted twice (say in a container) counts once, at its first mountpoint.
+    if (found.some((h) => h.subsystems.join(',') === subsystems.join(','))) continue;
+    found.push({ subsystems, mountpoint });
+  }
+  return found;
+}
+
+/** The host's v1 hierarchies. */
+export async function hostCgroupHierarchies(mountinfoPath = '/proc/self/mountinfo'): Promise<CgroupHierarchy[]> {
+  return parseCgroupMounts(await readFile(mountinfoPath, 'utf8'));
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+/** The files each setting is written to, in order (the period before the quota, as runc writes them). */
+function settingFiles(r: CgroupResources): { subsystem: string; file: string; value: number }[] {
+  const files: { subsystem: string; file: string; value: number | undefined }[] = [
+    { subsystem: 'cpu', file: 'cpu.shares', value: r.cpuShares },
+    { subsystem: 'cpu', file: 'cpu.cfs_period_us', value: r.cpuPeriodUs },
+    { subsystem: 'cpu', file: 'cpu.cfs_quota_us', value: r.cpuQuotaUs },
+    { subsystem: 'memory', file: 'memory.limit_in_bytes', value: r.memoryLimitBytes },
+    { subsystem: 'pids', file: 'pids.max', value: r.pidsLimit },
+  ];
+  return files.flatMap((f) => (f.value === undefined ? [] : [{ ...f, value: f.value }]));
+}
+
+/** cgroup v1 over the mounted hierarchies. */
+export class V1CgroupFs implements CgroupFs {
+  constructor(private readonly hierarchies: readonly CgroupHierarchy[]) {}
+
+  private dirs(name: string): string[] {
+    return this.hierarchies.map((h) => path.join(h.mountpoint, name));
+  }
+
+  private dirOf(subsystem: string, name: string): string | undefined {
+    const h = this.hierarchies.find((x) => x.subsystems.includes(subsystem));
+    return h === undefined ? undefined : path.join(h.mountpoint, name);
+  }
+
+  async create(name: string, resources: CgroupResources): Promise<void> {
+    for (const h of this.hierarchies) {
+      if (h.subsystems.includes('cpuset')) await this.createCpuset(h.mountpoint, name);
+      else await mkdir(path.join(h.mountpoint, name), { recursive: true });
+    }
+    await this.update(name, resources);
+  }
+
+  /** Each level made in turn, copying cpus and mems from its parent when empty. */
+  private async createCpuset(mountpoint: string, name: string): Promise<void> {
+    let dir = mountpoint;
+    for (const part of name.split('/').filter((p) => p !== '')) {
+      const parent = dir;
+      dir = path.join(dir, part);
+      await mkdir(dir, { recursive: true });
+      for (const file of ['cpuset.cpus', 'cpuset.mems']) {
+        const own = (await readFile(path.join(dir, file), 'utf8')).trim();
+        if (own === '') await writeFile(path.join(dir, file), (await readFile(path.join(parent, file), 'utf8')).trim());
+      }
+    }
+  }
+
+  async update(name: string, resources: CgroupResources): Promise<void> {
+    for (const { subsystem, file, value } of settingFiles(resources)) {
+      const dir = this.dirOf(subsystem, name);
+      if (dir === undefined) continue;
+      await writeFile(path.join(dir, file), subsystem === 'pids' && value <= 0 ? 'max' : String(value));
+    }
+  }
+
+  async exists(name: string): Promise<boolean> {
+    for (const dir of this.dirs(name)) {
+      try {
+        await readdir(dir);
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw error;
+      }
+    }
+    return true;
+  }
+
+  async children(name: string): Promise<string[]> {
+    const found = new Set<string>();
+    for (const dir of this.dirs(name)) for (const child of await subdirs(dir)) found.add(child);
+    return [...found].sort();
+  }
+
+  async pids(name: string): Promise<number[]> {
+    const found = new Set<number>();
+    for (const dir of this.dirs(name)) for (const pid of await pidsUnder(dir)) found.add(pid);
+    return [...found];
+  }
+
+  async destroy(name: string): Promise<void> {
+    for (const dir of this.dirs(name)) await removeTree(dir);
+  }
+}
+
+/** Child directories; none when the directory does not exist. */
+async function subdirs(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+}
+
+async function pidsUnder(dir: string): Promise<number[]> {
+  let own: number[];
+  try {
+    own = (await readFile(path.join(dir, 'cgroup.procs'), 'utf8')).split('\n').filter((l) => l.trim() !== '').map(Number);
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+  const below = await Promise.all((await subdirs(dir)).map((child) => pidsUnder(path.join(dir, child))));
+  return [...own, ...below.flat()];
+}
+
+/** rmdir of a cgroup directory and its descendants, deepest first (cgroupfs removes the control files itself). */
+async function removeTree(dir: string): Promise<void> {
+  for (const child of await subdirs(dir)) await removeTree(path.join(dir, child));
+  try {
+    await rmdir(dir);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
