@@ -46,6 +46,7 @@ import { isMirrorPod } from '../controllers/pod-sources/static-pod.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
+import { createApiRuntimeHandlers } from '../controllers/runtimeclass/api-runtime-handlers.js';
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
@@ -176,6 +177,7 @@ function buildPodSync(
     pullGate: parts.pullGate,
     envApi: volumeApi,
     services: parts.services,
+    runtimeHandlers: createApiRuntimeHandlers(kubeConfig),
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,
     // Admission reads the Node the node controller last wrote (labels, taints, allocatable) and the store's pods.

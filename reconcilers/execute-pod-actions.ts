@@ -38,6 +38,7 @@ import { RunningVolumeRefresher } from './volume-refresh.js';
 import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
 import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
 import type { PodCgroupParent } from './cgroups/pod-cgroups.js';
+import { runtimeHandlerFor, type RuntimeHandlerLookup } from './runtime-handlers.js';
 
 export type { KillRequest } from './kill-pod.js';
 
@@ -65,6 +66,8 @@ export interface ExecutorOptions {
   readonly dns: PodDnsConfigurer;
   /** The pod's cgroup, made before the sandbox and named as its cgroup parent; none (the runtime's default) when absent. */
   readonly cgroups?: PodCgroupParent;
+  /** Resolves the pod's RuntimeClass to the runtime handler its sandbox is created with. */
+  readonly runtimeHandlers: RuntimeHandlerLookup;
 }
 
 /** How one plan is carried out. */
@@ -268,8 +271,10 @@ export class PodActionsExecutor implements PodLifecycleObserver {
 
   private async createSandbox(pod: V1Pod, config: PodSandboxConfig, signal: AbortSignal | undefined): Promise<{ id: string; ips: string[] }> {
     try {
+      // The RuntimeClass's handler, not its name: a class that does not exist fails this step.
+      const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
       await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
-      const id = await this.options.runtime.runPodSandbox(config, pod.spec?.runtimeClassName ?? '', signalOf(signal));
+      const id = await this.options.runtime.runPodSandbox(config, handler, signalOf(signal));
       this.options.lifecycle.sandboxStarted(podKeyOf(pod), id);
       const status = await this.options.runtime.podSandboxStatus(id, signalOf(signal));
       const ip = status.network?.ip ?? '';

@@ -14,6 +14,7 @@ import type { Clock } from '../util/clock.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { ServiceLister } from './service-env.js';
+import type { RuntimeHandlerLookup } from './runtime-handlers.js';
 import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from './dns/pod-dns-configurer.js';
 import { PodActionsExecutor } from './execute-pod-actions.js';
 import { ImagePuller, type PullCredentials } from './images/image-puller.js';
@@ -118,6 +119,8 @@ export interface PodSyncDeps {
   readonly envApi: EnvSourceApi;
   /** The node's cached services (kubelet: the service informer): every container's service variables. */
   readonly services: ServiceLister;
+  /** Resolves a pod's `runtimeClassName` to the handler its sandbox runs with. */
+  readonly runtimeHandlers: RuntimeHandlerLookup;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly credentials?: PullCredentials;
@@ -223,6 +226,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     volumes: deps.volumes,
     envApi: deps.envApi,
     services: deps.services,
+    runtimeHandlers: deps.runtimeHandlers,
     events,
     nodeName: node.name,
     nodeIp: node.ip,

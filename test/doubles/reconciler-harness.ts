@@ -21,6 +21,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
 import { UID } from './pod-fixtures.js';
 import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
+import { RuntimeClassNotFoundError } from '../../reconcilers/runtime-handlers.js';
 
 /**
  * Records every status and deletion, keeps the store's pod in step like the informer would, and
@@ -105,6 +106,8 @@ export interface ReconcilerHarness {
   readonly nodeObject: { value: V1Node | undefined };
   /** The services the node's service lister holds, and whether it has synced (true at first). */
   readonly services: { synced: boolean; items: V1Service[] };
+  /** The cluster's RuntimeClasses, name to handler (none at first). */
+  readonly runtimeClasses: Map<string, string>;
   /** The agent's reconciler (the same one across calls, with its backoffs and lifecycle). */
   reconciler(): PodReconciler;
   /** The assembled per-pod machinery of the current agent. */
@@ -152,6 +155,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
   const paused = { value: false };
   const nodeObject: { value: V1Node | undefined } = { value: undefined };
   const services: { synced: boolean; items: V1Service[] } = { synced: true, items: [] };
+  const runtimeClasses = new Map<string, string>();
   const logger = pino({ level: 'silent' });
   const node: PodSyncNode = { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) };
   nodeObject.value = localNodeObject(node);
@@ -171,6 +175,12 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       volumes: createVolumeManager({ rootDir: root, api: noApi, logger }),
       envApi: noApi,
       services: { hasSynced: () => services.synced, list: () => services.items },
+      runtimeHandlers: {
+        handlerOf: (name) => {
+          const handler = runtimeClasses.get(name);
+          return handler === undefined ? Promise.reject(new RuntimeClassNotFoundError(name)) : Promise.resolve(handler);
+        },
+      },
       clock,
       logger,
       admission: { isPaused: () => paused.value },
@@ -190,6 +200,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
     paused,
     nodeObject,
     services,
+    runtimeClasses,
     syncRequests,
     stillInOrigin,
     reconciler: () => current.reconciler,

@@ -27,6 +27,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  NodeV1Api,
   PatchStrategy,
   setHeaderOptions,
   Watch,
@@ -43,6 +44,8 @@ import { createNodeAgentApi } from '../../controllers/nodeagent/api.js';
 import { newNodeAgent } from '../../controllers/nodeagent/types.js';
 import { createNodeController, type NodeController } from '../../controllers/node/node-controller.js';
 import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
+import { createApiRuntimeHandlers } from '../../controllers/runtimeclass/api-runtime-handlers.js';
+import { isRuntimeClassNotFound } from '../../reconcilers/runtime-handlers.js';
 import { createServiceSource, SERVICE_FIELD_SELECTOR } from '../../controllers/services/service-source.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
@@ -232,6 +235,18 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     } finally {
       services.stop();
     }
+  });
+
+  it('reads RuntimeClasses by name, for the runtime handler of a sandbox', async () => {
+    const handlers = createApiRuntimeHandlers(agentConfig);
+    const name = `rbac-${namespace}`;
+    await admin.makeApiClient(NodeV1Api).createRuntimeClass({ body: { metadata: { name }, handler: 'runc' } });
+    try {
+      assert.equal(await handlers.handlerOf(name), 'runc');
+    } finally {
+      await admin.makeApiClient(NodeV1Api).deleteRuntimeClass({ name });
+    }
+    await assert.rejects(handlers.handlerOf(`${name}-absent`), (e: unknown) => isRuntimeClassNotFound(e));
   });
 
   it('writes pod status and events, and reads what pod volumes need', async () => {
