@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { ImageService, RuntimeService } from '../cri/types.js';
+import type { ImageService, RuntimeService, StatsRuntime } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
@@ -34,6 +34,9 @@ import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from './volumes/index.js';
 import { admitHandlers, APPARMOR_NOT_ENABLED, PodAdmitter, type AdmissionSettings } from './admission/index.js';
 import { DEFAULT_MASKED_PATHS, type ContainerSecuritySettings } from './security-context.js';
+import { PodResizer } from './resize/pod-resizer.js';
+import { ResizeConditions } from './resize/resize-conditions.js';
+import { PodResourceState } from './resize/resource-state.js';
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -123,6 +126,8 @@ export interface PodSyncDeps {
   readonly pods?: PodLister;
   /** Receives each pod's start duration (first seen to Running); none measured when absent. */
   readonly podStartMetrics?: PodStartMetrics;
+  /** Container memory usage, for refusing in-place memory limit decreases below it; every decrease is refused when absent. */
+  readonly stats?: StatsRuntime;
 }
 
 /** The assembled machinery. */
@@ -147,7 +152,7 @@ export interface PodSync {
 }
 
 /** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
-export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission' | 'evictions';
+export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission' | 'evictions' | 'resources' | 'resizeConditions';
 
 /** The image puller with the pod's pull secrets and the node-wide pull limits, when given. */
 function buildPuller(deps: PodSyncDeps): ImagePuller {
@@ -160,6 +165,34 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
   });
 }
 
+/** What the node allocated to pods: admission, and in-place resizes against the same allocation record. */
+function buildAllocation(deps: PodSyncDeps, security: PodSecuritySettings): { admitter: PodAdmitter; resizer: PodResizer; resources: PodResourceState; resizeConditions: ResizeConditions } {
+  const fallbackNode = localNodeObject(deps.node);
+  const nodeObject = deps.nodeObject === undefined ? (): V1Node | undefined => fallbackNode : (): V1Node | undefined => deps.nodeObject?.node();
+  const resources = new PodResourceState({ rootDir: deps.node.rootDir, logger: deps.logger.child({ component: 'pod-resources' }) });
+  const resizeConditions = new ResizeConditions(deps.clock);
+  const admitter = new PodAdmitter({
+    handlers: admitHandlers(security),
+    events: deps.events,
+    node: nodeObject,
+    // Pods are admitted (also after an agent restart) with what they were allocated, not a pending resize.
+    pods: () => (deps.pods?.list() ?? []).map((p) => resources.allocatedPod(p)),
+    allocated: (p) => resources.allocatedPod(p),
+  });
+  const resizer = new PodResizer({
+    state: resources,
+    conditions: resizeConditions,
+    events: deps.events,
+    runtime: deps.runtime,
+    node: nodeObject,
+    admittedPods: () => admitter.activePods(),
+    requestSync: deps.requestSync,
+    ...(deps.stats === undefined ? {} : { stats: deps.stats }),
+    logger: deps.logger.child({ component: 'resizer' }),
+  });
+  return { admitter, resizer, resources, resizeConditions };
+}
+
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const { node, clock, events } = deps;
@@ -170,13 +203,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
-  const fallbackNode = localNodeObject(node);
-  const admitter = new PodAdmitter({
-    handlers: admitHandlers(security),
-    events,
-    node: deps.nodeObject === undefined ? () => fallbackNode : () => deps.nodeObject?.node(),
-    pods: () => deps.pods?.list() ?? [],
-  });
+  const { admitter, resizer, resources, resizeConditions } = buildAllocation(deps, security);
   const executor = new PodActionsExecutor({
     runtime: deps.runtime,
     puller,
@@ -212,7 +239,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
   const evictions = new PodEvictions();
-  const managers: readonly PodLifecycleObserver[] = [evictions, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -233,8 +260,9 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
     admitter,
     evictions,
+    resizer,
   });
-  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions });
+  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions };
 }
 
@@ -250,6 +278,8 @@ interface PerPodHolders {
   readonly probeResults: ContainerReadinessStore;
   readonly admitter: PodAdmitter;
   readonly evictions: PodEvictions;
+  readonly resources: PodResourceState;
+  readonly resizeConditions: ResizeConditions;
 }
 
 function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, number>> {
@@ -264,5 +294,7 @@ function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, nu
     probeResults: h.probeResults.size(),
     admission: h.admitter.size(),
     evictions: h.evictions.size(),
+    resources: h.resources.size(),
+    resizeConditions: h.resizeConditions.size(),
   });
 }
