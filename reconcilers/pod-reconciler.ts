@@ -202,6 +202,13 @@ function withResizeRecheck(outcome: ReconcileOutcome, resized: boolean): Reconci
   return resized ? { requeueAfterMs: Math.min(outcome.requeueAfterMs ?? RESIZE_RECHECK_MS, RESIZE_RECHECK_MS) } : outcome;
 }
 
+/** How a status is generated: terminal or not, why, and the pod as allocated when it differs from the desired one. */
+interface StatusHow {
+  readonly podIsTerminal: boolean;
+  readonly terminalReason?: TerminalReason;
+  readonly allocated?: V1Pod;
+}
+
 function hasAnything(observed: ObservedPod): boolean {
   return observed.sandboxes.length > 0 || observed.containers.length > 0;
 }
@@ -265,7 +272,7 @@ export class PodReconciler {
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observe(scope);
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
-    await this.writeStatus(scope, resize.pod, after, { podIsTerminal: false, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
+    await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
     throwSetupError(setupError);
     return withResizeRecheck(outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs), resized || resize.actions.restarts.size > 0);
   }
@@ -417,16 +424,17 @@ export class PodReconciler {
     lifecycle.forget(key);
   }
 
-  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: TerminalReason }): Promise<void> {
+  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): Promise<void> {
     // A cancelled run writes nothing: another run of this UID may be writing already.
     scope.signal?.throwIfAborted();
     await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, how));
   }
 
-  private statusOf(pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: TerminalReason }): ReturnType<typeof generatePodStatus> {
+  private statusOf(pod: V1Pod, observed: ObservedPod, how: StatusHow): ReturnType<typeof generatePodStatus> {
     const now = new Date(Math.floor(this.options.clock.now() / 1000) * 1000);
     return generatePodStatus({
-      pod,
+      // The status reports the pod as allocated (its containers' allocatedResources and resources).
+      pod: how.allocated ?? pod,
       observed,
       nodeIp: this.options.nodeIp,
       runtimeName: this.options.runtimeName,
