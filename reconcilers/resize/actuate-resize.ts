@@ -15,7 +15,7 @@
  * resource's container updates), absent until pod cgroups exist.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { RuntimeService, StatsRuntime } from '../../cri/types.js';
+import type { ContainerStats, RuntimeService, StatsRuntime } from '../../cri/types.js';
 import { linuxResources } from '../container-config.js';
 import type { ContainerUpdate, ResizeActions } from './compute-resize-actions.js';
 import type { PodResourceState } from './resource-state.js';
@@ -51,11 +51,22 @@ function isDecrease(u: ContainerUpdate): boolean {
   return u.desired.memoryLimitBytes > 0 && (u.current.memoryLimitBytes === 0 || u.desired.memoryLimitBytes < u.current.memoryLimitBytes);
 }
 
+/** Every container's figures; a failure to read them refuses the decrease (as the kubelet), a cancellation is thrown. */
+async function containerStats(input: ActuateInput): Promise<ContainerStats[]> {
+  if (input.stats === undefined) return [];
+  try {
+    return await input.stats.listContainerStats(input.signal === undefined ? {} : { signal: input.signal });
+  } catch (error) {
+    input.signal?.throwIfAborted();
+    throw new ResizeActuationError(`unable to read memory usage for pod "${input.pod.metadata?.namespace ?? ''}/${input.pod.metadata?.name ?? ''}"`, { cause: error });
+  }
+}
+
 /** The kubelet's `validateMemoryResizeAction`: no memory limit below what the container uses now. */
 async function checkMemoryDecreases(input: ActuateInput): Promise<void> {
   const decreasing = input.actions.memory.filter(isDecrease);
   if (decreasing.length === 0) return;
-  const stats = input.stats === undefined ? [] : await input.stats.listContainerStats(input.signal === undefined ? {} : { signal: input.signal });
+  const stats = await containerStats(input);
   const problems = decreasing.flatMap((u): string[] => {
     const usage = stats.find((s) => s.id === u.id)?.memory?.usageBytes;
     if (usage === undefined) return [`missing container "${u.name}" memory usage`];
