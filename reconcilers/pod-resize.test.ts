@@ -125,7 +125,7 @@ describe('in-place pod resize in the assembled reconciler', () => {
     assert.deepEqual(updates(h), []);
   });
 
-  it('retries a Deferred resize when another pod leaves the node', async () => {
+  for (const how of ['deleted', 'gone from the API at once'] as const) it(`retries a Deferred resize when another pod leaves the node (${how})`, async () => {
     const other = basePod((p) => {
       p.metadata = { name: 'other', namespace: 'default', uid: 'uid-2' };
       p.spec!.containers = [{ name: 'big', image: 'busybox:1.35', resources: resources('1000m', '64Mi') }];
@@ -136,7 +136,8 @@ describe('in-place pod resize in the assembled reconciler', () => {
     resized(h, { app: resources('1000m', '64Mi') });
     await h.reconciler().reconcile(ref);
     assert.equal(conditionOf(h, 'PodResizePending')?.reason, 'Deferred');
-    h.store.set('uid-2', { ...h.store.get('uid-2')!, metadata: { ...h.store.get('uid-2')!.metadata, deletionTimestamp: new Date() } });
+    if (how === 'deleted') h.store.set('uid-2', { ...h.store.get('uid-2')!, metadata: { ...h.store.get('uid-2')!.metadata, deletionTimestamp: new Date() } });
+    else h.store.delete('uid-2');
     await h.reconciler().reconcile(otherRef);
     assert.ok(h.syncRequests.some((r) => r.key.uid === UID), 'the deferred pod was asked to sync');
     await h.reconciler().reconcile(ref);

@@ -16,7 +16,8 @@
  * - actuate: the in-place updates; a failure sets PodResizeInProgress/Error (`ResizeError`).
  *
  * A Deferred resize is tried again at every reconcile of its pod, and each pod leaving the node
- * (terminated) requests a reconcile of every pod with a Deferred resize.
+ * (terminated, or forgotten: gone from the API without a termination here) requests a reconcile of
+ * every pod with a Deferred resize.
  */
 import type { V1Node, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -147,16 +148,23 @@ export class PodResizer implements PodLifecycleObserver {
     return (c) => currentValues(c, this.options.state.actuated(uid, c.id));
   }
 
+  /** A pod stopped running: its resources may make room for a Deferred resize. */
   podTerminated(key: PodKey): void {
-    for (const [uid, deferred] of this.deferredKeys) {
-      if (uid !== key.uid) this.options.requestSync(deferred, 'a pod left the node: retrying a deferred resize');
-    }
+    this.retryDeferred(key);
   }
 
+  /** A pod is gone (also one deleted without terminating here first, e.g. with a zero grace period). */
   podForgotten(key: PodKey): void {
     this.deferredKeys.delete(key.uid);
+    this.retryDeferred(key);
     this.options.conditions.podForgotten(key);
     this.options.state.podForgotten(key);
+  }
+
+  private retryDeferred(leaving: PodKey): void {
+    for (const [uid, deferred] of this.deferredKeys) {
+      if (uid !== leaving.uid) this.options.requestSync(deferred, 'a pod left the node: retrying a deferred resize');
+    }
   }
 
   private reportError(pod: V1Pod, message: string): void {

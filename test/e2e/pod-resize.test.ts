@@ -208,7 +208,8 @@ describe('in-place pod resize', () => {
       const p = await getPod(namespace, 'resized');
       return p !== undefined && condition(p, 'PodResizePending') === undefined && condition(p, 'PodResizeInProgress') === undefined && statusOf(p, 'c').resources?.limits?.cpu === '1' ? p : undefined;
     });
-    t.diagnostic(`deferred resize applied ${Date.now() - freed} ms after hog was deleted`);
+    const waited = Date.now() - freed;
+    t.diagnostic(`deferred resize applied ${waited} ms after hog was deleted`);
     assert.deepEqual(statusOf(taken, 'c').allocatedResources, { cpu: '1', memory: '96Mi' });
     assert.equal(statusOf(taken, 'c').restartCount, 0);
     assert.equal((await cgroupOf(cId)).cpuQuota, 100000, 'c cgroup quota after the deferred resize');
