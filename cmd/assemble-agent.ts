@@ -168,6 +168,7 @@ function buildPodSync(
       dns: { cluster: { servers: settings.clusterDns, domain: settings.clusterDomain }, resolvConf: settings.resolvConf, nodeHostsFile: ETC_HOSTS_PATH },
     },
     runtime: cri.runtime,
+    stats: cri.runtime,
     images: cri.image,
     store: parts.store,
     status,

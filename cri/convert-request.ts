@@ -9,6 +9,7 @@ import type {
   ContainerFilter,
   ImageSpec,
   LinuxContainerConfig,
+  LinuxContainerResources,
   LinuxContainerSecurityContext,
   LinuxPodSandboxConfig,
   LinuxSandboxSecurityContext,
@@ -25,6 +26,7 @@ import type {
   WireContainerFilterRequest,
   WireImageSpecRequest,
   WireInt64Value,
+  WireLinuxContainerResources,
   WireLinuxContainerSecurityContext,
   WireLinuxPodSandboxConfig,
   WireLinuxSandboxSecurityContext,
@@ -153,19 +155,20 @@ function containerSecurityToWire(
 
 function linuxContainerToWire(linux: LinuxContainerConfig | undefined): WireContainerConfigRequest['linux'] {
   if (linux === undefined) return undefined;
-  const r = linux.resources;
   return {
-    resources:
-      r === undefined
-        ? undefined
-        : {
-            cpuPeriod: int64(r.cpuPeriod),
-            cpuQuota: int64(r.cpuQuota),
-            cpuShares: int64(r.cpuShares),
-            memoryLimitInBytes: int64(r.memoryLimitInBytes),
-            oomScoreAdj: int64(r.oomScoreAdj),
-          },
+    resources: linux.resources === undefined ? undefined : linuxResourcesToWire(linux.resources),
     securityContext: containerSecurityToWire(linux.securityContext),
+  };
+}
+
+/** The wire form of a container's cgroup values (CreateContainer, UpdateContainerResources). */
+export function linuxResourcesToWire(r: LinuxContainerResources): WireLinuxContainerResources {
+  return {
+    cpuPeriod: int64(r.cpuPeriod),
+    cpuQuota: int64(r.cpuQuota),
+    cpuShares: int64(r.cpuShares),
+    memoryLimitInBytes: int64(r.memoryLimitInBytes),
+    oomScoreAdj: int64(r.oomScoreAdj),
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import { CriInvalidResponseError } from './errors.js';
 import type {
+  AppliedLinuxResources,
   Container,
   ContainerMetadata,
   ContainerState,
@@ -28,6 +29,7 @@ import type {
   WireContainer,
   WireContainerMetadata,
   WireContainerStatus,
+  WireLinuxResources,
   WireEnum,
   WireExecSyncResponse,
   WireFilesystemUsage,
@@ -176,6 +178,20 @@ export function containerStatusFromWire(method: string, wire: WireContainerStatu
     annotations: { ...s.annotations },
     mounts: s.mounts.map(mountFromWire),
     logPath: s.logPath,
+    ...appliedResourcesFromWire(s.resources?.linux ?? null),
+  };
+}
+
+/** The runtime's applied cgroup values, when it reports them (a message without them is absent). */
+function appliedResourcesFromWire(linux: WireLinuxResources | null): { resources?: AppliedLinuxResources } {
+  if (linux === null) return {};
+  return {
+    resources: {
+      cpuPeriod: bigintFromWire(linux.cpuPeriod),
+      cpuQuota: bigintFromWire(linux.cpuQuota),
+      cpuShares: bigintFromWire(linux.cpuShares),
+      memoryLimitInBytes: bigintFromWire(linux.memoryLimitInBytes),
+    },
   };
 }
 

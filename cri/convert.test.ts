@@ -180,6 +180,7 @@ const wireContainerStatus: WireContainerStatus = {
   annotations: {},
   mounts: [{ containerPath: '/a', hostPath: '/b', readonly: true, selinuxRelabel: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }],
   logPath: '/var/log/pods/x/app/0.log',
+  resources: null,
 };
 
 void describe('response conversion', () => {
@@ -214,6 +215,13 @@ void describe('response conversion', () => {
       mounts: [{ containerPath: '/a', hostPath: '/b', readonly: true, selinuxRelabel: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }],
       logPath: '/var/log/pods/x/app/0.log',
     });
+  });
+
+  void it('reads the cgroup values the runtime applies, and none when it reports none', () => {
+    assert.equal('resources' in containerStatusFromWire('ContainerStatus', wireContainerStatus), false);
+    const linux = { cpuPeriod: '100000', cpuQuota: '30000', cpuShares: '204', memoryLimitInBytes: '134217728' };
+    const status = containerStatusFromWire('ContainerStatus', { ...wireContainerStatus, resources: { linux } });
+    assert.deepEqual(status.resources, { cpuPeriod: 100000n, cpuQuota: 30000n, cpuShares: 204n, memoryLimitInBytes: 134217728n });
   });
 
   void it('reports the sandbox network only when the runtime sent one', () => {

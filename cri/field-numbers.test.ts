@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { containerConfigToWire, podSandboxConfigToWire } from './convert-request.js';
+import { containerConfigToWire, linuxResourcesToWire, podSandboxConfigToWire } from './convert-request.js';
 import { criMethod } from './proto.js';
 import type { ContainerConfig, PodSandboxConfig } from './types.js';
 
@@ -268,5 +268,22 @@ describe('api.proto field numbers of ListContainerStats (upstream cri-api v0.36.
     assert.equal(s?.memory.usageBytes.value, '6');
     assert.equal(s?.memory.rssBytes.value, '4');
     assert.equal(s?.writableLayer.usedBytes.value, '9');
+  });
+});
+
+describe('api.proto field numbers of in-place resize (upstream cri-api v0.36.3)', () => {
+  it('UpdateContainerResourcesRequest: container_id 1, linux 2 (cpu_period 1, cpu_quota 2, cpu_shares 3, memory_limit_in_bytes 4); ContainerStatus.resources 16 (linux 1)', () => {
+    const method = criMethod('RuntimeService', 'UpdateContainerResources');
+    assert.equal(method.path, '/runtime.v1.RuntimeService/UpdateContainerResources');
+    const bytes = method.requestSerialize({ containerId: 'c1', linux: linuxResourcesToWire({ cpuPeriod: 100000n, cpuQuota: 30000n, cpuShares: 204n, memoryLimitInBytes: 7n }) });
+    assert.deepEqual(strings(bytes, 1), ['c1']);
+    const linux = sub(bytes, 2);
+    assert.deepEqual([1, 2, 3, 4].map((n) => varints(linux, n)[0]), [100000n, 30000n, 204n, 7n]);
+    // ContainerStatusResponse.status 1 → ContainerStatus.resources 16 → ContainerResources.linux 1 → cpu_quota 2.
+    const quota = Buffer.from([0x10, 0x05]);
+    const resources = Buffer.concat([Buffer.from([0x0a, quota.length]), quota]);
+    const status = Buffer.concat([Buffer.from([0x82, 0x01, resources.length]), resources]);
+    const decoded = criMethod('RuntimeService', 'ContainerStatus').responseDeserialize(Buffer.concat([Buffer.from([0x0a, status.length]), status])) as { status: { resources: { linux: { cpuQuota: string } } } };
+    assert.equal(decoded.status.resources.linux.cpuQuota, '5');
   });
 });

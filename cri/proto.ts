@@ -26,6 +26,7 @@ export type RuntimeMethod =
   | 'RemoveContainer'
   | 'ListContainers'
   | 'ContainerStatus'
+  | 'UpdateContainerResources'
   | 'ReopenContainerLog'
   | 'ExecSync'
   | 'Exec'

@@ -6,6 +6,7 @@
 import {
   containerConfigToWire,
   containerFilterToWire,
+  linuxResourcesToWire,
   podSandboxConfigToWire,
   podSandboxFilterToWire,
 } from './convert-request.js';
@@ -31,6 +32,7 @@ import type {
   ContainerStats,
   ContainerStatus,
   ExecSyncResult,
+  LinuxContainerResources,
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
@@ -163,6 +165,13 @@ export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, Sta
     const request = { containerId, verbose: false };
     const call = { method: 'ContainerStatus', request, options, subject: containerId } as const;
     return this.call(call, (wire) => containerStatusFromWire('ContainerStatus', wire.status));
+  }
+
+  async updateContainerResources(containerId: string, resources: LinuxContainerResources, options?: CallOptions): Promise<void> {
+    requireArgument('UpdateContainerResources', 'container ID', containerId);
+    const request = { containerId, linux: linuxResourcesToWire(resources) };
+    const call = { method: 'UpdateContainerResources', request, options, subject: containerId } as const;
+    await this.call(call, () => undefined);
   }
 
   async reopenContainerLog(containerId: string, options?: CallOptions): Promise<void> {

@@ -276,6 +276,16 @@ export interface ContainerStatus {
   readonly mounts: readonly Mount[];
   /** Absolute path of the container's log file. */
   readonly logPath: string;
+  /** The cgroup values the runtime applies now; undefined when the runtime does not report them. */
+  readonly resources?: AppliedLinuxResources;
+}
+
+/** The cgroup values a runtime reports as applied to a running container (ContainerStatus). */
+export interface AppliedLinuxResources {
+  readonly cpuPeriod: bigint;
+  readonly cpuQuota: bigint;
+  readonly cpuShares: bigint;
+  readonly memoryLimitInBytes: bigint;
 }
 
 export interface ContainerFilter {
@@ -441,6 +451,12 @@ export interface RuntimeService {
   listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]>;
   /** @throws CriNotFoundError when no such container exists. */
   containerStatus(containerId: string, options?: CallOptions): Promise<ContainerStatus>;
+  /**
+   * Applies new cgroup values to a container (in-place resize). Idempotent: the same values again
+   * change nothing. Zero fields are left as they are by containerd (a limit cannot be removed).
+   * @throws CriNotFoundError when no such container exists.
+   */
+  updateContainerResources(containerId: string, resources: LinuxContainerResources, options?: CallOptions): Promise<void>;
   /** Runs a command in a running container and waits for it (probes, exec hooks). */
   execSync(containerId: string, cmd: readonly string[], timeoutSeconds: number, options?: CallOptions): Promise<ExecSyncResult>;
 }

@@ -116,6 +116,16 @@ export interface WireContainerStatus {
   annotations: WireMap;
   mounts: WireMount[];
   logPath: string;
+  /** Absent from runtimes that do not report it; containerd 1.6 sends the Linux values. */
+  resources: { linux: WireLinuxResources | null } | null;
+}
+
+/** The Linux cgroup values a runtime reports for a container (int64 as strings). */
+export interface WireLinuxResources {
+  cpuPeriod: string;
+  cpuQuota: string;
+  cpuShares: string;
+  memoryLimitInBytes: string;
 }
 
 export interface WireCreateContainerResponse {
@@ -212,6 +222,7 @@ export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   RemoveContainer: object;
   ListContainers: WireListContainersResponse;
   ContainerStatus: WireContainerStatusResponse;
+  UpdateContainerResources: object;
   ReopenContainerLog: object;
   ExecSync: WireExecSyncResponse;
   Exec: WireStreamingResponse;

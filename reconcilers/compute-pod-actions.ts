@@ -20,6 +20,8 @@
  * - An ephemeral container (`kubectl debug`) is started once, when the sandbox is ready and the
  *   runtime has no instance of it, even before initialization completes; it is never restarted,
  *   never killed for a spec change, and does not keep the pod alive (`ephemeral-containers.ts`).
+ * - A running container an allocated resize must restart (its resizePolicy says RestartContainer
+ *   for a changed resource: `resize/compute-resize-actions.ts`) is killed and started again.
  * - A terminating pod (deleted, or past its deadline) is only ever killed.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
@@ -98,6 +100,8 @@ export interface ComputePodActionsInput {
   readonly terminating: boolean;
   /** Probe results; none when absent. */
   readonly probes?: ProbeVerdicts;
+  /** Running containers an allocated resize restarts (RestartContainer policy): runtime ID → the Killing message. */
+  readonly resizeRestarts?: ReadonlyMap<string, string>;
 }
 
 const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
@@ -206,20 +210,31 @@ function probeFailureDecision(pod: V1Pod, latest: ObservedContainer, failure: Pr
   return restarts ? { kill, start, keepsRunning: false } : { kill, keepsRunning: false };
 }
 
+/** A running container: kept, or killed (and started again per policy) for a probe failure, a resize restart or a spec change. */
+function runningContainerDecision(input: ComputePodActionsInput, c: { spec: V1Container; index: number; latest: ObservedContainer; restartCount: number }): ContainerDecision {
+  const { pod } = input;
+  const { spec, index, latest, restartCount } = c;
+  const failure = input.probes?.failures.get(latest.id);
+  if (latest.specHash === hashContainerSpec(spec) && failure !== undefined) {
+    return probeFailureDecision(pod, latest, failure, { kind: 'regular', index, name: spec.name, reason: `failed ${failure.type} probe`, restartCount });
+  }
+  const resizeRestart = input.resizeRestarts?.get(latest.id);
+  if (latest.specHash === hashContainerSpec(spec) && resizeRestart !== undefined) {
+    // As the kubelet: restarted whatever the pod's restartPolicy, to run with the allocated resources.
+    const kill = { id: latest.id, name: spec.name, reason: 'resize requires restart', eventMessage: resizeRestart };
+    return { kill, start: { kind: 'regular', index, name: spec.name, reason: 'resize requires restart', restartCount }, keepsRunning: false };
+  }
+  if (latest.specHash === hashContainerSpec(spec)) return { keepsRunning: true };
+  const kill = { id: latest.id, name: spec.name, reason: 'container spec changed' };
+  const start = restartsAfterExit(pod, 137) ? { kind: 'regular' as const, index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
+  return start === undefined ? { kill, keepsRunning: false } : { kill, start, keepsRunning: false };
+}
+
 function decideContainer(input: ComputePodActionsInput, spec: V1Container, index: number): ContainerDecision {
   const { pod, observed } = input;
   const latest = latestContainer(observed, spec.name);
   const restartCount = nextRestartCount(observed, spec.name);
-  if (latest?.state === 'CONTAINER_RUNNING') {
-    const failure = input.probes?.failures.get(latest.id);
-    if (latest.specHash === hashContainerSpec(spec) && failure !== undefined) {
-      return probeFailureDecision(pod, latest, failure, { kind: 'regular', index, name: spec.name, reason: `failed ${failure.type} probe`, restartCount });
-    }
-    if (latest.specHash === hashContainerSpec(spec)) return { keepsRunning: true };
-    const kill = { id: latest.id, name: spec.name, reason: 'container spec changed' };
-    const start = restartsAfterExit(pod, 137) ? { kind: 'regular' as const, index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
-    return start === undefined ? { kill, keepsRunning: false } : { kill, start, keepsRunning: false };
-  }
+  if (latest?.state === 'CONTAINER_RUNNING') return runningContainerDecision(input, { spec, index, latest, restartCount });
   if (!shouldRestart(pod, latest)) return { keepsRunning: false };
   const reason = latest === undefined ? 'container never started' : `container ${latest.state === 'CONTAINER_EXITED' ? 'exited' : 'not running'}`;
   const start = { kind: 'regular' as const, index, name: spec.name, reason, restartCount };

@@ -11,6 +11,7 @@ import { hashContainerSpec } from './container-hash.js';
 import { expandCommand } from './container-env.js';
 import { containerOomScoreAdj } from './oom-score.js';
 import { parseMilliCpu, parseQuantity } from './quantity.js';
+import { ANNOTATION_RESOURCES, resourcesAnnotation } from './resize/resources.js';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_CONTAINER_KIND,
@@ -86,6 +87,7 @@ export function buildContainerConfig(options: ContainerConfigOptions): Container
       [ANNOTATION_TERMINATION_MESSAGE_POLICY]: container.terminationMessagePolicy ?? 'File',
       [ANNOTATION_GRACE_PERIOD]: String(podGracePeriodSeconds(pod)),
       [ANNOTATION_CONTAINER_KIND]: options.kind,
+      [ANNOTATION_RESOURCES]: resourcesAnnotation(container),
     },
     logPath: `${container.name}/${options.restartCount}.log`,
     stdin: container.stdin === true,

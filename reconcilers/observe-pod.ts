@@ -69,6 +69,7 @@ async function observeContainer(runtime: RuntimeService, container: Container, o
     reason: status.reason,
     message,
     annotations: status.annotations,
+    ...(status.resources === undefined ? {} : { applied: status.resources }),
   };
 }
 

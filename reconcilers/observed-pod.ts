@@ -3,7 +3,7 @@
  * (`computePodActions`, `generatePodStatus`). Built from CRI list and status calls by
  * `observe-pod.ts`; tests build it by hand.
  */
-import type { ContainerState, Labels, PodSandboxState } from '../cri/types.js';
+import type { AppliedLinuxResources, ContainerState, Labels, PodSandboxState } from '../cri/types.js';
 
 export interface ObservedSandbox {
   readonly id: string;
@@ -35,6 +35,8 @@ export interface ObservedContainer {
   readonly reason: string;
   readonly message: string;
   readonly annotations: Labels;
+  /** The cgroup values the runtime reports it applies; absent when it reports none. */
+  readonly applied?: AppliedLinuxResources;
 }
 
 export interface ObservedPod {

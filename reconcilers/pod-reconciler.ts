@@ -59,6 +59,8 @@ import type { ContainerResultsReader } from './status/container-readiness.js';
 import type { StatusWriter } from './status/status-manager.js';
 import { isCancellation, type ContainerStartError } from './sync-errors.js';
 import type { VolumeManager } from './volumes/index.js';
+import { NO_RESIZE, type ResizeActions } from './resize/compute-resize-actions.js';
+import type { PodResizer } from './resize/pod-resizer.js';
 
 /** Where the reconciler reads desired pods: the merged store of every pod source. */
 export interface PodStore {
@@ -116,6 +118,8 @@ export interface PodReconcilerOptions {
   readonly probeFailures: ProbeFailures;
   /** Pods the node decided to stop (eviction under pressure): killed with their grace, reported Failed. */
   readonly evictions?: PodEvictions;
+  /** In-place resize: allocation, actuation and its conditions; resources are never resized when absent. */
+  readonly resizer?: PodResizer;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -134,6 +138,9 @@ const UNSYNCED_RETRY_MS = 2000;
 
 /** How long a pod waits for admission to be decidable (the Node object to be known). */
 const ADMISSION_RETRY_MS = 1000;
+
+/** How soon a pod whose resize was just actuated is looked at again (to see it complete, as the kubelet's re-inspect). */
+const RESIZE_RECHECK_MS = 1000;
 
 /** Grace period for a pod the API no longer has: the longest recorded on its containers, else 2 s. */
 const ORPHAN_GRACE_SECONDS = 2;
@@ -182,6 +189,24 @@ function terminalReasonOf(rejection: Rejection | undefined, kill: NodeKill | und
   if (rejection !== undefined) return { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) };
   if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: true };
   return deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
+}
+
+/** Throws a failed setup step's error (after the status was written), so the queue retries. */
+function throwSetupError(setupError: unknown): void {
+  if (setupError instanceof Error) throw setupError;
+  if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
+}
+
+/** A pod whose resize was just actuated is looked at again soon, to see it complete. */
+function withResizeRecheck(outcome: ReconcileOutcome, resized: boolean): ReconcileOutcome {
+  return resized ? { requeueAfterMs: Math.min(outcome.requeueAfterMs ?? RESIZE_RECHECK_MS, RESIZE_RECHECK_MS) } : outcome;
+}
+
+/** How a status is generated: terminal or not, why, and the pod as allocated when it differs from the desired one. */
+interface StatusHow {
+  readonly podIsTerminal: boolean;
+  readonly terminalReason?: TerminalReason;
+  readonly allocated?: V1Pod;
 }
 
 function hasAnything(observed: ObservedPod): boolean {
@@ -233,7 +258,8 @@ export class PodReconciler {
       return { requeueAfterMs: ADMISSION_RETRY_MS };
     }
     const stop = this.stopDecision(scope.key, pod, verdict.kind === 'rejected' ? verdict.rejection : undefined);
-    const plan = computePodActions({ pod, observed, terminating: stop.mustStop, probes: this.probeVerdictsOf(pod, observed) });
+    const resize = this.resizeStep(pod, observed, stop.mustStop || verdict.kind !== 'admitted');
+    const plan = computePodActions({ pod: resize.pod, observed, terminating: stop.mustStop, probes: this.probeVerdictsOf(resize.pod, observed), resizeRestarts: resize.actions.restarts });
     scope.log.debug({ plan }, 'computed pod actions');
     if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
       await this.hold(pod, observed, scope.log);
@@ -241,14 +267,34 @@ export class PodReconciler {
     }
     const gracePeriodSeconds = this.enterLifecycle(scope.key, pod, stop);
     this.reportSandboxChange(pod, plan, observed);
-    const { result, setupError } = await this.executePlan(scope, { pod, plan, observed, gracePeriodSeconds });
+    const { result, setupError } = await this.executePlan(scope, { pod: resize.pod, plan, observed, gracePeriodSeconds });
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
+    const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observe(scope);
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
-    await this.writeStatus(scope, pod, after, { podIsTerminal: false, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
-    if (setupError instanceof Error) throw setupError;
-    if (setupError !== undefined) throw new Error('pod sync failed', { cause: setupError });
-    return outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs);
+    await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
+    throwSetupError(setupError);
+    return withResizeRecheck(outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs), resized || resize.actions.restarts.size > 0);
+  }
+
+  /** Applies the resize's in-place updates when the pod still runs and its setup went well; true when any was made. */
+  private async actuateResize(scope: RunScope, resize: { pod: V1Pod; actions: ResizeActions }, runs: boolean): Promise<boolean> {
+    if (!runs) return false;
+    return (await this.options.resizer?.actuate(resize.pod, resize.actions, scope.signal)) === true;
+  }
+
+  /**
+   * The pod as allocated and the resize it asks for (`resize/pod-resizer.ts`): an admitted, running
+   * pod's resize is allocated or left pending and its progress noted before anything runs; a pod
+   * that only stops, or is not admitted, runs as already allocated and asks for nothing.
+   */
+  private resizeStep(pod: V1Pod, observed: ObservedPod, stopsOnly: boolean): { pod: V1Pod; actions: ResizeActions } {
+    const resizer = this.options.resizer;
+    if (resizer === undefined) return { pod, actions: NO_RESIZE };
+    if (stopsOnly) return { pod: resizer.allocatedPod(pod), actions: NO_RESIZE };
+    const allocated = resizer.allocate(pod);
+    resizer.progress(allocated, observed);
+    return { pod: allocated, actions: resizer.plan(allocated, observed) };
   }
 
   /**
@@ -278,7 +324,8 @@ export class PodReconciler {
     const known = admitter.rejectionOf(scope.key.uid);
     if (known !== undefined) return { kind: 'rejected', rejection: known };
     if (lifecycle.get(scope.key.uid) !== undefined || isTerminalPhase(pod)) return { kind: 'admitted' };
-    const decision = admitter.admit(pod);
+    // A restarted agent admits the pod as it was allocated, not with a resize still pending in its spec.
+    const decision = admitter.admit(this.options.resizer?.allocatedPod(pod) ?? pod);
     if (decision.kind === 'rejected') scope.log.info({ reason: decision.rejection.reason, message: decision.rejection.message }, 'pod rejected at admission');
     return decision;
   }
@@ -377,16 +424,17 @@ export class PodReconciler {
     lifecycle.forget(key);
   }
 
-  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: TerminalReason }): Promise<void> {
+  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): Promise<void> {
     // A cancelled run writes nothing: another run of this UID may be writing already.
     scope.signal?.throwIfAborted();
     await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, how));
   }
 
-  private statusOf(pod: V1Pod, observed: ObservedPod, how: { podIsTerminal: boolean; terminalReason?: TerminalReason }): ReturnType<typeof generatePodStatus> {
+  private statusOf(pod: V1Pod, observed: ObservedPod, how: StatusHow): ReturnType<typeof generatePodStatus> {
     const now = new Date(Math.floor(this.options.clock.now() / 1000) * 1000);
     return generatePodStatus({
-      pod,
+      // The status reports the pod as allocated (its containers' allocatedResources and resources).
+      pod: how.allocated ?? pod,
       observed,
       nodeIp: this.options.nodeIp,
       runtimeName: this.options.runtimeName,
@@ -395,6 +443,12 @@ export class PodReconciler {
       podIsTerminal: how.podIsTerminal,
       ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
       probeResults: this.options.probeResults.resultsOf(observed.uid),
+      ...this.resizeStatusOf(observed.uid),
     });
+  }
+
+  private resizeStatusOf(uid: string): Pick<Parameters<typeof generatePodStatus>[0], 'currentValuesOf' | 'resizeConditions'> {
+    const resizer = this.options.resizer;
+    return resizer === undefined ? {} : { currentValuesOf: resizer.currentOf(uid), resizeConditions: resizer.conditionsOf(uid) };
   }
 }

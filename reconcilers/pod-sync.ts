@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { ImageService, RuntimeService } from '../cri/types.js';
+import type { ImageService, RuntimeService, StatsRuntime } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import type { EnvSourceApi } from './container-env.js';
 import type { EventRecorder } from './events/event-recorder.js';
@@ -48,6 +48,9 @@ export interface PodCgroupSettings {
   /** Capacity less the reservations: what `kubepods` is limited to (`--enforce-node-allocatable=pods`). */
   readonly allocatable: () => { readonly milliCpu: number; readonly memoryBytes: number };
 }
+import { PodResizer } from './resize/pod-resizer.js';
+import { ResizeConditions } from './resize/resize-conditions.js';
+import { PodResourceState } from './resize/resource-state.js';
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -141,6 +144,8 @@ export interface PodSyncDeps {
   readonly podStartMetrics?: PodStartMetrics;
   /** Pod cgroups under the QoS hierarchy; containerd's default placement when absent. */
   readonly cgroups?: PodCgroupSettings;
+  /** Container memory usage, for refusing in-place memory limit decreases below it; every decrease is refused when absent. */
+  readonly stats?: StatsRuntime;
 }
 
 /** The assembled machinery. */
@@ -167,7 +172,7 @@ export interface PodSync {
 }
 
 /** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
-export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission' | 'evictions';
+export type PerPodHolder = 'lifecycle' | 'restartBackoff' | 'pullBackoff' | 'startFailures' | 'preparedVolumes' | 'volumeRefreshes' | 'probeWorkers' | 'probeFailures' | 'probeResults' | 'admission' | 'evictions' | 'resources' | 'resizeConditions';
 
 /** The image puller with the pod's pull secrets and the node-wide pull limits, when given. */
 function buildPuller(deps: PodSyncDeps): ImagePuller {
@@ -180,24 +185,61 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
   });
 }
 
-/** Pods that may run: known to a source, not in a terminal phase, not terminated by the kernel. */
-function activePods(deps: PodSyncDeps, lifecycle: PodLifecycle): () => readonly V1Pod[] {
+/** Pods that may run, as allocated: known to a source, not in a terminal phase, not terminated by the kernel. */
+function activePods(deps: PodSyncDeps, lifecycle: PodLifecycle, resources: PodResourceState): () => readonly V1Pod[] {
   return () =>
-    (deps.pods?.list() ?? []).filter((p) => {
-      const phase = p.status?.phase;
-      return phase !== 'Succeeded' && phase !== 'Failed' && lifecycle.get(p.metadata?.uid ?? '')?.phase !== 'terminated';
-    });
+    (deps.pods?.list() ?? [])
+      .filter((p) => {
+        const phase = p.status?.phase;
+        return phase !== 'Succeeded' && phase !== 'Failed' && lifecycle.get(p.metadata?.uid ?? '')?.phase !== 'terminated';
+      })
+      .map((p) => resources.allocatedPod(p));
 }
 
-function buildCgroups(deps: PodSyncDeps, lifecycle: PodLifecycle): PodCgroupManager | undefined {
+function buildCgroups(deps: PodSyncDeps, lifecycle: PodLifecycle, resources: PodResourceState): PodCgroupManager | undefined {
   const settings = deps.cgroups;
   if (settings === undefined) return undefined;
   return new PodCgroupManager({
     ...settings,
-    activePods: activePods(deps, lifecycle),
+    activePods: activePods(deps, lifecycle, resources),
     clock: deps.clock,
     logger: deps.logger.child({ component: 'pod-cgroups' }),
   });
+}
+
+/** What the node allocated to pods: admission, and in-place resizes against the same allocation record. */
+function buildAllocation(
+  deps: PodSyncDeps,
+  security: PodSecuritySettings,
+  lifecycle: PodLifecycle,
+): { admitter: PodAdmitter; resizer: PodResizer; resources: PodResourceState; resizeConditions: ResizeConditions; cgroups: PodCgroupManager | undefined } {
+  const fallbackNode = localNodeObject(deps.node);
+  const nodeObject = deps.nodeObject === undefined ? (): V1Node | undefined => fallbackNode : (): V1Node | undefined => deps.nodeObject?.node();
+  const resources = new PodResourceState({ rootDir: deps.node.rootDir, logger: deps.logger.child({ component: 'pod-resources' }) });
+  const resizeConditions = new ResizeConditions(deps.clock);
+  const cgroups = buildCgroups(deps, lifecycle, resources);
+  const admitter = new PodAdmitter({
+    handlers: admitHandlers(security),
+    events: deps.events,
+    node: nodeObject,
+    // Pods are admitted (also after an agent restart) with what they were allocated, not a pending resize.
+    pods: () => (deps.pods?.list() ?? []).map((p) => resources.allocatedPod(p)),
+    allocated: (p) => resources.allocatedPod(p),
+  });
+  const resizer = new PodResizer({
+    state: resources,
+    conditions: resizeConditions,
+    events: deps.events,
+    runtime: deps.runtime,
+    node: nodeObject,
+    admittedPods: () => admitter.activePods(),
+    requestSync: deps.requestSync,
+    ...(deps.stats === undefined ? {} : { stats: deps.stats }),
+    // The pod cgroup grows before the containers and shrinks after them.
+    ...(cgroups === undefined ? {} : { podCgroups: cgroups }),
+    logger: deps.logger.child({ component: 'resizer' }),
+  });
+  return { admitter, resizer, resources, resizeConditions, cgroups };
 }
 
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
@@ -210,14 +252,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
-  const fallbackNode = localNodeObject(node);
-  const cgroups = buildCgroups(deps, lifecycle);
-  const admitter = new PodAdmitter({
-    handlers: admitHandlers(security),
-    events,
-    node: deps.nodeObject === undefined ? () => fallbackNode : () => deps.nodeObject?.node(),
-    pods: () => deps.pods?.list() ?? [],
-  });
+  const { admitter, resizer, resources, resizeConditions, cgroups } = buildAllocation(deps, security, lifecycle);
   const executor = new PodActionsExecutor({
     runtime: deps.runtime,
     puller,
@@ -255,7 +290,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
   const evictions = new PodEvictions();
-  const managers: readonly PodLifecycleObserver[] = [evictions, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -276,8 +311,9 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
     admitter,
     evictions,
+    resizer,
   });
-  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions });
+  const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups };
 }
 
@@ -293,6 +329,8 @@ interface PerPodHolders {
   readonly probeResults: ContainerReadinessStore;
   readonly admitter: PodAdmitter;
   readonly evictions: PodEvictions;
+  readonly resources: PodResourceState;
+  readonly resizeConditions: ResizeConditions;
 }
 
 function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, number>> {
@@ -307,5 +345,7 @@ function perPodStateOf(h: PerPodHolders): () => Readonly<Record<PerPodHolder, nu
     probeResults: h.probeResults.size(),
     admission: h.admitter.size(),
     evictions: h.evictions.size(),
+    resources: h.resources.size(),
+    resizeConditions: h.resizeConditions.size(),
   });
 }

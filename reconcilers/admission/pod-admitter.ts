@@ -41,6 +41,8 @@ export interface PodAdmitterOptions {
   readonly node: () => V1Node | undefined;
   /** Every desired pod of this node (the pod store): older undecided pods are admitted first. */
   readonly pods: () => readonly V1Pod[];
+  /** A pod with its resources as the node allocated them (in-place resize); the pod itself when absent. */
+  readonly allocated?: (pod: V1Pod) => V1Pod;
 }
 
 const uidOf = (pod: V1Pod): string => pod.metadata?.uid ?? '';
@@ -97,6 +99,11 @@ export class PodAdmitter implements PodLifecycleObserver {
     this.admitted.delete(key.uid);
   }
 
+  /** The admitted pods that still hold the node's resources (not terminated), as they were admitted. */
+  activePods(): V1Pod[] {
+    return [...this.admitted.values()].filter((e) => e.active).map((e) => e.pod);
+  }
+
   /** Pods with an admission decision held (admitted or rejected). */
   size(): number {
     return this.rejected.size + this.admitted.size;
@@ -109,7 +116,8 @@ export class PodAdmitter implements PodLifecycleObserver {
   }
 
   private decide(pod: V1Pod, node: V1Node): AdmitDecision {
-    const otherPods = [...this.admitted.values()].filter((e) => e.active).map((e) => e.pod);
+    // Resized pods count with what they were allocated since, not with what they were admitted with.
+    const otherPods = this.activePods().map((p) => this.options.allocated?.(p) ?? p);
     const result = admitPod(this.options.handlers, { pod, node, otherPods });
     if (result.admit) {
       this.admitted.set(uidOf(pod), { pod, active: true });

@@ -28,6 +28,8 @@ export interface CgroupFs {
   create(name: string, resources: CgroupResources): Promise<void>;
   /** Applies settings to an existing cgroup. */
   update(name: string, resources: CgroupResources): Promise<void>;
+  /** The CPU and memory settings the kernel holds for an existing cgroup (`pids.max` left out). */
+  read(name: string): Promise<CgroupResources>;
   /** Whether the cgroup exists in every hierarchy. */
   exists(name: string): Promise<boolean>;
   /** Names of the direct child cgroups, in any hierarchy. */
@@ -118,6 +120,20 @@ export class V1CgroupFs implements CgroupFs {
       if (dir === undefined) continue;
       await writeFile(path.join(dir, file), subsystem === 'pids' && value <= 0 ? 'max' : String(value));
     }
+  }
+
+  async read(name: string): Promise<CgroupResources> {
+    const value = async (subsystem: string, file: string): Promise<number | undefined> => {
+      const dir = this.dirOf(subsystem, name);
+      return dir === undefined ? undefined : Number((await readFile(path.join(dir, file), 'utf8')).trim());
+    };
+    const found: Record<string, number | undefined> = {
+      cpuShares: await value('cpu', 'cpu.shares'),
+      cpuPeriodUs: await value('cpu', 'cpu.cfs_period_us'),
+      cpuQuotaUs: await value('cpu', 'cpu.cfs_quota_us'),
+      memoryLimitBytes: await value('memory', 'memory.limit_in_bytes'),
+    };
+    return Object.fromEntries(Object.entries(found).filter(([, v]) => v !== undefined));
   }
 
   async exists(name: string): Promise<boolean> {

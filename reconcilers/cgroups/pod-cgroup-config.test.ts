@@ -15,6 +15,9 @@ import {
   podCgroupResources,
   podUidOfCgroup,
   qosCgroupNames,
+  resizeDirection,
+  resourceSettings,
+  type CgroupResources,
 } from './pod-cgroup-config.js';
 
 const MI = 2 ** 20;
@@ -103,5 +106,18 @@ describe('cgroup values', () => {
     assert.equal(podUidOfCgroup('pod1234'), '1234');
     assert.equal(podUidOfCgroup('pod'), undefined);
     assert.equal(podUidOfCgroup('burstable'), undefined);
+  });
+
+  it('tells a resize\'s direction per resource: CPU by quota per period then shares, memory by limit (unset, -1 and the kernel maximum are unlimited)', () => {
+    const cpu = (quota: number, shares: number): CgroupResources => ({ cpuQuotaUs: quota, cpuPeriodUs: 100_000, cpuShares: shares });
+    assert.equal(resizeDirection('cpu', cpu(20_000, 204), cpu(40_000, 409)), 'grow');
+    assert.equal(resizeDirection('cpu', cpu(40_000, 409), cpu(20_000, 204)), 'shrink');
+    assert.equal(resizeDirection('cpu', cpu(-1, 204), cpu(40_000, 409)), 'shrink', 'a quota where there was none limits the pod');
+    assert.equal(resizeDirection('cpu', cpu(-1, 204), cpu(-1, 409)), 'grow', 'same quota: the shares decide');
+    assert.equal(resizeDirection('cpu', cpu(-1, 204), cpu(-1, 204)), 'none');
+    assert.equal(resizeDirection('memory', { memoryLimitBytes: 9223372036854771712 }, { memoryLimitBytes: 2 ** 26 }), 'shrink');
+    assert.equal(resizeDirection('memory', { memoryLimitBytes: 2 ** 26 }, {}), 'grow');
+    assert.equal(resizeDirection('memory', { memoryLimitBytes: 2 ** 26 }, { memoryLimitBytes: 2 ** 26 }), 'none');
+    assert.deepEqual(resourceSettings({ cpuShares: 2, cpuQuotaUs: -1, memoryLimitBytes: 5, pidsLimit: 9 }, 'memory'), { memoryLimitBytes: 5 });
   });
 });

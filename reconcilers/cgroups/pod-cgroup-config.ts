@@ -224,3 +224,37 @@ export function burstableCpuShares(activePods: readonly V1Pod[]): number {
 export function kubepodsResources(allocatable: { readonly milliCpu: number; readonly memoryBytes: number }): CgroupResources {
   return { cpuShares: milliCpuToShares(allocatable.milliCpu), memoryLimitBytes: allocatable.memoryBytes };
 }
+
+/** The settings of one resource: CPU (shares, quota, period) or memory (the limit). */
+export function resourceSettings(settings: CgroupResources, resource: 'cpu' | 'memory'): CgroupResources {
+  const { cpuShares, cpuQuotaUs, cpuPeriodUs, memoryLimitBytes } = settings;
+  const picked = resource === 'cpu' ? { cpuShares, cpuQuotaUs, cpuPeriodUs } : { memoryLimitBytes };
+  return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined));
+}
+
+/** A limit as a comparable number: absent or negative (-1, unlimited) is infinite. */
+function limitOf(value: number | undefined): number {
+  return value === undefined || value < 0 ? Number.POSITIVE_INFINITY : value;
+}
+
+/**
+ * Whether moving a pod cgroup from `current` to `target` grows or shrinks `resource`. Order matters
+ * to the kernel (a v1 child's CFS quota may not exceed its parent's; a memory limit below the usage
+ * is refused), so the kubelet raises a pod cgroup before its containers and lowers it after them.
+ * CPU compares the quota per period, then the shares; memory the limit (an unset or `-1` limit,
+ * and the kernel's page-rounded maximum, count as unlimited).
+ */
+export function resizeDirection(resource: 'cpu' | 'memory', current: CgroupResources, target: CgroupResources): 'grow' | 'shrink' | 'none' {
+  const compare = (a: number, b: number): 'grow' | 'shrink' | 'none' => (b > a ? 'grow' : b < a ? 'shrink' : 'none');
+  if (resource === 'memory') {
+    return compare(limitOf(unlimitedAboveMax(current.memoryLimitBytes)), limitOf(target.memoryLimitBytes));
+  }
+  const quotaPerPeriod = (r: CgroupResources): number => limitOf(r.cpuQuotaUs) / (r.cpuPeriodUs ?? 100_000);
+  const byQuota = compare(quotaPerPeriod(current), quotaPerPeriod(target));
+  return byQuota !== 'none' ? byQuota : compare(current.cpuShares ?? 0, target.cpuShares ?? 0);
+}
+
+/** cgroup v1 reports "no limit" as the page-rounded largest signed 64-bit value. */
+function unlimitedAboveMax(bytes: number | undefined): number | undefined {
+  return bytes !== undefined && bytes >= 2 ** 62 ? -1 : bytes;
+}

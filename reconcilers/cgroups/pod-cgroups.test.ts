@@ -110,4 +110,24 @@ describe('pod cgroup manager', () => {
     const left = [...fs.cgroups.keys()].filter((n) => n.split('/').length > 3 || n === '/kubepods/podrunning').sort();
     assert.deepEqual(left, ['/kubepods/burstable/notapod', '/kubepods/burstable/podkept', '/kubepods/burstable/podstuck', '/kubepods/podrunning']);
   });
+
+  it('resizes the pod cgroup one resource at a time, only in the direction asked (grow before the containers, shrink after)', async () => {
+    const { fs, manager } = setup();
+    const sized = (cpu: string, memory: string): V1Pod =>
+      basePod((p) => {
+        p.metadata!.uid = 'r1';
+        p.spec!.containers = [{ ...p.spec!.containers[0]!, resources: { requests: { cpu, memory }, limits: { cpu, memory } } }];
+      });
+    await manager.start();
+    const name = await manager.ensurePod(sized('200m', '64Mi'));
+    // CPU up, memory down: the grow step raises only the CPU, the shrink step lowers only the memory.
+    const resized = sized('400m', '32Mi');
+    await manager.resize(resized, 'memory', 'grow');
+    await manager.resize(resized, 'cpu', 'shrink');
+    assert.deepEqual(fs.cgroups.get(name), { cpuShares: 204, cpuQuotaUs: 20000, cpuPeriodUs: 100000, memoryLimitBytes: 64 * 2 ** 20 }, 'nothing moved against its direction');
+    await manager.resize(resized, 'cpu', 'grow');
+    assert.deepEqual(fs.cgroups.get(name), { cpuShares: 409, cpuQuotaUs: 40000, cpuPeriodUs: 100000, memoryLimitBytes: 64 * 2 ** 20 });
+    await manager.resize(resized, 'memory', 'shrink');
+    assert.deepEqual(fs.cgroups.get(name), { cpuShares: 409, cpuQuotaUs: 40000, cpuPeriodUs: 100000, memoryLimitBytes: 32 * 2 ** 20 });
+  });
 });

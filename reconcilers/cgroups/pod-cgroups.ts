@@ -24,6 +24,7 @@ import type { Clock } from '../../util/clock.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { CgroupFs } from './cgroupfs.js';
+import type { PodCgroupResizer } from '../resize/actuate-resize.js';
 import {
   burstableCpuShares,
   DEFAULT_POD_CGROUP_POLICY,
@@ -34,6 +35,8 @@ import {
   podCgroupResources,
   podUidOfCgroup,
   qosCgroupNames,
+  resizeDirection,
+  resourceSettings,
   type PodCgroupPolicy,
   type QosCgroupNames,
 } from './pod-cgroup-config.js';
@@ -82,7 +85,7 @@ function killProcess(pid: number): void {
   }
 }
 
-export class PodCgroupManager implements PodCgroupParent, PodLifecycleObserver {
+export class PodCgroupManager implements PodCgroupParent, PodCgroupResizer, PodLifecycleObserver {
   readonly names: QosCgroupNames;
   private readonly policy: PodCgroupPolicy;
   private readonly kill: (pid: number) => void;
@@ -120,13 +123,21 @@ export class PodCgroupManager implements PodCgroupParent, PodLifecycleObserver {
   }
 
   /**
-   * Writes the pod's current settings into its existing cgroup (for in-place resize: call it with
-   * the resized pod before growing a container's limits, and after shrinking them), then the QoS
-   * shares. Throws when the kernel refuses a value (a memory limit below the usage).
+   * The pod cgroup's step of an in-place resize ({@link PodCgroupResizer}): sets `resource` to what
+   * the allocated `pod` needs, only when that change goes in `direction` (the resizer calls `grow`
+   * before the containers' updates and `shrink` after them). CPU changes update the QoS shares too.
    */
-  async updatePodCgroup(pod: V1Pod): Promise<void> {
-    await this.options.fs.update(this.podCgroup(pod), podCgroupResources(pod, this.policy));
-    await this.updateQos();
+  async resize(pod: V1Pod, resource: 'cpu' | 'memory', direction: 'grow' | 'shrink'): Promise<void> {
+    const name = this.podCgroup(pod);
+    if (!(await this.options.fs.exists(name))) return;
+    const target = resourceSettings(podCgroupResources(pod, this.policy), resource);
+    const current = resourceSettings(await this.options.fs.read(name), resource);
+    if (resizeDirection(resource, current, target) !== direction) return;
+    // An unset memory limit on a pod that had one means unlimited again: -1.
+    const settings = resource === 'memory' && target.memoryLimitBytes === undefined ? { memoryLimitBytes: -1 } : target;
+    await this.options.fs.update(name, settings);
+    if (resource === 'cpu') await this.updateQos();
+    this.options.logger.info({ podUID: pod.metadata?.uid, cgroup: name, resource, direction, settings }, 'pod cgroup resized');
   }
 
   /** The Burstable shares from the active pods, and the `kubepods` limits from allocatable. */

@@ -5,6 +5,7 @@
  */
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
+import { statusResources, type ResourceValues } from '../resize/resources.js';
 import { probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
 
 /** Why the last attempt to start a container failed (kubelet's reason cache entry). */
@@ -24,6 +25,8 @@ export interface ContainerStatusContext {
   readonly podIsTerminal: boolean;
   /** Probe results by runtime container ID; a container without one is ready and started while it runs. */
   readonly probeResults?: ReadonlyMap<string, ContainerProbeResult>;
+  /** What a running container was last given (in-place resize record or creation annotation), for its `resources`. */
+  readonly currentValuesOf?: (container: ObservedContainer) => ResourceValues | undefined;
 }
 
 const UNKNOWN_ON_TERMINATION: V1ContainerState = {
@@ -85,6 +88,19 @@ function readiness(spec: V1Container, state: V1ContainerState, kind: ListKind, r
   return probedFlags(running, result, probesOf(spec));
 }
 
+/**
+ * `allocatedResources` (the allocated requests; `spec` is the allocated container) and `resources`:
+ * a running container's are what the runtime applies (ContainerStatus resources), any other's the
+ * allocated ones, as the kubelet's `convertContainerStatusResources`. The API server allows a resize
+ * only of pods whose running containers report `resources`.
+ */
+function resourcesFields(spec: V1Container, latest: ObservedContainer | undefined, ctx: ContainerStatusContext): Pick<V1ContainerStatus, 'allocatedResources' | 'resources'> {
+  const requests = spec.resources?.requests;
+  const allocated = requests === undefined ? {} : { allocatedResources: { ...requests } };
+  if (latest?.state !== 'CONTAINER_RUNNING') return { ...allocated, resources: { ...spec.resources } };
+  return { ...allocated, resources: statusResources(spec.resources, latest.applied, ctx.currentValuesOf?.(latest)) };
+}
+
 function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: ListKind): V1ContainerStatus {
   const instances = instancesOf(ctx.observed, spec.name);
   const latest = instances[0];
@@ -102,6 +118,7 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
     image: spec.image ?? '',
     imageID: latest?.imageRef ?? '',
     ...(latest === undefined ? {} : { containerID: `${ctx.runtimeName}://${latest.id}` }),
+    ...resourcesFields(spec, latest, ctx),
   };
 }
 
@@ -122,7 +139,8 @@ export function generateEphemeralContainerStatuses(ctx: ContainerStatusContext):
   const hasInit = (ctx.pod.spec?.initContainers ?? []).length > 0;
   const kind: ListKind = { waitingReason: hasInit ? 'PodInitializing' : 'ContainerCreating', readyWhenSucceeded: () => false };
   return (ctx.pod.spec?.ephemeralContainers ?? []).map((spec) => {
-    const { started: _started, ...status } = containerStatus(spec, ctx, kind);
+    // Ephemeral containers have no resources of their own.
+    const { started: _started, allocatedResources: _allocated, resources: _resources, ...status } = containerStatus(spec, ctx, kind);
     return { ...status, ready: false };
   });
 }

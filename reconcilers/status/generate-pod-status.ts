@@ -17,9 +17,10 @@
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { computeInitActions, isSidecar } from '../compute-init-actions.js';
 import type { ContainerProbeResult } from './container-readiness.js';
-import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure } from './container-statuses.js';
+import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure, type ContainerStatusContext } from './container-statuses.js';
 import { condition, DISRUPTION_TARGET, isOwnedCondition, TERMINATION_BY_KUBELET, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
-import { hasRunningParts, latestSandbox, type ObservedPod } from '../observed-pod.js';
+import { hasRunningParts, latestSandbox, type ObservedContainer, type ObservedPod } from '../observed-pod.js';
+import type { ResourceValues } from '../resize/resources.js';
 import { podQosClass } from '../qos.js';
 
 export type { ContainerStartFailure } from './container-statuses.js';
@@ -49,6 +50,10 @@ export interface GeneratePodStatusInput {
    * `ContainerReadinessStore`); a running container without a result is ready and started.
    */
   readonly probeResults?: ReadonlyMap<string, ContainerProbeResult>;
+  /** What each running container was last given, for its status `resources` (the resize record). */
+  readonly currentValuesOf?: (container: ObservedContainer) => ResourceValues | undefined;
+  /** PodResizePending and PodResizeInProgress as the resize bookkeeping holds them (with their times). */
+  readonly resizeConditions?: readonly V1PodCondition[];
 }
 
 /** The kubelet's getPhase over regular containers. */
@@ -157,17 +162,22 @@ function withDisruptionTarget(foreign: readonly V1PodCondition[], reason: Genera
   return [...foreign, { type: DISRUPTION_TARGET, status: 'True', reason: TERMINATION_BY_KUBELET, message: reason.message, lastTransitionTime: now }];
 }
 
-/** Generates the pod's status. Pure: same input, same status. */
-export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
-  const { pod, now } = input;
-  const ctx = {
-    pod,
+function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
+  return {
+    pod: input.pod,
     observed: input.observed,
     runtimeName: input.runtimeName,
     startFailures: input.startFailures,
     podIsTerminal: input.podIsTerminal === true,
     ...(input.probeResults === undefined ? {} : { probeResults: input.probeResults }),
+    ...(input.currentValuesOf === undefined ? {} : { currentValuesOf: input.currentValuesOf }),
   };
+}
+
+/** Generates the pod's status. Pure: same input, same status. */
+export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
+  const { pod, now } = input;
+  const ctx = statusContext(input);
   const init = computeInitActions(pod, input.observed);
   const statuses: Statuses = {
     containers: generateContainerStatuses(ctx, init.initialized),
@@ -184,7 +194,7 @@ export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
   return {
     phase,
-    conditions: [...foreign, ...withTransitionTimes(ownedConditions(input, phase, statuses), previous, now)],
+    conditions: [...foreign, ...withTransitionTimes(ownedConditions(input, phase, statuses), previous, now), ...(input.resizeConditions ?? [])],
     ...(reason === undefined ? {} : { reason: reason.reason, message: reason.message }),
     hostIP: input.nodeIp,
     hostIPs: [{ ip: input.nodeIp }],

@@ -12,7 +12,7 @@ import { isSidecar } from '../compute-init-actions.js';
  * DisruptionTarget from controllers, readiness-gate types) belongs to another writer: nodelet
  * reads them and never writes, clears or reorders them.
  */
-export const OWNED_CONDITION_TYPES: readonly string[] = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'];
+export const OWNED_CONDITION_TYPES: readonly string[] = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready', 'PodResizePending', 'PodResizeInProgress'];
 
 const OWNED = new Set(OWNED_CONDITION_TYPES);
 

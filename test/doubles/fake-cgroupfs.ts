@@ -33,6 +33,12 @@ export class FakeCgroupFs implements CgroupFs {
     return Promise.resolve();
   }
 
+  read(name: string): Promise<CgroupResources> {
+    this.calls.push(`read ${name}`);
+    const current = this.cgroups.get(name);
+    return current === undefined ? Promise.reject(new Error(`no cgroup ${name}`)) : Promise.resolve({ ...current });
+  }
+
   update(name: string, resources: CgroupResources): Promise<void> {
     this.calls.push(`update ${name}`);
     const current = this.cgroups.get(name);

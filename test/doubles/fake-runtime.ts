@@ -28,6 +28,7 @@ import type {
   ImageService,
   ImageSpec,
   Labels,
+  LinuxContainerResources,
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
@@ -73,6 +74,8 @@ export interface FakeContainer {
   exitCode: number;
   reason: string;
   message: string;
+  /** The cgroup values applied now: the config's, then each `updateContainerResources`. */
+  resources: LinuxContainerResources;
 }
 
 /**
@@ -300,6 +303,7 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
       exitCode: 0,
       reason: '',
       message: '',
+      resources: { ...config.linux?.resources },
     };
     this.containers.set(container.id, container);
     return container.id;
@@ -368,6 +372,28 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
       annotations: { ...c.config.annotations },
       mounts: c.config.mounts.map((m) => ({ ...m })),
       logPath: c.logPath,
+      // As containerd 1.6: the applied cgroup values, unset ones as 0.
+      resources: {
+        cpuPeriod: c.resources.cpuPeriod ?? 0n,
+        cpuQuota: c.resources.cpuQuota ?? 0n,
+        cpuShares: c.resources.cpuShares ?? 0n,
+        memoryLimitInBytes: c.resources.memoryLimitInBytes ?? 0n,
+      },
+    };
+  }
+
+  /** As containerd 1.6: zero fields keep their value; an exited container is refused. */
+  async updateContainerResources(containerId: string, resources: LinuxContainerResources, options?: CallOptions): Promise<void> {
+    await this.record('updateContainerResources', [containerId, resources, options]);
+    const c = this.requireContainer('updateContainerResources', containerId);
+    if (c.state === 'CONTAINER_EXITED') throw failedPrecondition('updateContainerResources', `container ${containerId} is not running`);
+    const kept = (v: bigint | undefined, old: bigint | undefined): bigint | undefined => (v === undefined || v === 0n ? old : v);
+    c.resources = {
+      ...c.resources,
+      cpuPeriod: kept(resources.cpuPeriod, c.resources.cpuPeriod),
+      cpuQuota: kept(resources.cpuQuota, c.resources.cpuQuota),
+      cpuShares: kept(resources.cpuShares, c.resources.cpuShares),
+      memoryLimitInBytes: kept(resources.memoryLimitInBytes, c.resources.memoryLimitInBytes),
     };
   }
 
