@@ -304,6 +304,7 @@ function buildEviction(
   return buildEvictionManager({
     config: settings.eviction,
     rootDir: settings.rootDir,
+    podLogDir: settings.podLogDir,
     cri,
     pods: parts.store,
     podSync: parts.podSync,

@@ -180,7 +180,7 @@ interface TerminalReason {
 /** The Failed status of a rejected, evicted or timed-out pod (in that order of precedence). */
 function terminalReasonOf(rejection: Rejection | undefined, kill: NodeKill | undefined, deadlineExceeded: boolean): TerminalReason | undefined {
   if (rejection !== undefined) return { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) };
-  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: true };
+  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: kill.disruptionTarget !== false };
   return deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
 }
 
