@@ -185,6 +185,7 @@ function buildPodSync(
     requestSync: parts.enqueue,
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
     podStartMetrics: core.metrics.podStarts,
+    lifecycleMetrics: core.metrics.lifecycle,
   });
   return { podSync, status, events };
 }

@@ -14,6 +14,7 @@
  * then reports. Containers that could not start are returned with their kubelet reason. The
  * executor never decides anything: every choice comes from the plan.
  */
+import type { LifecycleMetrics } from './hooks/run-hook.js';
 import { mkdir } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -62,6 +63,8 @@ export interface ExecutorOptions {
   readonly lifecycle: PodStartEvents;
   /** Forms the sandbox's resolver configuration and each container's /etc/hosts. */
   readonly dns: PodDnsConfigurer;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
 /** How one plan is carried out. */

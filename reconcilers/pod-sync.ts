@@ -7,6 +7,7 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
+import type { LifecycleMetrics } from './hooks/run-hook.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { ImageService, RuntimeService } from '../cri/types.js';
@@ -123,6 +124,8 @@ export interface PodSyncDeps {
   readonly pods?: PodLister;
   /** Receives each pod's start duration (first seen to Running); none measured when absent. */
   readonly podStartMetrics?: PodStartMetrics;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
 /** The assembled machinery. */
@@ -195,6 +198,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     dns,
     security,
     logger: logger.child({ component: 'executor' }),
+    ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
   });
   const probeFailures = new ProbeFailures();
   const prober = new ProberManager({
