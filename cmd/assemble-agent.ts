@@ -191,6 +191,7 @@ function buildPodSync(
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
     podStartMetrics: core.metrics.podStarts,
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
+    lifecycleMetrics: core.metrics.lifecycle,
   });
   return { podSync, status, events };
 }
@@ -311,6 +312,7 @@ function buildEviction(
   return buildEvictionManager({
     config: settings.eviction,
     rootDir: settings.rootDir,
+    podLogDir: settings.podLogDir,
     cri,
     pods: parts.store,
     podSync: parts.podSync,

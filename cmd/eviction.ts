@@ -1,17 +1,18 @@
 /**
  * The eviction manager's wiring: the node's signals from the node server's readers (root cgroup
  * memory, `statfs` of the root dir and of the runtime's image filesystem, `pid_max` and the running
- * processes), the pods' usage from CRI stats, container and image GC as node-level reclaim, and the
+ * processes), the pods' usage from CRI stats and their volumes and logs on disk, container and image GC as node-level reclaim, and the
  * pod lifecycle's eviction records as the kill path.
  */
+import { stat } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { CriClient } from '../cri/grpc-client.js';
 import { EvictionManager, type NodeReclaimer } from '../controllers/eviction/eviction-manager.js';
 import { signalObservations, type FsReading, type NodeReadings } from '../controllers/eviction/observations.js';
-import { readPodUsage } from '../controllers/eviction/pod-usage.js';
+import { readLocalStorageUsage, readPodUsage, type PodUsageSources } from '../controllers/eviction/pod-usage.js';
 import type { PressureCondition } from '../controllers/eviction/signals.js';
-import { hardReservationBytes, parseThresholds, type EvictionConfig, type Signal } from '../controllers/eviction/thresholds.js';
+import { hardReservationBytes, parseThresholds, type EvictionConfig } from '../controllers/eviction/thresholds.js';
 import { nodeHostSystem } from '../controllers/node/host-info.js';
 import type { NodePressure } from '../controllers/node/node-controller.js';
 import type { EventRecorder } from '../reconcilers/events/event-recorder.js';
@@ -38,6 +39,18 @@ async function readNodeReadings(cri: CriClient, rootDir: string): Promise<NodeRe
   };
 }
 
+/**
+ * Whether the runtime's image filesystem is another filesystem than the root dir's (the kubelet's
+ * dedicated imagefs): then a container's writable layer is not on the node's disk and does not
+ * count against its `ephemeral-storage` limit.
+ */
+async function hasDedicatedImageFs(cri: CriClient, rootDir: string): Promise<boolean> {
+  const mountpoint = (await cri.image.imageFsInfo())[0]?.mountpoint;
+  if (mountpoint === undefined || mountpoint === '') return false;
+  const [root, images] = await Promise.all([stat(rootDir), stat(mountpoint)]);
+  return root.dev !== images.dev;
+}
+
 /** Pods that may be evicted: admitted and syncing (not terminating, not finished, not already evicted). */
 function activePods(pods: { list(): readonly V1Pod[] }, podSync: PodSync): V1Pod[] {
   return pods.list().filter((pod) => {
@@ -51,6 +64,8 @@ function activePods(pods: { list(): readonly V1Pod[] }, podSync: PodSync): V1Pod
 export interface EvictionParts {
   readonly config: EvictionConfig;
   readonly rootDir: string;
+  /** Where container logs are: they count against `ephemeral-storage` limits. */
+  readonly podLogDir?: string;
   readonly cri: CriClient;
   readonly pods: { list(): readonly V1Pod[] };
   readonly podSync: PodSync;
@@ -59,18 +74,23 @@ export interface EvictionParts {
   readonly enqueue: (key: PodKey, reason: string) => void;
   /** Posts the Node now (its pressure conditions changed). */
   readonly refreshNode: () => void;
-  readonly onEvicted?: (signal: Signal) => void;
+  readonly onEvicted?: (signal: string) => void;
   readonly clock: Clock;
   readonly logger: Logger;
 }
 
 export function buildEvictionManager(parts: EvictionParts): EvictionManager {
   const { cri, podSync } = parts;
+  const sources: PodUsageSources = { listContainerStats: () => cri.runtime.listContainerStats(), rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }) };
   return new EvictionManager({
     config: parts.config,
     observe: async () => signalObservations(await readNodeReadings(cri, parts.rootDir)),
     activePods: () => activePods(parts.pods, podSync),
-    usage: (pods) => readPodUsage({ listContainerStats: () => cri.runtime.listContainerStats(), rootDir: parts.rootDir }, pods),
+    usage: (pods) => readPodUsage(sources, pods),
+    localStorage: async (pods) => {
+      const usage = await readLocalStorageUsage(sources, pods);
+      return { usage, dedicatedImageFs: usage.length > 0 && (await hasDedicatedImageFs(cri, parts.rootDir)) };
+    },
     reclaimer: parts.gc,
     evict: (key, kill) => {
       if (!podSync.evictions.record(key, kill)) return false;

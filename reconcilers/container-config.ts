@@ -15,7 +15,9 @@ import { ANNOTATION_RESOURCES, resourcesAnnotation } from './resize/resources.js
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_CONTAINER_KIND,
+  ANNOTATION_CONTAINER_PORTS,
   ANNOTATION_GRACE_PERIOD,
+  ANNOTATION_PRE_STOP_HANDLER,
   ANNOTATION_RESTART_COUNT,
   ANNOTATION_TERMINATION_MESSAGE_PATH,
   ANNOTATION_TERMINATION_MESSAGE_POLICY,
@@ -67,6 +69,16 @@ function securityContext(options: ContainerConfigOptions): LinuxContainerConfig[
   return { ...containerSecurityContext({ pod, container, settings: options.security, imageUser: options.imageUser }), namespaceOptions: options.namespaces ?? podNamespaces(pod) };
 }
 
+/** The preStop handler and ports, kept on the container as the kubelet keeps them (JSON). */
+function restorableSpec(container: V1Container): Record<string, string> {
+  const preStop = container.lifecycle?.preStop;
+  const ports = container.ports ?? [];
+  return {
+    ...(preStop === undefined ? {} : { [ANNOTATION_PRE_STOP_HANDLER]: JSON.stringify(preStop) }),
+    ...(ports.length === 0 ? {} : { [ANNOTATION_CONTAINER_PORTS]: JSON.stringify(ports) }),
+  };
+}
+
 /** Builds the CRI config of one container. Pure. @throws InvalidSecurityProfileError */
 export function buildContainerConfig(options: ContainerConfigOptions): ContainerConfig {
   const { pod, container } = options;
@@ -88,6 +100,7 @@ export function buildContainerConfig(options: ContainerConfigOptions): Container
       [ANNOTATION_GRACE_PERIOD]: String(podGracePeriodSeconds(pod)),
       [ANNOTATION_CONTAINER_KIND]: options.kind,
       [ANNOTATION_RESOURCES]: resourcesAnnotation(container),
+      ...restorableSpec(container),
     },
     logPath: `${container.name}/${options.restartCount}.log`,
     stdin: container.stdin === true,

@@ -14,6 +14,7 @@
  * then reports. Containers that could not start are returned with their kubelet reason. The
  * executor never decides anything: every choice comes from the plan.
  */
+import type { LifecycleMetrics } from './hooks/run-hook.js';
 import { mkdir } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -68,6 +69,8 @@ export interface ExecutorOptions {
   readonly cgroups?: PodCgroupParent;
   /** Resolves the pod's RuntimeClass to the runtime handler its sandbox is created with. */
   readonly runtimeHandlers: RuntimeHandlerLookup;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
 /** How one plan is carried out. */

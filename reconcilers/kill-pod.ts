@@ -26,6 +26,7 @@ import { createPeriodicLoop } from '../util/periodic-loop.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
 import { runPreStopHook } from './hooks/pre-stop.js';
+import type { LifecycleMetrics } from './hooks/run-hook.js';
 import { isLiveContainer, type ObservedContainer, type ObservedPod } from './observed-pod.js';
 
 /** What `stop` needs of a container: which one, and whether it runs. */
@@ -58,6 +59,8 @@ export interface PodKillerOptions {
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
 /** Sidecar names in reverse spec order (the order they stop in). */

@@ -178,6 +178,29 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.equal(containers.length, 2, 'the created-but-never-started container was removed');
   });
 
+  it('runs the preStop hook of a pod force-deleted from the API, as the kubelet: restored from its container, before StopContainer, with the recorded grace and Killing events', async () => {
+    h.store.set(UID, basePod((p) => {
+      p.spec!.terminationGracePeriodSeconds = 20;
+      p.spec!.containers[0]!.lifecycle = { preStop: { exec: { command: ['sh', '-c', 'echo bye > /data/prestop'] } } };
+    }));
+    await h.reconciler().reconcile(ref);
+    // `kubectl delete --grace-period=0 --force`: the object is gone at once, never seen terminating.
+    h.store.delete(UID);
+    await h.reconciler().reconcile(ref);
+    const calls = h.runtime.calls.filter((c) => c.method === 'execSync' || c.method === 'stopContainer');
+    const exec = calls.findIndex((c) => c.method === 'execSync');
+    assert.ok(exec >= 0, 'the preStop hook ran');
+    assert.deepEqual(calls[exec]?.args.slice(1, 3), [['sh', '-c', 'echo bye > /data/prestop'], 20], 'the command, bounded by the grace period recorded on the container');
+    const appId = String(calls[exec]?.args[0]);
+    const appStop = calls.findIndex((c) => c.method === 'stopContainer' && c.args[0] === appId);
+    assert.ok(appStop > exec, 'StopContainer only after the hook');
+    assert.equal(calls[appStop]?.args[1], 20, 'the full grace period (the hook took no time)');
+    assert.equal(calls.filter((c) => c.method === 'execSync').length, 1, 'no hook for the container without one');
+    assert.deepEqual(h.events.events.filter((e) => e.reason === 'Killing').map((e) => e.message).sort(), ['Stopping container app', 'Stopping container sidecar']);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+    assert.equal(h.sync().lifecycle.size(), 0, 'forgotten');
+  });
+
   it('never tears down a running pod that its pod source lacks while the origin still has it (regression: running pods replaced after an agent restart on a lagging list)', async () => {
     h.store.set(UID, basePod());
     await h.reconciler().reconcile(ref);

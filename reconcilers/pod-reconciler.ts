@@ -29,7 +29,8 @@
  *   precondition), so when `kubectl delete` returns nothing of the pod is left in the runtime.
  * - gone: no pod source has this UID any more (deleted while the agent was down, force-deleted,
  *   or its deletion completed). Stop and remove whatever the runtime still has of it, with the
- *   grace period recorded on its containers, then forget it: every per-pod manager drops its
+ *   grace period recorded on its containers and the preStop hooks kept on them (the pod restored
+ *   from its containers, `restored-pod.ts`, as the kubelet does), then forget it: every per-pod manager drops its
  *   state. Only once every pod source has synced: before that, absence proves nothing, and a
  *   restarted agent must not tear down the pods it is about to find again.
  *
@@ -50,6 +51,7 @@ import type { NodeKill, PodEvictions } from './lifecycle/evictions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { hasRunningParts, type ObservedPod } from './observed-pod.js';
 import { observePod } from './observe-pod.js';
+import { restorePod } from './restored-pod.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
 import type { ContainerStartFailures } from './start-failures.js';
@@ -187,7 +189,7 @@ interface TerminalReason {
 /** The Failed status of a rejected, evicted or timed-out pod (in that order of precedence). */
 function terminalReasonOf(rejection: Rejection | undefined, kill: NodeKill | undefined, deadlineExceeded: boolean): TerminalReason | undefined {
   if (rejection !== undefined) return { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) };
-  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: true };
+  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: kill.disruptionTarget !== false };
   return deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
 }
 
@@ -417,7 +419,9 @@ export class PodReconciler {
       const recorded = Math.max(ORPHAN_GRACE_SECONDS, ...observed.containers.map((c) => intAnnotation(c.annotations, ANNOTATION_GRACE_PERIOD, 0)));
       const grace = lifecycle.terminate(key, recorded);
       log.info({ gracePeriodSeconds: grace }, 'removing pod that no longer exists in any pod source');
-      await this.options.executor.killPod({ pod: undefined, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists', ...(signal === undefined ? {} : { signal }) });
+      // The kubelet still runs preStop hooks (and records Killing) for a pod the API dropped at once.
+      const pod = restorePod(key, observed.containers, grace);
+      await this.options.executor.killPod({ pod, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists', ...(signal === undefined ? {} : { signal }) });
       await this.options.executor.removePod(await this.observe(scope), signal);
     }
     await this.options.volumes.cleanup(key.uid);

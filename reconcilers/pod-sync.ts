@@ -7,6 +7,7 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
+import type { LifecycleMetrics } from './hooks/run-hook.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { ImageService, RuntimeService, StatsRuntime } from '../cri/types.js';
@@ -146,6 +147,8 @@ export interface PodSyncDeps {
   readonly cgroups?: PodCgroupSettings;
   /** Container memory usage, for refusing in-place memory limit decreases below it; every decrease is refused when absent. */
   readonly stats?: StatsRuntime;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
 /** The assembled machinery. */
@@ -273,6 +276,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     security,
     logger: logger.child({ component: 'executor' }),
     ...(cgroups === undefined ? {} : { cgroups }),
+    ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
   });
   const probeFailures = new ProbeFailures();
   const prober = new ProberManager({

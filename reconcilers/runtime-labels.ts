@@ -21,6 +21,13 @@ export const ANNOTATION_RESTART_COUNT = 'io.kubernetes.container.restartCount';
 export const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
 export const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 export const ANNOTATION_GRACE_PERIOD = 'io.kubernetes.pod.terminationGracePeriod';
+/**
+ * The container's preStop handler and ports as JSON (the kubelet's keys): a pod the API no longer
+ * has (force-deleted, or deleted while the agent was down) still gets its preStop hook, its
+ * httpGet resolving a named port, when its containers are stopped (`restored-pod.ts`).
+ */
+export const ANNOTATION_PRE_STOP_HANDLER = 'io.kubernetes.container.preStopHandler';
+export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
 /** `init` or `regular`: which list of the pod spec the container came from. */
 export const ANNOTATION_CONTAINER_KIND = 'nodelet.dev/container-kind';
 

@@ -5,6 +5,7 @@
  * postStart hook (a failed one kills the container: `hooks/post-start.ts`) — with the kubelet's
  * events at each step.
  */
+import type { LifecycleMetrics } from './hooks/run-hook.js';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KeyValue, Mount, NamespaceOptions, PodSandboxConfig, RuntimeService } from '../cri/types.js';
@@ -48,6 +49,8 @@ export interface ContainerStarterOptions {
   readonly logger: Logger;
   /** Keeps the pod's managed /etc/hosts and gives its mount. */
   readonly dns: PodDnsConfigurer;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
 export interface StartRequest {

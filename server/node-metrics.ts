@@ -2,13 +2,14 @@
  * The node's `/metrics`: the kubelet's metrics where nodelet does the same work (names, types,
  * labels, buckets and help as Kubernetes v1.36's pkg/kubelet/metrics/metrics.go, help prefixed
  * `[ALPHA]` as component-base writes it), and nodelet's own for its queue. Each part of the agent
- * gets only its narrow recorder (`cri`, `pleg`, `runs`, `podStarts`, `evictions`); nothing here is
+ * gets only its narrow recorder (`cri`, `pleg`, `runs`, `podStarts`, `evictions`, `lifecycle`); nothing here is
  * global, so lower layers never import it.
  */
 import type { QueueCounts } from '../controllers/queue/reconcile-queue.js';
 import type { ReconcileRunMetrics } from '../controllers/queue/runner.js';
 import type { PlegMetrics } from '../controllers/pleg/pleg.js';
 import type { CriMetrics } from '../cri/operation-metrics.js';
+import type { LifecycleMetrics } from '../reconcilers/hooks/run-hook.js';
 import type { PodStartMetrics } from '../reconcilers/status/pod-start-tracker.js';
 import type { Clock } from '../util/clock.js';
 import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/metrics.js';
@@ -38,6 +39,8 @@ export interface NodeMetrics {
   readonly runs: ReconcileRunMetrics;
   readonly podStarts: PodStartMetrics;
   readonly evictions: EvictionMetrics;
+  /** HTTPS lifecycle hooks that fell back to HTTP (`kubelet_lifecycle_handler_http_fallbacks_total`). */
+  readonly lifecycle: LifecycleMetrics;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
   watchQueue(queue: { counts(): Promise<QueueCounts> }): void;
   /** The exposition; a collector that fails (Redis down) leaves its gauges at their last values and is reported to `onError`. */
@@ -104,6 +107,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   registry.gauge({ name: 'kubelet_node_name', help: alpha("The node's name. The count is always 1."), labelNames: ['node'] }).set({ node: options.nodeName }, 1);
   const podStart = registry.histogram({ name: 'kubelet_pod_start_duration_seconds', help: alpha('Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run'), buckets: POD_START_BUCKETS });
   const evictions = registry.counter({ name: 'kubelet_evictions', help: alpha('Cumulative number of pod evictions by eviction signal'), labelNames: ['eviction_signal'] });
+  const httpFallbacks = registry.counter({ name: 'kubelet_lifecycle_handler_http_fallbacks_total', help: alpha('The number of times lifecycle handlers successfully fell back to http from https.') });
   const queue = queueMetrics(registry, options.clock);
   return {
     cri: criMetrics(registry),
@@ -111,6 +115,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     runs: queue.runs,
     podStarts: { podStarted: (seconds) => { podStart.observe({}, seconds); } },
     evictions: { evicted: (signal) => { evictions.inc({ eviction_signal: signal }); } },
+    lifecycle: { httpFallback: () => { httpFallbacks.inc(); } },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

@@ -12,7 +12,8 @@ import type { Clock } from '../util/clock.js';
 import { readFs, readNode, type NodeReading } from './node-stats.js';
 import { usageNanoCores, type CpuSample, type FsFigures } from './stats-formulas.js';
 import { buildSummary, type ContainerInput, type PodStorage, type Summary, type SummaryInput } from './summary.js';
-import { measureDir, PodVolumeStats, type DirUsage } from './volume-stats.js';
+import { measureDir, type DirUsage } from '../util/dir-usage.js';
+import { PodVolumeStats } from './volume-stats.js';
 
 /** The runtime calls the statistics need. */
 export interface StatsSource {

@@ -7,7 +7,8 @@
 import type { ContainerStats, PodSandbox } from '../cri/types.js';
 import type { NodeReading } from './node-stats.js';
 import { apiTime, type FsFigures } from './stats-formulas.js';
-import type { DirUsage, VolumeUsage } from './volume-stats.js';
+import type { DirUsage } from '../util/dir-usage.js';
+import type { VolumeUsage } from './volume-stats.js';
 
 export interface CpuStats { time: string; usageNanoCores?: number; usageCoreNanoSeconds?: number }
 export interface MemoryStats { time: string; availableBytes?: number; usageBytes?: number; workingSetBytes?: number; rssBytes?: number; pageFaults?: number; majorPageFaults?: number }

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildSummary, type SummaryInput } from './summary.js';
-import { measureDir, measurePodVolumes, PodVolumeStats } from './volume-stats.js';
+import { measureDir } from '../util/dir-usage.js';
+import { measurePodVolumes, PodVolumeStats } from './volume-stats.js';
 
 const fs = { capacityBytes: 10_000_000, availableBytes: 4_000_000, usedBytes: 6_000_000, inodes: 500, inodesFree: 200, inodesUsed: 300 };
 

@@ -6,58 +6,24 @@
  * space of the filesystem holding it (`statfs`).
  *
  * Walking a directory costs I/O, so a pod's volume figures are measured at most once a minute (the
- * kubelet's volumeStatsAggPeriod) and answered from that measurement in between; a walk stops
- * counting at {@link MAX_ENTRIES} entries (the figure is then a lower bound), so a volume holding
- * millions of files cannot stall the server.
+ * kubelet's volumeStatsAggPeriod) and answered from that measurement in between; the walk is
+ * `util/dir-usage.ts`'s, bounded in entries.
  */
-import { lstat, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { isMissing, measureDir, type DirUsage } from '../util/dir-usage.js';
 import type { FsFigures } from './stats-formulas.js';
 
 /** Volume kinds whose directories nodelet writes under `<root>/pods/<uid>/volumes/kubernetes.io~<kind>/`. */
 const MEASURED_PLUGINS = ['empty-dir', 'configmap', 'secret', 'projected', 'downward-api'] as const;
 
-/** Entries a walk counts at most. */
-export const MAX_ENTRIES = 100_000;
-
 /** How often a pod's volumes are walked again (the kubelet's default volumeStatsAggPeriod). */
 export const VOLUME_STATS_PERIOD_MS = 60_000;
-
-/** What `du` reports for a directory: bytes of allocated blocks and inodes, itself included. */
-export interface DirUsage {
-  readonly usedBytes: number;
-  readonly inodesUsed: number;
-}
 
 /** One measured volume of a pod. */
 export interface VolumeUsage extends DirUsage {
   readonly name: string;
   readonly fs: FsFigures;
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-/** `du -s --inodes` and `du -s -B1` of `dir` in one walk; a missing directory uses nothing. */
-export async function measureDir(dir: string, maxEntries = MAX_ENTRIES): Promise<DirUsage> {
-  let usedBytes = 0;
-  let inodesUsed = 0;
-  const pending = [dir];
-  while (pending.length > 0 && inodesUsed < maxEntries) {
-    const current = pending.pop() ?? dir;
-    try {
-      const info = await lstat(current);
-      usedBytes += info.blocks * 512;
-      inodesUsed += 1;
-      if (info.isDirectory()) for (const name of await readdir(current)) pending.push(path.join(current, name));
-    } catch (error: unknown) {
-      // Removed while walking (a file rotated, a volume refreshed): not counted.
-      if (!isMissing(error)) throw error;
-    }
-  }
-  return { usedBytes, inodesUsed };
 }
 
 /** The volumes of a pod nodelet wrote, each measured, with the statfs of its filesystem. */

@@ -13,7 +13,7 @@ import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import { EvictionManager } from './eviction-manager.js';
 import type { PodUsage } from './ranking.js';
 import type { Observations, PressureCondition } from './signals.js';
-import { DEFAULT_EVICTION, type EvictionConfig, type Signal } from './thresholds.js';
+import { DEFAULT_EVICTION, type EvictionConfig } from './thresholds.js';
 
 const Mi = 2 ** 20;
 const GiB = 2 ** 30;
@@ -30,7 +30,7 @@ interface Fixture {
   kills: { key: PodKey; kill: NodeKill }[];
   conditions: (readonly PressureCondition[])[];
   gc: string[];
-  evictedSignals: Signal[];
+  evictedSignals: string[];
   clock: ReturnType<typeof createFakeClock>;
   /** Runs after each GC call (a test that lets GC free space). */
   afterGc?: () => void;

@@ -6,7 +6,10 @@
  *        └─► the threshold to act on ─► disk: container and image GC first, observe again
  *                 └─► still met: rank the active pods ─► evict the first that is not critical
  *
- * - At most one pod per round, as the kubelet; the round then waits (up to 30 s) for the pod to be
+ * - First, whatever the pressure, local storage limits (`local-storage.ts`): every pod over an
+ *   emptyDir `sizeLimit` or an `ephemeral-storage` limit is evicted (grace 1 s, no DisruptionTarget,
+ *   as the kubelet's `localStorageEviction`), and the round ends there once it evicted any.
+ * - Otherwise at most one pod per round, as the kubelet; the round then waits (up to 30 s) for the pod to be
  *   cleaned up, so the next round (10 s later, or one asked for meanwhile) sees what it freed.
  * - Evicting records the decision (reason `Evicted`, the kubelet's message, grace 0 for a hard
  *   threshold, `maxPodGracePeriodSeconds` capped by the pod's own for a soft one) and requests the
@@ -24,9 +27,10 @@ import type { NodeKill } from '../../reconcilers/lifecycle/evictions.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { podDisplayName, podKeyOf, type PodKey } from '../../util/pod-key.js';
+import { LOCAL_STORAGE_GRACE_SECONDS, localStorageViolation, type LocalStorageUsage } from './local-storage.js';
 import { evictionMessage, rankForEviction, type PodUsage } from './ranking.js';
 import { evaluateRound, INITIAL_EVICTION_STATE, isDiskSignal, thresholdsMet, thresholdToReclaim, type EvictionState, type Observations, type PressureCondition } from './signals.js';
-import { hardReservationBytes, parseThresholds, type EvictionConfig, type Signal, type Threshold } from './thresholds.js';
+import { hardReservationBytes, parseThresholds, type EvictionConfig, type Threshold } from './thresholds.js';
 
 /** The kubelet's monitoring interval. */
 export const EVICTION_PERIOD_MS = 10_000;
@@ -51,6 +55,12 @@ export interface EvictionManagerDeps {
   readonly activePods: () => readonly V1Pod[];
   /** Their usage (CRI stats, emptyDir sizes). */
   readonly usage: (pods: readonly V1Pod[]) => Promise<PodUsage[]>;
+  /**
+   * The local storage of those that limit it (emptyDir `sizeLimit`, `ephemeral-storage` limits),
+   * and whether the image filesystem is a separate one (then writable layers do not count against
+   * a container's limit). Absent: local storage limits are not enforced.
+   */
+  readonly localStorage?: (pods: readonly V1Pod[]) => Promise<{ readonly usage: readonly LocalStorageUsage[]; readonly dedicatedImageFs: boolean }>;
   readonly reclaimer: NodeReclaimer;
   /** Records the decision and requests the pod's sync; false when the pod was already decided. */
   readonly evict: (key: PodKey, kill: NodeKill) => boolean;
@@ -64,8 +74,8 @@ export interface EvictionManagerDeps {
   readonly recordEvent?: (pod: V1Pod, message: string) => void;
   /** The conditions changed: post the Node now. */
   readonly onConditionsChanged: (conditions: readonly PressureCondition[]) => void;
-  /** A pod was evicted for a signal (the metrics' counter). */
-  readonly onEvicted?: (signal: Signal) => void;
+  /** A pod was evicted for a signal, or a local storage limit (`emptydirfs.limit`, …): the metrics' counter. */
+  readonly onEvicted?: (signal: string) => void;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly periodMs?: number;
@@ -138,6 +148,11 @@ export class EvictionManager implements NodePressureSource {
     const round = evaluateRound({ thresholds: this.thresholds, observations, previous: this.state, nowMs: this.deps.clock.now(), transitionPeriodMs: this.config.pressureTransitionPeriodSeconds * 1000 });
     this.state = round.state;
     this.updateConditions(round.conditions, observations);
+    const overLimits = await this.localStorageEviction();
+    if (overLimits.length > 0) {
+      for (const pod of overLimits) await this.waitForCleanup(podKeyOf(pod));
+      return overLimits[0];
+    }
     const threshold = thresholdToReclaim(round.acting);
     if (threshold === undefined) return undefined;
     this.deps.logger.info({ signal: threshold.signal, threshold: threshold.value.text, observation: observations.get(threshold.signal) }, 'eviction: threshold met, attempting to reclaim');
@@ -179,6 +194,24 @@ export class EvictionManager implements NodePressureSource {
     }
     this.deps.logger.warn({ signal: threshold.signal }, 'eviction: no pod could be evicted');
     return undefined;
+  }
+
+  /** Evicts every active pod over a local storage limit; returns them. */
+  private async localStorageEviction(): Promise<V1Pod[]> {
+    if (this.deps.localStorage === undefined) return [];
+    const { usage, dedicatedImageFs } = await this.deps.localStorage(this.deps.activePods());
+    const evicted: V1Pod[] = [];
+    for (const pod of usage) {
+      const violation = localStorageViolation(pod, { dedicatedImageFs });
+      if (violation === undefined || isCriticalPod(pod.pod)) continue;
+      const kill: NodeKill = { reason: EVICTED_REASON, message: violation.message, gracePeriodSeconds: LOCAL_STORAGE_GRACE_SECONDS, disruptionTarget: false };
+      if (!this.deps.evict(podKeyOf(pod.pod), kill)) continue;
+      this.deps.logger.warn({ pod: podDisplayName(podKeyOf(pod.pod)), signal: violation.signal, message: violation.message }, 'eviction: evicting pod over a local storage limit');
+      this.deps.recordEvent?.(pod.pod, violation.message);
+      this.deps.onEvicted?.(violation.signal);
+      evicted.push(pod.pod);
+    }
+    return evicted;
   }
 
   /** Waits until the evicted pod is cleaned up, at most {@link POD_CLEANUP_TIMEOUT_MS}. */

@@ -41,14 +41,18 @@ function requestsOf(container: V1Container): ResourceAmounts {
   return amountsOf(container.resources?.requests);
 }
 
+function limitsOf(container: V1Container): ResourceAmounts {
+  return amountsOf(container.resources?.limits);
+}
+
 /** The containers' share: app containers and sidecars summed, at least the largest init step. */
-function containerRequests(pod: V1Pod): ResourceAmounts {
+function containerAmounts(pod: V1Pod, amountsOfContainer: (c: V1Container) => ResourceAmounts): ResourceAmounts {
   const total: ResourceAmounts = new Map();
-  for (const container of pod.spec?.containers ?? []) add(total, requestsOf(container));
+  for (const container of pod.spec?.containers ?? []) add(total, amountsOfContainer(container));
   const sidecars: ResourceAmounts = new Map();
   const initPeak: ResourceAmounts = new Map();
   for (const container of pod.spec?.initContainers ?? []) {
-    const own = requestsOf(container);
+    const own = amountsOfContainer(container);
     if (container.restartPolicy === 'Always') {
       add(total, own);
       add(sidecars, own);
@@ -66,10 +70,27 @@ function containerRequests(pod: V1Pod): ResourceAmounts {
 
 /** The pod's effective requests; see this file's header. */
 export function podRequests(pod: V1Pod): ResourceAmounts {
-  const total = containerRequests(pod);
+  const total = containerAmounts(pod, requestsOf);
   for (const [name, amount] of amountsOf(pod.spec?.resources?.requests)) {
     if (POD_LEVEL_RESOURCES.has(name)) total.set(name, amount);
   }
   add(total, amountsOf(pod.spec?.overhead));
+  return total;
+}
+
+/**
+ * The pod's effective limits (resourcehelper's `PodLimits`): the containers' limits aggregated as
+ * requests are (a resource no container limits is absent), pod-level limits for CPU and memory,
+ * and the `overhead` added only to a limit that is set and not zero.
+ */
+export function podLimits(pod: V1Pod): ResourceAmounts {
+  const total = containerAmounts(pod, limitsOf);
+  for (const [name, amount] of amountsOf(pod.spec?.resources?.limits)) {
+    if (POD_LEVEL_RESOURCES.has(name)) total.set(name, amount);
+  }
+  for (const [name, amount] of amountsOf(pod.spec?.overhead)) {
+    const limit = total.get(name);
+    if (limit !== undefined && limit !== 0) total.set(name, limit + amount);
+  }
   return total;
 }

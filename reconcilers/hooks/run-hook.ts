@@ -10,7 +10,11 @@
  *   up in the container's ports, an empty one meaning 80; the action's headers plus
  *   `User-Agent: kube-lifecycle/<version>` and `Accept: *\/*` unless given. Only a failed request
  *   (no connection, a broken or silent answer) fails the hook: like the kubelet, which checks the
- *   transport error and not the status code, any HTTP answer — even a 500 — is success.
+ *   transport error and not the status code, any HTTP answer — even a 500 — is success. An HTTPS
+ *   hook whose server answers in plain HTTP is tried again over HTTP (without an `Authorization`
+ *   header); when that succeeds, the hook succeeds, `kubelet_lifecycle_handler_http_fallbacks_total`
+ *   counts it and a Warning `LifecycleHTTPFallback` event says so, as the kubelet's
+ *   `runHTTPHandler`; when it fails, the hook fails with the HTTPS error.
  * - sleep: waits `seconds` on the injected clock.
  * - invalid: fails at once with "Cannot run handler".
  *
@@ -21,11 +25,12 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
+import type { EventRecorder } from '../events/event-recorder.js';
 import { resolvePort } from '../probes/run-probe.js';
 import { errorMessage } from '../sync-errors.js';
 import { execExitError, execHookFailure, httpHookFailure, invalidHandlerFailure } from './hook-messages.js';
 import type { HookAction } from './hook-spec.js';
-import { httpGet } from './http-get.js';
+import { httpGet, isHttpResponseToHttpsClient } from './http-get.js';
 
 /** `kube-lifecycle/<major>.<minor>`, the kubelet's user agent for lifecycle requests. */
 export const LIFECYCLE_USER_AGENT = 'kube-lifecycle/1.36';
@@ -45,10 +50,22 @@ export interface HookTarget {
   readonly podIp: string;
 }
 
+/** What the node counts of lifecycle hooks (its `/metrics`). */
+export interface LifecycleMetrics {
+  /** An HTTPS hook fell back to HTTP and succeeded (`kubelet_lifecycle_handler_http_fallbacks_total`). */
+  httpFallback(): void;
+}
+
 export interface HookRunnerDeps {
   readonly runtime: RuntimeService;
   readonly clock: Clock;
+  /** Where the `LifecycleHTTPFallback` event goes; absent: not recorded. */
+  readonly events?: EventRecorder;
+  readonly lifecycleMetrics?: LifecycleMetrics;
 }
+
+/** The event of an HTTPS hook that succeeded over HTTP, in the kubelet's words. */
+export const LIFECYCLE_HTTP_FALLBACK = 'LifecycleHTTPFallback';
 
 export interface HookRun {
   readonly action: HookAction;
@@ -75,7 +92,7 @@ export async function runHook(deps: HookRunnerDeps, run: HookRun): Promise<HookO
     case 'exec':
       return abortable(runExec(deps, run, action.command), run.signal);
     case 'httpGet':
-      return abortable(runHttpGet(run, action), run.signal);
+      return abortable(runHttpGet(deps, run, action), run.signal);
     case 'sleep':
       await sleep(deps.clock, action.seconds * 1000, run.signal);
       return OK;
@@ -121,19 +138,47 @@ export function hookHeaders(action: HttpGetAction): Record<string, string> {
   return headers;
 }
 
-async function runHttpGet(run: HookRun, action: HttpGetAction): Promise<HookOutcome> {
+async function runHttpGet(deps: HookRunnerDeps, run: HookRun, action: HttpGetAction): Promise<HookOutcome> {
   const { pod, container } = run.target;
   const failure = (error: string): HookOutcome => failed(httpHookFailure({ pod, containerName: container.name, path: action.path, error }));
   const target = hookUrl(action, run.target);
   if ('error' in target) return failure(target.error);
   const timeoutMs = run.timeoutSeconds === undefined ? POST_START_HTTP_TIMEOUT_MS : run.timeoutSeconds * 1000;
+  const headers = hookHeaders(action);
   try {
-    await httpGet({ url: target.url, headers: hookHeaders(action), timeoutMs, signal: run.signal });
+    await httpGet({ url: target.url, headers, timeoutMs, signal: run.signal });
     return OK;
   } catch (error) {
     if (run.signal?.aborted === true) throw error;
+    if (isHttpResponseToHttpsClient(error) && (await fellBackToHttp(deps, run, { url: target.url, headers, timeoutMs }))) return OK;
     return failure(`Get "${target.url}": ${errorMessage(error)}`);
   }
+}
+
+/** `host:port` of a hook URL, as Go's `URL.Host` (the port always written by {@link hookUrl}). */
+function hostPort(url: string): string {
+  const match = /^[a-z]+:\/\/([^/]*)/i.exec(url);
+  return match?.[1] ?? '';
+}
+
+/**
+ * The kubelet's retry of an HTTPS hook answered in plain HTTP: the same request over HTTP without
+ * `Authorization`. True when it succeeded (counted, and the Warning event recorded).
+ */
+async function fellBackToHttp(deps: HookRunnerDeps, run: HookRun, request: { url: string; headers: Record<string, string>; timeoutMs: number }): Promise<boolean> {
+  const host = hostPort(request.url);
+  // hookUrl writes the scheme in lower case and the port explicitly: only the scheme changes.
+  const url = `http://${request.url.slice('https://'.length)}`;
+  const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
+  try {
+    await httpGet({ url, headers, timeoutMs: request.timeoutMs, signal: run.signal });
+  } catch (error) {
+    if (run.signal?.aborted === true) throw error;
+    return false;
+  }
+  deps.lifecycleMetrics?.httpFallback();
+  deps.events?.record(run.target.pod, { type: 'Warning', reason: LIFECYCLE_HTTP_FALLBACK, message: `request to HTTPS lifecycle hook ${host} got HTTP response, retry with HTTP succeeded` });
+  return true;
 }
 
 /** The abort reason of a signal, as an Error. */

@@ -3,7 +3,7 @@
  * `killPodFunc` with a status function: the decision is recorded here and the pod requeued; the
  * reconciler then stops it through the one kill path (the lifecycle's terminate, the executor's
  * kill) with the recorded grace period and reports it Failed with the recorded reason and message
- * and a `DisruptionTarget` condition. A decision stands until the pod is forgotten.
+ * and (unless the decision says not) a `DisruptionTarget` condition. A decision stands until the pod is forgotten.
  *
  * Registered on the pod lifecycle (a per-pod manager), so a forgotten pod leaves nothing here.
  */
@@ -17,6 +17,11 @@ export interface NodeKill {
   readonly message: string;
   /** Grace period the pod's containers get (never longer than the pod's own). */
   readonly gracePeriodSeconds: number;
+  /**
+   * Whether the Failed status carries the kubelet's `DisruptionTarget` condition; absent: it does
+   * (pressure eviction). The kubelet adds none for a local storage limit.
+   */
+  readonly disruptionTarget?: boolean;
 }
 
 export class PodEvictions implements PodLifecycleObserver {

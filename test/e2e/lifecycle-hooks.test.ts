@@ -232,6 +232,34 @@ describe('container lifecycle hooks on the nodelet node', () => {
     assert.ok(goneMs < 15_000 + 10_000, `gone within the grace period and the agent's cleanup (${goneMs} ms)`);
   });
 
+  it('runs the preStop hook of a force-deleted pod (--grace-period=0 --force) before SIGTERM, as the kubelet does', async () => {
+    const dir = path.join(hostDir, 'prestop-forced');
+    await apply(podOf(namespace, 'prestop-forced', {
+      grace: 15,
+      containers: [{
+        name: 'app',
+        command: ['sh', '-c', 'trap "touch /data/term; exit 0" TERM; while true; do sleep 0.2; done'],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        lifecycle: { preStop: { exec: { command: ['sh', '-c', 'sleep 1; echo drained > /data/prestop-done'] } } },
+      }],
+      volumes: [{ name: 'data', hostPath: { path: dir, type: 'DirectoryOrCreate' } }],
+    }));
+    const running = await waitRunning(namespace, 'prestop-forced');
+    const uid = running.metadata?.uid ?? '';
+    const deletedAt = Date.now();
+    await kubectl(['delete', 'pod', '-n', namespace, 'prestop-forced', '--grace-period=0', '--force', '--wait=false']);
+    assert.equal(await getPod(namespace, 'prestop-forced'), undefined, 'the API object is gone at once');
+    await eventually('the force-deleted pod\'s containers removed from the runtime', async () => ((await runtimeContainers(uid)).length === 0 ? true : undefined), 40_000);
+    const stoppedMs = Date.now() - deletedAt;
+    assert.equal(await readFile(path.join(dir, 'prestop-done'), 'utf8'), 'drained\n', 'the hook ran to its end');
+    const hookDone = (await stat(path.join(dir, 'prestop-done'))).mtimeMs;
+    const term = (await stat(path.join(dir, 'term'))).mtimeMs;
+    assert.ok(hookDone <= term, 'SIGTERM came after the hook finished');
+    const killing = (await podEvents(namespace, 'prestop-forced')).filter((e) => e.reason === 'Killing' && e.involvedObject.uid === uid);
+    assert.deepEqual(killing.map((e) => e.message), ['Stopping container app'], 'the Killing event, on the deleted pod');
+    console.log(`preStop exec of a force-deleted pod: hook finished ${seconds(hookDone - deletedAt)} after the delete, SIGTERM at ${seconds(term - deletedAt)}, containers removed after ${seconds(stoppedMs)} (grace 15 s)`);
+  });
+
   it('delays the stop by a sleep preStop hook: SIGTERM about N s after the delete, the container running meanwhile', async () => {
     const dir = path.join(hostDir, 'prestop-sleep');
     await apply(podOf(namespace, 'prestop-sleep', {

@@ -24,12 +24,14 @@ describe('the /metrics exposition through the Prometheus text parser', () => {
     metrics.runs.runFinished({ outcome: 'requeue', seconds: 0.05, retry: false });
     metrics.runs.runFinished({ outcome: 'error', seconds: 1.5, retry: true });
     metrics.evictions.evicted('nodefs.available');
+    metrics.lifecycle.httpFallback();
     const text = await metrics.expose();
     const parsed = await parsePrometheus(text);
     console.log(`[metrics] ${String(Buffer.byteLength(text))} bytes, ${String(Object.keys(parsed).length)} families parsed by expfmt`);
     const types = Object.fromEntries(Object.entries(parsed).map(([name, f]) => [name, f.type]));
     assert.deepEqual(types, {
       kubelet_evictions: 'COUNTER',
+      kubelet_lifecycle_handler_http_fallbacks_total: 'COUNTER',
       kubelet_node_name: 'GAUGE',
       kubelet_pleg_relist_duration_seconds: 'HISTOGRAM',
       kubelet_pleg_relist_interval_seconds: 'HISTOGRAM',
@@ -59,6 +61,7 @@ describe('the /metrics exposition through the Prometheus text parser', () => {
     assert.equal(seriesValue(parsed, 'nodelet_reconcile_queue_jobs', { state: 'waiting' })?.value, '4');
     assert.equal(seriesValue(parsed, 'nodelet_reconcile_retries_total')?.value, '1');
     assert.equal(seriesValue(parsed, 'kubelet_evictions', { eviction_signal: 'nodefs.available' })?.value, '1');
+    assert.equal(seriesValue(parsed, 'kubelet_lifecycle_handler_http_fallbacks_total')?.value, '1');
   });
 
   it('special values parse; a broken exposition is refused by the same parser', async () => {
