@@ -34,13 +34,14 @@ function option(args: readonly string[], name: string): string | undefined {
 function select(args: readonly string[]): void {
   const [report] = args;
   if (report === undefined) throw new Error('usage: select <report.json> [--focus re] [--shard i/n]');
-  const listed = parseGinkgoReport(readFileSync(report, 'utf8')).tests.filter((t) => t.outcome !== 'skipped');
+  const parsed = parseGinkgoReport(readFileSync(report, 'utf8'));
+  const listed = parsed.tests.filter((t) => t.outcome !== 'skipped');
   const focus = option(args, '--focus');
   let names = listed.map((t) => t.name).filter((n) => focus === undefined || new RegExp(focus).test(n));
   const shard = option(args, '--shard');
   if (shard !== undefined) names = selectShard(names, parseShard(shard));
   process.stderr.write(`[conformance] ${names.length} of ${listed.length} in-scope tests selected\n`);
-  process.stdout.write(`${focusRegex(names)}\n`);
+  process.stdout.write(`${focusRegex(names, parsed.suiteDescription)}\n`);
 }
 
 function tally(tests: readonly TestResult[]): string {

@@ -25,6 +25,8 @@ export interface TestResult {
 
 /** What a report file holds: the tests and the setup-node failures. */
 export interface ParsedReport {
+  /** The suite's description (Ginkgo matches focus against "<description> <test name>"). */
+  readonly suiteDescription: string;
   readonly tests: readonly TestResult[];
   readonly setupFailures: readonly string[];
 }
@@ -86,14 +88,16 @@ export function parseGinkgoReport(text: string): ParsedReport {
   if (!Array.isArray(data)) throw new NotAGinkgoReportError('expected an array of suite reports');
   const tests: TestResult[] = [];
   const setupFailures: string[] = [];
-  for (const suite of data as readonly { readonly SpecReports?: readonly RawSpec[] | null }[]) {
+  let suiteDescription = '';
+  for (const suite of data as readonly { readonly SuiteDescription?: string; readonly SpecReports?: readonly RawSpec[] | null }[]) {
     if (typeof suite !== 'object' || suite === null) throw new NotAGinkgoReportError('a suite report is not an object');
+    suiteDescription ||= suite.SuiteDescription ?? '';
     for (const spec of suite.SpecReports ?? []) {
       if (spec.LeafNodeType === 'It') tests.push(toResult(spec));
       else if (outcomeOf(spec.State) === 'failed') setupFailures.push(`${spec.LeafNodeType ?? '?'}: ${firstLine(spec.Failure?.Message)}`);
     }
   }
-  return { tests, setupFailures };
+  return { suiteDescription, tests, setupFailures };
 }
 
 /**

@@ -11,6 +11,7 @@ function spec(containers: string[], leaf: string, state: string, extra: Record<s
 
 const report = JSON.stringify([
   {
+    SuiteDescription: 'Kubernetes e2e suite',
     SpecReports: [
       { LeafNodeType: 'SynchronizedBeforeSuite', State: 'passed' },
       spec(['[sig-node] Pods'], 'should get a host IP [NodeConformance]', 'passed'),
@@ -29,7 +30,8 @@ const report = JSON.stringify([
 
 describe('parseGinkgoReport', () => {
   const parsed = parseGinkgoReport(report);
-  it('keeps It nodes only, named by containers and leaf joined by spaces', () => {
+  it('keeps It nodes only, named by containers and leaf joined by spaces, and the suite description', () => {
+    assert.equal(parsed.suiteDescription, 'Kubernetes e2e suite');
     assert.equal(parsed.tests.length, 5);
     assert.equal(parsed.tests[0]?.name, '[sig-node] Pods should get a host IP [NodeConformance]');
   });
@@ -53,7 +55,7 @@ describe('parseGinkgoReport', () => {
   });
   it('reports a failed setup node apart from the tests', () => {
     const r = parseGinkgoReport(JSON.stringify([{ SpecReports: [{ LeafNodeType: 'SynchronizedBeforeSuite', State: 'failed', Failure: { Message: 'node not ready' } }] }]));
-    assert.deepEqual(r, { tests: [], setupFailures: ['SynchronizedBeforeSuite: node not ready'] });
+    assert.deepEqual(r, { suiteDescription: '', tests: [], setupFailures: ['SynchronizedBeforeSuite: node not ready'] });
   });
   it('refuses what is not a report with NotAGinkgoReportError', () => {
     assert.throws(() => parseGinkgoReport('{"SpecReports":[]}'), isNotAGinkgoReportError);

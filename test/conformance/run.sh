@@ -89,13 +89,13 @@ commit=$(git -C "$repo" rev-parse --short=12 HEAD)
 say "running $label with $procs ginkgo procs against nodelet $commit (log: $out/run.log)"
 started=$SECONDS
 status=0
-"$bin/ginkgo" run --procs="$procs" --timeout="$timeout" --no-color --focus="$selected" \
+"$bin/ginkgo" run --procs="$procs" --timeout="$timeout" --no-color --silence-skips --focus="$selected" \
   --output-dir="$out" --json-report=report.json --junit-report=junit.xml \
   "$bin/e2e.test" -- "${e2e_flags[@]}" --report-dir="$out" >"$out/run.log" 2>&1 || status=$?
 wall=$((SECONDS - started))
-jq -n --arg label "$label" --arg commit "$commit" --arg k "$KUBERNETES_VERSION" \
+jq -n --arg lbl "$label" --arg commit "$commit" --arg k "$KUBERNETES_VERSION" \
   --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson wall "$wall" --argjson procs "$procs" \
-  '{label: $label, commit: $commit, kubernetesVersion: $k, date: $date, wallSeconds: $wall, procs: $procs}' \
+  '{"label": $lbl, "commit": $commit, "kubernetesVersion": $k, "date": $date, "wallSeconds": $wall, "procs": $procs}' \
   >"$out/meta.json"
 [[ -f $out/report.json ]] || die "ginkgo wrote no report (exit $status); see $out/run.log"
 say "$label: $(node --import tsx "$conf_dir/cli.ts" summary "$out/report.json") in ${wall}s (ginkgo exit $status)"

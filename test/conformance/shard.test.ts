@@ -27,15 +27,18 @@ describe('selectShard', () => {
 
 describe('focusRegex', () => {
   const names = ['[sig-node] Pods should get a host IP [NodeConformance] [Conformance]', 'x (y) a.b*c?'];
-  it('matches each given name exactly, with its regex characters taken literally', () => {
-    const re = new RegExp(focusRegex(names));
-    for (const n of names) assert.ok(re.test(n), n);
-    assert.equal(re.test('x (y) aXb*c?'), false, 'a dot in a name is literal');
-    assert.equal(re.test(`${names[0]} and more`), false, 'anchored: a longer name is not pulled in');
-    assert.equal(re.test('[sig-node] Pods'), false, 'anchored: a prefix is not matched');
+  // Ginkgo matches focus against "<suite description> <full test name>".
+  const suite = 'Kubernetes e2e suite';
+  it('matches each given name exactly, after the suite description, with regex characters taken literally', () => {
+    const re = new RegExp(focusRegex(names, suite));
+    for (const n of names) assert.ok(re.test(`${suite} ${n}`), n);
+    assert.equal(re.test(names[0] ?? ''), false, 'the suite description leads');
+    assert.equal(re.test(`${suite} x (y) aXb*c?`), false, 'a dot in a name is literal');
+    assert.equal(re.test(`${suite} ${names[0]} and more`), false, 'anchored: a longer name is not pulled in');
+    assert.equal(re.test(`${suite} [sig-node] Pods`), false, 'anchored: a prefix is not matched');
   });
   it('matches nothing for an empty selection', () => {
-    const re = new RegExp(focusRegex([]));
-    assert.equal(['', 'a', '[sig-node] x'].some((n) => re.test(n)), false);
+    const re = new RegExp(focusRegex([], suite));
+    assert.equal(['', 'a', `${suite} [sig-node] x`, `${suite} `].some((n) => re.test(n)), false);
   });
 });

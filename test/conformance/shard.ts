@@ -44,10 +44,11 @@ export function escapeRegex(text: string): string {
 
 /**
  * A focus regex that matches exactly the given full test names (anchored, so a name that is a
- * prefix of another name does not pull the longer one into this shard). Empty input gives a regex
- * that matches nothing.
+ * prefix of another name does not pull the longer one into this shard). Ginkgo matches focus
+ * against "<suite description> <test name>", so the suite's description (the report's
+ * SuiteDescription) leads the anchor. Empty input gives a regex that matches nothing.
  */
-export function focusRegex(names: readonly string[]): string {
+export function focusRegex(names: readonly string[], suiteDescription: string): string {
   if (names.length === 0) return '^$nothing';
-  return `^(${names.map(escapeRegex).join('|')})$`;
+  return `^${escapeRegex(suiteDescription)} (${names.map(escapeRegex).join('|')})$`;
 }
