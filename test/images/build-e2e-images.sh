@@ -2,9 +2,10 @@
 # Builds the images the upstream e2e suite (npm run conformance) runs, under their upstream names,
 # with build.sh's reproducible layer and layout functions (sourced, not copied). Nothing is pulled:
 #
+# Every one has the busybox root with Debian's bash-static as /bin/bash and /bin/sh (see
+# rootfs_e2e_base).
 #   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
-#                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh), on
-#                   the busybox root, plus Debian's bash-static as /bin/bash (probe tests run it)
+#                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root
@@ -29,19 +30,28 @@ e2e_input_hash() {
     sha256sum "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
       e2e-agnhost) sha256sum "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" ;;
-      e2e-nonewprivs) sha256sum "$e2e_bin_dir/nnp" "$busybox_bin" ;;
-      e2e-busybox | e2e-nonroot) sha256sum "$busybox_bin" ;;
+      e2e-nonewprivs) sha256sum "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
+      e2e-busybox | e2e-nonroot) sha256sum "$bash_bin" "$busybox_bin" ;;
     esac
   } | sha256sum | cut -c1-16
 }
 
-recipe_e2e_agnhost() {
+# The busybox root with bash-static as /bin/bash and /bin/sh: Debian's busybox 1.35 ash drops
+# environment variables whose names are not shell identifiers (`data-1` from a Secret's envFrom)
+# before `sh -c env` prints them; the upstream images' busybox 1.37 keeps them, and so does bash.
+rootfs_e2e_base() {
   local rootfs=$1
   [[ -x $bash_bin ]] || die "$bash_bin is missing (apt-get install bash-static)"
   rootfs_busybox "$rootfs"
+  install -m 0755 "$bash_bin" "$rootfs/bin/bash"
+  ln -sfn bash "$rootfs/bin/sh"
+}
+
+recipe_e2e_agnhost() {
+  local rootfs=$1
+  rootfs_e2e_base "$rootfs"
   install -m 0755 "$e2e_bin_dir/agnhost" "$rootfs/agnhost"
   ln -s agnhost "$rootfs/agnhost-2"
-  install -m 0755 "$bash_bin" "$rootfs/bin/bash"
   install -D -m 0755 "$e2e_images_dir/e2e-curl.sh" "$rootfs/usr/bin/curl"
   mkdir -p "$rootfs/uploads" "$rootfs/home/user-defined-in-image"
   echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$rootfs/etc/passwd"
@@ -52,7 +62,7 @@ recipe_e2e_agnhost() {
 }
 
 recipe_e2e_busybox() {
-  rootfs_busybox "$1"
+  rootfs_e2e_base "$1"
   write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-1
 }
 
@@ -62,12 +72,12 @@ recipe_e2e_pause() {
 }
 
 recipe_e2e_nonroot() {
-  rootfs_busybox "$1"
+  rootfs_e2e_base "$1"
   write_layout "$2" "$1" '{"Cmd":["sh"],"User":"1234"}' registry.k8s.io/e2e-test-images/nonroot:1.5
 }
 
 recipe_e2e_nonewprivs() {
-  rootfs_busybox "$1"
+  rootfs_e2e_base "$1"
   install -D -m 4755 "$e2e_bin_dir/nnp" "$1/usr/local/bin/nnp"
   write_layout "$2" "$1" '{"Cmd":["nnp"]}' registry.k8s.io/e2e-test-images/nonewprivs:1.4
 }
