@@ -35,7 +35,7 @@ function select(args: readonly string[]): void {
   const [report] = args;
   if (report === undefined) throw new Error('usage: select <report.json> [--focus re] [--shard i/n]');
   const parsed = parseGinkgoReport(readFileSync(report, 'utf8'));
-  const listed = parsed.tests.filter((t) => t.outcome !== 'skipped');
+  const listed = parsed.tests;
   const focus = option(args, '--focus');
   let names = listed.map((t) => t.name).filter((n) => focus === undefined || new RegExp(focus).test(n));
   const shard = option(args, '--shard');

@@ -16,7 +16,7 @@ export interface TestResult {
   /** The outermost container without its SIG tag, e.g. `Pods`, `Probing container`. */
   readonly area: string;
   readonly outcome: Outcome;
-  /** First line of the failure message (failed tests only). */
+  /** First line of the failure message (failed tests), or of the reason a test skipped itself. */
   readonly failure?: string;
   /** Where the failure was raised, `file:line` (failed tests only). */
   readonly location?: string;
@@ -76,6 +76,7 @@ function toResult(spec: RawSpec): TestResult {
   const { sig, area } = sigAndArea(containers[0] ?? '');
   const outcome = outcomeOf(spec.State);
   const seconds = (spec.RunTime ?? 0) / 1e9;
+  if (outcome === 'skipped') return { name, sig, area, outcome, seconds, failure: firstLine(spec.Failure?.Message) };
   if (outcome !== 'failed') return { name, sig, area, outcome, seconds };
   const loc = spec.Failure?.Location;
   const location = loc?.FileName === undefined ? undefined : `${loc.FileName.replace(/^.*\/test\/e2e\//, 'test/e2e/')}:${loc.LineNumber ?? 0}`;
@@ -93,7 +94,9 @@ export function parseGinkgoReport(text: string): ParsedReport {
     if (typeof suite !== 'object' || suite === null) throw new NotAGinkgoReportError('a suite report is not an object');
     suiteDescription ||= suite.SuiteDescription ?? '';
     for (const spec of suite.SpecReports ?? []) {
-      if (spec.LeafNodeType === 'It') tests.push(toResult(spec));
+      // A test left out by focus/skip is "skipped" without a message; one that skipped itself
+      // (e2eskipper: a missing capability) says why. Only the latter belongs to the run.
+      if (spec.LeafNodeType === 'It' && !(spec.State === 'skipped' && (spec.Failure?.Message ?? '') === '')) tests.push(toResult(spec));
       else if (outcomeOf(spec.State) === 'failed') setupFailures.push(`${spec.LeafNodeType ?? '?'}: ${firstLine(spec.Failure?.Message)}`);
     }
   }

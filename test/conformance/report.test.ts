@@ -21,7 +21,8 @@ const report = JSON.stringify([
           Location: { FileName: '/root/go/pkg/mod/k8s.io/kubernetes@v1.36.3/test/e2e/common/node/container_probe.go', LineNumber: 42 },
         },
       }),
-      spec(['[sig-storage] ConfigMap'], 'should be consumable [NodeConformance]', 'skipped'),
+      spec(['[sig-storage] ConfigMap'], 'should be consumable [NodeConformance]', 'skipped', { Failure: { Message: 'Only supported for providers [gce]' } }),
+      spec(['[sig-apps] Deployment'], 'not selected by focus', 'skipped'),
       spec(['[sig-node] Pods'], 'should be deleted', 'timedout', { Failure: { Message: 'timed out' } }),
       spec(['Untagged'], 'x', 'passed'),
     ],
@@ -30,7 +31,7 @@ const report = JSON.stringify([
 
 describe('parseGinkgoReport', () => {
   const parsed = parseGinkgoReport(report);
-  it('keeps It nodes only, named by containers and leaf joined by spaces, and the suite description', () => {
+  it('keeps the It nodes of the run only (not setup nodes, not tests focus left out), named by containers and leaf joined by spaces', () => {
     assert.equal(parsed.suiteDescription, 'Kubernetes e2e suite');
     assert.equal(parsed.tests.length, 5);
     assert.equal(parsed.tests[0]?.name, '[sig-node] Pods should get a host IP [NodeConformance]');
@@ -52,6 +53,7 @@ describe('parseGinkgoReport', () => {
       ],
     );
     assert.equal(parsed.tests[0]?.seconds, 2);
+    assert.equal(parsed.tests[2]?.failure, 'Only supported for providers [gce]', 'a self-skip keeps its reason');
   });
   it('reports a failed setup node apart from the tests', () => {
     const r = parseGinkgoReport(JSON.stringify([{ SpecReports: [{ LeafNodeType: 'SynchronizedBeforeSuite', State: 'failed', Failure: { Message: 'node not ready' } }] }]));

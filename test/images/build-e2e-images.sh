@@ -39,10 +39,15 @@ e2e_input_hash() {
 # The busybox root with bash-static as /bin/bash and /bin/sh: Debian's busybox 1.35 ash drops
 # environment variables whose names are not shell identifiers (`data-1` from a Secret's envFrom)
 # before `sh -c env` prints them; the upstream images' busybox 1.37 keeps them, and so does bash.
+# Upstream's busybox image has every applet in /bin (tests run /bin/sysctl); Debian's list puts
+# some in /sbin and /usr/bin: each applet gets a /bin link as well.
 rootfs_e2e_base() {
-  local rootfs=$1
+  local rootfs=$1 applet
   [[ -x $bash_bin ]] || die "$bash_bin is missing (apt-get install bash-static)"
   rootfs_busybox "$rootfs"
+  while read -r applet; do
+    [[ -e $rootfs/bin/${applet##*/} || -L $rootfs/bin/${applet##*/} ]] || ln -s /bin/busybox "$rootfs/bin/${applet##*/}"
+  done < <("$busybox_bin" --list-full)
   install -m 0755 "$bash_bin" "$rootfs/bin/bash"
   ln -sfn bash "$rootfs/bin/sh"
 }
