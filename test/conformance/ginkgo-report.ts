@@ -65,9 +65,15 @@ function outcomeOf(state: string | undefined): Outcome {
   return state !== undefined && KEPT.has(state) ? (state as Outcome) : 'failed';
 }
 
-function firstLine(text: string | undefined): string {
-  const line = (text ?? '').split('\n').find((l) => l.trim() !== '');
-  return (line ?? '(no message)').trim();
+/**
+ * The failure's first non-empty line; when that says little ("Expected", a bare error type), the
+ * next lines join it up to 200 characters, so the page still shows what was expected.
+ */
+export function firstLine(text: string | undefined): string {
+  const lines = (text ?? '').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  let line = lines.shift() ?? '(no message)';
+  while (line.length < 20 && lines.length > 0) line += ` ${lines.shift() ?? ''}`;
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 function toResult(spec: RawSpec): TestResult {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isNotAGinkgoReportError, mergeResults, parseGinkgoReport, sigAndArea, type TestResult } from './ginkgo-report.js';
+import { firstLine, isNotAGinkgoReportError, mergeResults, parseGinkgoReport, sigAndArea, type TestResult } from './ginkgo-report.js';
 import { causeOf, countBy, isBadNoteLineError, parsePatternNotes, renderConformance } from './markdown.js';
 
 const NS = 1e9;
@@ -67,6 +67,15 @@ describe('parseGinkgoReport', () => {
 function result(name: string, outcome: TestResult['outcome']): TestResult {
   return { name, sig: 'sig-node', area: 'Pods', outcome, seconds: 1 };
 }
+
+describe('firstLine', () => {
+  it('keeps a telling first line alone, joins a short one with the next lines, and caps the length', () => {
+    assert.equal(firstLine('\ntimed out waiting for the condition on pods\nmore'), 'timed out waiting for the condition on pods');
+    assert.equal(firstLine('Expected\n    <string>: abc\nto contain substring\n    <string>: x'), 'Expected <string>: abc');
+    assert.equal(firstLine('x'.repeat(300)).length, 200);
+    assert.equal(firstLine(undefined), '(no message)');
+  });
+});
 
 describe('mergeResults', () => {
   it('keeps the latest run of a test, but never lets a skip hide a run', () => {
