@@ -2,8 +2,8 @@
 # Builds the images the upstream e2e suite (npm run conformance) runs, under their upstream names,
 # with build.sh's reproducible layer and layout functions (sourced, not copied). Nothing is pulled:
 #
-# Every one has the busybox root with Debian's bash-static as /bin/bash and /bin/sh (see
-# rootfs_e2e_base).
+# Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
+# (see rootfs_e2e_base).
 #   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
@@ -36,9 +36,10 @@ e2e_input_hash() {
   } | sha256sum | cut -c1-16
 }
 
-# The busybox root with bash-static as /bin/bash and /bin/sh: Debian's busybox 1.35 ash drops
-# environment variables whose names are not shell identifiers (`data-1` from a Secret's envFrom)
-# before `sh -c env` prints them; the upstream images' busybox 1.37 keeps them, and so does bash.
+# The busybox root with bash-static as /bin/bash. /bin/sh stays busybox ash, as upstream (tests
+# compare ash's error messages, e.g. "can't create /file: Read-only file system"); a known
+# difference: Debian's busybox 1.35 ash drops environment variables whose names are not shell
+# identifiers (`data-1` from envFrom) before `sh -c env` prints them, which upstream's 1.37 keeps.
 # Upstream's busybox image has every applet in /bin (tests run /bin/sysctl); Debian's list puts
 # some in /sbin and /usr/bin: each applet gets a /bin link as well.
 rootfs_e2e_base() {
@@ -49,7 +50,6 @@ rootfs_e2e_base() {
     [[ -e $rootfs/bin/${applet##*/} || -L $rootfs/bin/${applet##*/} ]] || ln -s /bin/busybox "$rootfs/bin/${applet##*/}"
   done < <("$busybox_bin" --list-full)
   install -m 0755 "$bash_bin" "$rootfs/bin/bash"
-  ln -sfn bash "$rootfs/bin/sh"
 }
 
 recipe_e2e_agnhost() {
