@@ -1,15 +1,20 @@
 #!/bin/sh
 # /usr/bin/curl in the e2e agnhost image: plain HTTP GETs over busybox wget, which is all the
 # upstream tests that run curl in this image need (lifecycle hooks: `curl http://<ip>:8080/...`).
-# Understood: -s -S -f -L -v -k (ignored), -o FILE, -m/--max-time N, --connect-timeout N; the last
-# other argument is the URL. Anything else is refused, so a test needing more fails loudly.
+# Understood: flags made of s S f L v k g q i (ignored, alone or together: -sSL, -g -q), --silent,
+# --fail, --show-error, -o FILE, -m/--max-time N, --connect-timeout N; the last other argument is
+# the URL. Anything else is refused, so a test needing more fails loudly.
 url="" out="-" timeout=""
 while [ $# -gt 0 ]; do
   case $1 in
-    -s | -S | -f | -L | -v | -k | -sS | -sf | -fsS | -sSL | -fsSL | --silent | --fail | --show-error) ;;
+    --silent | --fail | --show-error) ;;
     -o | --output) out=$2; shift ;;
     -m | --max-time | --connect-timeout) timeout=$2; shift ;;
-    -*) echo "curl (e2e image): unsupported option $1" >&2; exit 2 ;;
+    --* | -) echo "curl (e2e image): unsupported option $1" >&2; exit 2 ;;
+    -*)
+      case ${1#-} in
+        *[!sSfLvkgqi]*) echo "curl (e2e image): unsupported option $1" >&2; exit 2 ;;
+      esac ;;
     *) url=$1 ;;
   esac
   shift
