@@ -21,6 +21,8 @@ e2e_images_dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=build.sh
 source "$e2e_images_dir/build.sh"
 bash_bin=${BASH_STATIC_BIN:-/bin/bash-static}
+# shellcheck source=../cluster/versions.env
+source "$e2e_images_dir/../cluster/versions.env"
 e2e_bin_dir=""
 
 e2e_input_hash() {
@@ -29,7 +31,7 @@ e2e_input_hash() {
     input_hash "${image#e2e-}"
     sha256sum "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
-      e2e-agnhost) sha256sum "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" ;;
+      e2e-agnhost) sha256sum "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.* ;;
       e2e-nonewprivs) sha256sum "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
       e2e-busybox | e2e-nonroot) sha256sum "$bash_bin" "$busybox_bin" ;;
     esac
@@ -52,10 +54,17 @@ rootfs_e2e_base() {
   install -m 0755 "$bash_bin" "$rootfs/bin/bash"
 }
 
+# The agnhost package's source in the Go module cache (build-e2e.sh downloaded it).
+agnhost_source() {
+  echo "$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/test/images/agnhost"
+}
+
 recipe_e2e_agnhost() {
   local rootfs=$1
   rootfs_e2e_base "$rootfs"
   install -m 0755 "$e2e_bin_dir/agnhost" "$rootfs/agnhost"
+  # As upstream's Dockerfile: porter's test certificate at / (netexec --tls-cert-file /localhost.crt).
+  install -m 0644 "$(agnhost_source)/porter/localhost.crt" "$(agnhost_source)/porter/localhost.key" "$rootfs/"
   ln -s agnhost "$rootfs/agnhost-2"
   install -D -m 0755 "$e2e_images_dir/e2e-curl.sh" "$rootfs/usr/bin/curl"
   mkdir -p "$rootfs/uploads" "$rootfs/home/user-defined-in-image"
