@@ -80,6 +80,10 @@ function runLine(run: LoadedRun): string {
   return `${m.label} (${m.date}, commit \`${m.commit}\`, ${m.procs} ginkgo procs): ${tally(ran)} of ${ran.length} selected, wall time ${wall}`;
 }
 
+function inScopeOf(listFile: string): { inScope?: number } {
+  return existsSync(listFile) ? { inScope: parseGinkgoReport(readFileSync(listFile, 'utf8')).tests.length } : {};
+}
+
 function render(args: readonly string[]): void {
   const [root, out, command] = args;
   if (root === undefined || out === undefined || command === undefined) throw new Error('usage: render <results root> <out.md> <command>');
@@ -96,6 +100,7 @@ function render(args: readonly string[]): void {
     causes: parsePatternNotes(readFileSync(path.join(HERE, 'causes.txt'), 'utf8')),
     setupFailures: runs.flatMap((r) => r.setupFailures.map((f) => `${r.meta.label}: ${f}`)),
     runs: runs.map(runLine),
+    ...inScopeOf(path.join(root, latest.meta.label, 'list.json')),
   });
   writeFileSync(out, page);
   process.stderr.write(`[conformance] wrote ${out} from ${runs.length} run(s): ${tally(tests)}\n`);

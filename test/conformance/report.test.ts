@@ -113,9 +113,10 @@ describe('pattern notes and the page', () => {
       causes: [{ pattern: 'Probing', note: 'probe restarts late' }],
       setupFailures: [],
       runs: ['shard-1-of-1: 2 passed'],
+      inScope: 10,
     });
     assert.match(page, /nodelet commit `abc123`/);
-    assert.match(page, /\*\*2 of 4 tests that ran passed\.\*\*/);
+    assert.match(page, /\*\*2 of 4 tests that ran passed\*\* \(4 of the 10 in-scope tests ran/);
     assert.match(page, /\| \[sig-node\] Probing container should be restarted \[NodeConformance\] \| timed out waiting for the condition \(test\/e2e\/common\/node\/container_probe.go:42\) \| probe restarts late \|/);
     assert.match(page, /\| \[sig-node\] Pods should be deleted \| timed out \| not diagnosed yet \|/);
     assert.match(page, /\| `DNS` \| no cluster DNS \|/);
