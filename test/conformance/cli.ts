@@ -91,6 +91,8 @@ function render(args: readonly string[]): void {
   const latest = runs.at(-1);
   if (latest === undefined) throw new Error(`no runs with report.json and meta.json under ${root}`);
   const tests = mergeResults(runs.map((r) => r.tests));
+  const passedLater = new Set(tests.filter((t) => t.outcome === 'passed').map((t) => t.name));
+  const fixedSince = mergeResults(runs.map((r) => r.tests.filter((t) => t.outcome === 'failed' && passedLater.has(t.name))));
   const page = renderConformance(tests, {
     kubernetesVersion: latest.meta.kubernetesVersion,
     commit: [...new Set(runs.map((r) => r.meta.commit))].join('`, `'),
@@ -100,6 +102,7 @@ function render(args: readonly string[]): void {
     causes: parsePatternNotes(readFileSync(path.join(HERE, 'causes.txt'), 'utf8')),
     setupFailures: runs.flatMap((r) => r.setupFailures.map((f) => `${r.meta.label}: ${f}`)),
     runs: runs.map(runLine),
+    fixedSince,
     ...inScopeOf(path.join(root, latest.meta.label, 'list.json')),
   });
   writeFileSync(out, page);

@@ -23,6 +23,8 @@ export interface RunInfo {
   readonly runs: readonly string[];
   /** How many tests are in scope (the dry run's list), when known: the page says how many ran. */
   readonly inScope?: number;
+  /** Earlier failures of tests that passed in a later run (after a fix): shown with their cause. */
+  readonly fixedSince?: readonly TestResult[];
 }
 
 /** Thrown for a line of exclusions.txt or causes.txt that is not `<regex> | <text>`. */
@@ -121,6 +123,8 @@ export function renderConformance(tests: readonly TestResult[], info: RunInfo): 
     '',
     '## Runs',
     '',
+    'A later run of a test replaces an earlier one in the counts; earlier failures of tests that passed later are listed after the failures.',
+    '',
     ...info.runs.map((r) => `- ${r}`),
     '',
     '## By SIG',
@@ -136,6 +140,9 @@ export function renderConformance(tests: readonly TestResult[], info: RunInfo): 
     ...failuresSection(tests, info.causes),
     '',
   ];
+  if ((info.fixedSince ?? []).length > 0) {
+    out.push('## Failed in an earlier run, passed in a later one', '', ...failuresSection(info.fixedSince ?? [], info.causes), '');
+  }
   if (info.setupFailures.length > 0) {
     out.push('## Suite setup failures', '', ...info.setupFailures.map((f) => `- ${cell(f)}`), '');
   }

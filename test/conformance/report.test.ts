@@ -114,7 +114,9 @@ describe('pattern notes and the page', () => {
       setupFailures: [],
       runs: ['shard-1-of-1: 2 passed'],
       inScope: 10,
+      fixedSince: [{ name: '[sig-node] Probing container old', sig: 'sig-node', area: 'Probing container', outcome: 'failed', seconds: 1, failure: 'no event' }],
     });
+    assert.match(page, /## Failed in an earlier run, passed in a later one\n\n\| test \| failure \(first line\) \| cause \|\n\|---\|---\|---\|\n\| \[sig-node\] Probing container old \| no event \| probe restarts late \|/);
     assert.match(page, /nodelet commit `abc123`/);
     assert.match(page, /\*\*2 of 4 tests that ran passed\*\* \(4 of the 10 in-scope tests ran/);
     assert.match(page, /\| \[sig-node\] Probing container should be restarted \[NodeConformance\] \| timed out waiting for the condition \(test\/e2e\/common\/node\/container_probe.go:42\) \| probe restarts late \|/);
