@@ -21,7 +21,7 @@ import type {
 import type { KeyValue } from '../cri/types.js';
 import { expandVars } from './expand-vars.js';
 import { serviceEnvVars, SERVICES_NOT_SYNCED_MESSAGE, type ServiceLister } from './service-env.js';
-import { parseMilliCpu, parseQuantity } from './quantity.js';
+import { isUnsupportedResourceFieldError, resourceFieldValue } from './resource-field.js';
 import { ContainerStartError } from './sync-errors.js';
 
 /** What env resolution needs from the API server. `undefined` means not found. */
@@ -75,19 +75,12 @@ function fieldValue(ctx: EnvContext, fieldPath: string): string {
 }
 
 function resourceValue(ctx: EnvContext, resource: string, divisor: string | undefined): string {
-  const [kind, name] = resource.split('.') as [string, string | undefined];
-  const resources = kind === 'limits' ? ctx.container.resources?.limits : ctx.container.resources?.requests;
-  const raw = name === undefined ? undefined : resources?.[name];
-  const div = divisor === undefined ? 1 : parseQuantity(divisor);
-  if (name === 'cpu') {
-    const milli = raw === undefined ? ctx.nodeAllocatable.milliCpu : parseMilliCpu(raw);
-    return String(Math.ceil(milli / 1000 / div));
+  try {
+    return resourceFieldValue(ctx.container, resource, divisor, ctx.nodeAllocatable);
+  } catch (error) {
+    if (isUnsupportedResourceFieldError(error)) throw configError(ctx, error.message);
+    throw error;
   }
-  if (name === 'memory') {
-    const bytes = raw === undefined ? ctx.nodeAllocatable.memoryBytes : parseQuantity(raw);
-    return String(Math.ceil(bytes / div));
-  }
-  throw configError(ctx, `unsupported resourceFieldRef resource "${resource}"`);
 }
 
 function namespaceOf(ctx: EnvContext): string {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one test suite with node's built-in test runner (TypeScript through tsx).
-#   unit         colocated *.test.ts under cmd/, server/, controllers/, reconcilers/, cri/, util/, dashboard/, bench/, test/doubles/ (plain data, fakes)
+#   unit         colocated *.test.ts under cmd/, server/, controllers/, reconcilers/, cri/, util/, dashboard/, bench/, test/doubles/,
+#                test/conformance/ (the conformance runner's pure parts) (plain data, fakes)
 #   integration  test/integration/*.test.ts (real Redis, containerd, API server: needs `npm run cluster:up`)
 #   e2e          test/e2e/*.test.ts (the whole test cluster with nodelet as its node agent)
 #   faults       test/faults/*.test.ts (kill and restart the cluster's daemons: nothing else may use the cluster)
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 suite=${1:?usage: run-suite.sh unit|integration|e2e|faults [files...]}
 shift
 case $suite in
-  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles -name '*.test.ts' 2>/dev/null | sort) ;;
+  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles test/conformance -name '*.test.ts' 2>/dev/null | sort) ;;
   integration | e2e | faults | image)
     mapfile -t files < <(find "test/$suite" -name '*.test.ts' | sort)
     if [[ -f .cluster/env ]]; then source .cluster/env; fi

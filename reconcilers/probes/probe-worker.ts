@@ -128,6 +128,7 @@ export class ProbeWorker {
     }
     const outcome = await runProbe({ runtime: this.deps.runtime }, settings, { containerId, container: spec, podIp: status.podIP ?? '' });
     if (outcome.result !== 'success') this.recordUnhealthy(pod, outcome);
+    if (outcome.warning !== undefined) this.recordWarning(pod, outcome.warning);
     const applied = applyResult(settings, this.state, outcome.result);
     this.state = applied.state;
     if (applied.publish !== undefined) await this.publish(applied.publish, containerId);
@@ -142,6 +143,12 @@ export class ProbeWorker {
     const type = CAPITALIZED[this.target.settings.type];
     const message = outcome.result === 'unknown' ? `${type} probe errored: ${outcome.output}` : `${type} probe failed: ${outcome.output}`;
     this.deps.events.record(pod, { type: 'Warning', reason: 'Unhealthy', message, fieldPath: containerFieldPath(pod, this.target.containerName) });
+  }
+
+  /** The kubelet's ProbeWarning event: "<Type> probe warning: <text>" (a success all the same). */
+  private recordWarning(pod: V1Pod, warning: string): void {
+    const message = `${CAPITALIZED[this.target.settings.type]} probe warning: ${warning}`;
+    this.deps.events.record(pod, { type: 'Warning', reason: 'ProbeWarning', message, fieldPath: containerFieldPath(pod, this.target.containerName) });
   }
 
   private async publish(result: ProbeResult, containerId: string): Promise<void> {

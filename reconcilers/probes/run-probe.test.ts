@@ -51,9 +51,16 @@ describe('httpGet probes', () => {
     server = http.createServer((req, res) => {
       seen.push(req.headers);
       if (req.url === '/slow') return; // never answers
-      const code = req.url === '/ok' ? 200 : req.url === '/redirect' ? 302 : 500;
-      res.writeHead(code, code === 302 ? { Location: '/ok' } : {});
-      res.end('body');
+      const redirects: Record<string, string> = { '/redirect': '/ok', '/to-boom': '/boom', '/loop': '/loop', '/away': 'http://0.0.0.0/' };
+      const location = redirects[req.url ?? ''];
+      if (location !== undefined) {
+        res.writeHead(302, { Location: location });
+        res.end(`<a href="${location}">Found</a>.`);
+        return;
+      }
+      const code = req.url === '/ok' ? 200 : req.url === '/not-modified' ? 304 : 500;
+      res.writeHead(code);
+      res.end(code === 304 ? undefined : 'body');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as net.AddressInfo).port;
@@ -68,7 +75,30 @@ describe('httpGet probes', () => {
     assert.equal((await runProbe({ runtime: noRuntime }, settings(get('/ok', { headers: [{ name: 'X-Probe', value: 'yes' }] })), target)).result, 'success');
     assert.equal(seen.at(-1)?.['user-agent'], PROBE_USER_AGENT);
     assert.equal(seen.at(-1)?.['x-probe'], 'yes');
-    assert.equal((await runProbe({ runtime: noRuntime }, settings(get('/redirect')), target)).result, 'success');
+  });
+
+  it('follow a redirect to the same host, as the kubelet: the redirected answer decides, with no warning', async () => {
+    const count = seen.length;
+    assert.deepEqual(await runProbe({ runtime: noRuntime }, settings(get('/redirect')), target), { result: 'success', output: 'body' });
+    assert.equal(seen.length - count, 2, 'the redirect and the page it names');
+    assert.deepEqual(await runProbe({ runtime: noRuntime }, settings(get('/to-boom')), target), { result: 'failure', output: 'HTTP probe failed with statuscode: 500' });
+  });
+
+  it('stop after 10 redirects with a failure', async () => {
+    const count = seen.length;
+    const loop = await runProbe({ runtime: noRuntime }, settings(get('/loop')), target);
+    assert.equal(loop.result, 'failure');
+    assert.match(loop.output, /stopped after 10 redirects/);
+    assert.equal(seen.length - count, 10);
+  });
+
+  it('do not follow a redirect to another host, and succeed with the "Probe terminated redirects" warning', async () => {
+    const count = seen.length;
+    const away = await runProbe({ runtime: noRuntime }, settings(get('/away')), target);
+    assert.equal(seen.length - count, 1, 'nothing requested from 0.0.0.0');
+    assert.deepEqual(away, { result: 'success', output: '<a href="http://0.0.0.0/">Found</a>.', warning: 'Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.' });
+    const notModified = await runProbe({ runtime: noRuntime }, settings(get('/not-modified')), target);
+    assert.deepEqual(notModified, { result: 'success', output: '', warning: 'Probe terminated redirects, Response body: ' }, 'a 3xx that is no redirect to follow');
   });
 
   it('fail on 5xx naming the status code', async () => {

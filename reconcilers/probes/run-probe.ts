@@ -5,7 +5,8 @@
  *   probe's timeout; exit code 0 is success, anything else failure; the output is kept.
  * - httpGet: a GET to `scheme://host:port/path` (host defaults to the pod IP) with the probe's
  *   headers plus `User-Agent: kube-probe/<version>` and `Accept: *\/*` unless given; a status in
- *   [200, 400) is success; HTTPS does not verify the certificate (as the kubelet).
+ *   [200, 400) is success; HTTPS does not verify the certificate (as the kubelet). Redirects are
+ *   followed to the same host only; a redirect not followed is a success with a warning.
  * - tcpSocket: a connection that opens within the timeout is success.
  * - grpc: the standard health service's `Check` (grpc.health.v1) for the probe's service name;
  *   `SERVING` is success.
@@ -33,6 +34,8 @@ export interface ProbeOutcome {
   readonly result: ProbeResult;
   /** What the kubelet would print after "Liveness probe failed: ". */
   readonly output: string;
+  /** A success the kubelet warns about (an HTTP redirect it did not follow): the warning's text. */
+  readonly warning?: string;
 }
 
 /** What a probe runs against. */
@@ -65,7 +68,8 @@ export function resolvePort(port: number | string, container: V1Container): numb
 export async function runProbe(deps: ProbeRunnerDeps, settings: ProbeSettings, target: ProbeTarget): Promise<ProbeOutcome> {
   try {
     const outcome = await runAction(deps, settings, target);
-    return { result: outcome.result, output: truncateOutput(outcome.output) };
+    const warning = outcome.warning === undefined ? {} : { warning: truncateOutput(outcome.warning) };
+    return { result: outcome.result, output: truncateOutput(outcome.output), ...warning };
   } catch (error) {
     return { result: 'failure', output: truncateOutput(errorMessage(error)) };
   }
@@ -102,14 +106,56 @@ function hostForUrl(host: string): string {
   return net.isIPv6(host) ? `[${host}]` : host;
 }
 
-function runHttp(h: { scheme: 'HTTP' | 'HTTPS'; host: string; port: number; path: string; headers: readonly { name: string; value: string }[] }, timeoutMs: number): Promise<ProbeOutcome> {
-  const url = `${h.scheme.toLowerCase()}://${hostForUrl(h.host)}:${h.port}${h.path.startsWith('/') ? h.path : `/${h.path}`}`;
+interface HttpTarget {
+  readonly scheme: 'HTTP' | 'HTTPS';
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+  readonly headers: readonly { name: string; value: string }[];
+}
+
+/** One GET's answer: status, Location and the body's first 10 KiB. */
+interface HttpAnswer {
+  readonly code: number;
+  readonly location: string | undefined;
+  readonly body: string;
+}
+
+/** The redirects Go's client follows (others are answers), and its limit of 10. */
+const FOLLOWED_REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 10;
+
+/**
+ * The kubelet's HTTP probe: redirects are followed only to the same host name (at most 10); any
+ * other redirect, or a 3xx that is not followed, is a success with a warning ("Probe terminated
+ * redirects"), which the probe worker records as a ProbeWarning event.
+ */
+async function runHttp(h: HttpTarget, timeoutMs: number): Promise<ProbeOutcome> {
+  let url = new URL(`${h.scheme.toLowerCase()}://${hostForUrl(h.host)}:${h.port}${h.path.startsWith('/') ? h.path : `/${h.path}`}`);
   const headers: Record<string, string> = {};
   for (const { name, value } of h.headers) headers[name] = value;
   if (!Object.keys(headers).some((k) => k.toLowerCase() === 'user-agent')) headers['User-Agent'] = PROBE_USER_AGENT;
   if (!Object.keys(headers).some((k) => k.toLowerCase() === 'accept')) headers.Accept = '*/*';
-  const client = h.scheme === 'HTTPS' ? https : http;
-  return new Promise<ProbeOutcome>((resolve) => {
+  const deadline = Date.now() + timeoutMs;
+  for (let redirects = 0; ; redirects++) {
+    const answer = await httpGet(url, headers, Math.max(1, deadline - Date.now()));
+    if (typeof answer === 'string') return { result: 'failure', output: answer };
+    const { code, location, body } = answer;
+    if (code < 200 || code >= 400) return { result: 'failure', output: `HTTP probe failed with statuscode: ${code}` };
+    if (code < 300) return { result: 'success', output: body };
+    const next = FOLLOWED_REDIRECTS.has(code) && location !== undefined ? new URL(location, url) : undefined;
+    if (next?.hostname !== url.hostname) {
+      return { result: 'success', output: body, warning: `Probe terminated redirects, Response body: ${body}` };
+    }
+    if (redirects + 1 >= MAX_REDIRECTS) return { result: 'failure', output: `Get "${next.href}": stopped after ${MAX_REDIRECTS} redirects` };
+    url = next;
+  }
+}
+
+/** One GET; a string is the failure message (`Get "<url>": <why>`). */
+function httpGet(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer | string> {
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve) => {
     const request = client.get(url, { headers, timeout: timeoutMs, rejectUnauthorized: false }, (response) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -118,20 +164,17 @@ function runHttp(h: { scheme: 'HTTP' | 'HTTPS'; host: string; port: number; path
         size += chunk.length;
       });
       response.on('end', () => {
-        const code = response.statusCode ?? 0;
-        const body = Buffer.concat(chunks).toString('utf8');
-        if (code >= 200 && code < 400) resolve({ result: 'success', output: body });
-        else resolve({ result: 'failure', output: `HTTP probe failed with statuscode: ${code}` });
+        resolve({ code: response.statusCode ?? 0, location: response.headers.location, body: Buffer.concat(chunks).toString('utf8') });
       });
       response.on('error', (error) => {
-        resolve({ result: 'failure', output: `Get "${url}": ${error.message}` });
+        resolve(`Get "${url.href}": ${error.message}`);
       });
     });
     request.on('timeout', () => {
       request.destroy(new Error(`context deadline exceeded (Client.Timeout exceeded while awaiting headers)`));
     });
     request.on('error', (error) => {
-      resolve({ result: 'failure', output: `Get "${url}": ${error.message}` });
+      resolve(`Get "${url.href}": ${error.message}`);
     });
   });
 }

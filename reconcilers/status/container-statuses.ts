@@ -101,9 +101,25 @@ function resourcesFields(spec: V1Container, latest: ObservedContainer | undefine
   return { ...allocated, resources: statusResources(spec.resources, latest.applied, ctx.currentValuesOf?.(latest)) };
 }
 
+/**
+ * The terminated status the API already shows for a container of a terminal pod that the runtime
+ * no longer has (nodelet removes a deleted pod's containers while finalizers keep the object): kept,
+ * as the kubelet keeps an old terminated status, instead of regressing to ContainerStatusUnknown and
+ * losing the exit code and finishedAt.
+ */
+function keptTerminated(spec: V1Container, ctx: ContainerStatusContext, latest: ObservedContainer | undefined): V1ContainerStatus | undefined {
+  if (!ctx.podIsTerminal || latest !== undefined) return undefined;
+  const old = ctx.pod.status;
+  const all = [...(old?.containerStatuses ?? []), ...(old?.initContainerStatuses ?? []), ...(old?.ephemeralContainerStatuses ?? [])];
+  const previous = all.find((s) => s.name === spec.name);
+  return previous?.state?.terminated === undefined ? undefined : { ...previous, ready: false };
+}
+
 function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: ListKind): V1ContainerStatus {
   const instances = instancesOf(ctx.observed, spec.name);
   const latest = instances[0];
+  const kept = keptTerminated(spec, ctx, latest);
+  if (kept !== undefined) return kept;
   const failure = latest?.state === 'CONTAINER_RUNNING' ? undefined : ctx.startFailures.get(spec.name);
   const observedState = currentState(latest, failure, { runtimeName: ctx.runtimeName, waitingReason: kind.waitingReason });
   const state = ctx.podIsTerminal && observedState.waiting !== undefined ? UNKNOWN_ON_TERMINATION : observedState;

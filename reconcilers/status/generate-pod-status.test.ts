@@ -84,6 +84,23 @@ describe('generatePodStatus: phase', () => {
   }
 });
 
+describe('generatePodStatus: a deleted pod whose containers are removed', () => {
+  it('keeps the terminated status the API shows (exit code, finishedAt) instead of ContainerStatusUnknown', () => {
+    const finishedAt = new Date('2026-01-01T00:04:00Z');
+    const terminated = { exitCode: 137, reason: 'Error', startedAt: EARLIER, finishedAt, containerID: 'containerd://c1' };
+    const pod = basePod((p) => {
+      p.status = { phase: 'Failed', containerStatuses: [{ name: 'app', state: { terminated }, ready: false, restartCount: 2, image: 'img', imageID: 'sha256:x', containerID: 'containerd://c1' }] };
+    });
+    const s = status(pod, observation([], []), { podIsTerminal: true });
+    const app = s.containerStatuses?.find((c) => c.name === 'app');
+    assert.deepEqual(app?.state, { terminated });
+    assert.equal(app?.restartCount, 2);
+    assert.equal(app?.ready, false);
+    const sidecar = s.containerStatuses?.find((c) => c.name === 'sidecar');
+    assert.equal(sidecar?.state?.terminated?.reason, 'ContainerStatusUnknown', 'a container with no terminated status to keep is still unknown');
+  });
+});
+
 describe('generatePodStatus: conditions', () => {
   it('reports every condition True for a running pod', () => {
     const s = status(always, running);

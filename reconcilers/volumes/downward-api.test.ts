@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1DownwardAPIVolumeFile, V1Pod } from '@kubernetes/client-node';
 import { downwardApiPayload, podFieldValue } from './downward-api.js';
+import { isUnsupportedResourceFieldError } from '../resource-field.js';
 import { formatMap, goQuote } from './go-quote.js';
+
+const allocatable = { milliCpu: 3000, memoryBytes: 2 * 2 ** 30 };
 
 const pod: V1Pod = {
   metadata: {
@@ -66,6 +69,7 @@ describe('downwardApiPayload', () => {
     const payload = downwardApiPayload({
       pod,
       defaultMode: 0o644,
+      allocatable,
       items: [
         { path: 'name', fieldRef: { fieldPath: 'metadata.name' } },
         { path: 'meta/labels', fieldRef: { fieldPath: 'metadata.labels' }, mode: 0o400 },
@@ -81,10 +85,41 @@ describe('downwardApiPayload', () => {
     );
   });
 
-  it('refuses container resource fields', () => {
+  it("writes containers' limits and requests, the node's allocatable for an unset limit, a zero divisor as 1", () => {
+    const withResources: V1Pod = {
+      ...pod,
+      spec: { containers: [{ name: 'app', resources: { limits: { cpu: '1250m', memory: '128Mi' }, requests: { cpu: '250m', memory: '32Mi' } } }, { name: 'bare' }] },
+    };
+    const item = (path: string, containerName: string, resource: string, divisor?: string): V1DownwardAPIVolumeFile => ({ path, resourceFieldRef: { containerName, resource, ...(divisor === undefined ? {} : { divisor }) } });
+    const payload = downwardApiPayload({
+      pod: withResources,
+      defaultMode: 0o644,
+      allocatable,
+      items: [
+        item('cpu_limit', 'app', 'limits.cpu', '0'),
+        item('cpu_request_m', 'app', 'requests.cpu', '1m'),
+        item('memory_limit', 'app', 'limits.memory', '0'),
+        item('memory_request', 'app', 'requests.memory'),
+        item('bare_cpu_limit', 'bare', 'limits.cpu'),
+        item('bare_memory_limit', 'bare', 'limits.memory', '1Mi'),
+      ],
+    });
+    assert.deepEqual(Object.fromEntries([...payload].map(([key, file]) => [key, file.data.toString()])), {
+      cpu_limit: '2',
+      cpu_request_m: '250',
+      memory_limit: String(128 * 2 ** 20),
+      memory_request: String(32 * 2 ** 20),
+      bare_cpu_limit: '3',
+      bare_memory_limit: '2048',
+    });
+  });
+
+  it('refuses a resource field of a container the pod does not have, or of an unsupported resource', () => {
+    assert.throws(() => downwardApiPayload({ pod, defaultMode: 0o644, allocatable, items: [{ path: 'cpu', resourceFieldRef: { containerName: 'nope', resource: 'limits.cpu' } }] }), /container "nope" is not in the pod/);
+    const withApp: V1Pod = { ...pod, spec: { containers: [{ name: 'app' }] } };
     assert.throws(
-      () => downwardApiPayload({ pod, defaultMode: 0o644, items: [{ path: 'cpu', resourceFieldRef: { resource: 'limits.cpu' } }] }),
-      /resourceFieldRef is not supported by nodelet/,
+      () => downwardApiPayload({ pod: withApp, defaultMode: 0o644, allocatable, items: [{ path: 'e', resourceFieldRef: { containerName: 'app', resource: 'limits.ephemeral-storage' } }] }),
+      isUnsupportedResourceFieldError,
     );
   });
 });

@@ -1,8 +1,10 @@
 /**
  * downwardAPI volumes and projections: files holding fields of the pod itself
- * (`pkg/volume/downwardapi`). Container resources (`resourceFieldRef`) are not supported.
+ * (`pkg/volume/downwardapi`) and of its containers' resources (`resourceFieldRef`: limits and
+ * requests of CPU and memory, an unset limit being the node's allocatable amount).
  */
-import type { V1DownwardAPIVolumeFile, V1Pod } from '@kubernetes/client-node';
+import type { V1DownwardAPIVolumeFile, V1Pod, V1ResourceFieldSelector } from '@kubernetes/client-node';
+import { resourceFieldValue, type NodeAllocatable } from '../resource-field.js';
 import { formatMap } from './go-quote.js';
 import { cleanPayloadPath, fileMode, type Payload } from './payload.js';
 
@@ -43,11 +45,20 @@ export interface DownwardApiSource {
   readonly pod: V1Pod;
   /** The volume's (or projection's) `defaultMode`, already defaulted. */
   readonly defaultMode: number;
+  /** The node's allocatable CPU and memory: the value of a limit a container does not set. */
+  readonly allocatable: NodeAllocatable;
+}
+
+function containerResourceValue(source: DownwardApiSource, ref: V1ResourceFieldSelector): string {
+  const spec = source.pod.spec;
+  const container = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((c) => c.name === ref.containerName);
+  if (container === undefined) throw new Error(`resourceFieldRef: container "${ref.containerName ?? ''}" is not in the pod`);
+  return resourceFieldValue(container, ref.resource, ref.divisor, source.allocatable);
 }
 
 /**
  * The files of a downwardAPI volume or projection.
- * @throws Error for an unsupported field, a `resourceFieldRef`, or an invalid path or mode.
+ * @throws Error for an unsupported field or resource, an unknown container, or an invalid path or mode.
  */
 export function downwardApiPayload(source: DownwardApiSource): Payload {
   const payload: Payload = new Map();
@@ -57,7 +68,7 @@ export function downwardApiPayload(source: DownwardApiSource): Payload {
     if (item.fieldRef !== undefined) {
       text = podFieldValue(source.pod, item.fieldRef.fieldPath);
     } else if (item.resourceFieldRef !== undefined) {
-      throw new Error(`downward API item "${item.path}": resourceFieldRef is not supported by nodelet`);
+      text = containerResourceValue(source, item.resourceFieldRef);
     } else {
       throw new Error(`downward API item "${item.path}": neither fieldRef nor resourceFieldRef is set`);
     }

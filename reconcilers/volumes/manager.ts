@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { writeAtomically } from './atomic-writer.js';
 import { configMapPayload } from './configmap.js';
 import { downwardApiPayload } from './downward-api.js';
+import type { NodeAllocatable } from '../resource-field.js';
 import os from 'node:os';
 import { memoryVolumeBytes, prepareEmptyDir } from './empty-dir.js';
 import { unmountAllUnder } from './mounts-table.js';
@@ -149,6 +150,12 @@ async function ensurePodDirs(rootDir: string, uid: string): Promise<void> {
   await ensureDir(path.join(dir, 'volumes'), POD_DIR_MODE);
 }
 
+/** The node's allocatable CPU and memory as the options give them (default: the host's). */
+function allocatableOf(context: PodContext): NodeAllocatable {
+  const { nodeAllocatableMilliCpu, nodeAllocatableMemoryBytes } = context.options;
+  return { milliCpu: nodeAllocatableMilliCpu ?? os.availableParallelism() * 1000, memoryBytes: nodeAllocatableMemoryBytes ?? os.totalmem() };
+}
+
 async function prepareVolume(context: PodContext, volume: V1Volume): Promise<PreparedVolume> {
   const classified = classifyVolume(volume);
   const { api } = context.options;
@@ -187,13 +194,14 @@ async function prepareVolume(context: PodContext, volume: V1Volume): Promise<Pre
         pod: context.pod,
         volumeName: volume.name,
         source: classified.source,
+        allocatable: allocatableOf(context),
         ...optionalIds(fsUserOf(context.pod), context.fsGroup),
       });
       return writeVolume(context, { plugin: 'projected', volumeName: volume.name, payload });
     }
     case 'downwardAPI': {
       const { items, defaultMode } = classified.source;
-      const payload = downwardApiPayload({ items, pod: context.pod, defaultMode: fileMode(defaultMode, DEFAULT_FILE_MODE) });
+      const payload = downwardApiPayload({ items, pod: context.pod, defaultMode: fileMode(defaultMode, DEFAULT_FILE_MODE), allocatable: allocatableOf(context) });
       return writeVolume(context, { plugin: 'downward-api', volumeName: volume.name, payload });
     }
     case 'unsupported':

@@ -6,6 +6,7 @@
 import type { V1Pod, V1ProjectedVolumeSource, V1ServiceAccountTokenProjection, V1VolumeProjection } from '@kubernetes/client-node';
 import { configMapPayload } from './configmap.js';
 import { downwardApiPayload } from './downward-api.js';
+import type { NodeAllocatable } from '../resource-field.js';
 import { describeCause } from './errors.js';
 import { cleanPayloadPath, DEFAULT_FILE_MODE, fileMode, mergePayload, type Payload } from './payload.js';
 import { secretPayload } from './secret.js';
@@ -26,6 +27,8 @@ export interface ProjectedPayloadRequest {
   readonly fsUser?: number;
   /** The pod's fsGroup: with it (or fsUser) the token file is 0600, as in the kubelet. */
   readonly fsGroup?: number;
+  /** The node's allocatable CPU and memory, for downwardAPI resourceFieldRef items. */
+  readonly allocatable: NodeAllocatable;
 }
 
 /**
@@ -56,7 +59,7 @@ async function projectionPayload(request: ProjectedPayloadRequest, projection: V
     const { name, items, optional } = projection.secret;
     return secretPayload({ api, namespace, source: { name: name ?? '', items, optional }, defaultMode });
   }
-  if (projection.downwardAPI !== undefined) return downwardApiPayload({ items: projection.downwardAPI.items, pod: request.pod, defaultMode });
+  if (projection.downwardAPI !== undefined) return downwardApiPayload({ items: projection.downwardAPI.items, pod: request.pod, defaultMode, allocatable: request.allocatable });
   if (projection.clusterTrustBundle !== undefined) throw new Error('projected source clusterTrustBundle is not supported by nodelet');
   if (projection.podCertificate !== undefined) throw new Error('projected source podCertificate is not supported by nodelet');
   throw new Error('a projected source sets no projection');

@@ -53,6 +53,8 @@ export interface VolumeManagerOptions {
   readonly logger: Logger;
   /** The node's allocatable memory: the largest memory-backed emptyDir. Default: the host's memory. */
   readonly nodeAllocatableMemoryBytes?: number;
+  /** The node's allocatable CPU (millicores), for downward-API limits.cpu of containers without one. Default: the host's CPUs. */
+  readonly nodeAllocatableMilliCpu?: number;
 }
 
 /** Where each of a pod's volumes lives on the host. */

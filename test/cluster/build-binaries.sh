@@ -9,7 +9,7 @@
 #   crictl                                                            <- sigs.k8s.io/cri-tools
 #   metrics-server                                                    <- sigs.k8s.io/metrics-server
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 cache=${NODELET_CACHE:-$HOME/.cache/nodelet}
@@ -161,4 +161,5 @@ main() {
   if [[ ${1:-} == --link ]]; then link_into "$2"; fi
 }
 
-main "$@"
+# Sourced (test/conformance/build-e2e.sh reuses the scratch-module functions): define only.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

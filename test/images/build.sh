@@ -14,7 +14,7 @@
 #   build.sh            builds what is missing; prints one line per image: <name> <tar> <manifest digest>
 #   build.sh --print    same, but fails instead of building (tells whether the cache is warm)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${NODELET_CACHE:-$HOME/.cache/nodelet}/images
 busybox_bin=${BUSYBOX_BIN:-/bin/busybox}
 image_path_env="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -141,26 +141,30 @@ prune_stale() {
   return 0
 }
 
+recipe_pause() {
+  rootfs_pause "$1"
+  write_layout "$2" "$1" '{"Entrypoint":["/pause"],"User":"65535:65535"}' registry.k8s.io/pause:3.10
+}
+
+recipe_busybox() {
+  rootfs_busybox "$1"
+  write_layout "$2" "$1" '{"Cmd":["sh"]}' docker.io/library/busybox:1.35 docker.io/library/busybox:latest
+}
+
 # Builds one image into the cache unless it is there; prints "<name> <tar> <manifest digest>".
+# Args: name only-print [hash-fn recipe-fn]: hash-fn prints the input hash of <name> (default
+# input_hash); recipe-fn fills <rootfs> and writes the layout (default recipe_<name>), given
+# "<rootfs> <layout>".
 build_image() {
-  local name=$1 only_print=$2 dir work
-  dir="$cache/$name-$(input_hash "$name")"
+  local name=$1 only_print=$2 hash_fn=${3:-input_hash} recipe=${4:-recipe_$1} dir work
+  dir="$cache/$name-$("$hash_fn" "$name")"
   if [[ ! -f $dir/image.tar ]]; then
     [[ $only_print == 1 ]] && die "$name is not built yet ($dir)"
     log "building $name into $dir"
     work=$(mktemp -d "$cache/.build-$name.XXXXXX")
     chmod 0755 "$work"
     mkdir -p "$work/rootfs" "$work/layout"
-    case $name in
-      pause)
-        rootfs_pause "$work/rootfs"
-        write_layout "$work/layout" "$work/rootfs" '{"Entrypoint":["/pause"],"User":"65535:65535"}' \
-          registry.k8s.io/pause:3.10 ;;
-      busybox)
-        rootfs_busybox "$work/rootfs"
-        write_layout "$work/layout" "$work/rootfs" '{"Cmd":["sh"]}' \
-          docker.io/library/busybox:1.35 docker.io/library/busybox:latest ;;
-    esac
+    "$recipe" "$work/rootfs" "$work/layout"
     tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work/layout" \
       -cf "$work/image.tar" oci-layout index.json blobs
     rm -rf "$work/rootfs"
@@ -183,4 +187,5 @@ main() {
   build_image busybox "$only_print"
 }
 
-main "$@"
+# Sourced (build-e2e-images.sh reuses the layer and layout functions): define only.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

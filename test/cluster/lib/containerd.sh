@@ -95,9 +95,11 @@ containerd_ready() {
   crictl_cmd info 2>/dev/null | jq -e '[.status.conditions[] | select(.status != true)] | length == 0' >/dev/null
 }
 
-# Imports the test images unless containerd already has every name at the built digest.
+# Imports the test images unless containerd already has every name at the built digest. Optional
+# argument: the image builder to take them from (default test/images/build.sh; npm run conformance
+# passes test/images/build-e2e-images.sh), which prints "<name> <tar> <manifest digest>" lines.
 containerd_import_images() {
-  local name tar digest ref missing
+  local builder=${1:-$REPO_DIR/test/images/build.sh} name tar digest ref missing
   while read -r name tar digest; do
     missing=0
     for ref in $(jq -r '.manifests[].annotations["io.containerd.image.name"]' "$(dirname "$tar")/layout/index.json"); do
@@ -110,7 +112,7 @@ containerd_import_images() {
       log "importing $name image ($digest) into containerd"
       ctr_cmd images import "$tar" >/dev/null
     fi
-  done < <("$REPO_DIR/test/images/build.sh")
+  done < <("$builder")
 }
 
 # Imports nodelet's own image (image/build.sh: docker.io/library/nodelet:<version>) when missing or

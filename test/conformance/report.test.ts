@@ -1,0 +1,128 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { firstLine, isNotAGinkgoReportError, mergeResults, parseGinkgoReport, sigAndArea, type TestResult } from './ginkgo-report.js';
+import { causeOf, countBy, isBadNoteLineError, parsePatternNotes, renderConformance } from './markdown.js';
+
+const NS = 1e9;
+
+function spec(containers: string[], leaf: string, state: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ContainerHierarchyTexts: containers, LeafNodeText: leaf, LeafNodeType: 'It', State: state, RunTime: 2 * NS, ...extra };
+}
+
+const report = JSON.stringify([
+  {
+    SuiteDescription: 'Kubernetes e2e suite',
+    SpecReports: [
+      { LeafNodeType: 'SynchronizedBeforeSuite', State: 'passed' },
+      spec(['[sig-node] Pods'], 'should get a host IP [NodeConformance]', 'passed'),
+      spec(['[sig-node] Probing container'], 'should be restarted [NodeConformance]', 'failed', {
+        Failure: {
+          Message: '\ntimed out waiting for the condition\nmore detail',
+          Location: { FileName: '/root/go/pkg/mod/k8s.io/kubernetes@v1.36.3/test/e2e/common/node/container_probe.go', LineNumber: 42 },
+        },
+      }),
+      spec(['[sig-storage] ConfigMap'], 'should be consumable [NodeConformance]', 'skipped', { Failure: { Message: 'Only supported for providers [gce]' } }),
+      spec(['[sig-apps] Deployment'], 'not selected by focus', 'skipped'),
+      spec(['[sig-node] Pods'], 'should be deleted', 'timedout', { Failure: { Message: 'timed out' } }),
+      spec(['Untagged'], 'x', 'passed'),
+    ],
+  },
+]);
+
+describe('parseGinkgoReport', () => {
+  const parsed = parseGinkgoReport(report);
+  it('keeps the It nodes of the run only (not setup nodes, not tests focus left out), named by containers and leaf joined by spaces', () => {
+    assert.equal(parsed.suiteDescription, 'Kubernetes e2e suite');
+    assert.equal(parsed.tests.length, 5);
+    assert.equal(parsed.tests[0]?.name, '[sig-node] Pods should get a host IP [NodeConformance]');
+  });
+  it('splits the top container into SIG and area', () => {
+    assert.deepEqual(
+      parsed.tests.map((t) => `${t.sig}/${t.area}`),
+      ['sig-node/Pods', 'sig-node/Probing container', 'sig-storage/ConfigMap', 'sig-node/Pods', 'unknown/Untagged'],
+    );
+    assert.deepEqual(sigAndArea('[sig-api-machinery] Watchers'), { sig: 'sig-api-machinery', area: 'Watchers' });
+  });
+  it('counts every non-pass, non-skip state as a failure, with the first non-empty message line and a short location', () => {
+    const failed = parsed.tests.filter((t) => t.outcome === 'failed');
+    assert.deepEqual(
+      failed.map((t) => [t.failure, t.location]),
+      [
+        ['timed out waiting for the condition', 'test/e2e/common/node/container_probe.go:42'],
+        ['timed out', undefined],
+      ],
+    );
+    assert.equal(parsed.tests[0]?.seconds, 2);
+    assert.equal(parsed.tests[2]?.failure, 'Only supported for providers [gce]', 'a self-skip keeps its reason');
+  });
+  it('reports a failed setup node apart from the tests', () => {
+    const r = parseGinkgoReport(JSON.stringify([{ SpecReports: [{ LeafNodeType: 'SynchronizedBeforeSuite', State: 'failed', Failure: { Message: 'node not ready' } }] }]));
+    assert.deepEqual(r, { suiteDescription: '', tests: [], setupFailures: ['SynchronizedBeforeSuite: node not ready'] });
+  });
+  it('refuses what is not a report with NotAGinkgoReportError', () => {
+    assert.throws(() => parseGinkgoReport('{"SpecReports":[]}'), isNotAGinkgoReportError);
+  });
+});
+
+function result(name: string, outcome: TestResult['outcome']): TestResult {
+  return { name, sig: 'sig-node', area: 'Pods', outcome, seconds: 1 };
+}
+
+describe('firstLine', () => {
+  it('keeps a telling first line alone, joins a short one with the next lines, and caps the length', () => {
+    assert.equal(firstLine('\ntimed out waiting for the condition on pods\nmore'), 'timed out waiting for the condition on pods');
+    assert.equal(firstLine('Expected\n    <string>: abc\nto contain substring\n    <string>: x'), 'Expected <string>: abc');
+    assert.equal(firstLine('x'.repeat(300)).length, 200);
+    assert.equal(firstLine(undefined), '(no message)');
+  });
+});
+
+describe('mergeResults', () => {
+  it('keeps the latest run of a test, but never lets a skip hide a run', () => {
+    const shard1 = [result('a', 'failed'), result('b', 'skipped')];
+    const shard2 = [result('a', 'skipped'), result('b', 'passed')];
+    const rerunOfA = [result('a', 'passed'), result('b', 'skipped')];
+    assert.deepEqual(mergeResults([shard1, shard2]).map((t) => `${t.name}:${t.outcome}`), ['a:failed', 'b:passed']);
+    assert.deepEqual(mergeResults([shard1, shard2, rerunOfA]).map((t) => `${t.name}:${t.outcome}`), ['a:passed', 'b:passed']);
+    assert.deepEqual(mergeResults([[result('c', 'skipped')]]).map((t) => t.outcome), ['skipped']);
+  });
+});
+
+describe('pattern notes and the page', () => {
+  const notes = parsePatternNotes('# comment\n\nDNS should .* | needs cluster DNS\n\\[sig-node\\] Pods should be deleted | a|b in regex | pod never goes\n');
+  it('parses <regex> | <text>, splitting at the last " | "', () => {
+    assert.deepEqual(notes, [
+      { pattern: 'DNS should .*', note: 'needs cluster DNS' },
+      { pattern: '\\[sig-node\\] Pods should be deleted | a|b in regex', note: 'pod never goes' },
+    ]);
+    assert.throws(() => parsePatternNotes('no bar here'), isBadNoteLineError);
+  });
+  it('finds the cause of a failure by the first matching pattern', () => {
+    assert.equal(causeOf('[sig-node] Probing container x', [{ pattern: 'Probing', note: 'probe bug' }]), 'probe bug');
+    assert.equal(causeOf('other', [{ pattern: 'Probing', note: 'probe bug' }]), 'not diagnosed yet');
+  });
+  it('counts by SIG and renders every failure with its message and cause, the exclusions and the commit', () => {
+    const tests = parseGinkgoReport(report).tests;
+    assert.deepEqual(countBy(tests, (t) => t.sig).map(([k, c]) => `${k}:${c.passed}/${c.failed}/${c.skipped}`), ['sig-node:1/2/0', 'sig-storage:0/0/1', 'unknown:1/0/0']);
+    const page = renderConformance(tests, {
+      kubernetesVersion: 'v1.36.3',
+      commit: 'abc123',
+      date: '2026-11-24',
+      command: 'npm run conformance',
+      exclusions: [{ pattern: 'DNS', note: 'no cluster DNS' }],
+      causes: [{ pattern: 'Probing', note: 'probe restarts late' }],
+      setupFailures: [],
+      runs: ['shard-1-of-1: 2 passed'],
+      inScope: 10,
+      fixedSince: [{ name: '[sig-node] Probing container old', sig: 'sig-node', area: 'Probing container', outcome: 'failed', seconds: 1, failure: 'no event' }],
+    });
+    assert.match(page, /## Failed in an earlier run, passed in a later one\n\n\| test \| failure \(first line\) \| cause \|\n\|---\|---\|---\|\n\| \[sig-node\] Probing container old \| no event \| probe restarts late \|/);
+    assert.match(page, /nodelet commit `abc123`/);
+    assert.match(page, /\*\*2 of 4 tests that ran passed\*\* \(4 of the 10 in-scope tests ran/);
+    assert.match(page, /\| \[sig-node\] Probing container should be restarted \[NodeConformance\] \| timed out waiting for the condition \(test\/e2e\/common\/node\/container_probe.go:42\) \| probe restarts late \|/);
+    assert.match(page, /\| \[sig-node\] Pods should be deleted \| timed out \| not diagnosed yet \|/);
+    assert.match(page, /\| `DNS` \| no cluster DNS \|/);
+    assert.match(page, /\| sig-node \/ Pods \| 1 \| 1 \| 0 \|/);
+    assert.match(page, /\| \*\*total\*\* \| \*\*2\*\* \| \*\*2\*\* \| \*\*1\*\* \|/);
+  });
+});

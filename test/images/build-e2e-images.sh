@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Builds the images the upstream e2e suite (npm run conformance) runs, under their upstream names,
+# with build.sh's reproducible layer and layout functions (sourced, not copied). Nothing is pulled:
+#
+# Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
+# (see rootfs_e2e_base).
+#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
+#                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
+#                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
+#                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
+#   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root
+#   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
+#   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
+#   e2e-nonewprivs  registry.k8s.io/e2e-test-images/nonewprivs:1.4     busybox root + setuid
+#                   /usr/local/bin/nnp (k8s.io/kubernetes/test/images/nonewprivs)
+#
+# Prints one line per image: <name> <tar> <manifest digest> (the format containerd.sh imports).
+#   build-e2e-images.sh [--print]   --print fails instead of building
+set -euo pipefail
+e2e_images_dir=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=build.sh
+source "$e2e_images_dir/build.sh"
+bash_bin=${BASH_STATIC_BIN:-/bin/bash-static}
+# shellcheck source=../cluster/versions.env
+source "$e2e_images_dir/../cluster/versions.env"
+e2e_bin_dir=""
+
+e2e_input_hash() {
+  local image=$1
+  {
+    input_hash "${image#e2e-}"
+    sha256sum "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
+    case $image in
+      e2e-agnhost) sha256sum "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.* ;;
+      e2e-nonewprivs) sha256sum "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
+      e2e-busybox | e2e-nonroot) sha256sum "$bash_bin" "$busybox_bin" ;;
+    esac
+  } | sha256sum | cut -c1-16
+}
+
+# The busybox root with bash-static as /bin/bash. /bin/sh stays busybox ash, as upstream (tests
+# compare ash's error messages, e.g. "can't create /file: Read-only file system"); a known
+# difference: Debian's busybox 1.35 ash drops environment variables whose names are not shell
+# identifiers (`data-1` from envFrom) before `sh -c env` prints them, which upstream's 1.37 keeps.
+# Upstream's busybox image has every applet in /bin (tests run /bin/sysctl); Debian's list puts
+# some in /sbin and /usr/bin: each applet gets a /bin link as well.
+rootfs_e2e_base() {
+  local rootfs=$1 applet
+  [[ -x $bash_bin ]] || die "$bash_bin is missing (apt-get install bash-static)"
+  rootfs_busybox "$rootfs"
+  while read -r applet; do
+    [[ -e $rootfs/bin/${applet##*/} || -L $rootfs/bin/${applet##*/} ]] || ln -s /bin/busybox "$rootfs/bin/${applet##*/}"
+  done < <("$busybox_bin" --list-full)
+  install -m 0755 "$bash_bin" "$rootfs/bin/bash"
+}
+
+# The agnhost package's source in the Go module cache (build-e2e.sh downloaded it).
+agnhost_source() {
+  echo "$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/test/images/agnhost"
+}
+
+recipe_e2e_agnhost() {
+  local rootfs=$1
+  rootfs_e2e_base "$rootfs"
+  install -m 0755 "$e2e_bin_dir/agnhost" "$rootfs/agnhost"
+  # As upstream's Dockerfile: porter's test certificate at / (netexec --tls-cert-file /localhost.crt).
+  install -m 0644 "$(agnhost_source)/porter/localhost.crt" "$(agnhost_source)/porter/localhost.key" "$rootfs/"
+  ln -s agnhost "$rootfs/agnhost-2"
+  install -D -m 0755 "$e2e_images_dir/e2e-curl.sh" "$rootfs/usr/bin/curl"
+  mkdir -p "$rootfs/uploads" "$rootfs/home/user-defined-in-image"
+  echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$rootfs/etc/passwd"
+  printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
+    >>"$rootfs/etc/group"
+  write_layout "$2" "$rootfs" '{"Entrypoint":["/agnhost"],"Cmd":["pause"]}' \
+    registry.k8s.io/e2e-test-images/agnhost:2.63.0 registry.k8s.io/e2e-test-images/agnhost:2.55
+}
+
+recipe_e2e_busybox() {
+  rootfs_e2e_base "$1"
+  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-1
+}
+
+recipe_e2e_pause() {
+  rootfs_pause "$1"
+  write_layout "$2" "$1" '{"Entrypoint":["/pause"],"User":"65535:65535"}' registry.k8s.io/pause:3.10.2
+}
+
+recipe_e2e_nonroot() {
+  rootfs_e2e_base "$1"
+  write_layout "$2" "$1" '{"Cmd":["sh"],"User":"1234"}' registry.k8s.io/e2e-test-images/nonroot:1.5
+}
+
+recipe_e2e_nonewprivs() {
+  rootfs_e2e_base "$1"
+  install -D -m 4755 "$e2e_bin_dir/nnp" "$1/usr/local/bin/nnp"
+  write_layout "$2" "$1" '{"Cmd":["nnp"]}' registry.k8s.io/e2e-test-images/nonewprivs:1.4
+}
+
+e2e_main() {
+  local only_print=0 image
+  case ${1:-} in
+    --print) only_print=1 ;;
+    "") ;;
+    *) die "usage: build-e2e-images.sh [--print]" ;;
+  esac
+  command -v jq >/dev/null || die "jq is required"
+  e2e_bin_dir=$(bash "$e2e_images_dir/../conformance/build-e2e.sh" --print) ||
+    die "the e2e binaries are not built (bash test/conformance/build-e2e.sh)"
+  mkdir -p "$cache"
+  for image in agnhost busybox pause nonroot nonewprivs; do
+    build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_$image"
+  done
+}
+
+e2e_main "$@"
