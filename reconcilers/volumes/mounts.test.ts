@@ -115,6 +115,13 @@ describe('prepareContainerMounts', () => {
     assert.equal((await fs.stat(path.join(volume, 'a/b'))).mode & 0o777, 0o777);
   });
 
+  it('gives a created subPath directory the volume root\'s setgid and sticky bits too (fsGroup volumes are g+s)', async () => {
+    await fs.chmod(volume, 0o3777);
+    await prepareContainerMounts(container([{ name: 'data', mountPath: '/x', subPath: 'c/d' }]), onDisk);
+    assert.equal((await fs.stat(path.join(volume, 'c'))).mode & 0o7777, 0o3777);
+    assert.equal((await fs.stat(path.join(volume, 'c/d'))).mode & 0o7777, 0o3777);
+  });
+
   it('rejects a subPath that leaves the volume through a symlink a container planted', async () => {
     await fs.mkdir(path.join(root, 'outside'));
     await fs.symlink('/etc', path.join(volume, 'evil'));

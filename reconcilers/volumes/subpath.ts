@@ -50,8 +50,9 @@ async function ensureSubPathInside(target: SubPathTarget): Promise<void> {
     const next = path.join(current, element);
     const stat = await lstatIfExists(next);
     if (stat === undefined) {
-      await fs.mkdir(next, { mode: rootStat.mode & 0o777 });
-      await fs.chmod(next, rootStat.mode & 0o777);
+      // The special bits too (setgid from fsGroup, sticky), as the kubelet's SafeMakeDir fchmods them.
+      await fs.mkdir(next, { mode: rootStat.mode & 0o7777 });
+      await fs.chmod(next, rootStat.mode & 0o7777);
       current = next;
       continue;
     }
