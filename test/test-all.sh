@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm test: everything, on a fresh machine or a warm one. Installs what is missing (npm packages,
 # Debian packages and the Go-built cluster binaries, through the cluster harness), then runs
-#   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → faults
+#   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → selfhosted → faults
 # and tears the cluster down again unless it was already up when the run started.
 # Ends with one line "N passed, N failed, N skipped" over every suite (CI parses it), the number of
 # cancelled tests, which count as failed, on the line before.
@@ -97,6 +97,7 @@ step "test cluster up" bash test/cluster/up.sh
 if [[ ! " ${failed_steps[*]} " =~ " test cluster up " ]]; then
   step "integration tests" bash test/run-suite.sh integration
   step "end-to-end tests" bash test/run-suite.sh e2e
+  step "self-hosted tests" bash test/run-suite.sh selfhosted
   step "fault tests" bash test/run-suite.sh faults
 fi
 if ((!was_up)); then
