@@ -23,7 +23,7 @@ export const PULL_SINK = 'http://127.0.0.1:5999';
 export const DASHBOARD_PORT = 18088;
 
 /** The values the suite installs with: everything on loopback or the harness's second bridge. */
-export function installValues(env: { bridge: string; subnet: string; redisUrl: string }): object {
+export function installValues(env: { bridge: string; subnet: string; redisUrl: string; apiHost: string; apiPort: string }): object {
   return {
     // Imported into the host's containerd by image/import.sh: never pulled.
     image: { pullPolicy: 'Never' },
@@ -41,7 +41,13 @@ export function installValues(env: { bridge: string; subnet: string; redisUrl: s
     },
     // The API server verifies node server certificates with the cluster CA: ask for one (approved
     // by this suite, as an operator would).
-    agent: { rotateServerCertificates: true },
+    agent: {
+      rotateServerCertificates: true,
+      // The harness runs no kube-proxy and blackholes the service range: the in-cluster config's
+      // kubernetes Service IP leads nowhere. Point it at the API server's own address instead, as
+      // on any cluster without kube-proxy.
+      extraEnv: [{ name: 'KUBERNETES_SERVICE_HOST', value: env.apiHost }, { name: 'KUBERNETES_SERVICE_PORT', value: env.apiPort }],
+    },
     dashboard: { hostNetwork: true, port: DASHBOARD_PORT },
   };
 }
@@ -148,6 +154,24 @@ export async function hostLeftovers(bridge: string): Promise<HostLeftovers> {
     : readdirSync('/sys/fs/cgroup').map((h) => `/sys/fs/cgroup/${h}/nodelet-shims`).filter((p) => existsSync(p));
   const dirs = roots.filter((p) => existsSync(p));
   return { processes, mounts, veths, cgroups, dirs };
+}
+
+/**
+ * The chart's Bidirectional mounts need their host paths on a shared mount (systemd makes `/`
+ * shared; this machine's `/` is private): each one not already shared becomes a shared bind mount
+ * of itself, as an operator of such a host would do. Returns the paths it mounted (to unmount).
+ */
+export async function makeSharedMounts(): Promise<string[]> {
+  const mounted: string[] = [];
+  for (const dir of [HOST_PATHS.containerdState, HOST_PATHS.containerdRoot, HOST_PATHS.agentRoot]) {
+    await run('mkdir', ['-p', dir]);
+    const propagation = (await run('findmnt', ['-no', 'PROPAGATION', '--target', dir])).stdout.trim();
+    if (propagation.startsWith('shared')) continue;
+    await run('mount', ['--bind', dir, dir]);
+    mounted.push(dir);
+    await run('mount', ['--make-shared', dir]);
+  }
+  return mounted;
 }
 
 /** One line of counts, for the printed figures and assertion messages. */
