@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,7 @@ import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome,
 import {
   CsrApprover,
   DASHBOARD_PORT,
+  PasswordRedis,
   PULL_SINK,
   describeLeftovers,
   hostLeftovers,
@@ -46,6 +48,7 @@ const MARKER = 'hello from the self-hosted node';
 const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
 /** The shared bind mounts the suite made (makeSharedMounts): not leftovers of the install. */
 let sharedMounts: string[] = [];
+let passwordRedis: PasswordRedis | undefined;
 
 /** The one agent pod of the release, Running with both containers Ready, on the bootstrap node. */
 async function readyAgentPod(notUid?: string): Promise<V1Pod> {
@@ -132,6 +135,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   after(async () => {
     await approver?.stop();
     await cleanUp();
+    await passwordRedis?.stop();
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
     console.log(`# selfhosted suite wall time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   });
@@ -244,6 +248,41 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.equal(await workloadIdentity(), identity);
   });
 
+  step("rolls the agent and the dashboard on a helm upgrade of the Redis password, without restarting the workload's container", async () => {
+    const secret = (name: string, password: string): Promise<string> =>
+      kubectl(['create', 'secret', 'generic', name, '-n', NAMESPACE, `--from-literal=password=${password}`]);
+    const first = randomBytes(12).toString('hex');
+    const second = randomBytes(12).toString('hex');
+    passwordRedis = new PasswordRedis(16390, first);
+    const redis = passwordRedis;
+    await eventually('the password Redis up', async () => (await redis.cli(first, ['ping']).catch(() => '')).trim() === 'PONG' ? true : undefined, 20_000);
+    // Two upgrades: onto a Redis that requires a password, then a new password (a new Secret: a
+    // changed Secret alone restarts nothing, the pods read it at start).
+    for (const [name, password, set] of [['redis-auth-1', first, [`redis.url=${redis.url}`]], ['redis-auth-2', second, []]] as const) {
+      if (password === second) await redis.cli(first, ['config', 'set', 'requirepass', second]);
+      await secret(name, password);
+      const upgrade = await helm(['upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', ...set.flatMap((v) => ['--set', v]), '--set', `redis.password.existingSecret=${name}`]);
+      assert.equal(upgrade.code, 0, upgrade.stderr);
+      const pod = await readyAgentPod(agentUid);
+      agentUid = pod.metadata?.uid ?? '';
+      await readyNode();
+      // The new agent's queue lives in this Redis, and the rolled dashboard reads it with the password.
+      const keys = await eventually(`the agent's queue in the password Redis (${name})`, async () => {
+        const found = (await redis.cli(password, ['--scan', '--pattern', `bull:${reconcileQueueName(SELF_NODE)}:*`])).split('\n').filter((k) => k !== '');
+        return found.length > 0 ? found : undefined;
+      }, 60_000);
+      const token = Buffer.from(await kubectl(['get', 'secret', `${RELEASE}-dashboard-auth`, '-n', NAMESPACE, '-o', 'jsonpath={.data.token}']), 'base64').toString();
+      await eventually(`the dashboard lists the queue from the password Redis (${name})`, async () => {
+        const res = await fetch(`http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
+        const body = res?.status === 200 ? (await res.json()) as { queues: { name: string }[] } : undefined;
+        return body?.queues.some((q) => q.name === reconcileQueueName(SELF_NODE)) === true ? true : undefined;
+      }, 120_000);
+      const clients = (await redis.cli(password, ['client', 'list'])).split('\n').filter((l) => l !== '').length;
+      console.log(`# ${name}: ${keys.length} queue keys, ${clients} clients (redis-cli included) on the password Redis`);
+      assert.equal(await workloadIdentity(), identity);
+    }
+  });
+
   step('refuses a second release in another namespace, creating nothing', async () => {
     const second = await helm(['install', 'second', CHART_DIR, '--namespace', SECOND_NAMESPACE, '--create-namespace', '-f', valuesFile]);
     assert.notEqual(second.code, 0, 'the second install must fail');
@@ -262,8 +301,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     await eventually('its sandbox gone from the in-pod containerd', async () => (await sandboxIds(workloadUid, 'in-pod')).length === 0 ? true : undefined, 60_000);
     const uninstall = await helm(['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait', '--timeout', '120s']);
     assert.equal(uninstall.code, 0, uninstall.stderr);
-    const left = await kubectl(['get', 'pods', '-n', NAMESPACE, '-o', 'name']);
-    assert.equal(left.trim(), '', 'no pod of the release left');
+    await eventually('no pod of the release left', async () => (await kubectl(['get', 'pods', '-n', NAMESPACE, '-o', 'name'])).trim() === '' ? true : undefined, 60_000);
     const leftovers = await eventually('the in-pod containerd and its shims gone', async () => {
       const found = await hostLeftovers(SELF_BRIDGE);
       return found.processes.length === 0 ? found : undefined;
