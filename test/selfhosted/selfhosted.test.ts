@@ -77,9 +77,22 @@ function step(name: string, body: () => Promise<void>): void {
       await body();
     } catch (error) {
       broken = true;
+      await printDiagnostics();
       throw error;
     }
   });
+}
+
+/** What a failed step leaves to read: the workload's status and events, both containers' logs. */
+async function printDiagnostics(): Promise<void> {
+  const show = async (what: string, args: readonly string[]): Promise<void> => {
+    const out = await kubectlOutcome(args, undefined, 30_000);
+    console.log(`# --- ${what}\n${(out.stdout + out.stderr).split('\n').map((l) => `#   ${l}`).join('\n')}`);
+  };
+  await show('workload status', ['get', 'pod', 'web', '-n', WORKLOAD_NS, '-o', 'jsonpath={.status}']);
+  await show('workload events', ['get', 'events', '-n', WORKLOAD_NS, '-o', 'custom-columns=REASON:.reason,FROM:.source.host,MESSAGE:.message']);
+  await show('agent log', ['logs', '-n', NAMESPACE, '-l', AGENT_SELECTOR, '-c', 'agent', '--tail=40']);
+  await show('runtime log', ['logs', '-n', NAMESPACE, '-l', AGENT_SELECTOR, '-c', 'runtime', '--tail=25']);
 }
 
 /** The self-hosted Node once its Ready condition is True. */
