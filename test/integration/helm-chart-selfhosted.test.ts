@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -81,6 +81,36 @@ describe('the nodelet chart for a node that already has an agent (self-hosted va
     assert.deepEqual(await settings([]), { hostNetwork: false, listen: { host: '0.0.0.0', port: 8080 } });
     assert.deepEqual(await settings(['dashboard.hostNetwork=true']), { hostNetwork: true, listen: { host: '192.0.2.7', port: 8080 } });
     assert.deepEqual(await settings(['dashboard.hostNetwork=true', 'dashboard.listenAddress=127.0.0.1', 'dashboard.port=18088']), { hostNetwork: true, listen: { host: '127.0.0.1', port: 18088 } });
+  });
+
+  it("prepares the shims' cgroup so a process can join it on cgroup v1, cpuset included", async () => {
+    const daemonSet = oneOf<V1DaemonSet>(await renderChart(), 'DaemonSet');
+    const script = daemonSet.spec?.template.spec?.containers.find((c) => c.name === 'runtime')?.command?.[2] ?? '';
+    assert.match(script, /exec containerd --config \/etc\/nodelet\/containerd\.toml/);
+    // A v1 hierarchy in a scratch directory: what the kernel shows, a new cgroup's cpuset files empty.
+    const root = await mkdtemp(path.join(os.tmpdir(), 'nodelet-cgroup-'));
+    try {
+      await mkdir(path.join(root, 'cpuset/nodelet-shims'), { recursive: true });
+      await writeFile(path.join(root, 'cpuset/cpuset.cpus'), '0-1\n');
+      await writeFile(path.join(root, 'cpuset/cpuset.mems'), '0\n');
+      await writeFile(path.join(root, 'cpuset/nodelet-shims/cpuset.cpus'), '');
+      await writeFile(path.join(root, 'cpuset/nodelet-shims/cpuset.mems'), '');
+      await mkdir(path.join(root, 'memory'));
+      await mkdir(path.join(root, 'cpu,cpuacct'));
+      await symlink('cpu,cpuacct', path.join(root, 'cpu'));
+      const local = script.replaceAll('/sys/fs/cgroup', root).replace(/exec containerd .*/, 'exit 0');
+      await run('sh', ['-c', local], { timeout: 10_000 });
+      assert.equal(await readFile(path.join(root, 'cpuset/nodelet-shims/cpuset.cpus'), 'utf8'), '0-1\n');
+      assert.equal(await readFile(path.join(root, 'cpuset/nodelet-shims/cpuset.mems'), 'utf8'), '0\n');
+      for (const hierarchy of ['memory', 'cpu,cpuacct']) {
+        assert.equal((await readFile(path.join(root, 'cpuset/cpuset.cpus'), 'utf8')).length > 0, true);
+        await readFile(path.join(root, hierarchy, 'nodelet-shims'), 'utf8').then(() => assert.fail('a file, not a cgroup'), (error: unknown) => {
+          assert.equal((error as { code?: string }).code, 'EISDIR', `${hierarchy}/nodelet-shims is a directory`);
+        });
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('refuses malformed registry hosts and listen addresses in the schema', async () => {

@@ -175,7 +175,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   step("keeps the in-pod containerd's pulls on loopback; the workload's images are imported into it", async () => {
     const pull = await inPodCrictl(['pull', 'docker.io/library/alpine:3'])
       .then(() => 'pulled', (error: unknown) => String((error as { stderr?: string }).stderr ?? error));
-    console.log(`# in-pod pull of docker.io/library/alpine:3: ${pull.trim().slice(0, 240)}`);
+    console.log(`# in-pod pull of docker.io/library/alpine:3 failed: ...${pull.slice(Math.max(0, pull.indexOf('127.0.0.1:5999') - 80), pull.indexOf('127.0.0.1:5999') + 60)}...`);
     assert.notEqual(pull, 'pulled', 'a pull of a public image must fail');
     assert.ok(pull.includes('127.0.0.1:5999'), `the pull went to the loopback sink ${PULL_SINK}: ${pull}`);
     const tars = await testImageTars(REPO_DIR);
