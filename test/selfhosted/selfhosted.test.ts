@@ -332,13 +332,13 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
 /** Removes everything the suite made, whatever step it stopped at, and counts what stays. */
 async function cleanUp(): Promise<void> {
   if (process.env.KUBECONFIG === undefined) return;
-  await kubectl(['delete', 'namespace', WORKLOAD_NS, '--ignore-not-found', '--wait=false']).catch(() => '');
+  // The workload first, while its agent still runs to stop its containers.
+  await kubectl(['delete', 'namespace', WORKLOAD_NS, '--ignore-not-found', '--wait=true', '--timeout=60s']).catch(() => '');
   await helm(['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait', '--timeout', '120s']);
   await helm(['uninstall', 'second', '--namespace', SECOND_NAMESPACE, '--wait', '--timeout', '60s']);
   await kubectl(['delete', 'namespace', NAMESPACE, SECOND_NAMESPACE, '--ignore-not-found', '--wait=false']).catch(() => '');
   await kubectl(['delete', 'node', SELF_NODE, '--ignore-not-found']).catch(() => '');
   await kubectl(['delete', 'nodeagent', SELF_NODE, '--ignore-not-found']).catch(() => '');
-  await kubectl(['delete', 'namespace', WORKLOAD_NS, '--ignore-not-found', '--wait=true', '--timeout=60s']).catch(() => '');
   let found = await hostLeftovers(SELF_BRIDGE);
   if (found.processes.length === 0 && found.mounts.every((m) => sharedMounts.includes(m))) {
     for (const dir of sharedMounts) await run('umount', [dir]);
