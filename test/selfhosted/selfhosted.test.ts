@@ -101,7 +101,10 @@ async function readyNode(): Promise<V1Node> {
     const out = await kubectlOutcome(['get', 'node', SELF_NODE, '-o', 'json']);
     if (out.code !== 0) return undefined;
     const node = JSON.parse(out.stdout) as V1Node;
-    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? node : undefined;
+    const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+    // The node lifecycle controller lifts its not-ready taint a moment after Ready.
+    const notReadyTaint = (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/not-ready');
+    return ready && !notReadyTaint ? node : undefined;
   }, 240_000);
 }
 
