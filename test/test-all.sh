@@ -2,6 +2,7 @@
 # npm test: everything, on a fresh machine or a warm one. Installs what is missing (npm packages,
 # Debian packages and the Go-built cluster binaries, through the cluster harness), then runs
 #   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → faults
+# (the self-hosted helm suite, `npm run test:selfhosted`, joins once all its steps pass)
 # and tears the cluster down again unless it was already up when the run started.
 # Ends with one line "N passed, N failed, N skipped" over every suite (CI parses it), the number of
 # cancelled tests, which count as failed, on the line before.

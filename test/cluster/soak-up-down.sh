@@ -85,7 +85,7 @@ leftover_processes() {
 # Prints one line per network, mount or file leftover of the harness.
 leftover_system() {
   local ipt link
-  for link in "$BRIDGE" "$HOST_IF"; do
+  for link in "$BRIDGE" "$SELF_BRIDGE" "$HOST_IF"; do
     if ip link show "$link" >/dev/null 2>&1; then echo "network: interface $link"; fi
   done
   for ipt in iptables ip6tables; do

@@ -299,6 +299,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       '/run/nodelet-containerd',
       '/run/nodelet-containerd/cni',
       '/run/nodelet-containerd/s',
+      '/run/nodelet-containerd/tmp',
       '/sys/fs/cgroup',
       '/var/lib/nodelet',
       '/var/lib/nodelet-containerd',
@@ -313,6 +314,8 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(mounts('runtime')['/var/lib/nodelet-containerd'], 'Bidirectional');
     assert.equal(mounts('runtime')['/run/nodelet-containerd'], 'Bidirectional');
     assert.equal(mounts('agent')['/run/nodelet-containerd'], 'HostToContainer');
+    // The shims' /tmp on the host: it outlives the runtime container's writable layer (exec after a restart).
+    assert.ok('/tmp' in mounts('runtime'), "the runtime's /tmp is not a host path");
     // The agent mounts tmpfs for memory-backed emptyDirs under its root; the runtime must see them.
     assert.equal(mounts('agent')['/var/lib/nodelet'], 'Bidirectional');
     assert.equal(mounts('runtime')['/var/lib/nodelet'], 'HostToContainer');

@@ -181,3 +181,25 @@ selector term (a single term with only that rule when there is none).
 {{- end -}}
 {{- join "," $pairs -}}
 {{- end }}
+
+{{/* The runtime ConfigMap's key of one registry's hosts.toml (a key may not contain ":"). */}}
+{{- define "nodelet.registryHostsKey" -}}
+{{- printf "hosts.%s.toml" (replace ":" "_" .) }}
+{{- end }}
+
+{{/*
+Fails the install when another release's nodelet agent DaemonSet exists (any namespace): on a host
+both would register the same "<host><nameSuffix>" Node and share its host directories, containerd
+state, CNI bridge and node server port, each tearing down what the other runs. Only against a
+cluster: `helm template` has no cluster to look in (lookup returns nothing there).
+*/}}
+{{- define "nodelet.refuseSecondRelease" -}}
+{{- range (lookup "apps/v1" "DaemonSet" "" "").items }}
+{{- $labels := default (dict) .metadata.labels }}
+{{- if and (eq (get $labels "app.kubernetes.io/part-of") "nodelet") (eq (get $labels "app.kubernetes.io/component") "agent") }}
+{{- if not (and (eq .metadata.namespace $.Release.Namespace) (eq (get $labels "app.kubernetes.io/instance") $.Release.Name)) }}
+{{- fail (printf "nodelet is already installed on this cluster (release %q in namespace %q): a second agent would register the same Nodes and share their host directories, containerd and network; upgrade or uninstall that release instead" (get $labels "app.kubernetes.io/instance") .metadata.namespace) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}

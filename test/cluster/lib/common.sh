@@ -17,6 +17,12 @@ HOST_IF=nodelet-host0
 BRIDGE=nodelet0
 POD_CIDR=10.214.0.0/24
 POD_GATEWAY=10.214.0.1
+# The self-hosted node (test/selfhosted: nodelet installed by its chart, its own containerd inside
+# the DaemonSet's pod): its pods live on a second bridge and /24 the harness makes, with the same
+# firewall rule, handed to the chart as runtime.cni.bridge/subnet.
+SELF_BRIDGE=nodelet1
+SELF_POD_CIDR=10.216.0.0/24
+SELF_POD_GATEWAY=10.216.0.1
 SERVICE_CIDR=10.215.0.0/24
 FIRST_SERVICE_IP=10.215.0.1
 FW_COMMENT=nodelet-harness

@@ -19,6 +19,8 @@ export CRI_CONFIG_FILE='$CLUSTER_DIR/crictl.yaml'
 export REDIS_URL='redis://127.0.0.1:$REDIS_PORT'
 export NODE_NAME='$NODE_NAME'
 export NODE_IP='$NODE_IP'
+export SELF_BRIDGE='$SELF_BRIDGE'
+export SELF_POD_CIDR='$SELF_POD_CIDR'
 case ":\$PATH:" in *":$BIN_DIR:"*) ;; *) export PATH='$BIN_DIR':"\$PATH" ;; esac
 ENV
 }

@@ -10,7 +10,10 @@
 #  2. INPUT:   the API server listens on every address (so both 127.0.0.1 and NODE_IP work);
 #              accept it only on loopback or NODE_IP, never on the machine's real interfaces.
 fw_rules() {
-  echo "FORWARD -i $BRIDGE ! -o $BRIDGE -m comment --comment $FW_COMMENT -j DROP"
+  local bridge
+  for bridge in "$BRIDGE" "$SELF_BRIDGE"; do
+    echo "FORWARD -i $bridge ! -o $bridge -m comment --comment $FW_COMMENT -j DROP"
+  done
   echo "INPUT -p tcp --dport $APISERVER_PORT ! -i lo ! -d $NODE_IP -m comment --comment $FW_COMMENT -j DROP"
 }
 
@@ -25,12 +28,10 @@ network_up() {
   ip link set "$HOST_IF" up
 
   # The CNI bridge plugin would create the bridge on the first pod; creating it here gives the
-  # firewall rule and the host address a stable home before any pod exists.
-  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
-    ip link add "$BRIDGE" type bridge
-  fi
-  ip addr replace "$POD_GATEWAY/24" dev "$BRIDGE"
-  ip link set "$BRIDGE" up
+  # firewall rule and the host address a stable home before any pod exists. The second bridge is
+  # the self-hosted node's (its in-pod containerd's CNI config names it).
+  bridge_up "$BRIDGE" "$POD_GATEWAY"
+  bridge_up "$SELF_BRIDGE" "$SELF_POD_GATEWAY"
 
   for ipt in iptables ip6tables; do
     command -v "$ipt" >/dev/null || continue
@@ -42,6 +43,25 @@ network_up() {
   done
   ip route replace blackhole "$SERVICE_CIDR"
   write_cni_config
+}
+
+# Usage: bridge_up NAME GATEWAY_IP (a /24).
+bridge_up() {
+  if ! ip link show "$1" >/dev/null 2>&1; then
+    ip link add "$1" type bridge
+  fi
+  ip addr replace "$2/24" dev "$1"
+  ip link set "$1" up
+}
+
+# Removes a bridge and the veths still attached to it. Usage: bridge_down NAME
+bridge_down() {
+  local veth
+  ip link show "$1" >/dev/null 2>&1 || return 0
+  for veth in $(ip -o link show master "$1" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
+    ip link del "$veth" 2>/dev/null || true
+  done
+  ip link del "$1"
 }
 
 # One conflist: bridge with host-local IPAM (state under the cluster dir), plus loopback.
@@ -61,12 +81,12 @@ write_cni_config() {
 
 # Deletes the network namespaces of our pods that containerd did not (after a crash). A namespace
 # is ours if it sits under our containerd state dir, or if it is a /var/run/netns/cni-* whose
-# interfaces hold an address from the pod range.
+# interfaces hold an address from one of the pod ranges.
 remove_pod_netns() {
   local ns
   for ns in /var/run/netns/cni-*; do
     [[ -e $ns ]] || continue
-    if ip netns exec "$(basename "$ns")" ip -o -4 addr show 2>/dev/null | grep -q " ${POD_CIDR%.*}\."; then
+    if ip netns exec "$(basename "$ns")" ip -o -4 addr show 2>/dev/null | grep -qE " (${POD_CIDR%.*}|${SELF_POD_CIDR%.*})\."; then
       log "removing leftover network namespace $ns"
       umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null || true
       rm -f "$ns"
@@ -75,14 +95,10 @@ remove_pod_netns() {
 }
 
 network_down() {
-  local rule ipt veth
+  local rule ipt
   remove_pod_netns
-  if ip link show "$BRIDGE" >/dev/null 2>&1; then
-    for veth in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
-      ip link del "$veth" 2>/dev/null || true
-    done
-    ip link del "$BRIDGE"
-  fi
+  bridge_down "$BRIDGE"
+  bridge_down "$SELF_BRIDGE"
   if ip link show "$HOST_IF" >/dev/null 2>&1; then ip link del "$HOST_IF"; fi
   # Every rule with our comment, whatever its other words (older versions of this file included).
   for ipt in iptables ip6tables; do
@@ -98,6 +114,8 @@ network_down() {
 
 network_status() {
   local up=down
-  ip link show "$BRIDGE" >/dev/null 2>&1 && ip link show "$HOST_IF" >/dev/null 2>&1 && up=up
-  printf '%-24s %s (%s on %s, pods %s on %s)\n' network "$up" "$NODE_IP" "$HOST_IF" "$POD_CIDR" "$BRIDGE"
+  ip link show "$BRIDGE" >/dev/null 2>&1 && ip link show "$SELF_BRIDGE" >/dev/null 2>&1 &&
+    ip link show "$HOST_IF" >/dev/null 2>&1 && up=up
+  printf '%-24s %s (%s on %s, pods %s on %s, self-hosted pods %s on %s)\n' network "$up" "$NODE_IP" "$HOST_IF" \
+    "$POD_CIDR" "$BRIDGE" "$SELF_POD_CIDR" "$SELF_BRIDGE"
 }

@@ -1,0 +1,209 @@
+/**
+ * Helpers of the self-hosted suite: the chart's values for the test cluster, the in-pod containerd
+ * seen from the host (its socket is a host path), a kubelet-serving CSR approver, and the host-side
+ * leftovers of an install, counted.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { kubectl } from '../e2e/helpers.js';
+
+const run = promisify(execFile);
+
+/** Host paths of the chart's defaults (values.yaml): the in-pod containerd's and agent's. */
+export const HOST_PATHS = {
+  containerdState: '/run/nodelet-containerd',
+  containerdRoot: '/var/lib/nodelet-containerd',
+  agentRoot: '/var/lib/nodelet',
+  podLogs: '/var/log/nodelet-pods',
+} as const;
+export const IN_POD_SOCKET = `${HOST_PATHS.containerdState}/containerd.sock`;
+/** The harness's closed loopback port every pull of the in-pod containerd is sent to. */
+export const PULL_SINK = 'http://127.0.0.1:5999';
+export const DASHBOARD_PORT = 18088;
+
+/** The values the suite installs with: everything on loopback or the harness's second bridge. */
+export function installValues(env: { bridge: string; subnet: string; redisUrl: string; apiHost: string; apiPort: string }): object {
+  return {
+    // Imported into the host's containerd by image/import.sh: never pulled.
+    image: { pullPolicy: 'Never' },
+    // The harness's Redis on loopback, which the host-network agent reaches (and the dashboard, on
+    // the host network too): the one the host-process agent uses, so the dashboard sees both queues.
+    redis: { mode: 'external', url: env.redisUrl },
+    runtime: {
+      containerd: {
+        // This VM denies CAP_SYS_RESOURCE (as the harness's own containerd config says).
+        restrictOOMScoreAdj: true,
+        // Every pull goes to a closed loopback port; the images are imported instead.
+        registryHosts: { _default: `server = "${PULL_SINK}"\n\n[host."${PULL_SINK}"]\n  capabilities = ["pull", "resolve"]\n` },
+      },
+      cni: { bridge: env.bridge, subnet: env.subnet, ipMasq: false },
+    },
+    // The API server verifies node server certificates with the cluster CA: ask for one (approved
+    // by this suite, as an operator would).
+    agent: {
+      rotateServerCertificates: true,
+      // The harness runs no kube-proxy and blackholes the service range: the in-cluster config's
+      // kubernetes Service IP leads nowhere. Point it at the API server's own address instead, as
+      // on any cluster without kube-proxy.
+      extraEnv: [{ name: 'KUBERNETES_SERVICE_HOST', value: env.apiHost }, { name: 'KUBERNETES_SERVICE_PORT', value: env.apiPort }],
+    },
+    dashboard: { hostNetwork: true, port: DASHBOARD_PORT },
+  };
+}
+
+/** crictl against the in-pod containerd, through its socket's host path. */
+export async function inPodCrictl(args: readonly string[]): Promise<string> {
+  const endpoint = `unix://${IN_POD_SOCKET}`;
+  const { stdout } = await run('crictl', ['--runtime-endpoint', endpoint, '--image-endpoint', endpoint, ...args], { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
+
+/** `ctr images import` of an OCI tar into the in-pod containerd's CRI namespace. */
+export async function importIntoInPodContainerd(tar: string): Promise<void> {
+  await run('ctr', ['--address', IN_POD_SOCKET, '--namespace', 'k8s.io', 'images', 'import', tar], { timeout: 120_000 });
+}
+
+/** The test images the harness builds (test/images/build.sh): name → OCI tar. */
+export async function testImageTars(repoDir: string): Promise<Map<string, string>> {
+  const { stdout } = await run('bash', [`${repoDir}/test/images/build.sh`], { timeout: 300_000 });
+  return new Map(stdout.trim().split('\n').map((line) => {
+    const [name, tar] = line.split(' ');
+    return [name ?? '', tar ?? ''] as const;
+  }));
+}
+
+/** IDs of the sandboxes of a pod UID, in the in-pod containerd or the host's (the cluster's crictl config). */
+export async function sandboxIds(uid: string, where: 'in-pod' | 'host'): Promise<string[]> {
+  const args = ['pods', '-q', '--label', `io.kubernetes.pod.uid=${uid}`];
+  const out = where === 'in-pod' ? await inPodCrictl(args) : (await run('crictl', args, { timeout: 60_000 })).stdout;
+  return out.split('\n').filter((l) => l !== '');
+}
+
+/** Approves the kubelet-serving CSRs one requester makes, in the background, until stopped. */
+export class CsrApprover {
+  readonly approved: string[] = [];
+  private stopped = false;
+  private readonly loop: Promise<void>;
+
+  constructor(private readonly username: string) {
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      await this.approvePending().catch((error: unknown) => { console.log(`# csr approver: ${String(error)}`); });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+
+  private async approvePending(): Promise<void> {
+    const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: Csr[] };
+    for (const csr of list.items) {
+      const pending = (csr.status?.conditions ?? []).length === 0;
+      if (pending && csr.spec.username === this.username && csr.spec.signerName === 'kubernetes.io/kubelet-serving') {
+        await kubectl(['certificate', 'approve', csr.metadata.name]);
+        this.approved.push(csr.metadata.name);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
+
+interface Csr {
+  metadata: { name: string };
+  spec: { username: string; signerName: string };
+  status?: { conditions?: unknown[] };
+}
+
+/** What an install leaves on the host, each a list of descriptions (empty: nothing). */
+export interface HostLeftovers {
+  readonly processes: string[];
+  readonly mounts: string[];
+  readonly veths: string[];
+  readonly cgroups: string[];
+  readonly dirs: string[];
+}
+
+async function lines(command: string, args: readonly string[]): Promise<string[]> {
+  try {
+    const { stdout } = await run(command, [...args], { timeout: 30_000 });
+    return stdout.split('\n').filter((l) => l !== '');
+  } catch (error) {
+    // pgrep exits 1 when nothing matches: no lines.
+    if ((error as { code?: unknown }).code === 1) return [];
+    throw error;
+  }
+}
+
+/** Counts the in-pod containerd's processes, mounts, veths, cgroups and host directories. */
+export async function hostLeftovers(bridge: string): Promise<HostLeftovers> {
+  const processes = [
+    ...await lines('pgrep', ['-af', 'containerd --config /etc/nodelet/containerd.toml']),
+    ...await lines('pgrep', ['-af', `containerd-shim-runc-v2 .*-address ${IN_POD_SOCKET}`]),
+  ];
+  const roots = Object.values(HOST_PATHS);
+  const mounts = (await lines('findmnt', ['-rn', '-o', 'TARGET'])).filter((t) => roots.some((r) => t === r || t.startsWith(`${r}/`)));
+  const veths = await lines('ip', ['-o', 'link', 'show', 'master', bridge]);
+  const cgroups = existsSync('/sys/fs/cgroup/cgroup.controllers')
+    ? (existsSync('/sys/fs/cgroup/nodelet-shims') ? ['/sys/fs/cgroup/nodelet-shims'] : [])
+    : readdirSync('/sys/fs/cgroup').map((h) => `/sys/fs/cgroup/${h}/nodelet-shims`).filter((p) => existsSync(p));
+  const dirs = roots.filter((p) => existsSync(p));
+  return { processes, mounts, veths, cgroups, dirs };
+}
+
+/**
+ * The chart's Bidirectional mounts need their host paths on a shared mount (systemd makes `/`
+ * shared; this machine's `/` is private): each one not already shared becomes a shared bind mount
+ * of itself, as an operator of such a host would do. Returns the paths it mounted (to unmount).
+ */
+export async function makeSharedMounts(): Promise<string[]> {
+  const mounted: string[] = [];
+  for (const dir of [HOST_PATHS.containerdState, HOST_PATHS.containerdRoot, HOST_PATHS.agentRoot]) {
+    await run('mkdir', ['-p', dir]);
+    const propagation = (await run('findmnt', ['-no', 'PROPAGATION', '--target', dir])).stdout.trim();
+    if (propagation.startsWith('shared')) continue;
+    await run('mount', ['--bind', dir, dir]);
+    mounted.push(dir);
+    await run('mount', ['--make-shared', dir]);
+  }
+  return mounted;
+}
+
+/** One line of counts, for the printed figures and assertion messages. */
+export function describeLeftovers(l: HostLeftovers): string {
+  return `processes ${l.processes.length}, mounts ${l.mounts.length}, veths ${l.veths.length}, cgroups ${l.cgroups.length}, host dirs ${l.dirs.length}`;
+}
+
+/**
+ * A Redis of the suite's own on loopback that requires a password (the harness's has none), for the
+ * password upgrade. Nothing persisted.
+ */
+export class PasswordRedis {
+  private readonly child: ChildProcess;
+
+  constructor(readonly port: number, password: string) {
+    this.child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** redis-cli with a password (given through REDISCLI_AUTH, not the command line). */
+  async cli(password: string, args: readonly string[]): Promise<string> {
+    const { stdout } = await run('redis-cli', ['-p', String(this.port), ...args], { env: { ...process.env, REDISCLI_AUTH: password }, timeout: 10_000 });
+    return stdout;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGTERM');
+    await exited;
+  }
+}
