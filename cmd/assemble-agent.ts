@@ -47,6 +47,7 @@ import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/res
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
 import { createApiRuntimeHandlers } from '../controllers/runtimeclass/api-runtime-handlers.js';
+import { STATUS_ONLY_UPDATE } from '../controllers/pod-sources/api-source.js';
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
@@ -108,7 +109,9 @@ export async function waitForRuntime(runtime: RuntimeService, logger: Logger, cl
 /** Enqueue without awaiting: a failure (Redis down) is logged; the resync after reconnect repairs it. */
 function enqueuer(queue: ReconcileQueue, logger: Logger): (key: PodKey, reason: string) => void {
   return (key, reason) => {
-    queue.enqueue(key, reason).catch((error: unknown) => {
+    // A status-only change never cuts a pending delay (a failure backoff) short.
+    const added = reason === STATUS_ONLY_UPDATE ? queue.enqueueIfIdle(key, reason) : queue.enqueue(key, reason);
+    added.catch((error: unknown) => {
       logger.warn({ err: error, podUID: key.uid, reason }, 'enqueue failed; the next resync retries');
     });
   };

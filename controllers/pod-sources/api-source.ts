@@ -29,7 +29,15 @@ export { isStaleInformerError, StaleInformerError } from './informer-supervisor.
  * Why `onPod` was called: an informer event (`added`, `updated`, `deleted`), a full list
  * (`relisted`), a UID gone from a list or replaced under its name (`vanished`), or `resyncAll()`.
  */
-export type PodEventReason = 'added' | 'updated' | 'deleted' | 'relisted' | 'vanished' | 'resync';
+export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'deleted' | 'relisted' | 'vanished' | 'resync';
+
+/**
+ * The reason of an update that changed only the pod's status. It asks for a reconcile only when
+ * the pod has none pending: the kubelet does not sync on status-only changes at all, and a sync
+ * that fails writes a status (say, a runtime error naming a random path) whose echo must not cut
+ * the failure backoff short, or a broken pod is retried as fast as the API answers.
+ */
+export const STATUS_ONLY_UPDATE: PodEventReason = 'status-updated';
 
 /** Options of {@link createPodSource}. */
 export interface PodSourceOptions {

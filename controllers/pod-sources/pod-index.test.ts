@@ -12,8 +12,25 @@ describe('pod index', () => {
     const index = createPodIndex();
     assert.equal(index.upsert(pod('a', 'u1', '1'))?.kind, 'added');
     assert.equal(index.upsert(pod('a', 'u1', '1'))?.kind, 'unchanged');
-    assert.equal(index.upsert(pod('a', 'u1', '2'))?.kind, 'updated');
+    assert.equal(index.upsert({ ...pod('a', 'u1', '2'), spec: { containers: [] } })?.kind, 'updated');
     assert.equal(index.get('u1')?.metadata?.resourceVersion, '2');
+  });
+
+  it('tells a version that changed only the status (and write bookkeeping) from one that changed the pod', () => {
+    const index = createPodIndex();
+    const base = (rv: string, extra: Partial<V1Pod> = {}): V1Pod => ({ ...pod('a', 'u1', rv), spec: { containers: [{ name: 'c' }] }, ...extra });
+    index.upsert(base('1'));
+    assert.equal(index.upsert(base('2', { status: { phase: 'Running' } }))?.kind, 'status-updated');
+    const withFields = base('3', { status: { phase: 'Running', message: 'x' } });
+    withFields.metadata!.managedFields = [{ manager: 'nodelet', operation: 'Update' }];
+    assert.equal(index.upsert(withFields)?.kind, 'status-updated');
+    const deleted = base('4');
+    deleted.metadata!.deletionTimestamp = new Date(0);
+    assert.equal(index.upsert(deleted)?.kind, 'updated', 'a deletion is a change of the pod');
+    assert.equal(index.upsert(base('5', { spec: { containers: [{ name: 'c', image: 'b' }] } }))?.kind, 'updated');
+    const labelled = base('6', { spec: { containers: [{ name: 'c', image: 'b' }] } });
+    labelled.metadata!.labels = { a: 'b' };
+    assert.equal(index.upsert(labelled)?.kind, 'updated');
   });
 
   it('treats a new UID under a known name as a replacement of the old pod', () => {

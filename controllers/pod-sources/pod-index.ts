@@ -16,8 +16,12 @@ export function podKeyOfStored(pod: V1Pod): PodKey | undefined {
 /** What storing a pod changed. */
 export interface UpsertOutcome {
   readonly ref: PodKey;
-  /** `unchanged`: same UID at the same resourceVersion was already stored. */
-  readonly kind: 'added' | 'updated' | 'unchanged';
+  /**
+   * `unchanged`: same UID at the same resourceVersion was already stored. `status-updated`: a new
+   * version whose metadata (but its resourceVersion and managedFields) and spec are the same, so
+   * only the status moved: mostly nodelet's own status writes.
+   */
+  readonly kind: 'added' | 'updated' | 'status-updated' | 'unchanged';
   /** A different UID that held the same namespace/name and is now gone from the index. */
   readonly replaced?: PodKey;
 }
@@ -60,7 +64,7 @@ export function createPodIndex(): PodIndex {
     uidByName.set(nameKey(ref), ref.uid);
     const sameVersion =
       before?.metadata?.resourceVersion !== undefined && before.metadata.resourceVersion === pod.metadata?.resourceVersion;
-    const kind = before === undefined ? 'added' : sameVersion ? 'unchanged' : 'updated';
+    const kind = before === undefined ? 'added' : sameVersion ? 'unchanged' : onlyStatusChanged(before, pod) ? 'status-updated' : 'updated';
     return replaced ? { ref, kind, replaced } : { ref, kind };
   }
 
@@ -88,4 +92,13 @@ export function createPodIndex(): PodIndex {
     list: () => [...byUid.values()].map((entry) => entry.pod),
     refs: () => [...byUid.values()].map((entry) => entry.ref),
   };
+}
+
+/** Whether two versions of a pod differ in their status only (and the bookkeeping of every write). */
+function onlyStatusChanged(before: V1Pod, after: V1Pod): boolean {
+  const desired = (pod: V1Pod): string => {
+    const { resourceVersion: _version, managedFields: _fields, ...metadata } = pod.metadata ?? {};
+    return JSON.stringify({ metadata, spec: pod.spec });
+  };
+  return desired(before) === desired(after);
 }

@@ -20,7 +20,9 @@
  *   (`reschedule: true`; the same job, so its run log continues). If the event arrived while the
  *   job was running and the run then asks for a delay, the job runs again at once instead (see
  *   `runAgainLater` in `runner.ts`). So the earliest wake-up wins; and a requeue-after never
- *   postpones a pending event, because the pending event is what runs.
+ *   postpones a pending event, because the pending event is what runs. The exception is
+ *   `enqueueIfIdle` (the pod's status-only updates): it adds a job only when the UID has none, so
+ *   the echo of a failing run's own status write cannot turn its backoff into a hot loop.
  *   Job IDs are `<uid>.<unique suffix>`, not the bare UID: finished jobs stay in the history and
  *   BullMQ ignores an add whose ID exists, so an ID per enqueue is needed; the deduplication ID
  *   is the bare UID.
@@ -69,6 +71,7 @@ import {
   RECONCILE_JOB_NAME,
   dropPendingNextIfDelayed,
   enqueueOptions,
+  idleEnqueueOptions,
   jobDataOf,
   logConnectionErrors,
   newJobId,
@@ -130,6 +133,12 @@ export interface QueueCounts {
 export interface ReconcileQueue {
   /** Asks for a reconcile of `ref.uid`; coalesces with whatever is pending. Rejects while Redis is unreachable. */
   enqueue(ref: PodKey, reason: string): Promise<void>;
+  /**
+   * Like `enqueue`, but only when the UID has no job in any state: a waiting, delayed (backoff,
+   * requeue-after) or running job already covers the event, and is neither made due now nor
+   * followed by another run. For events that must not cut a delay short (status-only updates).
+   */
+  enqueueIfIdle(ref: PodKey, reason: string): Promise<void>;
   /** Starts this instance's workers, calling `handler` for each job; resolves once Redis is reachable. Call once. */
   start(handler: ReconcileHandler): Promise<void>;
   /** Changes how many different UIDs this instance reconciles at once (an integer ≥ 1). */
@@ -237,6 +246,13 @@ class BullReconcileQueue implements ReconcileQueue {
     if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
     const jobId = newJobId(ref.uid, this.clock.now());
     await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), enqueueOptions(ref.uid, jobId, this.history));
+  }
+
+  async enqueueIfIdle(ref: PodKey, reason: string): Promise<void> {
+    this.assertOpen('enqueue');
+    if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
+    const jobId = newJobId(ref.uid, this.clock.now());
+    await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), idleEnqueueOptions(ref.uid, jobId, this.history));
   }
 
   async start(handler: ReconcileHandler): Promise<void> {

@@ -74,6 +74,15 @@ export function enqueueOptions(uid: string, jobId: string, history: JobHistory):
   };
 }
 
+/**
+ * Options of a job added only when the UID has none: BullMQ's simple deduplication mode ignores
+ * the add while the UID's deduplication key is held by a job in any state, and keeps no payload
+ * for after an active run.
+ */
+export function idleEnqueueOptions(uid: string, jobId: string, history: JobHistory): JobsOptions {
+  return { ...enqueueOptions(uid, jobId, history), deduplication: { id: uid } };
+}
+
 /** The job data of `ref`. */
 export function jobDataOf(ref: PodKey, reason: string): ReconcileJobData {
   return { uid: ref.uid, namespace: ref.namespace, name: ref.name, reason };

@@ -334,6 +334,28 @@ void describe('reconcile queue (real Redis)', () => {
     assert.deepEqual(await queue.counts(), { waiting: 0, active: 0, delayed: 0, failed: 0, completed: 1 });
   });
 
+  void it('lets a status-only event (enqueueIfIdle) neither cut a backoff short nor follow a failing run, and run an idle UID', async () => {
+    const f = fixture();
+    const recorder = new Recorder();
+    const queue = f.queue({ backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    let releaseFirst!: () => void;
+    const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const fail = async (): Promise<never> => { await firstGate; throw new Error('failed to create task: /tmp/runc-process123: no such file'); };
+    await queue.start(recorder.handler('a', (ref, _ctx, nth) => (ref.uid !== 'echo' || nth > 0 ? Promise.resolve({}) : fail())));
+    const ref = pod('echo');
+    await recorder.event(queue, ref, 'created');
+    await eventually(async () => (await queue.counts()).active === 1, 'the first run started');
+    // The echoes of the failing run's own status write, during the run and after it.
+    await queue.enqueueIfIdle(ref, 'status-updated');
+    releaseFirst();
+    await eventually(async () => (await queue.counts()).delayed === 1, 'the failed UID waits in delayed');
+    await queue.enqueueIfIdle(ref, 'status-updated').then(() => sleep(500));
+    assert.equal(recorder.runsOf('echo').length, 1, 'no status echo ran the failed UID again before its backoff');
+    assert.equal((await queue.counts()).delayed, 1, 'still waiting out its backoff');
+    await queue.enqueueIfIdle(pod('idle'), 'status-updated');
+    await eventually(() => recorder.runsOf('idle').length === 1, 'a status-only event runs a UID that has no job', 5_000);
+  });
+
   void it('runs a UID again right after a failed run when an event arrived during that run, not after the backoff', async () => {
     const f = fixture();
     const recorder = new Recorder();
