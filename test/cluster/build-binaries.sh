@@ -53,8 +53,20 @@ GO
   (cd "$dir" && go mod tidy -e >/dev/null)
 }
 
+# Linker flags that stamp a Kubernetes build with its release version, as a release build is
+# stamped (clients and servers compare versions, e.g. kubectl's skew warning and e2e's checks).
+k8s_version_ldflags() {
+  local version=$1 minor flags="-s -w" pkg
+  minor=${version#v1.}; minor=${minor%%.*}
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$flags"
+}
+
 build_kubernetes() {
-  local version=$KUBERNETES_VERSION out work minor ldflags
+  local version=$KUBERNETES_VERSION out work ldflags
   out=$(bin_dir kubernetes "$version")
   if [[ -x $out/kube-apiserver && -x $out/kube-controller-manager && -x $out/kube-scheduler && -x $out/kubectl ]]; then
     log "kubernetes $version cached in $out"; return
@@ -62,12 +74,7 @@ build_kubernetes() {
   log "building kubernetes $version (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl)"
   work="$cache/work/kubernetes-$version"
   k8s_scratch_module "$work" "$version"
-  minor=${version#v1.}; minor=${minor%%.*}
-  ldflags="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-  done
+  ldflags=$(k8s_version_ldflags "$version")
   mkdir -p "$out.tmp"
   (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \

@@ -22,7 +22,7 @@ e2e_cached() {
 }
 
 build_e2e() {
-  local version=$KUBERNETES_VERSION out work minor ldflags
+  local version=$KUBERNETES_VERSION out work ldflags
   out=$(bin_dir e2e "$version")
   if e2e_cached "$out"; then log "e2e $version cached in $out"; echo "$out"; return; fi
   [[ ${1:-} == --print ]] && { log "e2e $version is not built yet ($out)"; exit 1; }
@@ -44,12 +44,7 @@ import (
 )
 GO
   (cd "$work" && go mod tidy -e >/dev/null)
-  minor=${version#v1.}; minor=${minor%%.*}
-  ldflags="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-  done
+  ldflags=$(k8s_version_ldflags "$version")
   rm -rf "$out.tmp" && mkdir -p "$out.tmp"
   (cd "$work" &&
     go test -c -trimpath -ldflags "$ldflags" -o "$out.tmp/e2e.test" k8s.io/kubernetes/test/e2e &&
