@@ -144,10 +144,10 @@ describe('the security context on the nodelet node', () => {
         sysctls: [
           { name: 'net.ipv4.ip_local_port_range', value: '40000 50000' },
           { name: 'kernel.shm_rmid_forced', value: '1' },
-          { name: 'kernel.msgmax', value: '12345' },
+          { name: 'kernel.msgmnb', value: '12345' },
         ],
       },
-      containers: [container('main', 'echo "range=$(cat /proc/sys/net/ipv4/ip_local_port_range)"; echo "shm=$(cat /proc/sys/kernel/shm_rmid_forced)"; echo "msgmax=$(cat /proc/sys/kernel/msgmax)"')],
+      containers: [container('main', 'echo "range=$(cat /proc/sys/net/ipv4/ip_local_port_range)"; echo "shm=$(cat /proc/sys/kernel/shm_rmid_forced)"; echo "msgmnb=$(cat /proc/sys/kernel/msgmnb)"')],
     }));
     const done = await finished(namespace, 'sysctls');
     const out = printed(done, 'main');
@@ -155,7 +155,7 @@ describe('the security context on the nodelet node', () => {
     assert.equal(done.status?.phase, 'Succeeded');
     assert.equal(field(out, 'range'), '40000 50000');
     assert.equal(field(out, 'shm'), '1');
-    assert.equal(field(out, 'msgmax'), '12345');
+    assert.equal(field(out, 'msgmnb'), '12345');
   });
 
   const rejections: { name: string; spec: Parameters<typeof pod>[2]; reason: string; message: string; skip?: () => Promise<boolean> }[] = [

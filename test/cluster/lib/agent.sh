@@ -23,7 +23,7 @@ agent_start() {
     --cri-endpoint "unix://$CONTAINERD_SOCK" \
     --redis-url "redis://127.0.0.1:$REDIS_PORT" \
     --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR" \
-    --allowed-unsafe-sysctls 'kernel.msgmax' \
+    --allowed-unsafe-sysctls 'kernel.msgmnb' \
     --client-ca-file "$PKI_DIR/ca.crt" \
     --node-server-port "$NODE_SERVER_PORT" \
     --tls-cert-file "$PKI_DIR/node-serving.crt" --tls-private-key-file "$PKI_DIR/node-serving.key" \
