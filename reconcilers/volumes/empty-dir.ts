@@ -21,6 +21,9 @@ import type { EmptyDirSource } from './volume-kind.js';
 /** The kubelet creates emptyDir directories 0777 so any container user can write them. */
 const EMPTY_DIR_MODE = 0o777;
 
+/** The root of a `medium: Memory` emptyDir: what tmpfs gives a mount without a mode option. */
+const TMPFS_ROOT_MODE = 0o1777;
+
 /** An emptyDir to create. */
 export interface EmptyDirRequest {
   /** `<pod>/volumes/kubernetes.io~empty-dir/<name>`; its parent exists. */
@@ -74,9 +77,10 @@ export async function prepareEmptyDir(request: EmptyDirRequest): Promise<void> {
 async function ensureTmpfs(request: EmptyDirRequest): Promise<void> {
   if ((await mountAt(request.dir))?.fsType === 'tmpfs') return;
   const size = request.memoryBytes === undefined ? [] : [`size=${request.memoryBytes}`];
-  await mountTmpfs(request.dir, [...size, 'mode=0777']);
-  // The mount hides the directory's own mode and group: set them on the tmpfs root.
-  await fs.chmod(request.dir, EMPTY_DIR_MODE);
+  await mountTmpfs(request.dir, size);
+  // As the kubelet, no mode option: the tmpfs root keeps tmpfs's own 1777 (world-writable and
+  // sticky; fsGroup adds setgid). Set explicitly, since the mount hides the directory's mode.
+  await fs.chmod(request.dir, TMPFS_ROOT_MODE);
   if (request.fsGroup !== undefined) await applyFsGroup(request.dir, { gid: request.fsGroup, readOnly: false });
 }
 

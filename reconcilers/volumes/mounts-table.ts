@@ -54,7 +54,7 @@ export async function mountsUnder(dir: string): Promise<string[]> {
 
 /** `mount -t tmpfs -o <options> tmpfs <dir>`. */
 export async function mountTmpfs(dir: string, options: readonly string[]): Promise<void> {
-  await run('mount', ['-t', 'tmpfs', '-o', options.join(','), 'tmpfs', dir]);
+  await run('mount', ['-t', 'tmpfs', ...(options.length === 0 ? [] : ['-o', options.join(',')]), 'tmpfs', dir]);
 }
 
 /** Unmounts every mount under `dir` (deepest first); a lazy unmount if one is busy. */

@@ -56,7 +56,7 @@ describe('the pod spec on the nodelet node', () => {
           image: 'busybox:1.35',
           volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
           // The mount as the container sees it, then a write past the limit (which must fail).
-          command: ['sh', '-c', 'grep " /cache " /proc/mounts > /dev/termination-log; if dd if=/dev/zero of=/cache/big bs=1M count=20 2>/dev/null; then echo wrote-20MiB >> /dev/termination-log; else echo full >> /dev/termination-log; fi'],
+          command: ['sh', '-c', 'grep " /cache " /proc/mounts > /dev/termination-log; stat -c mode=%a /cache >> /dev/termination-log; if dd if=/dev/zero of=/cache/big bs=1M count=20 2>/dev/null; then echo wrote-20MiB >> /dev/termination-log; else echo full >> /dev/termination-log; fi'],
         }],
       },
     });
@@ -66,6 +66,7 @@ describe('the pod spec on the nodelet node', () => {
     });
     const message = done.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
     assert.match(message, /^tmpfs \/cache tmpfs rw,.*size=16384k/, message);
+    assert.match(message, /\nmode=1777\n/, 'the tmpfs root is the kubelet\'s: tmpfs\'s own 1777 (sticky)');
     assert.match(message, /\nfull\n$/, 'a write past sizeLimit fails');
     const uid = done.metadata?.uid ?? '';
     const agentRoot = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
