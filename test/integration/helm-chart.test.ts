@@ -347,6 +347,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       'core/persistentvolumeclaims': ['get'],
       'core/persistentvolumes': ['get'],
       'core/services': ['list', 'watch'],
+      'node.k8s.io/runtimeclasses': ['get'],
       'core/serviceaccounts/token': ['create'],
       'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
       'nodelet.dev/nodeagents/status': ['update'],
