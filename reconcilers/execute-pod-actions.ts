@@ -121,7 +121,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
         const container = byId.get(k.id);
         if (container === undefined) return [];
         // podIp: the default host of an httpGet preStop hook.
-        const request = { pod, reason: k.reason, podIp: podIpsOf(observed, pod, this.options.nodeIp)[0] ?? '', ...signalOf(signal), ...(k.eventMessage === undefined ? {} : { eventMessage: k.eventMessage }) };
+        const request = { pod, reason: k.reason, podIp: this.podIps(pod, sandboxIpsOf(observed))[0] ?? '', ...signalOf(signal), ...(k.eventMessage === undefined ? {} : { eventMessage: k.eventMessage }) };
         return [this.killer.stop(request, container, k.gracePeriodSeconds ?? gracePeriodSeconds)];
       }),
     );
@@ -141,12 +141,9 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     // On every sync that starts something, as the kubelet's EnsureExists: containers join it too.
     const cgroupParent = await this.ensurePodCgroup(pod);
     const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, { dnsConfig, cgroupParent });
-    const created = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : undefined;
-    const sandbox = created ?? { id: plan.sandboxId ?? '', ips: podIpsOf(observed, pod, this.options.nodeIp) };
+    const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: sandboxIpsOf(observed) };
     // Step 4: containers.
-    // A host-network pod's IPs are the node's (the runtime reports none): env, hooks and hosts use them.
-    const podIps = sandbox.ips.length === 0 && pod.spec?.hostNetwork === true ? [this.options.nodeIp] : sandbox.ips;
-    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps, signal });
+    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: this.podIps(pod, sandbox.ips), signal });
   }
 
   /** Stops the pod's containers (app containers, then sidecars) and its sandboxes. */
@@ -246,6 +243,11 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     }
   }
 
+  /** The pod's IPs: its sandbox's; a host-network pod's are the node's (the runtime reports none). */
+  private podIps(pod: V1Pod, sandboxIps: string[]): string[] {
+    return sandboxIps.length === 0 && pod.spec?.hostNetwork === true ? [this.options.nodeIp] : sandboxIps;
+  }
+
   /** The kubelet's event and error for a sandbox config it could not generate. */
   private sandboxConfigFailure(pod: V1Pod, error: unknown): PodSetupError {
     const { name, namespace, uid } = podIdentity(pod);
@@ -294,11 +296,9 @@ export class PodActionsExecutor implements PodLifecycleObserver {
   }
 }
 
-/** The pod's IPs from its sandbox; a host-network pod's are the node's. */
-function podIpsOf(observed: ObservedPod, pod: V1Pod, nodeIp: string): string[] {
+function sandboxIpsOf(observed: ObservedPod): string[] {
   const sandbox = observed.sandboxes[0];
-  if (sandbox === undefined || sandbox.ip === '') return pod.spec?.hostNetwork === true ? [nodeIp] : [];
-  return [sandbox.ip, ...sandbox.additionalIps];
+  return sandbox === undefined || sandbox.ip === '' ? [] : [sandbox.ip, ...sandbox.additionalIps];
 }
 
 function signalOf(signal: AbortSignal | undefined): CallOptions {

@@ -162,7 +162,7 @@ export class ContainerStarter {
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
     // The kubelet's step 4: the start waits for the postStart hook; a failure kills the container
     // and throws `PostStartHookError`.
-    const podIp = request.podIps[0] ?? (pod.spec?.hostNetwork === true ? this.options.nodeIp : '');
+    const podIp = request.podIps[0] ?? '';
     const kill = (p: V1Pod, containerId: string, s: AbortSignal | undefined): Promise<void> => this.killAfterPostStart(p, { id: containerId, name: container.name }, podIp, s);
     await runPostStartHook({ ...this.options, kill }, { pod, container, containerId: id, podIp, signal });
     return { id };
