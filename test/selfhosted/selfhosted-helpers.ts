@@ -3,7 +3,7 @@
  * seen from the host (its socket is a host path), a kubelet-serving CSR approver, and the host-side
  * leftovers of an install, counted.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { kubectl } from '../e2e/helpers.js';
@@ -177,33 +177,4 @@ export async function makeSharedMounts(): Promise<string[]> {
 /** One line of counts, for the printed figures and assertion messages. */
 export function describeLeftovers(l: HostLeftovers): string {
   return `processes ${l.processes.length}, mounts ${l.mounts.length}, veths ${l.veths.length}, cgroups ${l.cgroups.length}, host dirs ${l.dirs.length}`;
-}
-
-/**
- * A Redis of the suite's own on loopback that requires a password (the harness's has none), for the
- * password upgrade. Nothing persisted.
- */
-export class PasswordRedis {
-  private readonly child: ChildProcess;
-
-  constructor(readonly port: number, password: string) {
-    this.child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  /** redis-cli with a password (given through REDISCLI_AUTH, not the command line). */
-  async cli(password: string, args: readonly string[]): Promise<string> {
-    const { stdout } = await run('redis-cli', ['-p', String(this.port), ...args], { env: { ...process.env, REDISCLI_AUTH: password }, timeout: 10_000 });
-    return stdout;
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.kill('SIGTERM');
-    await exited;
-  }
 }

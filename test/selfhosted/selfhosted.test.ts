@@ -11,7 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +23,6 @@ import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome,
 import {
   CsrApprover,
   DASHBOARD_PORT,
-  PasswordRedis,
   PULL_SINK,
   describeLeftovers,
   hostLeftovers,
@@ -48,7 +46,6 @@ const MARKER = 'hello from the self-hosted node';
 const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
 /** The shared bind mounts the suite made (makeSharedMounts): not leftovers of the install. */
 let sharedMounts: string[] = [];
-let passwordRedis: PasswordRedis | undefined;
 
 /** The one agent pod of the release, Running with both containers Ready, on the bootstrap node. */
 async function readyAgentPod(notUid?: string): Promise<V1Pod> {
@@ -151,7 +148,6 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   after(async () => {
     await approver?.stop();
     await cleanUp();
-    await passwordRedis?.stop();
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
     console.log(`# selfhosted suite wall time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   });
@@ -262,44 +258,6 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     agentUid = pod.metadata?.uid ?? '';
     await readyNode();
     assert.equal(await workloadIdentity(), identity);
-  });
-
-  // Not yet passing: after the upgrade onto the password Redis, no key of the new agent's queue
-  // appeared within 60 s (the key pattern or the moment the queue writes its first key is unchecked).
-  // Skipped, not deleted, so the next run can finish it.
-  void it.skip("rolls the agent and the dashboard on a helm upgrade of the Redis password, without restarting the workload's container (unfinished)", async () => {
-    const secret = (name: string, password: string): Promise<string> =>
-      kubectl(['create', 'secret', 'generic', name, '-n', NAMESPACE, `--from-literal=password=${password}`]);
-    const first = randomBytes(12).toString('hex');
-    const second = randomBytes(12).toString('hex');
-    passwordRedis = new PasswordRedis(16390, first);
-    const redis = passwordRedis;
-    await eventually('the password Redis up', async () => (await redis.cli(first, ['ping']).catch(() => '')).trim() === 'PONG' ? true : undefined, 20_000);
-    // Two upgrades: onto a Redis that requires a password, then a new password (a new Secret: a
-    // changed Secret alone restarts nothing, the pods read it at start).
-    for (const [name, password, set] of [['redis-auth-1', first, [`redis.url=${redis.url}`]], ['redis-auth-2', second, []]] as const) {
-      if (password === second) await redis.cli(first, ['config', 'set', 'requirepass', second]);
-      await secret(name, password);
-      const upgrade = await helm(['upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', ...set.flatMap((v) => ['--set', v]), '--set', `redis.password.existingSecret=${name}`]);
-      assert.equal(upgrade.code, 0, upgrade.stderr);
-      const pod = await readyAgentPod(agentUid);
-      agentUid = pod.metadata?.uid ?? '';
-      await readyNode();
-      // The new agent's queue lives in this Redis, and the rolled dashboard reads it with the password.
-      const keys = await eventually(`the agent's queue in the password Redis (${name})`, async () => {
-        const found = (await redis.cli(password, ['--scan', '--pattern', `bull:${reconcileQueueName(SELF_NODE)}:*`])).split('\n').filter((k) => k !== '');
-        return found.length > 0 ? found : undefined;
-      }, 60_000);
-      const token = Buffer.from(await kubectl(['get', 'secret', `${RELEASE}-dashboard-auth`, '-n', NAMESPACE, '-o', 'jsonpath={.data.token}']), 'base64').toString();
-      await eventually(`the dashboard lists the queue from the password Redis (${name})`, async () => {
-        const res = await fetch(`http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
-        const body = res?.status === 200 ? (await res.json()) as { queues: { name: string }[] } : undefined;
-        return body?.queues.some((q) => q.name === reconcileQueueName(SELF_NODE)) === true ? true : undefined;
-      }, 120_000);
-      const clients = (await redis.cli(password, ['client', 'list'])).split('\n').filter((l) => l !== '').length;
-      console.log(`# ${name}: ${keys.length} queue keys, ${clients} clients (redis-cli included) on the password Redis`);
-      assert.equal(await workloadIdentity(), identity);
-    }
   });
 
   step('refuses a second release in another namespace, creating nothing', async () => {
