@@ -241,18 +241,20 @@ class BullReconcileQueue implements ReconcileQueue {
     this.watcher.start();
   }
 
-  async enqueue(ref: PodKey, reason: string): Promise<void> {
-    this.assertOpen('enqueue');
-    if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
-    const jobId = newJobId(ref.uid, this.clock.now());
-    await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), enqueueOptions(ref.uid, jobId, this.history));
+  enqueue(ref: PodKey, reason: string): Promise<void> {
+    return this.add(ref, reason, enqueueOptions);
   }
 
-  async enqueueIfIdle(ref: PodKey, reason: string): Promise<void> {
+  enqueueIfIdle(ref: PodKey, reason: string): Promise<void> {
+    return this.add(ref, reason, idleEnqueueOptions);
+  }
+
+  /** Adds a job for the UID under a fresh job ID, with the deduplication `options` give. */
+  private async add(ref: PodKey, reason: string, options: typeof enqueueOptions): Promise<void> {
     this.assertOpen('enqueue');
     if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
     const jobId = newJobId(ref.uid, this.clock.now());
-    await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), idleEnqueueOptions(ref.uid, jobId, this.history));
+    await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), options(ref.uid, jobId, this.history));
   }
 
   async start(handler: ReconcileHandler): Promise<void> {
