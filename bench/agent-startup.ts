@@ -1,14 +1,17 @@
 /**
- * The nodelet side of the pod-startup benchmark: N pods created through the API at once, in a
- * namespace of their own, bound to the node; create → Running as seen by a watch; then all deleted
- * at once, delete → gone when every pod object is gone from the API and no sandbox of theirs is
- * left in the runtime. The agent's CPU time and peak RSS are taken over both phases.
+ * One batch of the pod-startup benchmark on one agent's node (nodelet's or the kubelet's): N pods
+ * created through the API at once, in a namespace of their own, bound to the node; create →
+ * Running as seen by a watch (a pod the node rejects at admission settles as Failed); optionally an
+ * idle window with the pods Running; then all deleted at once, delete → gone when every pod object
+ * is gone from the API and the node's runtime holds no sandbox of theirs (for the kubelet: none
+ * still ready, see AgentNode.sandboxGoneWhen). The agent's CPU time and peak RSS are taken over
+ * create and delete, the idle window apart.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import type { RuntimeService } from '../cri/types.js';
 import { RssSampler, cpuSeconds, rssBytes } from './agent-process.js';
+import { sandboxesPending, type AgentNode } from './agent-node.js';
 import { PodTracker } from './pod-tracker.js';
 import { summarize, type LatencySummary } from './stats.js';
 
@@ -16,93 +19,113 @@ import { summarize, type LatencySummary } from './stats.js';
 export const SLEEPER_SCRIPT = 'trap "exit 0" TERM; sleep 3600 & wait';
 export const BENCH_IMAGE = 'docker.io/library/busybox:1.35';
 
-export interface NodeletRunOptions {
+export interface BatchOptions {
   readonly kubeConfig: KubeConfig;
-  readonly runtime: RuntimeService;
-  readonly nodeName: string;
-  readonly agentPid: number;
+  readonly node: AgentNode;
   readonly count: number;
   /** Gives up waiting for a phase after this long. */
   readonly timeoutMs: number;
+  /** With every pod Running: wait `settleMs`, then take the agent's CPU and RSS over `windowMs`. */
+  readonly idle?: { readonly settleMs: number; readonly windowMs: number };
   readonly log: (line: string) => void;
 }
 
-export interface NodeletRunResult {
+export interface IdleResult {
+  readonly cpuSeconds: number;
+  readonly windowMs: number;
+  readonly rssBytes: number;
+}
+
+export interface BatchResult {
   readonly count: number;
   readonly create: LatencySummary;
-  /** Per pod: delete issued → object gone from the API. */
-  readonly deleteApi: LatencySummary;
-  /** Delete issued → every object gone from the API and every sandbox from the runtime. */
-  readonly deleteAllGoneMs: number;
+  /** Pods the node rejected (phase Failed) instead of running. */
+  readonly rejected: number;
+  /** Delete issued → every object gone from the API and no sandbox pending in the runtime. */
+  readonly deleteGoneMs: number;
   readonly cpuSecondsCreate: number;
   readonly cpuSecondsDelete: number;
   readonly peakRssBytes: number;
-  readonly rssBeforeBytes: number;
+  readonly idle: IdleResult | undefined;
 }
 
-function benchPod(namespace: string, name: string, nodeName: string): V1Pod {
+/** A bench pod: busybox with the given script, bound to the node, no service account token. */
+export function benchPod(options: { namespace: string; name: string; nodeName: string; script: string; restartPolicy: 'Always' | 'Never' }): V1Pod {
   return {
-    metadata: { name, namespace, labels: { app: 'bench-pod-startup' } },
+    metadata: { name: options.name, namespace: options.namespace, labels: { app: 'bench-pod-startup' } },
     spec: {
-      nodeName,
-      restartPolicy: 'Always',
+      nodeName: options.nodeName,
+      restartPolicy: options.restartPolicy,
       // The benchmark measures the agent's work for a pod, not a token request per pod.
       automountServiceAccountToken: false,
-      containers: [{ name: 'main', image: BENCH_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', SLEEPER_SCRIPT] }],
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'main', image: BENCH_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', options.script] }],
     },
   };
 }
 
-async function waitUntil(what: string, done: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+export const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitUntil(what: string, done: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pause(100);
   }
 }
 
-async function createNamespace(core: CoreV1Api, count: number): Promise<string> {
-  const namespace = `bench-${count}-${randomBytes(3).toString('hex')}`;
+/** A fresh namespace named after the batch, once its default service account exists. */
+export async function createNamespace(core: CoreV1Api, prefix: string): Promise<string> {
+  const namespace = `bench-${prefix}-${randomBytes(3).toString('hex')}`;
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   // Pods are admitted only once the namespace's default service account exists.
   await waitUntil(`service account default in ${namespace}`, () => core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true, () => false), 60_000);
   return namespace;
 }
 
-/** Sandboxes of the namespace's pods still in the runtime. */
-async function sandboxesLeft(runtime: RuntimeService, namespace: string): Promise<number> {
-  return (await runtime.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.namespace': namespace } })).length;
+/** Deletes the pods at once; resolves when every object is gone from the API and the runtime holds none pending. */
+export async function deleteAndWait(options: { core: CoreV1Api; node: AgentNode; tracker: PodTracker; namespace: string; names: readonly string[]; timeoutMs: number }): Promise<void> {
+  const { core, node, tracker, namespace, names, timeoutMs } = options;
+  await Promise.all(names.map((name) => core.deleteNamespacedPod({ name, namespace })));
+  await waitUntil(`${names.length} pods gone from the API`, () => names.every((n) => tracker.deletedAt.has(n)), timeoutMs);
+  await waitUntil(`no sandbox of ${namespace} pending on ${node.nodeName}`, async () => (await sandboxesPending(node, namespace)) === 0, timeoutMs);
 }
 
-/** Runs one batch of `count` pods through nodelet and deletes them again. */
-export async function benchNodelet(options: NodeletRunOptions): Promise<NodeletRunResult> {
-  const { kubeConfig, runtime, count, agentPid, timeoutMs, log } = options;
+async function idleWindow(pid: number, idle: NonNullable<BatchOptions['idle']>): Promise<IdleResult> {
+  await pause(idle.settleMs);
+  const before = await cpuSeconds(pid);
+  const from = performance.now();
+  await pause(idle.windowMs);
+  return { cpuSeconds: (await cpuSeconds(pid)) - before, windowMs: performance.now() - from, rssBytes: await rssBytes(pid) };
+}
+
+/** Runs one batch of `count` pods on the node and deletes them again. */
+export async function benchAgentBatch(options: BatchOptions): Promise<BatchResult> {
+  const { kubeConfig, node, count, timeoutMs, log } = options;
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  const namespace = await createNamespace(core, count);
+  const namespace = await createNamespace(core, `${node.target}-${count}`);
   const tracker = new PodTracker(kubeConfig, namespace);
   await tracker.start();
   const names = Array.from({ length: count }, (_, i) => `pod-${String(i).padStart(3, '0')}`);
-  const rss = new RssSampler(agentPid);
+  const rss = new RssSampler(node.pid);
   try {
-    const rssBeforeBytes = await rssBytes(agentPid);
-    const cpu0 = await cpuSeconds(agentPid);
+    const cpu0 = await cpuSeconds(node.pid);
     rss.start();
-    log(`nodelet: creating ${count} pods in ${namespace}`);
+    log(`${node.target}: creating ${count} pods in ${namespace}`);
     const createdAt = performance.now();
-    await Promise.all(names.map((name) => core.createNamespacedPod({ namespace, body: benchPod(namespace, name, options.nodeName) })));
-    await waitUntil(`${count} pods Running`, () => tracker.runningAt.size >= count, timeoutMs);
+    await Promise.all(names.map((name) => core.createNamespacedPod({ namespace, body: benchPod({ namespace, name, nodeName: node.nodeName, script: SLEEPER_SCRIPT, restartPolicy: 'Always' }) })));
+    await waitUntil(`${count} pods Running or rejected`, () => tracker.settled() >= count, timeoutMs);
     const create = summarize([...tracker.runningAt.values()].map((at) => at - createdAt));
-    const cpu1 = await cpuSeconds(agentPid);
-
-    log(`nodelet: deleting ${count} pods`);
+    const cpu1 = await cpuSeconds(node.pid);
+    const idle = options.idle === undefined ? undefined : await idleWindow(node.pid, options.idle);
+    const cpu2 = await cpuSeconds(node.pid);
+    log(`${node.target}: deleting ${count} pods`);
     const deletedAt = performance.now();
-    await Promise.all(names.map((name) => core.deleteNamespacedPod({ name, namespace })));
-    await waitUntil(`${count} pods gone from the API`, () => tracker.deletedAt.size >= count, timeoutMs);
-    const deleteApi = summarize([...tracker.deletedAt.values()].map((at) => at - deletedAt));
-    await waitUntil(`no sandbox of ${namespace} left`, async () => (await sandboxesLeft(runtime, namespace)) === 0, timeoutMs);
-    const deleteAllGoneMs = performance.now() - deletedAt;
-    const cpu2 = await cpuSeconds(agentPid);
-    return { count, create, deleteApi, deleteAllGoneMs, cpuSecondsCreate: cpu1 - cpu0, cpuSecondsDelete: cpu2 - cpu1, peakRssBytes: rss.stop(), rssBeforeBytes };
+    await deleteAndWait({ core, node, tracker, namespace, names, timeoutMs });
+    const deleteGoneMs = performance.now() - deletedAt;
+    const cpu3 = await cpuSeconds(node.pid);
+    const rejected = [...tracker.failedAt.keys()].filter((n) => !tracker.runningAt.has(n)).length;
+    return { count, create, rejected, deleteGoneMs, cpuSecondsCreate: cpu1 - cpu0, cpuSecondsDelete: cpu3 - cpu2, peakRssBytes: rss.stop(), idle };
   } finally {
     rss.stop();
     tracker.stop();
