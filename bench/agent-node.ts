@@ -36,10 +36,12 @@ export async function sandboxesPending(node: AgentNode, namespace: string): Prom
   return node.sandboxGoneWhen === 'removed' ? sandboxes.length : sandboxes.filter((s) => s.state === 'SANDBOX_READY').length;
 }
 
-/** Pods bound to a node that are not finished: while one node is measured, the other must have none. */
-export async function activePodsOn(kubeConfig: KubeConfig, nodeName: string): Promise<number> {
+/** Unfinished pods bound to a node: the benchmark's own (namespaces `bench-*`) and the others. */
+export async function activePodsOn(kubeConfig: KubeConfig, nodeName: string): Promise<{ bench: number; other: number }> {
   const pods = await kubeConfig.makeApiClient(CoreV1Api).listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
-  return pods.items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
+  const active = pods.items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  const bench = active.filter((p) => (p.metadata?.namespace ?? '').startsWith('bench-')).length;
+  return { bench, other: active.length - bench };
 }
 
 /** The kubelet node's own report of its version and runtime (its Node's nodeInfo). */

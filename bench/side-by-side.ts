@@ -37,22 +37,21 @@ export interface RunContext {
 }
 
 /** Pause between two measurements, so one's tail (its runtime's cleanup) is not the next one's load. */
-const BETWEEN_MS = 5000;
+const BETWEEN_MS = 3000;
 const IDLE_SETTLE_MS = 10_000;
-const IDLE_WAIT_MS = 120_000;
+/** How long a measurement waits for the benchmark's pods of the one before to be gone. */
+const IDLE_WAIT_MS = 60_000;
 
-/** Waits until no agent node has an unfinished pod; returns a note when one still does. */
+/**
+ * Waits until no agent node runs a pod of the benchmark; returns a note when one still does, or
+ * when pods of others run on a node (they share the CPU; the benchmark does not remove them).
+ */
 async function ensureIdle(context: RunContext): Promise<string | undefined> {
-  const busy = async (): Promise<string[]> => {
-    const counts = await Promise.all(context.nodes.map(async (n) => ({ name: n.nodeName, count: await activePodsOn(context.kubeConfig, n.nodeName) })));
-    return counts.filter((c) => c.count > 0).map((c) => `${c.count} on ${c.name}`);
-  };
-  try {
-    await waitUntil('idle agent nodes', async () => (await busy()).length === 0, IDLE_WAIT_MS);
-    return undefined;
-  } catch {
-    return `measured while other pods ran: ${(await busy()).join(', ')}`;
-  }
+  const counts = async (): Promise<{ name: string; bench: number; other: number }[]> =>
+    Promise.all(context.nodes.map(async (n) => ({ name: n.nodeName, ...(await activePodsOn(context.kubeConfig, n.nodeName)) })));
+  await waitUntil('idle agent nodes', async () => (await counts()).every((c) => c.bench === 0), IDLE_WAIT_MS).catch(() => undefined);
+  const busy = (await counts()).filter((c) => c.bench + c.other > 0);
+  return busy.length === 0 ? undefined : `measured while other pods ran: ${busy.map((c) => `${c.bench + c.other} on ${c.name}`).join(', ')}`;
 }
 
 async function measureBatch(context: RunContext, target: Target, size: number, round: number): Promise<Sample[]> {
