@@ -29,7 +29,8 @@ round; while one path is measured no other pod runs on either node.
   once-a-minute garbage collection: for it, every sandbox stopped (a removal would measure its GC
   period). Raw CRI: StopPodSandbox + RemovePodSandbox at the same concurrency.
 - **agent CPU and RSS**: utime + stime of the agent's process (\`/proc/<pid>/stat\`) over create and
-  delete, per pod; peak VmRSS sampled every 100 ms over the batch. Only the agent: neither
+  delete, per pod; peak VmRSS sampled every 100 ms over the batch (for N = 110 its idle window
+  included). Only the agent: neither
   containerd nor the API server.
 - **idle**: in the batch of 110 pods, 10 s after the last is Running, the agent's CPU over a window
   (\`--idle-s\`), in millicores, and its RSS at the end of it.
