@@ -24,7 +24,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { createCriClient } from '../cri/grpc-client.js';
 import { agentPid, rssBytes } from './agent-process.js';
 import { describeMachine } from './machine.js';
-import { BENCH_IMAGE } from './nodelet-startup.js';
+import { BENCH_IMAGE } from './agent-startup.js';
 import { SERVER_BEGIN_MARKER, SERVER_END_MARKER, renderServerResults, type ExecPath, type LogPath, type Sample } from './node-server-report.js';
 import { updateDocument } from './report.js';
 import { percentile } from './stats.js';

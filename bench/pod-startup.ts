@@ -1,31 +1,37 @@
 /**
- * The pod-startup benchmark (`npm run bench`; not a test: it asserts nothing about timing).
- * For each N (default 30 and 100): N pods through nodelet, then the same N straight through the
- * CRI at the agent's concurrency and all at once; writes the results, with the machine and the
- * versions, into docs/benchmarks.md (see DEFAULT_INTRO in report.ts for what is measured).
+ * The pod-startup benchmark (`npm run bench`; not a test: it asserts nothing about timing): the same
+ * workloads through nodelet's node, the kubelet's node (test/cluster/kubelet-up.sh; bench/run.sh
+ * brings it up and down) and raw CRI, alternating, for several rounds; writes min / median / max
+ * per path and the per-round ratios nodelet ÷ kubelet and nodelet ÷ raw CRI into docs/benchmarks.md
+ * (see DEFAULT_INTRO in report.ts and the prose there for what is measured).
  *
- *   node --import tsx bench/pod-startup.ts [--sizes 30,100] [--concurrency N] [--doc PATH | --no-doc] [--timeout-s 600]
+ *   node --import tsx bench/pod-startup.ts [--sizes 30,110,250] [--rounds 3] [--steady-s 300]
+ *     [--steady-life-s 30] [--idle-s 30] [--idle-pods 110] [--fresh-pods 5] [--raw-concurrency N]
+ *     [--timeout-s 600] [--no-kubelet] [--doc PATH | --no-doc]
  *
- * Needs the test cluster's environment (`source .cluster/env`; bench/run.sh does it).
+ * Needs the test cluster's environment (`source .cluster/env`) and, for the kubelet, the kubelet
+ * node's (`source .cluster/kubelet/env`); bench/run.sh does both.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { createCriClient } from '../cri/grpc-client.js';
-import { agentConcurrency, agentPid } from './agent-process.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createCriClient, type CriClient } from '../cri/grpc-client.js';
+import { agentConcurrency } from './agent-process.js';
+import { nodeInfo, pidFromFile, type AgentNode } from './agent-node.js';
+import { renderComparison, type ComparisonReport } from './compare-report.js';
 import { describeMachine } from './machine.js';
-import { benchNodelet } from './nodelet-startup.js';
-import { benchRawCri, removeRawLeftovers } from './raw-cri-startup.js';
-import { renderResults, updateDocument, type BenchReport, type SizeResult } from './report.js';
+import { removeRawLeftovers } from './raw-cri-startup.js';
+import { updateDocument } from './report.js';
+import { runRounds, type RunSettings } from './side-by-side.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 
-interface Settings {
-  readonly sizes: number[];
-  readonly concurrency: number | undefined;
+interface Settings extends RunSettings {
+  readonly withKubelet: boolean;
+  readonly rawConcurrencyFlag: number | undefined;
   readonly doc: string | undefined;
-  readonly timeoutMs: number;
+  readonly options: string;
 }
 
 function positiveInts(text: string, flag: string): number[] {
@@ -34,28 +40,46 @@ function positiveInts(text: string, flag: string): number[] {
   return values;
 }
 
+const one = (text: string, flag: string): number => positiveInts(text, flag)[0] ?? 1;
+
 function parseSettings(argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
     options: {
-      sizes: { type: 'string', default: '30,100' },
-      concurrency: { type: 'string' },
+      sizes: { type: 'string', default: '30,110,250' },
+      rounds: { type: 'string', default: '3' },
+      'steady-s': { type: 'string', default: '300' },
+      'steady-life-s': { type: 'string', default: '30' },
+      'idle-s': { type: 'string', default: '30' },
+      'idle-pods': { type: 'string', default: '110' },
+      'fresh-pods': { type: 'string', default: '5' },
+      'raw-concurrency': { type: 'string' },
+      'timeout-s': { type: 'string', default: '600' },
+      'no-kubelet': { type: 'boolean', default: false },
       doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'benchmarks.md') },
       'no-doc': { type: 'boolean', default: false },
-      'timeout-s': { type: 'string', default: '600' },
     },
   });
   return {
     sizes: positiveInts(values.sizes, '--sizes'),
-    concurrency: values.concurrency === undefined ? undefined : positiveInts(values.concurrency, '--concurrency')[0],
+    rounds: one(values.rounds, '--rounds'),
+    steadyMs: one(values['steady-s'], '--steady-s') * 1000,
+    steadyLifeMs: one(values['steady-life-s'], '--steady-life-s') * 1000,
+    idleMs: one(values['idle-s'], '--idle-s') * 1000,
+    idlePods: one(values['idle-pods'], '--idle-pods'),
+    freshPods: one(values['fresh-pods'], '--fresh-pods'),
+    rawConcurrency: 0,
+    rawConcurrencyFlag: values['raw-concurrency'] === undefined ? undefined : one(values['raw-concurrency'], '--raw-concurrency'),
+    timeoutMs: one(values['timeout-s'], '--timeout-s') * 1000,
+    withKubelet: !values['no-kubelet'],
     doc: values['no-doc'] ? undefined : values.doc,
-    timeoutMs: (positiveInts(values['timeout-s'], '--timeout-s')[0] ?? 600) * 1000,
+    options: argv.filter((a) => a !== '--no-doc').join(' ') || '(the defaults)',
   };
 }
 
 function requireEnv(name: string): string {
   const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env (npm run bench does)`);
+  if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env and .cluster/kubelet/env (npm run bench does)`);
   return value;
 }
 
@@ -63,43 +87,59 @@ function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 }
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+interface Nodes {
+  readonly nodes: AgentNode[];
+  readonly clients: CriClient[];
+  readonly nodeletRuntime: CriClient;
+}
 
-/** Pods on the node outside the benchmark's namespaces: they compete for the same CPU. */
-async function otherPodsOnNode(kubeConfig: KubeConfig, nodeName: string): Promise<number> {
-  const pods = await kubeConfig.makeApiClient(CoreV1Api).listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
-  return pods.items.filter((p) => !(p.metadata?.namespace ?? '').startsWith('bench-')).length;
+async function connectNodes(withKubelet: boolean): Promise<Nodes> {
+  const clusterDir = process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster');
+  const nodeletRuntime = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
+  const nodes: AgentNode[] = [
+    { target: 'nodelet', nodeName: requireEnv('NODE_NAME'), pid: await pidFromFile(path.join(clusterDir, 'pids', 'nodelet.pid'), 'nodelet'), runtime: nodeletRuntime.runtime, sandboxGoneWhen: 'removed' },
+  ];
+  const clients = [nodeletRuntime];
+  if (withKubelet) {
+    const kubeletRuntime = createCriClient({ endpoint: requireEnv('KUBELET_CRI_ENDPOINT'), defaultTimeoutMs: 120_000 });
+    clients.push(kubeletRuntime);
+    nodes.push({ target: 'kubelet', nodeName: requireEnv('KUBELET_NODE_NAME'), pid: await pidFromFile(requireEnv('KUBELET_PID_FILE'), 'kubelet'), runtime: kubeletRuntime.runtime, sandboxGoneWhen: 'stopped' });
+  }
+  return { nodes, clients, nodeletRuntime };
+}
+
+/** Throws when an agent restarted during the run: its CPU and memory numbers would be meaningless. */
+async function checkSamePids(nodes: readonly AgentNode[]): Promise<void> {
+  for (const node of nodes) {
+    const stat = await readFile(`/proc/${node.pid}/cmdline`, 'utf8').catch(() => '');
+    if (!stat.includes(node.target)) throw new Error(`the ${node.target} agent (pid ${node.pid}) exited during the run`);
+  }
 }
 
 async function main(): Promise<void> {
-  const settings = parseSettings(process.argv.slice(2));
+  const parsed = parseSettings(process.argv.slice(2));
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(requireEnv('KUBECONFIG'));
-  const nodeName = requireEnv('NODE_NAME');
-  const clusterDir = process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster');
-  const cri = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
+  const { nodes, clients, nodeletRuntime } = await connectNodes(parsed.withKubelet);
   try {
-    const pid = await agentPid(clusterDir);
-    const agentWorkers = await agentConcurrency(pid);
-    const concurrency = settings.concurrency ?? agentWorkers;
-    const leftovers = await removeRawLeftovers(cri.runtime);
+    const workers = await agentConcurrency(nodes[0]?.pid ?? 0);
+    const settings: Settings = { ...parsed, rawConcurrency: parsed.rawConcurrencyFlag ?? workers };
+    const leftovers = await removeRawLeftovers(nodeletRuntime.runtime);
     if (leftovers > 0) log(`removed ${leftovers} sandboxes an earlier run left behind`);
-    const machine = await describeMachine({ runtime: cri.runtime, kubeConfig, repoDir: REPO_DIR });
-    const otherPods = await otherPodsOnNode(kubeConfig, nodeName);
-    if (otherPods > 0) log(`warning: ${otherPods} other pods run on ${nodeName}; they share the CPU with the benchmark`);
-    const sizes: SizeResult[] = [];
-    for (const count of settings.sizes) {
-      const nodelet = await benchNodelet({ kubeConfig, runtime: cri.runtime, nodeName, agentPid: pid, count, timeoutMs: settings.timeoutMs, log });
-      await pause(5000);
-      const rawBounded = await benchRawCri({ runtime: cri.runtime, images: cri.image, count, concurrency, log });
-      await pause(3000);
-      const rawUnbounded = await benchRawCri({ runtime: cri.runtime, images: cri.image, count, concurrency: undefined, log });
-      await pause(3000);
-      sizes.push({ count, nodelet, rawBounded, rawUnbounded });
-    }
-    if ((await agentPid(clusterDir)) !== pid) throw new Error('the agent restarted during the run: its CPU and memory numbers are meaningless');
-    const report: BenchReport = { machine, agentConcurrency: agentWorkers, otherPods, sizes };
-    const block = renderResults(report);
+    const machine = await describeMachine({ runtime: nodeletRuntime.runtime, kubeConfig, repoDir: REPO_DIR });
+    const kubeletNode = nodes.find((n) => n.target === 'kubelet');
+    const kubelet = kubeletNode === undefined ? undefined : await nodeInfo(kubeConfig, kubeletNode.nodeName);
+    const { samples, notes } = await runRounds({ kubeConfig, nodes, raw: { runtime: nodeletRuntime.runtime, images: nodeletRuntime.image }, settings, log });
+    await checkSamePids(nodes);
+    if (kubeletNode === undefined) notes.push('No kubelet node in this run (--no-kubelet): the nodelet ÷ kubelet ratios are n/a.');
+    const report: ComparisonReport = {
+      machine,
+      kubelet,
+      settings: { ...settings, agentConcurrency: workers, idleSeconds: settings.idleMs / 1000, steadySeconds: settings.steadyMs / 1000, steadyLifeSeconds: settings.steadyLifeMs / 1000 },
+      samples,
+      notes,
+    };
+    const block = renderComparison(report);
     process.stdout.write(`${block}\n`);
     if (settings.doc !== undefined) {
       const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
@@ -107,7 +147,7 @@ async function main(): Promise<void> {
       log(`results written to ${path.relative(process.cwd(), settings.doc)}`);
     }
   } finally {
-    cri.close();
+    for (const client of clients) client.close();
   }
 }
 

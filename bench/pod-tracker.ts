@@ -1,6 +1,7 @@
 /**
- * Watches the pods of one namespace and notes when each was first seen Running and when it was
- * deleted from the API (`performance.now()` milliseconds). If the watch ends early it lists (times
+ * Watches the pods of one namespace and notes when each was first seen Running (or Failed: rejected
+ * at admission), when its first container was first seen terminated, and when it was deleted from
+ * the API (`performance.now()` milliseconds). If the watch ends early it lists (times
  * of what changed meanwhile are then the list's time) and watches again from the list.
  */
 import { performance } from 'node:perf_hooks';
@@ -9,6 +10,10 @@ import { CoreV1Api, Watch, type KubeConfig, type V1Pod } from '@kubernetes/clien
 export class PodTracker {
   /** Pod name → when it was first seen with phase Running. */
   readonly runningAt = new Map<string, number>();
+  /** Pod name → when it was first seen with phase Failed (e.g. rejected by the node's admission). */
+  readonly failedAt = new Map<string, number>();
+  /** Pod name → when its first container was first seen with a terminated state. */
+  readonly terminatedAt = new Map<string, number>();
   /** Pod name → when its deletion from the API was seen. */
   readonly deletedAt = new Map<string, number>();
   private readonly known = new Set<string>();
@@ -38,7 +43,17 @@ export class PodTracker {
       return;
     }
     this.known.add(name);
-    if (pod.status?.phase === 'Running' && !this.runningAt.has(name)) this.runningAt.set(name, now);
+    const phase = pod.status?.phase;
+    if (phase === 'Running' && !this.runningAt.has(name)) this.runningAt.set(name, now);
+    if (phase === 'Failed' && !this.failedAt.has(name)) this.failedAt.set(name, now);
+    if (pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined && !this.terminatedAt.has(name)) this.terminatedAt.set(name, now);
+  }
+
+  /** Pods seen Running or Failed: settled, one way or the other. */
+  settled(): number {
+    let count = this.runningAt.size;
+    for (const name of this.failedAt.keys()) if (!this.runningAt.has(name)) count++;
+    return count;
   }
 
   /** Lists the namespace (noting states and deletions since the last look); returns the resourceVersion. */

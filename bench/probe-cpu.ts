@@ -18,7 +18,7 @@ import { RssSampler, agentPid, cpuSeconds } from './agent-process.js';
 import { describeMachine } from './machine.js';
 import { PROBE_BEGIN_MARKER, PROBE_END_MARKER, renderProbeResults, type ProbeSample } from './probe-cpu-report.js';
 import { updateDocument } from './report.js';
-import { BENCH_IMAGE } from './nodelet-startup.js';
+import { BENCH_IMAGE } from './agent-startup.js';
 import { inPool } from './stats.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');

@@ -17,7 +17,7 @@ import { buildContainerConfig } from '../reconcilers/container-config.js';
 import { LABEL_NODE } from '../reconcilers/runtime-labels.js';
 import { buildSandboxConfig } from '../reconcilers/sandbox-config.js';
 import { DEFAULT_MASKED_PATHS } from '../reconcilers/security-context.js';
-import { BENCH_IMAGE, SLEEPER_SCRIPT } from './nodelet-startup.js';
+import { BENCH_IMAGE, SLEEPER_SCRIPT } from './agent-startup.js';
 import { inPool, summarize, type LatencySummary } from './stats.js';
 
 /** The node label value of the benchmark's own sandboxes: not the agent's node, so it leaves them alone. */

@@ -3,174 +3,59 @@
  * the two markers is replaced on every run; the prose around it is kept (and written with a
  * default intro when the file does not exist yet).
  */
-import type { MachineInfo } from './machine.js';
-import type { NodeletRunResult } from './nodelet-startup.js';
-import type { RawRunResult } from './raw-cri-startup.js';
-import type { LatencySummary } from './stats.js';
-
 export const BEGIN_MARKER = '<!-- BEGIN pod-startup results: written by bench/pod-startup.ts, do not edit by hand -->';
 export const END_MARKER = '<!-- END pod-startup results -->';
-
-/** Everything measured for one N. */
-export interface SizeResult {
-  readonly count: number;
-  readonly nodelet: NodeletRunResult;
-  /** At the agent's worker concurrency. */
-  readonly rawBounded: RawRunResult;
-  readonly rawUnbounded: RawRunResult;
-}
-
-export interface BenchReport {
-  readonly machine: MachineInfo;
-  readonly agentConcurrency: number;
-  /** Pods of other namespaces on the node during the run (0 on a quiet node). */
-  readonly otherPods: number;
-  readonly sizes: readonly SizeResult[];
-}
 
 export const DEFAULT_INTRO = `# Benchmarks
 
 ## Pod startup (\`bench/pod-startup.ts\`)
 
-How fast nodelet turns pods created in the API into running containers, and how that compares with
-the fastest this machine can start the same containers through the CRI with no agent at all.
+The same workloads through three paths on this machine, alternating: **nodelet** (the test
+cluster's node), **the kubelet** v1.36.3 of the same release (a second node of the same cluster on a
+containerd of its own, \`npm run kubelet:up\`: see \`test/cluster/README.md\`), and **raw CRI** (the
+project's CRI client driving nodelet's containerd directly, no API server, queue or agent:
+RunPodSandbox + CreateContainer + StartContainer per pod with the configs the agent builds, at the
+agent's worker concurrency). Every round runs each path once per N, in an order rotated every
+round; while one path is measured no other pod runs on either node.
 
-- **nodelet**: N busybox pods (\`sleep 3600\`, image present, no service account token) are created
-  through the API at once, bound to the node, in a namespace of their own. Latency is create →
-  Running as seen by a watch, counted from the moment the batch was issued, so it includes each
-  pod's wait behind the others; throughput is N over the time from the first create to the last
-  Running. Then all N are deleted at once: delete → gone is the time until every pod object has left
-  the API and no sandbox of theirs is left in containerd. The agent's CPU seconds (utime + stime
-  from \`/proc/<pid>/stat\`) and its peak RSS (VmRSS sampled every 100 ms; VmHWM would count since
-  the agent started) are taken over the batch.
-- **raw CRI**: the same N pods driven straight through the project's CRI client (\`cri/\`):
-  RunPodSandbox + CreateContainer + StartContainer per pod, with the configs the agent builds, at
-  the agent's worker concurrency and at unbounded concurrency; the same latency definition; then
-  StopPodSandbox + RemovePodSandbox (teardown).
+- **create → Running**: N busybox pods (\`sleep 3600\`, image present, no service account token),
+  created through the API at once, bound to the node by name, in a namespace of their own. Latency
+  per pod from the moment the batch was issued to the first watch event showing it Running, so it
+  includes its wait behind the others; p50, p99, and throughput = pods Running ÷ the time to the
+  last. Above maxPods (110) the node rejects the rest at admission (phase Failed): counted apart.
+- **delete → gone**: all N deleted at once; until every pod object has left the API and the node's
+  runtime is done with their sandboxes. nodelet stops and removes a pod's sandbox as it finishes the
+  pod: for it, every sandbox removed. The kubelet stops it and removes it only in its
+  once-a-minute garbage collection: for it, every sandbox stopped (a removal would measure its GC
+  period). Raw CRI: StopPodSandbox + RemovePodSandbox at the same concurrency.
+- **agent CPU and RSS**: utime + stime of the agent's process (\`/proc/<pid>/stat\`) over create and
+  delete, per pod; peak VmRSS sampled every 100 ms over the batch (for N = 110 its idle window
+  included). Only the agent: neither
+  containerd nor the API server.
+- **idle**: in the batch of 110 pods, 10 s after the last is Running, the agent's CPU over a window
+  (\`--idle-s\`), in millicores, and its RSS at the end of it.
+- **status freshness**: pods (restartPolicy Never) whose container exits on its own 2, 3, 4, ... s
+  after it starts; per pod the wall-clock time a watch first saw the container terminated in the
+  API minus the exit time the runtime recorded (CRI \`finishedAt\`).
+- **steady 1 pod/s**: one pod created every second on a fixed schedule for \`--steady-s\`, each
+  deleted once Running and \`--steady-life-s\` after its create; p50 and p99 create → Running, and the
+  agent's CPU per pod over the run.
 
-The headline is the ratio nodelet ÷ raw CRI at the same concurrency: for p50 latency (above 1 means
-nodelet is slower) and for throughput (below 1 means nodelet starts fewer pods per second).
+The headline is the ratio nodelet ÷ kubelet and nodelet ÷ raw CRI per measure: within each round
+(the paths ran back to back), then the median over the rounds, with the range.
 
-Run it on the test cluster, with nothing else running on it (\`npm run cluster:up\` first):
+Run it on the test cluster, with nothing else running on it (\`npm run cluster:up\` first); it brings
+the kubelet node up and removes it again at the end:
 
 \`\`\`sh
-npm run bench                          # N = 30 and 100; rewrites the results below
-npm run bench -- --sizes 10 --no-doc   # a quick look, printed only
+npm run bench                          # N = 30, 110, 250; 3 rounds; 300 s steady; rewrites the results below
+npm run bench -- --sizes 30,110 --rounds 3 --steady-s 60
+npm run bench -- --sizes 10 --rounds 1 --steady-s 20 --no-doc   # a quick look, printed only
 \`\`\`
 
-Each run is one sample on a small VM and runs vary: compare the ratios within one run, not
-absolute times across runs or machines.
+A small VM and runs vary: compare the ratios within one run, not absolute times across runs or
+machines.
 `;
-
-function seconds(ms: number): string {
-  return Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : 'n/a';
-}
-
-function rate(perSec: number): string {
-  return Number.isFinite(perSec) ? `${perSec.toFixed(1)} pods/s` : 'n/a';
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-}
-
-function ratio(a: number, b: number): string {
-  return Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a';
-}
-
-function latencyCells(s: LatencySummary): string {
-  return `${seconds(s.p50Ms)} | ${seconds(s.p99Ms)} | ${seconds(s.maxMs)} | ${rate(s.throughputPerSec)}`;
-}
-
-function machineLines(report: BenchReport): string[] {
-  const m = report.machine;
-  return [
-    `Run ${m.date} on ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, kernel ${m.kernel}.`,
-    `Versions: nodelet ${m.nodelet}, Node.js ${m.node}, ${m.containerd}, Kubernetes ${m.kubernetes}. ` +
-      `Agent worker concurrency ${report.agentConcurrency}; other pods on the node during the run: ${report.otherPods}.`,
-  ];
-}
-
-function headline(report: BenchReport): string[] {
-  const c = report.agentConcurrency;
-  return [
-    `| N | p50 create → Running, nodelet ÷ raw CRI (${c} at a time) | throughput, nodelet ÷ raw CRI (${c} at a time) | p50 ÷ raw CRI unbounded | throughput ÷ raw CRI unbounded |`,
-    '| --: | --- | --- | --- | --- |',
-    ...report.sizes.map((s) => {
-      const n = s.nodelet.create;
-      const b = s.rawBounded.create;
-      const u = s.rawUnbounded.create;
-      return (
-        `| ${s.count} | **${ratio(n.p50Ms, b.p50Ms)}** (${seconds(n.p50Ms)} vs ${seconds(b.p50Ms)}) ` +
-        `| **${ratio(n.throughputPerSec, b.throughputPerSec)}** (${rate(n.throughputPerSec)} vs ${rate(b.throughputPerSec)}) ` +
-        `| ${ratio(n.p50Ms, u.p50Ms)} | ${ratio(n.throughputPerSec, u.throughputPerSec)} |`
-      );
-    }),
-  ];
-}
-
-function createTable(report: BenchReport): string[] {
-  return [
-    '| N | path | concurrency | p50 | p99 | last Running | throughput |',
-    '| --: | --- | --- | --: | --: | --: | --: |',
-    ...report.sizes.flatMap((s) => [
-      `| ${s.count} | nodelet | ${report.agentConcurrency} workers | ${latencyCells(s.nodelet.create)} |`,
-      `| ${s.count} | raw CRI | ${s.rawBounded.concurrency ?? 'all'} | ${latencyCells(s.rawBounded.create)} |`,
-      `| ${s.count} | raw CRI | all at once | ${latencyCells(s.rawUnbounded.create)} |`,
-    ]),
-  ];
-}
-
-function deleteTable(report: BenchReport): string[] {
-  return [
-    '| N | nodelet: p50 gone from the API | p99 | all gone (API and runtime) | raw CRI teardown, same concurrency | raw CRI teardown, all at once |',
-    '| --: | --: | --: | --: | --: | --: |',
-    ...report.sizes.map(
-      (s) =>
-        `| ${s.count} | ${seconds(s.nodelet.deleteApi.p50Ms)} | ${seconds(s.nodelet.deleteApi.p99Ms)} | ${seconds(s.nodelet.deleteAllGoneMs)} ` +
-        `| ${seconds(s.rawBounded.teardownMs)} | ${seconds(s.rawUnbounded.teardownMs)} |`,
-    ),
-  ];
-}
-
-function agentTable(report: BenchReport): string[] {
-  return [
-    '| N | CPU s, create | CPU s, delete | CPU ms per pod (both) | RSS before | peak RSS |',
-    '| --: | --: | --: | --: | --: | --: |',
-    ...report.sizes.map((s) => {
-      const n = s.nodelet;
-      const perPod = ((n.cpuSecondsCreate + n.cpuSecondsDelete) * 1000) / s.count;
-      return `| ${s.count} | ${n.cpuSecondsCreate.toFixed(2)} | ${n.cpuSecondsDelete.toFixed(2)} | ${perPod.toFixed(0)} | ${mib(n.rssBeforeBytes)} | ${mib(n.peakRssBytes)} |`;
-    }),
-  ];
-}
-
-/** The results block, markers included. */
-export function renderResults(report: BenchReport): string {
-  return [
-    BEGIN_MARKER,
-    '## Pod startup: results',
-    '',
-    ...machineLines(report),
-    '',
-    '### Headline',
-    '',
-    ...headline(report),
-    '',
-    '### Create → Running',
-    '',
-    ...createTable(report),
-    '',
-    '### Delete → gone',
-    '',
-    ...deleteTable(report),
-    '',
-    '### The agent (nodelet process)',
-    '',
-    ...agentTable(report),
-    END_MARKER,
-  ].join('\n');
-}
 
 /** The markers around one benchmark's results block. */
 export interface ResultMarkers {

@@ -8,6 +8,7 @@
 #   helm                                                              <- helm.sh/helm/v3
 #   crictl                                                            <- sigs.k8s.io/cri-tools
 #   metrics-server                                                    <- sigs.k8s.io/metrics-server
+#   kubelet (only with --kubelet: the bench's second node)            <- k8s.io/kubernetes
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
@@ -21,8 +22,13 @@ bin_dir() { echo "$cache/bin/$1-$2"; }
 
 # Writes a scratch module whose go.mod requires k8s.io/kubernetes and replaces every staging module
 # (the release's own go.mod points them at ./staging, which does not exist outside its repository).
+# Optional third argument and beyond: the commands the module's tools.go imports (default: the
+# control plane and kubectl).
 k8s_scratch_module() {
-  local dir=$1 version=$2 staging_version mod
+  local dir=$1 version=$2 staging_version mod cmd
+  shift 2
+  local cmds=("$@")
+  ((${#cmds[@]})) || cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
   staging_version="v0${version#v1}"
   mkdir -p "$dir"
   (cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" >/dev/null)
@@ -38,18 +44,11 @@ k8s_scratch_module() {
     grep -E '=> \./staging/src/' "$mod" | awk -v v="$staging_version" '{ print "\t" $1 " => " $1 " " v }'
     echo ")"
   } >"$dir/go.mod"
-  cat >"$dir/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  {
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for cmd in "${cmds[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    printf ')\n'
+  } >"$dir/tools.go"
   (cd "$dir" && go mod tidy -e >/dev/null)
 }
 
@@ -79,6 +78,21 @@ build_kubernetes() {
   (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+# The kubelet of the same release, from the same modules: the second node `npm run kubelet:up` runs
+# beside nodelet for the benchmark (never part of the cluster nodelet's tests see).
+build_kubelet() {
+  local version=$KUBERNETES_VERSION out work ldflags
+  out=$(bin_dir kubelet "$version")
+  if [[ -x $out/kubelet ]]; then log "kubelet $version cached in $out"; return; fi
+  log "building kubelet $version"
+  work="$cache/work/kubelet-$version"
+  k8s_scratch_module "$work" "$version" kubelet
+  ldflags=$(k8s_version_ldflags "$version")
+  mkdir -p "$out.tmp"
+  (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" k8s.io/kubernetes/cmd/kubelet)
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
@@ -156,6 +170,12 @@ link_into() {
 
 main() {
   command -v go >/dev/null || { log "go is required (the machine's Go toolchain)"; exit 1; }
+  # --kubelet: only the kubelet, linked into the directory given (test/cluster/kubelet-up.sh).
+  if [[ ${1:-} == --kubelet ]]; then
+    build_kubelet
+    mkdir -p "$2" && ln -sfn "$(bin_dir kubelet "$KUBERNETES_VERSION")/kubelet" "$2/kubelet"
+    return
+  fi
   build_etcd
   go_install helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
   # The checksum database has no record of cri-tools' module versions; the proxy serves them.
