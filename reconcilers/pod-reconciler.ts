@@ -122,6 +122,8 @@ export interface PodReconcilerOptions {
   readonly evictions?: PodEvictions;
   /** In-place resize: allocation, actuation and its conditions; resources are never resized when absent. */
   readonly resizer?: PodResizer;
+  /** When the agent (its prober) started: containers running before it keep a Ready pod's readiness until probed. */
+  readonly agentStartedAtMs?: number;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -447,6 +449,7 @@ export class PodReconciler {
       podIsTerminal: how.podIsTerminal,
       ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
       probeResults: this.options.probeResults.resultsOf(observed.uid),
+      ...(this.options.agentStartedAtMs === undefined ? {} : { agentStartedAtMs: this.options.agentStartedAtMs }),
       ...this.resizeStatusOf(observed.uid),
     });
   }

@@ -316,6 +316,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     admitter,
     evictions,
     resizer,
+    agentStartedAtMs: prober.startedAtMs(),
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups };

@@ -3,7 +3,9 @@
  *
  * - A worker follows one probe of one container name; a new container ID (a restart) resets it
  *   and publishes the probe's initial value: readiness `failure` (not ready until it succeeds),
- *   liveness `success`, startup `unknown`.
+ *   liveness `success`, startup `unknown`. Not for a container that was running before the agent
+ *   started (the kubelet's restart grace): it has no result until its first probe reaches a
+ *   threshold, so status generation keeps a Ready pod's readiness meanwhile.
  * - No probe while the container is not running (readiness becomes `failure`); the worker ends
  *   when the pod is terminal, or when the container terminated and will not restart.
  * - When the pod is being deleted, liveness and startup publish `success` and end (a quiet
@@ -13,6 +15,7 @@
  * - A result is published only after `successThreshold` / `failureThreshold` identical results in
  *   a row. After a liveness or startup failure the worker holds until a new container ID appears.
  */
+import { predatesAgent } from '../status/container-readiness.js';
 import type { ProbeSettings, ProbeType } from './probe-spec.js';
 
 export type ProbeResult = 'success' | 'failure' | 'unknown';
@@ -25,6 +28,8 @@ export interface ProbeTargetView {
   /** The pod has a deletionTimestamp. */
   readonly podDeleting: boolean;
   readonly restartPolicy: 'Always' | 'OnFailure' | 'Never';
+  /** When the agent started (containers running since before it publish no initial value). */
+  readonly agentStartedAtMs?: number;
   /** The container as last reported; undefined before it was ever created. */
   readonly container?: {
     readonly id: string;
@@ -59,10 +64,16 @@ export function initialResult(type: ProbeType): ProbeResult {
   return 'unknown';
 }
 
-/** Follows the container the view shows: a new container ID resets the worker and publishes the initial value. */
-function follow(settings: ProbeSettings, state: ProbeWorkerState, containerId: string): { next: ProbeWorkerState; publish?: ProbeResult } {
-  if (containerId === state.containerId) return { next: state };
-  return { next: { containerId, lastResult: undefined, resultRun: 0, onHold: false }, publish: initialResult(settings.type) };
+/**
+ * Follows the container the view shows: a new container ID resets the worker and publishes the
+ * initial value, unless the container was running before the agent started.
+ */
+function follow(settings: ProbeSettings, state: ProbeWorkerState, view: ProbeTargetView & { container: { id: string } }): { next: ProbeWorkerState; publish?: ProbeResult } {
+  const c = view.container;
+  if (c.id === state.containerId) return { next: state };
+  const next = { containerId: c.id, lastResult: undefined, resultRun: 0, onHold: false };
+  const found = c.state === 'running' && predatesAgent(c.startedAtMs, view.agentStartedAtMs);
+  return found ? { next } : { next, publish: initialResult(settings.type) };
 }
 
 /** Whether a running container is due a probe of this type now (initial delay passed, startup gating). */
@@ -77,7 +88,7 @@ export function decideTick(settings: ProbeSettings, state: ProbeWorkerState, vie
   if (view.podTerminal) return { kind: 'stop' };
   const c = view.container;
   if (c === undefined || c.id === '') return { kind: 'skip', state };
-  const { next, publish } = follow(settings, state, c.id);
+  const { next, publish } = follow(settings, state, { ...view, container: c });
   const withPublish = publish === undefined ? {} : { publish };
   if (next.onHold) return { kind: 'skip', state: next, ...withPublish };
   if (c.state !== 'running') {

@@ -62,9 +62,16 @@ function containerView(c: V1ContainerStatus & { containerID: string }): NonNulla
 }
 
 /** The worker's view of its container on one tick. */
-export function targetView(pod: V1Pod, status: V1PodStatus, containerName: string, nowMs: number): ProbeTargetView {
+export function targetView(pod: V1Pod, status: V1PodStatus, containerName: string, times: { readonly nowMs: number; readonly agentStartedAtMs?: number | undefined }): ProbeTargetView {
+  const { nowMs, agentStartedAtMs } = times;
   const c = statusOf(status, containerName);
-  const base = { nowMs, podTerminal: status.phase === 'Succeeded' || status.phase === 'Failed', podDeleting: pod.metadata?.deletionTimestamp !== undefined, restartPolicy: restartPolicyOf(pod) };
+  const base = {
+    nowMs,
+    podTerminal: status.phase === 'Succeeded' || status.phase === 'Failed',
+    podDeleting: pod.metadata?.deletionTimestamp !== undefined,
+    restartPolicy: restartPolicyOf(pod),
+    ...(agentStartedAtMs === undefined ? {} : { agentStartedAtMs }),
+  };
   return c?.containerID === undefined ? base : { ...base, container: containerView({ ...c, containerID: c.containerID }) };
 }
 
@@ -75,7 +82,7 @@ export class ProbeWorker {
 
   constructor(
     private readonly deps: ProbeWorkerDeps,
-    private readonly target: { readonly key: PodKey; readonly containerName: string; readonly settings: ProbeSettings; readonly onStop: () => void },
+    private readonly target: { readonly key: PodKey; readonly containerName: string; readonly settings: ProbeSettings; readonly agentStartedAtMs?: number; readonly onStop: () => void },
   ) {
     this.loop = createPeriodicLoop({
       name: `${target.settings.type} probe ${target.key.namespace}/${target.key.name}/${target.containerName}`,
@@ -106,7 +113,7 @@ export class ProbeWorker {
       return;
     }
     if (status === undefined) return;
-    const view = targetView(pod, status, containerName, this.deps.clock.now());
+    const view = targetView(pod, status, containerName, { nowMs: this.deps.clock.now(), agentStartedAtMs: this.target.agentStartedAtMs });
     const tick = decideTick(settings, this.state, view);
     const containerId = view.container?.id ?? '';
     if (tick.publish !== undefined) await this.publish(tick.publish, containerId);

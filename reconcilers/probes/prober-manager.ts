@@ -45,6 +45,11 @@ export class ProberManager implements PodLifecycleObserver {
     this.startedAt = options.clock.now();
   }
 
+  /** When this manager (the agent) started: containers running before it are ones the agent found. */
+  startedAtMs(): number {
+    return this.startedAt;
+  }
+
   /** Probe workers running, for tests and the agent's self-report. */
   workerCount(): number {
     let n = 0;
@@ -93,6 +98,7 @@ export class ProberManager implements PodLifecycleObserver {
         key,
         containerName: w.container,
         settings: w.settings,
+        agentStartedAtMs: this.startedAt,
         onStop: () => {
           if (entry.workers.get(id) === worker) entry.workers.delete(id);
           void worker.stop();

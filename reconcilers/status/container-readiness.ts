@@ -103,6 +103,18 @@ export function currentContainerIds(statuses: readonly V1ContainerStatus[]): Set
   return new Set(statuses.flatMap((s) => (s.containerID === undefined ? [] : [criContainerId(s.containerID)])));
 }
 
+/**
+ * How long before the agent's start a container must have started to count as one the agent
+ * found running (the kubelet's `kubeletRestartGracePeriod`): such a container keeps the pod's
+ * readiness until its readiness probe reports, so an agent restart does not flap Ready.
+ */
+export const AGENT_RESTART_GRACE_MS = 10_000;
+
+/** Whether a container started at `startedAtMs` was already running when the agent started. */
+export function predatesAgent(startedAtMs: number | undefined, agentStartedAtMs: number | undefined): boolean {
+  return startedAtMs !== undefined && agentStartedAtMs !== undefined && startedAtMs < agentStartedAtMs - AGENT_RESTART_GRACE_MS;
+}
+
 /** Which probes a container has: without a result yet, a probed container is not started / not ready. */
 export interface ContainerProbes {
   readonly startup: boolean;
@@ -118,13 +130,14 @@ export function probesOf(spec: V1Container | undefined): ContainerProbes {
  * `started` and `ready` of a container that probes may gate (an app container or a sidecar), from
  * its state, its probes and its recorded result, as the kubelet's prober manager reports them. Not
  * running: neither. Running: started when its startup probe succeeded, or when it has none; ready
- * when started and its readiness probe succeeded, or when it has none. A probe that has not
- * produced a result yet counts as not succeeded.
+ * when started and its readiness probe succeeded, or when it has none. A readiness probe that has
+ * not produced a result yet counts as not succeeded, unless `keptReady`: the container was running
+ * before the agent started and the pod was Ready (the kubelet's `setReadyStateOnKubeletRestart`).
  */
-export function probedFlags(running: boolean, result: ContainerProbeResult | undefined, probes: ContainerProbes = { startup: false, readiness: false }): { ready: boolean; started: boolean } {
+export function probedFlags(running: boolean, result: ContainerProbeResult | undefined, probes: ContainerProbes = { startup: false, readiness: false }, keptReady = false): { ready: boolean; started: boolean } {
   if (!running) return { ready: false, started: false };
   const started = result?.started ?? !probes.startup;
-  return { started, ready: started && (result?.ready ?? !probes.readiness) };
+  return { started, ready: started && (result?.ready ?? (!probes.readiness || keptReady)) };
 }
 
 /** A container status with `ready`/`started` from its recorded result; unchanged when it has none. */

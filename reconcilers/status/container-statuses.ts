@@ -6,7 +6,7 @@
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
 import { statusResources, type ResourceValues } from '../resize/resources.js';
-import { probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
+import { predatesAgent, probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
 
 /** Why the last attempt to start a container failed (kubelet's reason cache entry). */
 export interface ContainerStartFailure {
@@ -27,6 +27,11 @@ export interface ContainerStatusContext {
   readonly probeResults?: ReadonlyMap<string, ContainerProbeResult>;
   /** What a running container was last given (in-place resize record or creation annotation), for its `resources`. */
   readonly currentValuesOf?: (container: ObservedContainer) => ResourceValues | undefined;
+  /**
+   * Set when the pod's Ready condition is True: the agent's start. A container running since before
+   * it (`predatesAgent`) stays ready until its readiness probe reports.
+   */
+  readonly readyPodAgentStartedAtMs?: number;
 }
 
 const UNKNOWN_ON_TERMINATION: V1ContainerState = {
@@ -82,10 +87,12 @@ interface ListKind {
   readonly readyWhenSucceeded: (spec: V1Container) => boolean;
 }
 
-function readiness(spec: V1Container, state: V1ContainerState, kind: ListKind, result: ContainerProbeResult | undefined): { ready: boolean; started: boolean } {
+function readiness(spec: V1Container, state: V1ContainerState, kind: ListKind, probed: { result: ContainerProbeResult | undefined; agentStartedAtMs: number | undefined }): { ready: boolean; started: boolean } {
   const running = state.running !== undefined;
   if (kind.readyWhenSucceeded(spec)) return { ready: state.terminated?.exitCode === 0, started: running };
-  return probedFlags(running, result, probesOf(spec));
+  const startedAt = state.running?.startedAt;
+  const keptReady = predatesAgent(startedAt === undefined ? undefined : new Date(startedAt).getTime(), probed.agentStartedAtMs);
+  return probedFlags(running, probed.result, probesOf(spec), keptReady);
 }
 
 /**
@@ -123,7 +130,7 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
   const failure = latest?.state === 'CONTAINER_RUNNING' ? undefined : ctx.startFailures.get(spec.name);
   const observedState = currentState(latest, failure, { runtimeName: ctx.runtimeName, waitingReason: kind.waitingReason });
   const state = ctx.podIsTerminal && observedState.waiting !== undefined ? UNKNOWN_ON_TERMINATION : observedState;
-  const { ready, started } = readiness(spec, state, kind, latest === undefined ? undefined : ctx.probeResults?.get(latest.id));
+  const { ready, started } = readiness(spec, state, kind, { result: latest === undefined ? undefined : ctx.probeResults?.get(latest.id), agentStartedAtMs: ctx.readyPodAgentStartedAtMs });
   return {
     name: spec.name,
     state,

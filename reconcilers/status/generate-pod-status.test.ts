@@ -161,6 +161,22 @@ describe('generatePodStatus: conditions', () => {
     assert.equal(s.conditions?.find((c) => c.type === 'Ready')?.message, 'containers with unready status: [app]');
   });
 
+  it('keeps a Ready pod ready across an agent restart until the readiness probe of a container found running reports (the kubelet restart grace)', () => {
+    const probed = (ready: 'True' | 'False'): V1Pod => basePod((p) => {
+      p.spec!.containers[0]!.readinessProbe = { exec: { command: ['true'] } };
+      p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: ready }] };
+    });
+    const app = (pod: V1Pod, extra: Partial<GeneratePodStatusInput>): boolean | undefined => status(pod, running, extra).containerStatuses?.find((c) => c.name === 'app')?.ready;
+    // The containers started at 00:00:02; the agent at 00:00:12.001 (found them running) or 00:00:12 (within the grace).
+    const restarted = Date.parse('2026-01-01T00:00:12.001Z');
+    assert.equal(app(probed('True'), { agentStartedAtMs: restarted }), true, 'found running, pod Ready, no result yet: kept ready');
+    assert.equal(conditionStatus(status(probed('True'), running, { agentStartedAtMs: restarted }), 'Ready'), 'True');
+    assert.equal(app(probed('False'), { agentStartedAtMs: restarted }), false, 'the pod was not Ready: not ready until probed');
+    assert.equal(app(probed('True'), { agentStartedAtMs: Date.parse('2026-01-01T00:00:12Z') }), false, 'started within 10 s of the agent: not ready until probed');
+    assert.equal(app(probed('True'), {}), false, 'no agent start given: not ready until probed');
+    assert.equal(app(probed('True'), { agentStartedAtMs: restarted, probeResults: new Map([['c-app', { ready: false }]]) }), false, 'a probe result decides');
+  });
+
   it('reports a running container neither started nor ready until its startup probe succeeds', () => {
     const app = status(always, running, { probeResults: new Map([['c-app', { started: false }]]) }).containerStatuses?.find((c) => c.name === 'app');
     assert.equal(app?.started, false);

@@ -54,6 +54,11 @@ export interface GeneratePodStatusInput {
   readonly currentValuesOf?: (container: ObservedContainer) => ResourceValues | undefined;
   /** PodResizePending and PodResizeInProgress as the resize bookkeeping holds them (with their times). */
   readonly resizeConditions?: readonly V1PodCondition[];
+  /**
+   * When the agent started: a Ready pod's containers that were running before it keep their
+   * readiness until their readiness probes report (an agent restart does not flap Ready).
+   */
+  readonly agentStartedAtMs?: number;
 }
 
 /** The kubelet's getPhase over regular containers. */
@@ -171,7 +176,13 @@ function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
     podIsTerminal: input.podIsTerminal === true,
     ...(input.probeResults === undefined ? {} : { probeResults: input.probeResults }),
     ...(input.currentValuesOf === undefined ? {} : { currentValuesOf: input.currentValuesOf }),
+    ...(input.agentStartedAtMs === undefined || !podIsReady(input.pod) ? {} : { readyPodAgentStartedAtMs: input.agentStartedAtMs }),
   };
+}
+
+/** The pod's Ready condition (as the API last had it) is True. */
+function podIsReady(pod: V1Pod): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /** Generates the pod's status. Pure: same input, same status. */
