@@ -23,7 +23,9 @@ agent_start() {
   # or '--diagnostic-dir=/tmp/prof --heapsnapshot-signal=SIGUSR2' (a heap snapshot per SIGUSR2).
   local node_args=()
   read -r -a node_args <<<"${NODELET_AGENT_NODE_ARGS:-}"
-  start_daemon nodelet "$AGENT_ROOT" node "${node_args[@]}" "$REPO_DIR/bin/nodelet.js" \
+  # --max-semi-space-size=2: the image's ENTRYPOINT runs the agent with it too (Dockerfile); see
+  # "Agent CPU and memory" in docs/benchmarks.md.
+  start_daemon nodelet "$AGENT_ROOT" node --max-semi-space-size=2 "${node_args[@]}" "$REPO_DIR/bin/nodelet.js" \
     --kubeconfig "$CLUSTER_DIR/kubeconfig-node" \
     --node-name "$NODE_NAME" --node-ip "$NODE_IP" \
     --cri-endpoint "unix://$CONTAINERD_SOCK" \
