@@ -17,7 +17,8 @@
  * workers, then the sources of events (pod sources, PLEG, resync), so no event is handled before
  * the parts it needs exist. Stop is the reverse and leaves every pod running.
  */
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { PooledKubeConfig } from '../util/pooled-kube-config.js';
 import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { RuntimeService, VersionInfo } from '../cri/types.js';
@@ -86,7 +87,8 @@ export interface AgentOverrides {
 }
 
 function loadKubeConfig(settings: AgentSettings): KubeConfig {
-  const kubeConfig = new KubeConfig();
+  // One connection pool for every API call (client-node alone opens a TLS connection per request).
+  const kubeConfig = new PooledKubeConfig();
   if (settings.kubeconfig === undefined) kubeConfig.loadFromCluster();
   else kubeConfig.loadFromFile(settings.kubeconfig);
   return kubeConfig;

@@ -13,7 +13,7 @@
 #   layer 2 (app)   /app: package.json, package-lock.json, the production node_modules (the host's
 #                   installed tree pruned with `npm prune --omit=dev --offline`), bin/, dist/ (compiled
 #                   here with tsconfig.build.json), cri/api.proto
-#   config          ENTRYPOINT ["node", "bin/nodelet.js"], WorkingDir /app, NODE_ENV=production
+#   config          ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/nodelet.js"], WorkingDir /app, NODE_ENV=production
 #
 # Each layer is cached under $NODELET_CACHE/images (default ~/.cache/nodelet/images) by a hash of its
 # inputs, so a second run with nothing changed does no work, and a source change rebuilds only the

@@ -12,7 +12,7 @@ write_image_json() {
     --arg d1 "sha256:$(cat "$base/diff_id")" --arg d2 "sha256:$(cat "$app/diff_id")" '{
       created: $created, architecture: $arch, os: "linux",
       config: {Env: [$path, "NODE_ENV=production"], WorkingDir: "/app",
-        Entrypoint: ["node", "bin/nodelet.js"]},
+        Entrypoint: ["node", "--max-semi-space-size=2", "bin/nodelet.js"]},
       rootfs: {type: "layers", diff_ids: [$d1, $d2]},
       history: [{created: $created, created_by: "nodelet image/build.sh: Debian base (mmdebstrap) + node"},
         {created: $created, created_by: "nodelet image/build.sh: /app"}]

@@ -17,7 +17,15 @@ agent_start() {
     (cd "$REPO_DIR" && npm run --silent build) || die "npm run build failed"
   fi
   mkdir -p "$AGENT_ROOT" "$POD_LOG_DIR" "$MANIFEST_DIR"
-  start_daemon nodelet "$AGENT_ROOT" node "$REPO_DIR/bin/nodelet.js" \
+  # NODELET_AGENT_NODE_ARGS: extra flags for node itself, for investigations only (not NODE_OPTIONS,
+  # which the build and every other node process would inherit), e.g.
+  # '--diagnostic-dir=/tmp/prof --cpu-prof' (a CPU profile written when the agent exits on SIGTERM)
+  # or '--diagnostic-dir=/tmp/prof --heapsnapshot-signal=SIGUSR2' (a heap snapshot per SIGUSR2).
+  local node_args=()
+  read -r -a node_args <<<"${NODELET_AGENT_NODE_ARGS:-}"
+  # --max-semi-space-size=2: the image's ENTRYPOINT runs the agent with it too (Dockerfile); see
+  # "Agent CPU and memory" in docs/benchmarks.md.
+  start_daemon nodelet "$AGENT_ROOT" node --max-semi-space-size=2 "${node_args[@]}" "$REPO_DIR/bin/nodelet.js" \
     --kubeconfig "$CLUSTER_DIR/kubeconfig-node" \
     --node-name "$NODE_NAME" --node-ip "$NODE_IP" \
     --cri-endpoint "unix://$CONTAINERD_SOCK" \

@@ -1,0 +1,113 @@
+/**
+ * What a batch of pods costs the agent (`npm run bench:cost`; not a test: it asserts nothing).
+ * Runs only the nodelet side of the pod-startup benchmark (bench/nodelet-startup.ts: N pods created
+ * at once, Running, deleted, gone) for each size, `--rounds` times, and appends one JSON line per
+ * batch to `--out` (labelled with `--label`, e.g. the commit). `--summary FILE` prints, per label
+ * and size, min / median / max of the agent's CPU seconds, its peak RSS, the p50 create → Running
+ * and the throughput over the lines of FILE: interleave labels (A B A B A B, one agent build per
+ * run) and summarize them together.
+ *
+ *   node --import tsx bench/agent-cost.ts [--sizes 30,110] [--rounds 1] [--label L] [--out FILE]
+ *   node --import tsx bench/agent-cost.ts --summary FILE
+ *
+ * Needs the test cluster's environment (`source .cluster/env`).
+ */
+import { appendFile, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createCriClient } from '../cri/grpc-client.js';
+import { agentPid } from './agent-process.js';
+import { benchNodelet } from './nodelet-startup.js';
+import { renderCostSummary, type CostSample } from './agent-cost-report.js';
+
+const REPO_DIR = path.resolve(import.meta.dirname, '..');
+
+function log(line: string): void {
+  process.stderr.write(`[bench:cost ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+}
+
+function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env`);
+  return value;
+}
+
+function positiveInts(text: string, flag: string): number[] {
+  const values = text.split(',').map((v) => Number.parseInt(v.trim(), 10));
+  if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${flag} wants positive integers, got ${text}`);
+  return values;
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface RunSettings {
+  readonly sizes: number[];
+  readonly rounds: number;
+  readonly label: string;
+  readonly out: string | undefined;
+}
+
+async function runBatches(settings: RunSettings): Promise<void> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(requireEnv('KUBECONFIG'));
+  const nodeName = requireEnv('NODE_NAME');
+  const clusterDir = process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster');
+  const cri = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
+  try {
+    const pid = await agentPid(clusterDir);
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const count of settings.sizes) {
+        const r = await benchNodelet({ kubeConfig, runtime: cri.runtime, nodeName, agentPid: pid, count, timeoutMs: 600_000, log });
+        if ((await agentPid(clusterDir)) !== pid) throw new Error('the agent restarted during the run: its figures are meaningless');
+        const sample: CostSample = {
+          label: settings.label,
+          count,
+          round,
+          cpuSeconds: r.cpuSecondsCreate + r.cpuSecondsDelete,
+          cpuSecondsCreate: r.cpuSecondsCreate,
+          peakRssMiB: r.peakRssBytes / 2 ** 20,
+          rssBeforeMiB: r.rssBeforeBytes / 2 ** 20,
+          createP50Ms: r.create.p50Ms,
+          throughputPerSec: r.create.throughputPerSec,
+          deleteAllGoneMs: r.deleteAllGoneMs,
+        };
+        const line = JSON.stringify(sample);
+        process.stdout.write(`${line}\n`);
+        if (settings.out !== undefined) await appendFile(settings.out, `${line}\n`);
+        await pause(5000);
+      }
+    }
+  } finally {
+    cri.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      sizes: { type: 'string', default: '30,110' },
+      rounds: { type: 'string', default: '1' },
+      label: { type: 'string', default: 'agent' },
+      out: { type: 'string' },
+      summary: { type: 'string' },
+    },
+  });
+  if (values.summary !== undefined) {
+    const lines = (await readFile(values.summary, 'utf8')).split('\n').filter((l) => l.trim() !== '');
+    process.stdout.write(renderCostSummary(lines.map((l) => JSON.parse(l) as CostSample)));
+    return;
+  }
+  await runBatches({
+    sizes: positiveInts(values.sizes, '--sizes'),
+    rounds: positiveInts(values.rounds, '--rounds')[0] ?? 1,
+    label: values.label,
+    out: values.out,
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:cost failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
