@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,8 +24,10 @@ import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome,
 import {
   CsrApprover,
   DASHBOARD_PORT,
+  PasswordRedis,
   PULL_SINK,
   describeLeftovers,
+  freeLoopbackPort,
   hostLeftovers,
   makeSharedMounts,
   importIntoInPodContainerd,
@@ -46,6 +49,8 @@ const MARKER = 'hello from the self-hosted node';
 const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
 /** The shared bind mounts the suite made (makeSharedMounts): not leftovers of the install. */
 let sharedMounts: string[] = [];
+/** The suite's own Redis with a password (the Redis-password step): stopped in after(), whatever happens. */
+let passwordRedis: PasswordRedis | undefined;
 
 /** The one agent pod of the release, Running with both containers Ready, on the bootstrap node. */
 async function readyAgentPod(notUid?: string): Promise<V1Pod> {
@@ -115,6 +120,22 @@ async function workloadIdentity(): Promise<string> {
   return `${id} restarts=${status?.restartCount ?? -1} ready=${ready ?? '?'} runtime=${runtime.status.state}`;
 }
 
+/**
+ * Waits for the dashboard's rollout, then until it lists the self-hosted node's queue and not the
+ * host agent's, which lives in the harness's Redis only: it reads the password Redis.
+ */
+async function dashboardReadsPasswordRedis(): Promise<void> {
+  await kubectl(['rollout', 'status', `deployment/${RELEASE}-dashboard`, '-n', NAMESPACE, '--timeout=120s']);
+  const token = Buffer.from(await kubectl(['get', 'secret', `${RELEASE}-dashboard-auth`, '-n', NAMESPACE, '-o', 'jsonpath={.data.token}']), 'base64').toString();
+  const names = await eventually("the dashboard lists the self-hosted node's queue only", async () => {
+    const res = await fetch(`http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
+    const body = res?.status === 200 ? (await res.json()) as { queues: { name: string }[] } : undefined;
+    const listed = body?.queues.map((q) => q.name) ?? [];
+    return listed.includes(reconcileQueueName(SELF_NODE)) ? listed : undefined;
+  }, 120_000);
+  assert.deepEqual(names, [reconcileQueueName(SELF_NODE)], "the host agent's queue is in the other Redis");
+}
+
 /** The NodeAgents' Ready condition by name. */
 async function nodeAgentsReady(): Promise<Map<string, string>> {
   const list = JSON.parse(await kubectl(['get', 'nodeagents', '-o', 'json'])) as { items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] };
@@ -147,7 +168,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
 
   after(async () => {
     await approver?.stop();
-    await cleanUp();
+    await cleanUp().finally(async () => passwordRedis?.stop());
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
     console.log(`# selfhosted suite wall time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   });
@@ -248,6 +269,50 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.ok(pod.spec?.containers[0]?.args?.includes('--log-level=debug'));
     agentUid = pod.metadata?.uid ?? '';
     await readyNode();
+    await eventually('the workload reconciled by the new agent, unchanged', async () => (await workloadIdentity()) === identity ? true : undefined, 60_000);
+    assert.equal(await workloadIdentity(), identity);
+  });
+
+  step("moves the agent and the dashboard onto a Redis with a password, then rotates it, by helm upgrade; the workload's container untouched", async () => {
+    const first = randomBytes(12).toString('hex');
+    const second = randomBytes(12).toString('hex');
+    passwordRedis = new PasswordRedis(await freeLoopbackPort(), first);
+    const redis = passwordRedis;
+    await eventually('the password Redis up', async () => (await redis.cli(first, ['ping'])).trim() === 'PONG' ? true : undefined, 20_000);
+    // Keys of the workload's reconcile jobs (`<uid>.<suffix>`, never the dashboard's): only the
+    // agent writes them, and only once it has authenticated.
+    const jobKeys = `nodelet:${reconcileQueueName(SELF_NODE)}:${workloadUid}.*`;
+    const upgrade = async (secret: string, password: string, sets: readonly string[]): Promise<void> => {
+      await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: secret, namespace: NAMESPACE }, stringData: { password } });
+      const t0 = Date.now();
+      const result = await helm(['upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', ...[...sets, `redis.password.existingSecret=${secret}`].flatMap((v) => ['--set', v])]);
+      assert.equal(result.code, 0, result.stderr);
+      agentUid = (await readyAgentPod(agentUid)).metadata?.uid ?? '';
+      await readyNode();
+      console.log(`# helm upgrade onto ${secret} → new agent pod Ready and ${SELF_NODE} Ready: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    };
+    await upgrade('redis-auth-1', first, [`redis.url=${redis.url}`]);
+    const firstJobs = await eventually("the workload's reconcile jobs in the password Redis", async () => {
+      const keys = await redis.keys(first, jobKeys);
+      return keys.length > 0 ? keys : undefined;
+    }, 60_000);
+    await dashboardReadsPasswordRedis();
+    // Rotation: the new password, and every connection made with the old one dropped (a connection
+    // keeps its authentication), so only a client that has the new password can write from here on.
+    await redis.cli(first, ['config', 'set', 'requirepass', second]);
+    await redis.cli(second, ['client', 'kill', 'type', 'normal']);
+    await assert.rejects(redis.cli(first, ['ping']), /WRONGPASS|NOAUTH|invalid/i, 'the old password is refused');
+    const before = new Set(await redis.keys(second, jobKeys));
+    await upgrade('redis-auth-2', second, []);
+    const added = await eventually('a reconcile job of the workload added with the new password', async () => {
+      const keys = (await redis.keys(second, jobKeys)).filter((k) => !before.has(k));
+      return keys.length > 0 ? keys : undefined;
+    }, 60_000);
+    await dashboardReadsPasswordRedis();
+    const clients = (await redis.cli(second, ['client', 'list'])).split('\n').filter((l) => l !== '').length;
+    console.log(`# password Redis: ${firstJobs.length} job keys after the first upgrade, ${added.length} new after the rotation; ${clients} clients (redis-cli included)`);
+    const agents = await eventually(`NodeAgent ${SELF_NODE} Ready`, async () => ((await nodeAgentsReady()).get(SELF_NODE) === 'True' ? true : undefined), 60_000);
+    assert.equal(agents, true);
     await eventually('the workload reconciled by the new agent, unchanged', async () => (await workloadIdentity()) === identity ? true : undefined, 60_000);
     assert.equal(await workloadIdentity(), identity);
   });
