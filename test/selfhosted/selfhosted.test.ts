@@ -122,11 +122,11 @@ async function workloadIdentity(): Promise<string> {
 
 /**
  * Waits for the dashboard's rollout, then until it lists the self-hosted node's queue and not the
- * host agent's, which lives in the harness's Redis only: it reads the password Redis.
+ * host agent's, which lives in the harness's Redis only: it reads the password Redis. `token` is the
+ * one the install generated: the chart keeps it across upgrades.
  */
-async function dashboardReadsPasswordRedis(): Promise<void> {
+async function dashboardReadsPasswordRedis(token: string): Promise<void> {
   await kubectl(['rollout', 'status', `deployment/${RELEASE}-dashboard`, '-n', NAMESPACE, '--timeout=120s']);
-  const token = Buffer.from(await kubectl(['get', 'secret', `${RELEASE}-dashboard-auth`, '-n', NAMESPACE, '-o', 'jsonpath={.data.token}']), 'base64').toString();
   const names = await eventually("the dashboard lists the self-hosted node's queue only", async () => {
     const res = await fetch(`http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
     const body = res?.status === 200 ? (await res.json()) as { queues: { name: string }[] } : undefined;
@@ -150,6 +150,8 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   let agentUid = '';
   let workloadUid = '';
   let identity = '';
+  /** The dashboard token the install generated. */
+  let dashboardToken = '';
 
   before(async () => {
     requireCluster();
@@ -249,6 +251,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     });
     assert.equal(agents.size, 2, [...agents.keys()].join(','));
     const token = Buffer.from(await kubectl(['get', 'secret', `${RELEASE}-dashboard-auth`, '-n', NAMESPACE, '-o', 'jsonpath={.data.token}']), 'base64').toString();
+    dashboardToken = token;
     const url = `http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`;
     const names = await eventually('the dashboard lists both queues', async () => {
       const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
@@ -296,7 +299,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
       const keys = await redis.keys(first, jobKeys);
       return keys.length > 0 ? keys : undefined;
     }, 60_000);
-    await dashboardReadsPasswordRedis();
+    await dashboardReadsPasswordRedis(dashboardToken);
     // Rotation: the new password, and every connection made with the old one dropped (a connection
     // keeps its authentication), so only a client that has the new password can write from here on.
     await redis.cli(first, ['config', 'set', 'requirepass', second]);
@@ -308,7 +311,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
       const keys = (await redis.keys(second, jobKeys)).filter((k) => !before.has(k));
       return keys.length > 0 ? keys : undefined;
     }, 60_000);
-    await dashboardReadsPasswordRedis();
+    await dashboardReadsPasswordRedis(dashboardToken);
     const clients = (await redis.cli(second, ['client', 'list'])).split('\n').filter((l) => l !== '').length;
     console.log(`# password Redis: ${firstJobs.length} job keys after the first upgrade, ${added.length} new after the rotation; ${clients} clients (redis-cli included)`);
     const agents = await eventually(`NodeAgent ${SELF_NODE} Ready`, async () => ((await nodeAgentsReady()).get(SELF_NODE) === 'True' ? true : undefined), 60_000);
