@@ -300,20 +300,23 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
       return keys.length > 0 ? keys : undefined;
     }, 60_000);
     await dashboardReadsPasswordRedis(dashboardToken);
-    // Rotation: the new password, and every connection made with the old one dropped (a connection
-    // keeps its authentication), so only a client that has the new password can write from here on.
+    // Rotation: the new password on Redis first (a connection keeps its authentication, so the
+    // old agent stops cleanly), then the upgrade; every new connection needs the new password.
     await redis.cli(first, ['config', 'set', 'requirepass', second]);
-    await redis.cli(second, ['client', 'kill', 'type', 'normal']);
     await assert.rejects(redis.cli(first, ['ping']), /WRONGPASS|NOAUTH|invalid/i, 'the old password is refused');
-    const before = new Set(await redis.keys(second, jobKeys));
     await upgrade('redis-auth-2', second, []);
-    const added = await eventually('a reconcile job of the workload added with the new password', async () => {
+    await dashboardReadsPasswordRedis(dashboardToken);
+    await eventually('the old agent pod gone', async () => (await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', AGENT_SELECTOR, '-o', 'name'])).split('\n').filter((l) => l !== '').length === 1 ? true : undefined, 60_000);
+    // Only the new agent is left to write; drop every connection: its reconnect (with the new
+    // password) resyncs the queue, which adds a job of the workload.
+    const before = new Set(await redis.keys(second, jobKeys));
+    await redis.cli(second, ['client', 'kill', 'type', 'normal']);
+    const added = await eventually('a reconcile job of the workload added after the reconnect with the new password', async () => {
       const keys = (await redis.keys(second, jobKeys)).filter((k) => !before.has(k));
       return keys.length > 0 ? keys : undefined;
     }, 60_000);
-    await dashboardReadsPasswordRedis(dashboardToken);
-    const clients = (await redis.cli(second, ['client', 'list'])).split('\n').filter((l) => l !== '').length;
-    console.log(`# password Redis: ${firstJobs.length} job keys after the first upgrade, ${added.length} new after the rotation; ${clients} clients (redis-cli included)`);
+    const names = (await redis.cli(second, ['client', 'list'])).split('\n').map((l) => /\bname=(\S*)/.exec(l)?.[1] ?? '').filter((n) => n !== '');
+    console.log(`# password Redis: ${firstJobs.length} job keys after the first upgrade, ${added.length} new after the rotation's reconnect; named clients: ${names.sort().join(',')}`);
     const agents = await eventually(`NodeAgent ${SELF_NODE} Ready`, async () => ((await nodeAgentsReady()).get(SELF_NODE) === 'True' ? true : undefined), 60_000);
     assert.equal(agents, true);
     await eventually('the workload reconciled by the new agent, unchanged', async () => (await workloadIdentity()) === identity ? true : undefined, 60_000);
