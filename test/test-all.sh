@@ -2,7 +2,7 @@
 # npm test: everything, on a fresh machine or a warm one. Installs what is missing (npm packages,
 # Debian packages and the Go-built cluster binaries, through the cluster harness), then runs
 #   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → faults
-# (the self-hosted helm suite, `npm run test:selfhosted`, joins once all its steps pass)
+#   → selfhosted (nodelet's image imported, the chart installed with helm as a DaemonSet on the cluster)
 # and tears the cluster down again unless it was already up when the run started.
 # Ends with one line "N passed, N failed, N skipped" over every suite (CI parses it), the number of
 # cancelled tests, which count as failed, on the line before.
@@ -99,6 +99,7 @@ if [[ ! " ${failed_steps[*]} " =~ " test cluster up " ]]; then
   step "integration tests" bash test/run-suite.sh integration
   step "end-to-end tests" bash test/run-suite.sh e2e
   step "fault tests" bash test/run-suite.sh faults
+  step "self-hosted helm tests" bash test/run-suite.sh selfhosted
 fi
 if ((!was_up)); then
   step "test cluster down" bash test/cluster/down.sh

@@ -83,6 +83,12 @@ describe('the nodelet chart for a node that already has an agent (self-hosted va
     assert.deepEqual(await settings(['dashboard.hostNetwork=true', 'dashboard.listenAddress=127.0.0.1', 'dashboard.port=18088']), { hostNetwork: true, listen: { host: '127.0.0.1', port: 18088 } });
   });
 
+  it('rolls a host-network dashboard without a surge pod (its port is a host port the old pod holds)', async () => {
+    const strategy = async (set: string[]): Promise<unknown> => oneOf<V1Deployment>(await renderChart({ set }), 'Deployment').spec?.strategy;
+    assert.equal(await strategy([]), undefined, "the Deployment's default rolling update off the host network");
+    assert.deepEqual(await strategy(['dashboard.hostNetwork=true']), { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } });
+  });
+
   it("prepares the shims' cgroup so a process can join it on cgroup v1, cpuset included", async () => {
     const daemonSet = oneOf<V1DaemonSet>(await renderChart(), 'DaemonSet');
     const script = daemonSet.spec?.template.spec?.containers.find((c) => c.name === 'runtime')?.command?.[2] ?? '';

