@@ -1,6 +1,6 @@
 /**
  * What a batch of pods costs the agent (`npm run bench:cost`; not a test: it asserts nothing).
- * Runs only the nodelet side of the pod-startup benchmark (bench/nodelet-startup.ts: N pods created
+ * Runs only the nodelet side of the pod-startup benchmark (bench/agent-startup.ts: N pods created
  * at once, Running, deleted, gone) for each size, `--rounds` times, and appends one JSON line per
  * batch to `--out` (labelled with `--label`, e.g. the commit). `--summary FILE` prints, per label
  * and size, min / median / max of the agent's CPU seconds, its peak RSS, the p50 create → Running
@@ -17,8 +17,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createCriClient } from '../cri/grpc-client.js';
-import { agentPid } from './agent-process.js';
-import { benchNodelet } from './nodelet-startup.js';
+import { agentPid, rssBytes } from './agent-process.js';
+import type { AgentNode } from './agent-node.js';
+import { benchAgentBatch } from './agent-startup.js';
 import { renderCostSummary, type CostSample } from './agent-cost-report.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
@@ -58,7 +59,9 @@ async function runBatches(settings: RunSettings): Promise<void> {
     const pid = await agentPid(clusterDir);
     for (let round = 1; round <= settings.rounds; round++) {
       for (const count of settings.sizes) {
-        const r = await benchNodelet({ kubeConfig, runtime: cri.runtime, nodeName, agentPid: pid, count, timeoutMs: 600_000, log });
+        const node: AgentNode = { target: 'nodelet', nodeName, pid, runtime: cri.runtime, sandboxGoneWhen: 'removed' };
+        const rssBeforeBytes = await rssBytes(pid);
+        const r = await benchAgentBatch({ kubeConfig, node, count, timeoutMs: 600_000, log });
         if ((await agentPid(clusterDir)) !== pid) throw new Error('the agent restarted during the run: its figures are meaningless');
         const sample: CostSample = {
           label: settings.label,
@@ -67,10 +70,10 @@ async function runBatches(settings: RunSettings): Promise<void> {
           cpuSeconds: r.cpuSecondsCreate + r.cpuSecondsDelete,
           cpuSecondsCreate: r.cpuSecondsCreate,
           peakRssMiB: r.peakRssBytes / 2 ** 20,
-          rssBeforeMiB: r.rssBeforeBytes / 2 ** 20,
+          rssBeforeMiB: rssBeforeBytes / 2 ** 20,
           createP50Ms: r.create.p50Ms,
           throughputPerSec: r.create.throughputPerSec,
-          deleteAllGoneMs: r.deleteAllGoneMs,
+          deleteAllGoneMs: r.deleteGoneMs,
         };
         const line = JSON.stringify(sample);
         process.stdout.write(`${line}\n`);
