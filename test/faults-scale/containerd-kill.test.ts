@@ -52,6 +52,7 @@ describe('containerd killed with SIGKILL during a 100-pod create/delete churn', 
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAtMs + downMs - Date.now())));
           await clusterUp();
         },
+        runtimeGoes: true,
       },
     );
     const witness = new SandboxWitness();
@@ -63,7 +64,7 @@ describe('containerd killed with SIGKILL during a 100-pod create/delete churn', 
     const damage = countDamage(now.pods, now.runtime);
     const restarted = ledger.summary.runningAtFault - ledger.summary.keptRunning;
     t.diagnostic(
-      `containerd killed once ${outcome.runningBeforeFault} pods ran (aimed at ${runningBeforeFault}); at the kill the runtime had sandboxes: ${describeStates(outcome.atFault.sandboxes)}; containers: ${describeStates(outcome.atFault.containers)}`,
+      `containerd killed once ${outcome.runningBeforeFault} pods ran (aimed at ${runningBeforeFault}); right before the kill the runtime had sandboxes: ${describeStates(outcome.atFault.sandboxes)}; containers: ${describeStates(outcome.atFault.containers)}`,
     );
     t.diagnostic(`outage (kill to up.sh returned) ${outcome.recoveredAtMs - killedAtMs} ms (held down ${downMs} ms before up.sh, which took ${outcome.recoverMs} ms); converged ${convergedMs} ms after up.sh returned`);
     t.diagnostic(
