@@ -63,6 +63,7 @@ describe(`the agent killed with SIGKILL ${KILLS} times during a 100-pod create/d
     assert.equal(new Set(killedPids).size, KILLS, 'every kill hit another agent process');
     assert.equal(outcome.createdTotal, 100);
     assert.deepEqual(outcome.witness.duplicates(), [], 'no pod ever had a second sandbox');
+    assert.deepEqual(outcome.witness.abandonedAtCreation(), [], 'the runtime ran throughout: no sandbox was left half-made');
     assert.deepEqual(outcome.records.filter((r) => r.damage.duplicateSandboxes + r.damage.orphanSandboxes + r.damage.orphanContainers > 0).map((r) => r.round), []);
     assert.equal(restartedByFaults(outcome.records), 0, 'no container running at a kill was restarted');
     assert.deepEqual(outcome.records.flatMap((r) => r.ledgerProblems.map((p) => `round ${r.round}: ${p}`)), []);

@@ -69,6 +69,7 @@ describe(`the API server restarted ${RESTARTS} times during a 100-pod create/del
     assert.equal(outcome.createdTotal, 100);
     assert.equal(await daemonPid('nodelet'), agentPid, 'the agent is the same process throughout');
     assert.deepEqual(outcome.witness.duplicates(), [], 'no pod ever had a second sandbox');
+    assert.deepEqual(outcome.witness.abandonedAtCreation(), [], 'the runtime ran throughout: no sandbox was left half-made');
     assert.deepEqual(outcome.records.filter((r) => r.damage.duplicateSandboxes + r.damage.orphanSandboxes + r.damage.orphanContainers > 0).map((r) => r.round), []);
     assert.equal(restartedByFaults(outcome.records), 0, 'no container running at an outage was restarted');
     assert.deepEqual(outcome.records.flatMap((r) => r.ledgerProblems.map((p) => `round ${r.round}: ${p}`)), []);

@@ -163,10 +163,12 @@ describe('countDamage', () => {
 });
 
 describe('SandboxWitness', () => {
+  const attempt = (s: RuntimeSandbox, n: number): RuntimeSandbox => ({ ...s, attempt: n });
+
   it('counts a second sandbox of a pod seen in another reading, even once the first is gone', () => {
     const witness = new SandboxWitness();
     witness.observe(view([sandbox('a'), sandbox('b')], []));
-    witness.observe(view([sandbox('a', 'SANDBOX_READY', 'replacement'), sandbox('b')], []));
+    witness.observe(view([attempt(sandbox('a', 'SANDBOX_READY', 'replacement'), 1), sandbox('b')], []));
     assert.equal(witness.duplicateCount, 1);
     assert.deepEqual(witness.duplicates(), [{ uid: 'a', sandboxIds: ['sb-a', 'replacement'] }]);
     assert.equal(witness.observations, 2);
@@ -180,5 +182,28 @@ describe('SandboxWitness', () => {
     witness.observe(view([], []));
     assert.equal(witness.duplicateCount, 0);
     assert.deepEqual(witness.duplicates(), []);
+  });
+
+  it('tells apart an older sandbox never ready and never with a container (the runtime died making it), replaced by a later attempt', () => {
+    const witness = new SandboxWitness();
+    witness.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'half-made')], []));
+    witness.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'half-made'), attempt(sandbox('a', 'SANDBOX_READY', 'new'), 1)], [{ ...container('a', 0), sandboxId: 'new' }]));
+    assert.deepEqual(witness.abandonedAtCreation(), [{ uid: 'a', sandboxId: 'half-made' }]);
+    assert.deepEqual(witness.duplicates(), []);
+    assert.equal(witness.duplicateCount, 0);
+  });
+
+  it('still counts a replaced sandbox that had been ready, or had a container, or two sandboxes of one attempt', () => {
+    const wasReady = new SandboxWitness();
+    wasReady.observe(view([sandbox('a', 'SANDBOX_READY', 'first')], []));
+    wasReady.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'first'), attempt(sandbox('a', 'SANDBOX_READY', 'second'), 1)], []));
+    assert.equal(wasReady.duplicateCount, 1);
+    const hadContainer = new SandboxWitness();
+    hadContainer.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'first'), attempt(sandbox('a', 'SANDBOX_READY', 'second'), 1)], [{ ...container('a', 0, 'CONTAINER_EXITED'), sandboxId: 'first' }]));
+    assert.equal(hadContainer.duplicateCount, 1);
+    const sameAttempt = new SandboxWitness();
+    sameAttempt.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'first'), sandbox('a', 'SANDBOX_READY', 'second')], []));
+    assert.equal(sameAttempt.duplicateCount, 1);
+    assert.deepEqual(sameAttempt.abandonedAtCreation(), []);
   });
 });

@@ -327,22 +327,39 @@ export function countDamage(pods: readonly V1Pod[], runtime: RuntimeView): Damag
   };
 }
 
+/** What a `SandboxWitness` saw of one sandbox over every reading. */
+interface SandboxSeen {
+  readonly uid: string;
+  readonly attempt: number;
+  everReady: boolean;
+  hostedContainer: boolean;
+}
+
 /**
- * Every sandbox ID seen per pod UID over a whole run, across every reading given to `observe`: a
+ * Every sandbox seen per pod UID over a whole run, across every reading given to `observe`: a
  * second sandbox that was created and removed again between two end-of-round censuses still
  * counts. Only for workloads whose sandboxes never legitimately die (sleepers whose sandbox no
  * fault kills: an agent kill, an API server restart, a containerd kill leave the shims running).
+ *
+ * One exception is told apart, not hidden: a sandbox the runtime left half-made when it died
+ * inside RunPodSandbox (never seen ready, no container ever in it) and a later attempt replaced,
+ * as the kubelet replaces a sandbox that is not ready (container GC removes the dead one later).
+ * Every other second sandbox of a pod is a duplicate.
  */
 export class SandboxWitness {
-  private readonly idsByUid = new Map<string, Set<string>>();
+  private readonly seen = new Map<string, SandboxSeen>();
   private readings = 0;
 
   observe(runtime: RuntimeView): void {
     this.readings++;
     for (const s of runtime.sandboxes) {
-      const ids = this.idsByUid.get(s.uid) ?? new Set<string>();
-      ids.add(s.id);
-      this.idsByUid.set(s.uid, ids);
+      const seen = this.seen.get(s.id) ?? { uid: s.uid, attempt: s.attempt, everReady: false, hostedContainer: false };
+      seen.everReady ||= s.state === 'SANDBOX_READY';
+      this.seen.set(s.id, seen);
+    }
+    for (const c of runtime.containers) {
+      const seen = this.seen.get(c.sandboxId);
+      if (seen !== undefined) seen.hostedContainer = true;
     }
   }
 
@@ -353,16 +370,34 @@ export class SandboxWitness {
 
   /** How many pod UIDs were seen with a sandbox. */
   get pods(): number {
-    return this.idsByUid.size;
+    return new Set([...this.seen.values()].map((s) => s.uid)).size;
   }
 
-  /** Pods seen with more than one sandbox ID, with every ID seen. */
+  private byUid(): Map<string, [string, SandboxSeen][]> {
+    const byUid = new Map<string, [string, SandboxSeen][]>();
+    for (const entry of this.seen) byUid.set(entry[1].uid, [...(byUid.get(entry[1].uid) ?? []), entry]);
+    return byUid;
+  }
+
+  /** Sandboxes abandoned half-made by a dying runtime and replaced by a later attempt (see the class). */
+  abandonedAtCreation(): { uid: string; sandboxId: string }[] {
+    return [...this.byUid()].flatMap(([uid, sandboxes]) => {
+      const newest = Math.max(...sandboxes.map(([, s]) => s.attempt));
+      return sandboxes.filter(([, s]) => s.attempt < newest && !s.everReady && !s.hostedContainer).map(([sandboxId]) => ({ uid, sandboxId }));
+    });
+  }
+
+  /** Pods seen with more than one sandbox, not counting those abandoned at creation, with every sandbox ID seen. */
   duplicates(): { uid: string; sandboxIds: string[] }[] {
-    return [...this.idsByUid].filter(([, ids]) => ids.size > 1).map(([uid, ids]) => ({ uid, sandboxIds: [...ids] }));
+    const abandoned = new Set(this.abandonedAtCreation().map((a) => a.sandboxId));
+    return [...this.byUid()]
+      .filter(([, sandboxes]) => sandboxes.filter(([id]) => !abandoned.has(id)).length > 1)
+      .map(([uid, sandboxes]) => ({ uid, sandboxIds: sandboxes.map(([id]) => id) }));
   }
 
-  /** Sandboxes beyond the first, summed over every pod seen. */
+  /** Sandboxes beyond the first, summed over the pods of `duplicates()`. */
   get duplicateCount(): number {
-    return this.duplicates().reduce((sum, d) => sum + d.sandboxIds.length - 1, 0);
+    const abandoned = new Set(this.abandonedAtCreation().map((a) => a.sandboxId));
+    return this.duplicates().reduce((sum, d) => sum + d.sandboxIds.filter((id) => !abandoned.has(id)).length - 1, 0);
   }
 }
