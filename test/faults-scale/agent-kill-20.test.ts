@@ -69,6 +69,7 @@ describe(`the agent killed with SIGKILL ${KILLS} times during a 100-pod create/d
     assert.deepEqual(outcome.records.flatMap((r) => r.ledgerProblems.map((p) => `round ${r.round}: ${p}`)), []);
     // Containers ran at the kills: the ledger checked something.
     assert.ok(outcome.records.reduce((n, r) => n + r.ledger.runningAtFault, 0) > 0);
-    assert.deepEqual(await convergenceProblems(outcome.expectation), []);
+    // A start an earlier kill interrupted leaves its StartError instance beside the running one (kept by container GC).
+    assert.deepEqual(await convergenceProblems(outcome.expectation, outcome.lastAtFault), []);
   });
 });

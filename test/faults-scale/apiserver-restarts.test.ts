@@ -74,6 +74,7 @@ describe(`the API server restarted ${RESTARTS} times during a 100-pod create/del
     assert.equal(restartedByFaults(outcome.records), 0, 'no container running at an outage was restarted');
     assert.deepEqual(outcome.records.flatMap((r) => r.ledgerProblems.map((p) => `round ${r.round}: ${p}`)), []);
     assert.ok(outcome.records.reduce((n, r) => n + r.ledger.runningAtFault, 0) > 0);
-    assert.deepEqual(await convergenceProblems(outcome.expectation), []);
+    // A start an earlier kill interrupted leaves its StartError instance beside the running one (kept by container GC).
+    assert.deepEqual(await convergenceProblems(outcome.expectation, outcome.lastAtFault), []);
   });
 });

@@ -86,6 +86,8 @@ export interface RoundsOutcome {
   readonly expectation: Expectation;
   /** Every pod name created over the run. */
   readonly createdTotal: number;
+  /** The runtime at the last fault: a final census needs it to allow a dead instance of a start a fault interrupted. */
+  readonly lastAtFault: RuntimeView;
 }
 
 /** The churn's desired state so far: pod names live and UIDs deleted. */
@@ -181,8 +183,10 @@ async function roundToFault(ctx: { plan: RoundsPlan; fault: RoundFault; desired:
 export async function churnInRounds(plan: RoundsPlan, fault: RoundFault): Promise<RoundsOutcome> {
   const ctx = { plan, fault, desired: new Desired(plan.namespace), random: new SeededRandom(plan.seed), witness: new SandboxWitness() };
   const records: RoundRecord[] = [];
+  let lastAtFault: RuntimeView = { sandboxes: [], containers: [] };
   for (let round = 0; round < plan.rounds; round++) {
     const injected = await roundToFault(ctx, round);
+    lastAtFault = injected.atFault;
     const recovery = await fault.recover(round, ctx.random);
     const recoveredAtMs = Date.now();
     const expectation = ctx.desired.expectation();
@@ -212,7 +216,7 @@ export async function churnInRounds(plan: RoundsPlan, fault: RoundFault): Promis
       ledgerProblems: ledger.problems,
     });
   }
-  return { records, witness: ctx.witness, expectation: ctx.desired.expectation(), createdTotal: ctx.desired.created };
+  return { records, witness: ctx.witness, expectation: ctx.desired.expectation(), createdTotal: ctx.desired.created, lastAtFault };
 }
 
 /** Containers running at a round's fault that were not kept (replaced or restarted), over every round. */
