@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { ONE_RUNNING_MAIN, inventoryAfterFault, ledgerOf, orphanProblems, podInventoryProblems } from './census.js';
+import { ONE_RUNNING_MAIN, SandboxWitness, countDamage, inventoryAfterFault, ledgerOf, orphanProblems, podInventoryProblems } from './census.js';
 import type { RuntimeContainer, RuntimeSandbox, RuntimeView } from './state.js';
 
 function sandbox(uid: string, state = 'SANDBOX_READY', id = `sb-${uid}`): RuntimeSandbox {
@@ -142,5 +142,68 @@ describe('inventoryAfterFault', () => {
     assert.deepEqual(inventoryAfterFault(pod('x'), exited, ONE_RUNNING_MAIN, view([], [container('x', 0, 'CONTAINER_CREATED')])).containers, { main: ['CONTAINER_RUNNING'] });
     const wasRunning = view([sandbox('x')], [startFailed('x'), running('x', 1)]);
     assert.deepEqual(inventoryAfterFault(pod('x'), wasRunning, ONE_RUNNING_MAIN, view([], [container('x', 0)])).containers, { main: ['CONTAINER_RUNNING'] });
+  });
+});
+
+describe('countDamage', () => {
+  it('counts nothing on a clean node: one sandbox per pod, containers of known pods only', () => {
+    const runtime = view([sandbox('a'), sandbox('b')], [container('a', 0), container('b', 0)]);
+    assert.deepEqual(countDamage([pod('a'), pod('b')], runtime), { duplicateSandboxes: 0, orphanSandboxes: 0, orphanContainers: 0 });
+  });
+
+  it('counts a planted duplicate sandbox of a known pod in any state, and every one beyond the first', () => {
+    const runtime = view([sandbox('a'), sandbox('a', 'SANDBOX_NOTREADY', 'dup1'), sandbox('a', 'SANDBOX_READY', 'dup2'), sandbox('b')], [container('a', 0)]);
+    assert.deepEqual(countDamage([pod('a'), pod('b')], runtime), { duplicateSandboxes: 2, orphanSandboxes: 0, orphanContainers: 0 });
+  });
+
+  it('counts planted orphans (a UID the API does not have) apart from duplicates, in any state', () => {
+    const runtime = view([sandbox('a'), sandbox('gone', 'SANDBOX_NOTREADY'), sandbox('gone', 'SANDBOX_READY', 'gone2')], [container('a', 0), container('gone', 0, 'CONTAINER_EXITED')]);
+    assert.deepEqual(countDamage([pod('a')], runtime), { duplicateSandboxes: 0, orphanSandboxes: 2, orphanContainers: 1 });
+  });
+});
+
+describe('SandboxWitness', () => {
+  const attempt = (s: RuntimeSandbox, n: number): RuntimeSandbox => ({ ...s, attempt: n });
+
+  it('counts a second sandbox of a pod seen in another reading, even once the first is gone', () => {
+    const witness = new SandboxWitness();
+    witness.observe(view([sandbox('a'), sandbox('b')], []));
+    witness.observe(view([attempt(sandbox('a', 'SANDBOX_READY', 'replacement'), 1), sandbox('b')], []));
+    assert.equal(witness.duplicateCount, 1);
+    assert.deepEqual(witness.duplicates(), [{ uid: 'a', sandboxIds: ['sb-a', 'replacement'] }]);
+    assert.equal(witness.observations, 2);
+    assert.equal(witness.pods, 2);
+  });
+
+  it('counts nothing for the same sandbox seen again and again, in changing states', () => {
+    const witness = new SandboxWitness();
+    witness.observe(view([sandbox('a')], []));
+    witness.observe(view([sandbox('a', 'SANDBOX_NOTREADY')], []));
+    witness.observe(view([], []));
+    assert.equal(witness.duplicateCount, 0);
+    assert.deepEqual(witness.duplicates(), []);
+  });
+
+  it('tells apart an older sandbox never ready and never with a container (the runtime died making it), replaced by a later attempt', () => {
+    const witness = new SandboxWitness();
+    witness.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'half-made')], []));
+    witness.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'half-made'), attempt(sandbox('a', 'SANDBOX_READY', 'new'), 1)], [{ ...container('a', 0), sandboxId: 'new' }]));
+    assert.deepEqual(witness.abandonedAtCreation(), [{ uid: 'a', sandboxId: 'half-made' }]);
+    assert.deepEqual(witness.duplicates(), []);
+    assert.equal(witness.duplicateCount, 0);
+  });
+
+  it('still counts a replaced sandbox that had been ready, or had a container, or two sandboxes of one attempt', () => {
+    const wasReady = new SandboxWitness();
+    wasReady.observe(view([sandbox('a', 'SANDBOX_READY', 'first')], []));
+    wasReady.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'first'), attempt(sandbox('a', 'SANDBOX_READY', 'second'), 1)], []));
+    assert.equal(wasReady.duplicateCount, 1);
+    const hadContainer = new SandboxWitness();
+    hadContainer.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'first'), attempt(sandbox('a', 'SANDBOX_READY', 'second'), 1)], [{ ...container('a', 0, 'CONTAINER_EXITED'), sandboxId: 'first' }]));
+    assert.equal(hadContainer.duplicateCount, 1);
+    const sameAttempt = new SandboxWitness();
+    sameAttempt.observe(view([sandbox('a', 'SANDBOX_NOTREADY', 'first'), sandbox('a', 'SANDBOX_READY', 'second')], []));
+    assert.equal(sameAttempt.duplicateCount, 1);
+    assert.deepEqual(sameAttempt.abandonedAtCreation(), []);
   });
 });

@@ -162,6 +162,12 @@ export function inventoryAfterFault(pod: V1Pod, runtime: RuntimeView, inventory:
  */
 export async function convergenceProblems(expectation: Expectation, atFault?: RuntimeView, inventory: PodInventory = ONE_RUNNING_MAIN): Promise<string[]> {
   const [pods, runtime] = await Promise.all([listPods(expectation.namespace), runtimeOfNamespace(expectation.namespace)]);
+  return problemsOf(expectation, { pods, runtime }, atFault, inventory);
+}
+
+/** `convergenceProblems` of a state already read (`pods` from the API, `runtime` as it is now). */
+export function problemsOf(expectation: Expectation, now: { pods: readonly V1Pod[]; runtime: RuntimeView }, atFault?: RuntimeView, inventory: PodInventory = ONE_RUNNING_MAIN): string[] {
+  const { pods, runtime } = now;
   const wantOf = (pod: V1Pod): PodInventory => (atFault === undefined ? inventory : inventoryAfterFault(pod, runtime, inventory, atFault));
   return [
     ...apiProblems(pods, expectation),
@@ -292,4 +298,106 @@ export async function restartLedger(namespace: string, atFault: RuntimeView, age
 /** The summary as one sentence, for the test's printed figures. */
 export function describeLedger(s: LedgerSummary): string {
   return `of the kept pods' containers at the fault: ${s.runningAtFault} running (${s.keptRunning} still running unchanged), ${s.createdAtFault} created-not-started (${s.createdStarted} started as they were, ${s.createdReplaced} replaced with the next restart count, ${s.createdStartFailed} failed by the runtime with StartError when the agent died and replaced with the next restart count); ${s.newSinceFault} containers created after the fault with restartCount 0`;
+}
+
+/**
+ * The damage a fault can leave that an operator counts, over one namespace: every figure must be
+ * zero. Counted from one reading of the API and the runtime (every state).
+ */
+export interface DamageCounts {
+  /** Sandboxes beyond the first of a pod the API has, in any state (a churn pod never needs a second). */
+  readonly duplicateSandboxes: number;
+  /** Sandboxes labelled with a UID the API does not have, in any state. */
+  readonly orphanSandboxes: number;
+  /** Containers labelled with a UID the API does not have, in any state. */
+  readonly orphanContainers: number;
+}
+
+/** Counts `DamageCounts` in one reading (see there). */
+export function countDamage(pods: readonly V1Pod[], runtime: RuntimeView): DamageCounts {
+  const apiUids = new Set(pods.map((p) => p.metadata?.uid ?? ''));
+  const perUid = new Map<string, number>();
+  for (const s of runtime.sandboxes) perUid.set(s.uid, (perUid.get(s.uid) ?? 0) + 1);
+  let duplicateSandboxes = 0;
+  for (const [uid, n] of perUid) if (apiUids.has(uid)) duplicateSandboxes += n - 1;
+  return {
+    duplicateSandboxes,
+    orphanSandboxes: runtime.sandboxes.filter((s) => !apiUids.has(s.uid)).length,
+    orphanContainers: runtime.containers.filter((c) => !apiUids.has(c.uid)).length,
+  };
+}
+
+/** What a `SandboxWitness` saw of one sandbox over every reading. */
+interface SandboxSeen {
+  readonly uid: string;
+  readonly attempt: number;
+  everReady: boolean;
+  hostedContainer: boolean;
+}
+
+/**
+ * Every sandbox seen per pod UID over a whole run, across every reading given to `observe`: a
+ * second sandbox that was created and removed again between two end-of-round censuses still
+ * counts. Only for workloads whose sandboxes never legitimately die (sleepers whose sandbox no
+ * fault kills: an agent kill, an API server restart, a containerd kill leave the shims running).
+ *
+ * One exception is told apart, not hidden: a sandbox the runtime left half-made when it died
+ * inside RunPodSandbox (never seen ready, no container ever in it) and a later attempt replaced,
+ * as the kubelet replaces a sandbox that is not ready (container GC removes the dead one later).
+ * Every other second sandbox of a pod is a duplicate.
+ */
+export class SandboxWitness {
+  private readonly seen = new Map<string, SandboxSeen>();
+  private readings = 0;
+
+  observe(runtime: RuntimeView): void {
+    this.readings++;
+    for (const s of runtime.sandboxes) {
+      const seen = this.seen.get(s.id) ?? { uid: s.uid, attempt: s.attempt, everReady: false, hostedContainer: false };
+      seen.everReady ||= s.state === 'SANDBOX_READY';
+      this.seen.set(s.id, seen);
+    }
+    for (const c of runtime.containers) {
+      const seen = this.seen.get(c.sandboxId);
+      if (seen !== undefined) seen.hostedContainer = true;
+    }
+  }
+
+  /** How many runtime readings were observed. */
+  get observations(): number {
+    return this.readings;
+  }
+
+  /** How many pod UIDs were seen with a sandbox. */
+  get pods(): number {
+    return new Set([...this.seen.values()].map((s) => s.uid)).size;
+  }
+
+  private byUid(): Map<string, [string, SandboxSeen][]> {
+    const byUid = new Map<string, [string, SandboxSeen][]>();
+    for (const entry of this.seen) byUid.set(entry[1].uid, [...(byUid.get(entry[1].uid) ?? []), entry]);
+    return byUid;
+  }
+
+  /** Sandboxes abandoned half-made by a dying runtime and replaced by a later attempt (see the class). */
+  abandonedAtCreation(): { uid: string; sandboxId: string }[] {
+    return [...this.byUid()].flatMap(([uid, sandboxes]) => {
+      const newest = Math.max(...sandboxes.map(([, s]) => s.attempt));
+      return sandboxes.filter(([, s]) => s.attempt < newest && !s.everReady && !s.hostedContainer).map(([sandboxId]) => ({ uid, sandboxId }));
+    });
+  }
+
+  /** Pods seen with more than one sandbox, not counting those abandoned at creation, with every sandbox ID seen. */
+  duplicates(): { uid: string; sandboxIds: string[] }[] {
+    const abandoned = new Set(this.abandonedAtCreation().map((a) => a.sandboxId));
+    return [...this.byUid()]
+      .filter(([, sandboxes]) => sandboxes.filter(([id]) => !abandoned.has(id)).length > 1)
+      .map(([uid, sandboxes]) => ({ uid, sandboxIds: sandboxes.map(([id]) => id) }));
+  }
+
+  /** Sandboxes beyond the first, summed over the pods of `duplicates()`. */
+  get duplicateCount(): number {
+    const abandoned = new Set(this.abandonedAtCreation().map((a) => a.sandboxId));
+    return this.duplicates().reduce((sum, d) => sum + d.sandboxIds.filter((id) => !abandoned.has(id)).length - 1, 0);
+  }
 }

@@ -31,13 +31,18 @@ export interface ChurnPlan {
 export interface ChurnFault {
   inject(): Promise<void>;
   recover(): Promise<void>;
+  /**
+   * The fault takes the runtime away (containerd killed): its state is recorded right before
+   * `inject` instead of right after, when nothing can read it.
+   */
+  readonly runtimeGoes?: boolean;
 }
 
 export interface ChurnOutcome {
   readonly expectation: Expectation;
   /** How many pods the API showed Running right before the fault was injected. */
   readonly runningBeforeFault: number;
-  /** The runtime right after the fault was injected: every sandbox and container of the namespace, any state. */
+  /** The runtime right after the fault was injected (right before, when it takes the runtime away): every sandbox and container of the namespace, any state. */
   readonly atFault: RuntimeView;
   /** How long the recovery took (`fault.recover()`), in milliseconds. */
   readonly recoverMs: number;
@@ -89,8 +94,9 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
     (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
   );
   const runningBefore = await waitForRunning(plan.namespace, plan.runningBeforeFault);
+  const beforeFault = fault.runtimeGoes === true ? await runtimeOfNamespace(plan.namespace) : undefined;
   await fault.inject();
-  const atFault = await runtimeOfNamespace(plan.namespace);
+  const atFault = beforeFault ?? (await runtimeOfNamespace(plan.namespace));
   const creationError = await creating;
   if (creationError !== undefined) throw creationError;
 

@@ -92,14 +92,25 @@ export function withoutInheritedFds(command: string, args: readonly string[]): [
   return ['bash', ['-c', closeThenExec, 'bash', command, ...args]];
 }
 
+/** How `clusterUp` runs `up.sh`. */
+export interface ClusterUpOptions {
+  /**
+   * Start a missing agent from the build already in `dist/` instead of rebuilding it first
+   * (`NODELET_AGENT_PREBUILT=1`): for tests that restart the agent many times. The cluster wrapper's
+   * `up.sh` built it from this tree before the test started.
+   */
+  readonly prebuiltAgent?: boolean;
+}
+
 /**
  * Runs `test/cluster/up.sh`, which starts every daemon that is not running (and waits for each to
  * be healthy; for the agent, for the node to report Ready). Rejects with the script's output tail.
  */
-export async function clusterUp(): Promise<void> {
+export async function clusterUp(options: ClusterUpOptions = {}): Promise<void> {
   try {
     const [command, args] = withoutInheritedFds('bash', [path.join(REPO_DIR, 'test', 'cluster', 'up.sh')]);
-    await run(command, args, { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
+    const env = options.prebuiltAgent === true ? { ...process.env, NODELET_AGENT_PREBUILT: '1' } : process.env;
+    await run(command, args, { timeout: 600_000, maxBuffer: 16 * 1024 * 1024, env });
   } catch (error) {
     const output = error instanceof Error && 'stderr' in error ? String(error.stderr).slice(-2000) : String(error);
     throw new Error(`test/cluster/up.sh failed: ${output}`);

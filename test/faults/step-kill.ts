@@ -12,7 +12,7 @@
  */
 import { eventually } from '../e2e/helpers.js';
 import type { CriInterposer, Firing, Trigger } from './cri-interposer.js';
-import { clusterUp, daemonPid, processAgeMs, stopHarnessAgent } from './harness.js';
+import { clusterUp, daemonPid, processAgeMs, stopHarnessAgent, type ClusterUpOptions } from './harness.js';
 import { InterposedAgent } from './interposed-agent.js';
 import { runtimeOfUid, type RuntimeView } from './state.js';
 
@@ -90,10 +90,10 @@ export interface Restored {
   readonly agentStartedAtMs: number;
 }
 
-/** Starts the harness's agent again with `up.sh`. */
-export async function restoreHarnessAgent(): Promise<Restored> {
+/** Starts the harness's agent again with `up.sh` (from the build in `dist/` with `prebuiltAgent`). */
+export async function restoreHarnessAgent(options: ClusterUpOptions = {}): Promise<Restored> {
   const startedMs = Date.now();
-  await clusterUp();
+  await clusterUp(options);
   const upMs = Date.now() - startedMs;
   const agentPid = await daemonPid('nodelet');
   if (agentPid === undefined) throw new Error('up.sh returned but the harness agent does not run');
