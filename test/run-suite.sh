@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Runs one test suite with node's built-in test runner (TypeScript through tsx).
 #   unit         colocated *.test.ts under cmd/, server/, controllers/, reconcilers/, cri/, util/, dashboard/, bench/, test/doubles/,
-#                test/conformance/ (the conformance runner's pure parts) (plain data, fakes)
+#                test/conformance/ (the conformance runner's pure parts), test/faults-scale/hostile/ (the hostile-spec generator) (plain data, fakes)
 #   integration  test/integration/*.test.ts (real Redis, containerd, API server: needs `npm run cluster:up`)
 #   e2e          test/e2e/*.test.ts (the whole test cluster with nodelet as its node agent)
 #   faults       test/faults/*.test.ts (kill and restart the cluster's daemons: nothing else may use the cluster)
+#   faults-scale test/faults-scale/*.test.ts (long fault campaigns, outside `npm test`: hostile pod specs, ...)
 #   image        test/image/*.test.ts (nodelet's image, built by image/build.sh; the smoke test runs it on the cluster)
 #   selfhosted   test/selfhosted/*.test.ts (the chart installed with helm, nodelet as its DaemonSet on the cluster)
 # Prints the spec report; also writes TAP to .test-results/<suite>.tap for test-all's summary.
 # Each suite runs under an overall time limit (below); hitting it prints why and exits 124.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|image|selfhosted [files...]}
+suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|faults-scale|image|selfhosted [files...]}
 shift
 case $suite in
-  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles test/conformance -name '*.test.ts' 2>/dev/null | sort) ;;
-  integration | e2e | faults | image | selfhosted)
-    mapfile -t files < <(find "test/$suite" -name '*.test.ts' | sort)
+  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
+  integration | e2e | faults | faults-scale | image | selfhosted)
+    mapfile -t files < <(find "test/$suite" -maxdepth 1 -name '*.test.ts' | sort)
     if [[ -f .cluster/env ]]; then source .cluster/env; fi
     ;;
   *) echo "unknown suite: $suite" >&2; exit 2 ;;
@@ -30,7 +31,7 @@ if [[ $suite == unit ]]; then concurrency=2; fi
 # node's per-test timeouts do not cover hooks, leaked handles or a wedged child. Overridable with a
 # duration `timeout` understands (90s, 20m, 1h): NODELET_SUITE_TIMEOUT_<SUITE> (e.g.
 # NODELET_SUITE_TIMEOUT_E2E), else NODELET_SUITE_TIMEOUT for every suite.
-declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [image]=20m [selfhosted]=20m)
+declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [faults-scale]=3h [image]=20m [selfhosted]=20m)
 per_suite_var=NODELET_SUITE_TIMEOUT_${suite^^}
 limit=${!per_suite_var:-${NODELET_SUITE_TIMEOUT:-${default_limit[$suite]}}}
 if ! [[ $limit =~ ^[1-9][0-9]*[smh]?$ ]]; then echo "bad time limit for the $suite suite: '$limit' (e.g. 90s, 20m, 1h)" >&2; exit 2; fi
