@@ -30,9 +30,10 @@ if [[ $suite == unit ]]; then concurrency=2; fi
 # An overall time limit per suite, so a hung test cannot hold the run (and the cluster) forever:
 # node's per-test timeouts do not cover hooks, leaked handles or a wedged child. Overridable with a
 # duration `timeout` understands (90s, 20m, 1h): NODELET_SUITE_TIMEOUT_<SUITE> (e.g.
-# NODELET_SUITE_TIMEOUT_E2E), else NODELET_SUITE_TIMEOUT for every suite.
+# NODELET_SUITE_TIMEOUT_E2E, NODELET_SUITE_TIMEOUT_FAULTS_SCALE), else NODELET_SUITE_TIMEOUT for every suite.
 declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [faults-scale]=3h [image]=20m [selfhosted]=20m)
 per_suite_var=NODELET_SUITE_TIMEOUT_${suite^^}
+per_suite_var=${per_suite_var//-/_}
 limit=${!per_suite_var:-${NODELET_SUITE_TIMEOUT:-${default_limit[$suite]}}}
 if ! [[ $limit =~ ^[1-9][0-9]*[smh]?$ ]]; then echo "bad time limit for the $suite suite: '$limit' (e.g. 90s, 20m, 1h)" >&2; exit 2; fi
 mkdir -p .test-results
