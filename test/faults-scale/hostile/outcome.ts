@@ -12,6 +12,7 @@ import type { CoreV1Event, V1ContainerStatus, V1Pod } from '@kubernetes/client-n
 export const WAITING_REASONS: ReadonlySet<string> = new Set([
   'CreateContainerConfigError',
   'CreateContainerError',
+  'PreCreateHookError',
   'RunContainerError',
   'PreStartHookError',
   'PostStartHookError',
@@ -19,8 +20,7 @@ export const WAITING_REASONS: ReadonlySet<string> = new Set([
   'ErrImagePull',
   'ImagePullBackOff',
   'ErrImageNeverPull',
-  'RegistryUnavailable',
-  'SignatureValidationFailed',
+  'ImageInspectError',
   'CrashLoopBackOff',
   'ContainerStatusUnknown',
 ]);
@@ -42,6 +42,8 @@ export const POD_REASONS: ReadonlySet<string> = new Set([
   'DeadlineExceeded',
   'Evicted',
   'Forbidden',
+  'InitContainerRestartPolicyForbidden',
+  'PodLevelResourcesNotSupported',
 ]);
 
 /** Warning events that explain a pod held in ContainerCreating/PodInitializing. */
