@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs one test suite with node's built-in test runner (TypeScript through tsx).
 #   unit         colocated *.test.ts under cmd/, server/, controllers/, reconcilers/, cri/, util/, dashboard/, bench/, test/doubles/,
-#                test/conformance/ (the conformance runner's pure parts) (plain data, fakes)
+#                test/conformance/ (the conformance runner's pure parts), test/faults-scale/hostile/ (the hostile-spec generator) (plain data, fakes)
 #   integration  test/integration/*.test.ts (real Redis, containerd, API server: needs `npm run cluster:up`)
 #   e2e          test/e2e/*.test.ts (the whole test cluster with nodelet as its node agent)
 #   faults       test/faults/*.test.ts (kill and restart the cluster's daemons: nothing else may use the cluster)
-#   faults-scale test/faults-scale/*.test.ts (the fault campaign at scale: 100-pod churns through 20 agent kills,
-#                a containerd kill, 5 API server restarts; long, not part of npm test)
+#   faults-scale test/faults-scale/*.test.ts (long fault campaigns, not part of npm test: 100-pod churns through 20 agent
+#                kills, a containerd kill, 5 API server restarts; 1,000 hostile pod specs)
 #   image        test/image/*.test.ts (nodelet's image, built by image/build.sh; the smoke test runs it on the cluster)
 #   selfhosted   test/selfhosted/*.test.ts (the chart installed with helm, nodelet as its DaemonSet on the cluster)
 # Prints the spec report; also writes TAP to .test-results/<suite>.tap for test-all's summary.
@@ -16,9 +16,9 @@ cd "$(dirname "$0")/.."
 suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|faults-scale|image|selfhosted [files...]}
 shift
 case $suite in
-  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles test/conformance -name '*.test.ts' 2>/dev/null | sort) ;;
+  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
   integration | e2e | faults | faults-scale | image | selfhosted)
-    mapfile -t files < <(find "test/$suite" -name '*.test.ts' | sort)
+    mapfile -t files < <(find "test/$suite" -maxdepth 1 -name '*.test.ts' | sort)
     if [[ -f .cluster/env ]]; then source .cluster/env; fi
     ;;
   *) echo "unknown suite: $suite" >&2; exit 2 ;;
@@ -32,7 +32,7 @@ if [[ $suite == unit ]]; then concurrency=2; fi
 # node's per-test timeouts do not cover hooks, leaked handles or a wedged child. Overridable with a
 # duration `timeout` understands (90s, 20m, 1h): NODELET_SUITE_TIMEOUT_<SUITE> (e.g.
 # NODELET_SUITE_TIMEOUT_E2E, NODELET_SUITE_TIMEOUT_FAULTS_SCALE), else NODELET_SUITE_TIMEOUT for every suite.
-declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [faults-scale]=60m [image]=20m [selfhosted]=20m)
+declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [faults-scale]=3h [image]=20m [selfhosted]=20m)
 suite_upper=${suite^^}
 per_suite_var=NODELET_SUITE_TIMEOUT_${suite_upper//-/_}
 limit=${!per_suite_var:-${NODELET_SUITE_TIMEOUT:-${default_limit[$suite]}}}

@@ -16,11 +16,19 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/**
+ * The longest delay Node's timers take (2^31 - 1 ms, about 24.8 days). Node fires a longer one
+ * after 1 ms instead (TimeoutOverflowWarning), so a pod spec's `periodSeconds: 2147483647` made its
+ * probe run every millisecond; a longer wait is clamped to this, which is as good as never for a
+ * pod (found by the hostile-specs campaign, test/faults-scale).
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The real clock. Timers are unref'd: a controller's heartbeat alone never holds the process open. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => {
-    const timer = setTimeout(fn, ms);
+    const timer = setTimeout(fn, Math.min(ms, MAX_TIMER_MS));
     timer.unref();
     return timer;
   },

@@ -2,6 +2,7 @@
  * One run of a reconcile job: call the handler, turn its settlement into the next step (see
  * `policy.ts`), record the run on the job, and carry the step out in BullMQ terms.
  */
+import { setMaxListeners } from 'node:events';
 import { DelayedError, ErrorCode, UnrecoverableError } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -95,12 +96,24 @@ export class KeyedSerializer {
   }
 }
 
+/**
+ * Lifts Node's listener warning (10) off a reconcile's signal. Each CRI call and hook in flight
+ * listens on it and stops listening when it settles (`cri/transport.ts`, `hooks/run-hook.ts`), so
+ * the count follows the pod's concurrent calls: one per container when its containers are observed,
+ * started or stopped together, and a pod may have any number of containers. A pod with more than
+ * ten made Node print a "possible memory leak" warning to the agent's stderr on every such sync.
+ */
+function allowConcurrentCalls(signal: AbortSignal): void {
+  setMaxListeners(0, signal);
+}
+
 /** Builds the processor that runs one job of the reconcile queue. */
 export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
   const perUid = new KeyedSerializer();
   return async (job, token, signal) => {
     const { uid, namespace, name, reason } = job.data;
     const ref: PodKey = { uid, namespace, name };
+    if (signal !== undefined) allowConcurrentCalls(signal);
     const failuresBefore = deps.failures.get(uid);
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();
