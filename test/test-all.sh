@@ -2,6 +2,7 @@
 # npm test: everything, on a fresh machine or a warm one. Installs what is missing (npm packages,
 # Debian packages and the Go-built cluster binaries, through the cluster harness), then runs
 #   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → faults
+#   → image (nodelet's image built by image/build.sh, compared with the Dockerfile, run on the cluster)
 #   → selfhosted (nodelet's image imported, the chart installed with helm as a DaemonSet on the cluster)
 # and tears the cluster down again unless it was already up when the run started.
 # Ends with one line "N passed, N failed, N skipped" over every suite (CI parses it), the number of
@@ -99,6 +100,7 @@ if [[ ! " ${failed_steps[*]} " =~ " test cluster up " ]]; then
   step "integration tests" bash test/run-suite.sh integration
   step "end-to-end tests" bash test/run-suite.sh e2e
   step "fault tests" bash test/run-suite.sh faults
+  step "image tests" bash test/run-suite.sh image
   step "self-hosted helm tests" bash test/run-suite.sh selfhosted
 fi
 if ((!was_up)); then
