@@ -150,7 +150,7 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     // Reconciled again (a resync): nothing starts.
     await h.reconciler().reconcile(ref);
     assert.equal(h.runtime.callsTo('runPodSandbox').length, sandboxes);
-    assert.deepEqual(calls.slice(-2), ['terminating:0', 'terminated']);
+    assert.deepEqual(calls.slice(-2), ['terminating:1', 'terminated'], 'an eviction with grace 0 gets the kubelet’s minimum of 1 s');
   });
 
   it('stops a cancelled run at its next runtime call: no event blames the container, no status is written', async () => {

@@ -64,7 +64,8 @@ describe('pod lifecycle kernel', () => {
     assert.equal(lifecycle.terminate(key, 3), 3);
     assert.equal(lifecycle.terminate(key, 60), 3, 'a longer grace period later does not lengthen it');
     assert.equal(lifecycle.gracePeriodSeconds(key.uid), 3);
-    assert.equal(lifecycle.terminate(key, -5), 0, 'never negative');
+    assert.equal(lifecycle.terminate(key, -5), 1, 'never below 1 s, as the kubelet (a grace period of 0 still runs preStop hooks)');
+    assert.equal(lifecycle.terminate(key, 0), 1);
   });
 
   it('stamps admittedAt, terminatingAt and terminatedAt once, from the injected clock', async () => {
@@ -93,7 +94,7 @@ describe('pod lifecycle kernel', () => {
     const r = recorder();
     lifecycle.register(r);
     lifecycle.terminated(key);
-    assert.deepEqual(r.calls, ['terminating:0', 'terminated:u1']);
+    assert.deepEqual(r.calls, ['terminating:1', 'terminated:u1']);
   });
 
   it('keeps telling the other managers when one throws', () => {

@@ -94,12 +94,15 @@ export class PodLifecycle implements PodStartEvents {
 
   /**
    * The pod must stop, within `gracePeriodSeconds`. The first call moves it to terminating and
-   * tells the managers; every call returns the effective grace period, which only shrinks.
+   * tells the managers; every call returns the effective grace period, which only shrinks and is
+   * never below 1 s.
    */
   terminate(key: PodKey, gracePeriodSeconds: number): number {
     const record = this.records.get(key.uid) ?? { key, phase: 'syncing' as const };
     this.records.set(key.uid, record);
-    const grace = Math.max(0, Math.min(gracePeriodSeconds, record.gracePeriodSeconds ?? Number.POSITIVE_INFINITY));
+    // As the kubelet's pod worker: "no matter what, we always supply a grace period of 1". A pod
+    // deleted with --grace-period=0 --force still gets its preStop hooks, bounded by 1 s.
+    const grace = Math.max(1, Math.min(gracePeriodSeconds, record.gracePeriodSeconds ?? Number.POSITIVE_INFINITY));
     record.gracePeriodSeconds = grace;
     if (record.phase === 'syncing') {
       record.phase = 'terminating';
