@@ -26,25 +26,9 @@ delete_node_objects() {
   kubectl_admin -n kube-node-lease delete lease "$KUBELET_NODE_NAME" --ignore-not-found >/dev/null || true
 }
 
-# Every sandbox through CRI (CNI releases addresses and veths), then any task left.
-remove_workloads() {
-  local id ns
-  daemon_pid kubelet-containerd "$CONTAINERD_CONFIG" >/dev/null || return 0
-  for id in $(crictl_cmd pods -q 2>/dev/null); do
-    crictl_cmd stopp "$id" >/dev/null 2>&1 || true
-    crictl_cmd rmp -f "$id" >/dev/null 2>&1 || warn "could not remove pod sandbox $id"
-  done
-  for ns in $(ctr --address "$CONTAINERD_SOCK" namespaces ls -q 2>/dev/null); do
-    for id in $(ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks ls -q 2>/dev/null); do
-      ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks kill -s KILL "$id" >/dev/null 2>&1 || true
-      sleep 0.2
-      ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks delete -f "$id" >/dev/null 2>&1 || true
-    done
-  done
-}
-
 containerd_down() {
-  remove_workloads
+  # Every sandbox through CRI (CNI releases addresses and veths), then any task left.
+  containerd_remove_workloads kubelet-containerd
   stop_daemon kubelet-containerd "$CONTAINERD_CONFIG" 20
   kill_leftover_shims
   remove_leftover_cgroups

@@ -50,17 +50,8 @@ kubelet_network_up() {
     # shellcheck disable=SC2046  # the rule is a list of words
     "$ipt" -C $(kubelet_fw_rule) 2>/dev/null || "$ipt" -I $(kubelet_fw_rule)
   done
-  mkdir -p "$KUBELET_CNI_CONF_DIR" "$KUBELET_CNI_IPAM_DIR"
-  jq -n --arg name "$KUBELET_CNI_NETWORK" --arg bridge "$KUBELET_BRIDGE" --arg subnet "$KUBELET_POD_CIDR" \
-    --arg gw "$KUBELET_POD_GATEWAY" --arg ipam "$KUBELET_CNI_IPAM_DIR" '{
-      cniVersion: "1.0.0", name: $name,
-      plugins: [
-        {type: "bridge", bridge: $bridge, isGateway: true, ipMasq: false, hairpinMode: true,
-         ipam: {type: "host-local", dataDir: $ipam, ranges: [[{subnet: $subnet, gateway: $gw}]],
-                routes: [{dst: "0.0.0.0/0"}]}},
-        {type: "loopback"}
-      ]
-    }' >"$KUBELET_CNI_CONF_DIR/10-nodelet-kubelet.conflist"
+  write_cni_config "$KUBELET_CNI_CONF_DIR/10-nodelet-kubelet.conflist" "$KUBELET_CNI_IPAM_DIR" "$KUBELET_CNI_NETWORK" \
+    "$KUBELET_BRIDGE" "$KUBELET_POD_CIDR" "$KUBELET_POD_GATEWAY"
 }
 
 # The kubelet refuses to start unless its cgroup root exists in every hierarchy.

@@ -142,10 +142,12 @@ remove_pod_log_dir() {
 }
 
 # Stops and removes every pod sandbox (CNI releases the IPs and veths), then any task left in any
-# namespace (e.g. made with ctr), so no shim outlives containerd.
+# namespace (e.g. made with ctr), so no shim outlives containerd. Usage: containerd_remove_workloads
+# [DAEMON] (default containerd; the kubelet node's is kubelet-containerd, with CONTAINERD_SOCK and
+# CONTAINERD_CONFIG pointing at it; its pods' log directories are outside POD_LOG_DIR, so kept here).
 containerd_remove_workloads() {
   local ns id
-  daemon_pid containerd "$CONTAINERD_CONFIG" >/dev/null || return 0
+  daemon_pid "${1:-containerd}" "$CONTAINERD_CONFIG" >/dev/null || return 0
   for id in $(crictl_cmd pods -q 2>/dev/null); do
     remove_pod_log_dir "$id"
     crictl_cmd stopp "$id" >/dev/null 2>&1 || true

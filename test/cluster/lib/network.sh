@@ -42,7 +42,7 @@ network_up() {
     done < <(fw_rules)
   done
   ip route replace blackhole "$SERVICE_CIDR"
-  write_cni_config
+  write_cni_config "$CNI_CONF_DIR/10-nodelet.conflist" "$CNI_IPAM_DIR" "$CNI_NETWORK" "$BRIDGE" "$POD_CIDR" "$POD_GATEWAY"
 }
 
 # Usage: bridge_up NAME GATEWAY_IP (a /24).
@@ -65,10 +65,13 @@ bridge_down() {
 }
 
 # One conflist: bridge with host-local IPAM (state under the cluster dir), plus loopback.
+# Usage: write_cni_config CONF_FILE IPAM_DIR NETWORK BRIDGE SUBNET GATEWAY (nodelet's node and the
+# kubelet's node each write their own).
 write_cni_config() {
-  mkdir -p "$CNI_CONF_DIR" "$CNI_IPAM_DIR"
-  jq -n --arg name "$CNI_NETWORK" --arg bridge "$BRIDGE" --arg subnet "$POD_CIDR" \
-    --arg gw "$POD_GATEWAY" --arg ipam "$CNI_IPAM_DIR" '{
+  local conf=$1 ipam_dir=$2 network=$3 bridge=$4 subnet=$5 gw=$6
+  mkdir -p "$(dirname "$conf")" "$ipam_dir"
+  jq -n --arg name "$network" --arg bridge "$bridge" --arg subnet "$subnet" \
+    --arg gw "$gw" --arg ipam "$ipam_dir" '{
       cniVersion: "1.0.0", name: $name,
       plugins: [
         {type: "bridge", bridge: $bridge, isGateway: true, ipMasq: false, hairpinMode: true,
@@ -76,7 +79,7 @@ write_cni_config() {
                 routes: [{dst: "0.0.0.0/0"}]}},
         {type: "loopback"}
       ]
-    }' >"$CNI_CONF_DIR/10-nodelet.conflist"
+    }' >"$conf"
 }
 
 # Deletes the network namespaces of our pods that containerd did not (after a crash). A namespace
