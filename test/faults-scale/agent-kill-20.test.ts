@@ -51,6 +51,7 @@ describe(`the agent killed with SIGKILL ${KILLS} times during a 100-pod create/d
         },
         apiUpDuringFault: true,
         mayAbandonStarts: true,
+        agentDies: true,
       },
     );
     for (const record of outcome.records) t.diagnostic(describeRound(record));

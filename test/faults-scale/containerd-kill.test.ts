@@ -52,7 +52,7 @@ describe('containerd killed with SIGKILL during a 100-pod create/delete churn', 
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAtMs + downMs - Date.now())));
           await clusterUp();
         },
-        runtimeGoes: true,
+        recordRuntime: 'before-inject',
       },
     );
     const witness = new SandboxWitness();

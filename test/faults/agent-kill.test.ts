@@ -4,7 +4,7 @@
  * the runtime alone (restart safety), counted without sampling: every remaining pod Running and
  * Ready with exactly one sandbox (in any state) and exactly one container (in any state), the one
  * the API reports; the deleted ones gone from the API and from containerd; nothing labelled for a
- * UID the API does not have. And pod by pod against the runtime at the kill: every container that
+ * UID the API does not have. And pod by pod against the runtime as the dead agent left it: every container that
  * was running still runs with the same ID and restart count, one that was created but not started
  * was started as it was or replaced with the next restart count, and every later one has
  * restartCount 0.
@@ -41,6 +41,7 @@ describe('the agent killed with SIGKILL during a 50-pod create/delete churn', ()
           killedPid = await killDaemon('nodelet');
         },
         recover: clusterUp,
+        recordRuntime: 'before-recover',
       },
     );
     assert.equal(outcome.expectation.present.length, 40);
@@ -52,7 +53,7 @@ describe('the agent killed with SIGKILL during a 50-pod create/delete churn', ()
     const convergedMs = Date.now() - outcome.recoveredAtMs;
     assert.deepEqual(await convergenceProblems(outcome.expectation, outcome.atFault), []);
     t.diagnostic(
-      `at the kill the runtime had sandboxes: ${describeStates(outcome.atFault.sandboxes)}; containers: ${describeStates(outcome.atFault.containers)}` +
+      `while the agent was dead the runtime had sandboxes: ${describeStates(outcome.atFault.sandboxes)}; containers: ${describeStates(outcome.atFault.containers)}` +
         ` (${outcome.runningBeforeFault} pods Running in the API just before); up.sh took ${outcome.recoverMs} ms; converged ${convergedMs} ms after up.sh returned`,
     );
   });

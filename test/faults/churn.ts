@@ -4,6 +4,7 @@
  *   create `initial` pods in batches ──► once `runningBeforeFault` run: inject the fault (creation
  *        │                                  may still be going on) and record every sandbox and
  *        │                                  container of the namespace in the runtime, any state
+ *        │                                  (see `ChurnFault.recordRuntime` for when)
  *        └─► delete `toDelete` of them, create `extra` more ──► recover ──► caller waits for convergence
  *
  * Every pod is a busybox `sleep 3600` bound to the test node with a 2 s grace period.
@@ -32,17 +33,21 @@ export interface ChurnFault {
   inject(): Promise<void>;
   recover(): Promise<void>;
   /**
-   * The fault takes the runtime away (containerd killed): its state is recorded right before
-   * `inject` instead of right after, when nothing can read it.
+   * When the runtime's state at the fault is recorded: `after-inject` (the default) right after
+   * `inject`; `before-inject` when the fault takes the runtime away (containerd killed) and nothing
+   * could read it after; `before-recover` when the fault kills the agent: calls it had in flight
+   * still complete in the runtime after its death (a container made by a CreateContainer the kill
+   * interrupted), and nothing else changes the runtime until `recover`, so the reading right before
+   * it is what the dead agent left.
    */
-  readonly runtimeGoes?: boolean;
+  readonly recordRuntime?: 'after-inject' | 'before-inject' | 'before-recover';
 }
 
 export interface ChurnOutcome {
   readonly expectation: Expectation;
   /** How many pods the API showed Running right before the fault was injected. */
   readonly runningBeforeFault: number;
-  /** The runtime right after the fault was injected (right before, when it takes the runtime away): every sandbox and container of the namespace, any state. */
+  /** The runtime at the fault (see `ChurnFault.recordRuntime`): every sandbox and container of the namespace, any state. */
   readonly atFault: RuntimeView;
   /** How long the recovery took (`fault.recover()`), in milliseconds. */
   readonly recoverMs: number;
@@ -94,9 +99,10 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
     (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
   );
   const runningBefore = await waitForRunning(plan.namespace, plan.runningBeforeFault);
-  const beforeFault = fault.runtimeGoes === true ? await runtimeOfNamespace(plan.namespace) : undefined;
+  const record = fault.recordRuntime ?? 'after-inject';
+  const beforeFault = record === 'before-inject' ? await runtimeOfNamespace(plan.namespace) : undefined;
   await fault.inject();
-  const atFault = beforeFault ?? (await runtimeOfNamespace(plan.namespace));
+  const afterInject = record === 'after-inject' ? await runtimeOfNamespace(plan.namespace) : undefined;
   const creationError = await creating;
   if (creationError !== undefined) throw creationError;
 
@@ -105,6 +111,7 @@ export async function churnThrough(plan: ChurnPlan, fault: ChurnFault): Promise<
   await kubectl(['delete', 'pod', '-n', plan.namespace, '--wait=false', ...doomed]);
   const extra = podNames('q', 0, plan.extra);
   await createInBatches(plan.namespace, extra, { batchSize: plan.batchSize, pauseMs: 0 });
+  const atFault = beforeFault ?? afterInject ?? (await runtimeOfNamespace(plan.namespace));
   const recoverStartMs = Date.now();
   await fault.recover();
   const recoveredAtMs = Date.now();

@@ -58,6 +58,12 @@ export interface RoundFault {
    * and be replaced. A container running at the fault must be kept whatever the fault.
    */
   readonly mayAbandonStarts: boolean;
+  /**
+   * The fault kills the agent: the runtime is recorded at the end of the fault (right before
+   * `recover`), not right after `inject`, as calls the agent had in flight still complete in the
+   * runtime after its death and nothing else changes it meanwhile (see `ChurnFault.recordRuntime`).
+   */
+  readonly agentDies?: boolean;
 }
 
 /** One round's figures. */
@@ -67,7 +73,7 @@ export interface RoundRecord {
   readonly delayMs: number;
   readonly created: number;
   readonly deleted: number;
-  /** Sandboxes and containers of the namespace in the runtime right after the fault (any state). */
+  /** Sandboxes and containers of the namespace in the runtime at the fault (any state; see `RoundFault.agentDies`). */
   readonly atFault: { readonly sandboxes: number; readonly containers: number; readonly runningContainers: number };
   /** From the fault injected to `recover` returned. */
   readonly outageMs: number;
@@ -168,14 +174,15 @@ async function roundToFault(ctx: { plan: RoundsPlan; fault: RoundFault; desired:
   await new Promise((resolve) => setTimeout(resolve, delayMs));
   await fault.inject(round);
   const injectedAtMs = Date.now();
-  const atFault = await runtimeOfNamespace(plan.namespace);
-  ctx.witness.observe(atFault);
+  const afterInject = fault.agentDies === true ? undefined : await runtimeOfNamespace(plan.namespace);
   let created = plan.createBefore;
   if (fault.apiUpDuringFault) {
     await desired.create(names(round, plan.createBefore, plan.createDuring));
     created += plan.createDuring;
     deleted += await desired.deleteSome(plan.deleteDuring, random);
   }
+  const atFault = afterInject ?? (await runtimeOfNamespace(plan.namespace));
+  ctx.witness.observe(atFault);
   return { delayMs, created, deleted, atFault, injectedAtMs };
 }
 
