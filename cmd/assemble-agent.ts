@@ -49,6 +49,7 @@ import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
 import { createApiRuntimeHandlers } from '../controllers/runtimeclass/api-runtime-handlers.js';
 import { STATUS_ONLY_UPDATE } from '../controllers/pod-sources/api-source.js';
+import { lateSyncPreempter, type SyncPreempter } from './sync-preemption.js';
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
@@ -108,10 +109,14 @@ export async function waitForRuntime(runtime: RuntimeService, logger: Logger, cl
   }
 }
 
-/** Enqueue without awaiting: a failure (Redis down) is logged; the resync after reconnect repairs it. */
-function enqueuer(queue: ReconcileQueue, logger: Logger): (key: PodKey, reason: string) => void {
+/**
+ * Enqueue without awaiting: a failure (Redis down) is logged; the resync after reconnect repairs it.
+ * An event that makes the pod's sync in flight moot (it is being deleted) cancels that sync first.
+ */
+function enqueuer(queue: ReconcileQueue, logger: Logger, preempter: SyncPreempter): (key: PodKey, reason: string) => void {
   return (key, reason) => {
     // A status-only change never cuts a pending delay (a failure backoff) short.
+    if (reason !== STATUS_ONLY_UPDATE) preempter.onEvent(key);
     const added = reason === STATUS_ONLY_UPDATE ? queue.enqueueIfIdle(key, reason) : queue.enqueue(key, reason);
     added.catch((error: unknown) => {
       logger.warn({ err: error, podUID: key.uid, reason }, 'enqueue failed; the next resync retries');
@@ -365,7 +370,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion, metrics };
   const queue = createReconcileQueue({ redisUrl: settings.redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
   metrics.watchQueue(queue);
-  const enqueue = enqueuer(queue, logger);
+  const preempter = lateSyncPreempter(queue, logger.child({ component: 'reconcile-queue' }));
+  const enqueue = enqueuer(queue, logger, preempter);
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, metrics: metrics.pleg });
   const readiness = runtimeReadiness(cri.runtime, pleg);
   const pressure = latePressure();
@@ -380,6 +386,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
   const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups });
+  preempter.bind({ store, lifecycle: podSync.lifecycle, evictions: podSync.evictions });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');

@@ -37,5 +37,7 @@ export function describeOutcome(record: Pick<RunRecord, 'outcome' | 'attempt'>):
       return `error (attempt ${record.attempt})`;
     case 'terminal':
       return 'failed terminally';
+    case 'preempted':
+      return 'preempted by a newer event';
   }
 }

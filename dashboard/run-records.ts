@@ -6,7 +6,7 @@
 import type { ReconcileJobData } from '../controllers/queue/redis.js';
 import type { RunRecord } from '../controllers/queue/runner.js';
 
-const OUTCOMES = new Set<string>(['success', 'requeue', 'error', 'terminal'] satisfies RunRecord['outcome'][]);
+const OUTCOMES = new Set<string>(['success', 'requeue', 'error', 'terminal', 'preempted'] satisfies RunRecord['outcome'][]);
 
 /** A run record from one job log line, or undefined when the line is not one. */
 export function parseRunRecord(line: string): RunRecord | undefined {

@@ -28,10 +28,23 @@ void describe('outcomeOf', () => {
     assert.deepEqual(outcomeOf({ error: plain }), { kind: 'error', error: plain });
     assert.deepEqual(outcomeOf({ error: 'a string' }), { kind: 'error', error: 'a string' });
   });
+
+  void it('treats a preempted run that threw as preempted whatever it threw, and one that finished anyway by its result', () => {
+    assert.deepEqual(outcomeOf({ error: new Error('aborted') }, true), { kind: 'preempted' });
+    assert.deepEqual(outcomeOf({ error: new TerminalReconcileError('bad spec') }, true), { kind: 'preempted' });
+    assert.deepEqual(outcomeOf({ value: {} }, true), { kind: 'success' });
+    assert.deepEqual(outcomeOf({ value: { requeueAfterMs: 5 } }, true), { kind: 'requeue', afterMs: 5 });
+  });
 });
 
 void describe('planNextRun', () => {
   const cases: { name: string; outcome: RunOutcome; failuresBefore: number; want: RunPlan }[] = [
+    {
+      name: 'runs a preempted job again at once, keeping the failure count as it was',
+      outcome: { kind: 'preempted' },
+      failuresBefore: 2,
+      want: { next: { kind: 'run-again', delayMs: 0 }, failures: 2 },
+    },
     {
       name: 'completes and forgets the backoff after a success',
       outcome: { kind: 'success' },

@@ -17,7 +17,9 @@ export type RunOutcome =
   | { readonly kind: 'success' }
   | { readonly kind: 'requeue'; readonly afterMs: number }
   | { readonly kind: 'error'; readonly error: unknown }
-  | { readonly kind: 'terminal'; readonly error: unknown };
+  | { readonly kind: 'terminal'; readonly error: unknown }
+  /** Cancelled by a newer event that made the run moot (`RunPreemption`): not a failure. */
+  | { readonly kind: 'preempted' };
 
 /** What the queue does with the UID's job after a run. */
 export type NextStep =
@@ -37,10 +39,13 @@ export interface RunPlan {
 
 /**
  * Classifies a handler's settlement. A result without a positive, finite `requeueAfterMs` is a
- * plain success (like controller-runtime, where `RequeueAfter: 0` means "no requeue").
+ * plain success (like controller-runtime, where `RequeueAfter: 0` means "no requeue"). A run that
+ * was `preempted` and threw is preempted whatever it threw (it stopped because it was cancelled);
+ * one that finished anyway keeps its own outcome.
  */
-export function outcomeOf(settled: { readonly value: ReconcileResult } | { readonly error: unknown }): RunOutcome {
+export function outcomeOf(settled: { readonly value: ReconcileResult } | { readonly error: unknown }, preempted = false): RunOutcome {
   if ('error' in settled) {
+    if (preempted) return { kind: 'preempted' };
     return isTerminalReconcileError(settled.error)
       ? { kind: 'terminal', error: settled.error }
       : { kind: 'error', error: settled.error };
@@ -55,7 +60,8 @@ export function outcomeOf(settled: { readonly value: ReconcileResult } | { reado
 /**
  * All retry policy in one switch: success forgets the backoff; requeue-after forgets it and runs
  * again after the delay; an error counts one more failure and runs again after the backoff for
- * that count; a terminal error forgets the backoff and fails the job.
+ * that count; a terminal error forgets the backoff and fails the job; a preempted run runs again
+ * at once (the event that preempted it is what must be acted on) with the failure count as it was.
  */
 export function planNextRun(outcome: RunOutcome, failuresBefore: number, policy: BackoffPolicy): RunPlan {
   switch (outcome.kind) {
@@ -69,6 +75,8 @@ export function planNextRun(outcome: RunOutcome, failuresBefore: number, policy:
     }
     case 'terminal':
       return { next: { kind: 'fail' }, failures: 0 };
+    case 'preempted':
+      return { next: { kind: 'run-again', delayMs: 0 }, failures: failuresBefore };
   }
 }
 

@@ -34,6 +34,10 @@
  *   A requeued or retried job stays the same BullMQ job: moving it from active to delayed keeps
  *   the UID's deduplication key, so nothing can slip in between. Failure counts live in memory
  *   per queue instance, like client-go's rate limiter: an agent restart forgets them.
+ * - **Preemption.** `preempt(uid)` aborts the signal of the UID's run in flight in this process
+ *   (`preemption.ts`): for an event that makes the run's work moot, as the kubelet's pod worker
+ *   cancels a sync when its pod starts terminating. The run ends `preempted`: not a failure, the
+ *   job runs again at once.
  * - **Agent restarts.** A job whose worker died stays "active" with an expiring lock; BullMQ's
  *   stalled check of any live worker moves it back to waiting, still holding the UID's
  *   deduplication key, so it runs again, alone, within `lockDurationMs + stalledIntervalMs`
@@ -82,6 +86,7 @@ import {
 } from './redis.js';
 import type { JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
 import { InFlightRuns, TerminalRunFailure, createProcessor, type ReconcileRunMetrics } from './runner.js';
+import { RunPreemption } from './preemption.js';
 import type { RunRecord } from './runner.js';
 import { ResyncWatcher } from './state-watch.js';
 import type { ResyncListener } from './state-watch.js';
@@ -139,6 +144,13 @@ export interface ReconcileQueue {
    * followed by another run. For events that must not cut a delay short (status-only updates).
    */
   enqueueIfIdle(ref: PodKey, reason: string): Promise<void>;
+  /**
+   * Cancels the run of `uid` in flight in this process, if any, for an event that makes its work
+   * moot (the pod started terminating, or is gone), as the kubelet's pod worker cancels a sync in
+   * progress. The run's signal aborts (reason: a `RunPreemptedError`); the job then runs again at
+   * once, with the newest state, its failure count untouched. Returns whether a run was cancelled.
+   */
+  preempt(uid: string, why: string): boolean;
   /** Starts this instance's workers, calling `handler` for each job; resolves once Redis is reachable. Call once. */
   start(handler: ReconcileHandler): Promise<void>;
   /** Changes how many different UIDs this instance reconciles at once (an integer ≥ 1). */
@@ -210,6 +222,7 @@ class BullReconcileQueue implements ReconcileQueue {
   private readonly watcher: ResyncWatcher;
   private readonly failures = new FailureCounter();
   private readonly inFlight = new InFlightRuns();
+  private readonly preemption = new RunPreemption();
   private readonly clock: Clock;
   private concurrency: number;
   private worker: Worker<ReconcileJobData, RunRecord> | undefined;
@@ -257,6 +270,10 @@ class BullReconcileQueue implements ReconcileQueue {
     await this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), options(ref.uid, jobId, this.history));
   }
 
+  preempt(uid: string, why: string): boolean {
+    return this.preemption.preempt(uid, why);
+  }
+
   async start(handler: ReconcileHandler): Promise<void> {
     this.assertOpen('start');
     if (this.worker) throw new ReconcileQueueStateError('reconcile queue already started');
@@ -270,6 +287,7 @@ class BullReconcileQueue implements ReconcileQueue {
       clock: this.clock,
       logger: this.logger,
       dropPendingNextIfDelayed: (job) => this.dropPendingNext(job),
+      preemption: this.preemption,
       ...(this.options.metrics === undefined ? {} : { metrics: this.options.metrics }),
     });
     const tracked: typeof processor = (job, token, signal) => this.inFlight.track(processor(job, token, signal));

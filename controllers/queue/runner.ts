@@ -10,6 +10,7 @@ import { FailureCounter, outcomeOf, planNextRun } from './policy.js';
 import type { NextStep, RunOutcome } from './policy.js';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
+import { RunPreemption } from './preemption.js';
 import type { ReconcileJobData } from './redis.js';
 import type { PodKey, ReconcileHandler, ReconcileResult } from './reconcile-queue.js';
 
@@ -61,6 +62,8 @@ export interface RunnerDeps {
   /** See `dropPendingNextIfDelayed` in `redis.ts`. */
   readonly dropPendingNextIfDelayed: (job: Job<ReconcileJobData>) => Promise<boolean>;
   readonly metrics?: ReconcileRunMetrics;
+  /** Where a UID's run in flight can be preempted; default: a registry of its own (nothing preempts). */
+  readonly preemption?: RunPreemption;
 }
 
 /** The job processor passed to the BullMQ Worker; declares three parameters so BullMQ passes a signal. */
@@ -110,16 +113,17 @@ function allowConcurrentCalls(signal: AbortSignal): void {
 /** Builds the processor that runs one job of the reconcile queue. */
 export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
   const perUid = new KeyedSerializer();
+  const preemption = deps.preemption ?? new RunPreemption();
   return async (job, token, signal) => {
     const { uid, namespace, name, reason } = job.data;
     const ref: PodKey = { uid, namespace, name };
-    if (signal !== undefined) allowConcurrentCalls(signal);
     const failuresBefore = deps.failures.get(uid);
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();
-    const settled = await perUid.run(uid, () => settle(() => deps.handler(ref, { reason, attempt, signal })));
+    // Preemptible only once it runs: a run still waiting behind the UID's previous one reads the newest state anyway.
+    const { settled, preempted } = await perUid.run(uid, () => runPreemptible(preemption, uid, signal, (runSignal) => deps.handler(ref, { reason, attempt, signal: runSignal })));
     const durationMs = deps.clock.now() - startedMs;
-    const outcome = outcomeOf(settled);
+    const outcome = outcomeOf(settled, preempted);
     const plan = planNextRun(outcome, failuresBefore, deps.backoff);
     deps.failures.set(uid, plan.failures);
     deps.metrics?.runFinished({ outcome: outcome.kind, seconds: durationMs / 1000, retry: outcome.kind === 'error' && plan.next.kind === 'run-again' });
@@ -139,6 +143,24 @@ export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
         throw new TerminalRunFailure(`terminal reconcile error: ${record.error ?? 'unknown'}`);
     }
   };
+}
+
+/** Runs the handler under a signal that aborts with the queue's (lost lock, shutdown) or on preemption. */
+async function runPreemptible(
+  preemption: RunPreemption,
+  uid: string,
+  queueSignal: AbortSignal | undefined,
+  run: (signal: AbortSignal) => Promise<ReconcileResult>,
+): Promise<{ readonly settled: Awaited<ReturnType<typeof settle>>; readonly preempted: boolean }> {
+  const preemptible = preemption.begin(uid);
+  try {
+    const signal = queueSignal === undefined ? preemptible.signal : AbortSignal.any([queueSignal, preemptible.signal]);
+    allowConcurrentCalls(signal);
+    const settled = await settle(() => run(signal));
+    return { settled, preempted: preemptible.signal.aborted };
+  } finally {
+    preemptible.end();
+  }
 }
 
 async function settle(
@@ -187,6 +209,9 @@ function logRun(logger: Logger, record: RunRecord, outcome: RunOutcome): void {
       return;
     case 'terminal':
       logger.error({ run: record, err: outcome.error }, 'reconcile failed terminally; not retrying');
+      return;
+    case 'preempted':
+      logger.info({ run: record }, 'reconcile preempted by a newer event; running again now');
       return;
   }
 }

@@ -1,14 +1,15 @@
 /**
  * End to end: liveness, readiness and startup probes on the test cluster, as users see them —
  * the API (container ready/started flags, the Ready condition, restart counts, Unhealthy and
- * Killing events) and the runtime (crictl: every container instance of the pod).
+ * Killing events) and the runtime (crictl: every container instance of the pod); and a deletion
+ * that cancels a liveness kill stuck in a long grace period.
  * The gRPC probe is proven against a real gRPC health server in the unit suite
  * (reconcilers/probes/run-probe.test.ts): the test images have no gRPC server yet.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, createNamespace, deleteNamespace, eventually, getPod, podEvents, requireCluster, runtimeContainers } from './helpers.js';
+import { NODE_NAME, apply, createNamespace, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, runtimeContainers, runtimeSandboxes } from './helpers.js';
 
 function probedPod(namespace: string, name: string, app: Partial<V1Container>): object {
   return {
@@ -94,6 +95,31 @@ describe('probes on the nodelet node', () => {
     assert.equal(containers.filter((c) => c.state === 'CONTAINER_RUNNING').length, 1, 'exactly one instance runs');
     assert.equal(attempts[0], 0);
     assert.equal(attempts[1], 1);
+  });
+
+  it('deletes a pod whose liveness kill waits out an hour of grace: the deletion cancels that sync and stops it with its own grace, as the kubelet', async () => {
+    // PID 1 ignores SIGTERM, so the liveness kill's StopContainer waits the whole grace period.
+    const manifest = probedPod(namespace, 'stuck-kill', {
+      command: ['sh', '-c', "trap '' TERM; touch /tmp/healthy; sleep 2; rm /tmp/healthy; while true; do sleep 1; done"],
+      livenessProbe: { exec: { command: ['cat', '/tmp/healthy'] }, periodSeconds: 1, failureThreshold: 1 },
+    }) as { spec: { terminationGracePeriodSeconds: number } };
+    manifest.spec.terminationGracePeriodSeconds = 3600;
+    await apply(manifest);
+    const killing = await eventually('the liveness kill under way', async () => {
+      const events = await podEvents(namespace, 'stuck-kill');
+      return events.some((e) => e.reason === 'Killing' && e.message === 'Container app failed liveness probe, will be restarted') ? await getPod(namespace, 'stuck-kill') : undefined;
+    }, 60_000);
+    const uid = killing.metadata?.uid ?? '';
+    // Let the kill settle into its wait, then delete with a short grace period.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal((await runtimeContainers(uid)).filter((c) => c.state === 'CONTAINER_RUNNING').length, 1, 'the killed container still runs (SIGTERM ignored)');
+    const deletedAt = Date.now();
+    await kubectl(['delete', 'pod', '-n', namespace, 'stuck-kill', '--grace-period=1', '--wait=false']);
+    await eventually('the pod gone from the API', async () => ((await getPod(namespace, 'stuck-kill')) === undefined ? true : undefined), 60_000);
+    const goneMs = Date.now() - deletedAt;
+    assert.deepEqual(await runtimeContainers(uid), [], 'no container of the pod left in the runtime');
+    assert.deepEqual(await runtimeSandboxes(uid), [], 'no sandbox of the pod left in the runtime');
+    console.log(`a pod deleted with grace 1 s during a liveness kill with grace 3600 s: gone from the API ${Math.round(goneMs / 100) / 10} s after the delete`);
   });
 
   it('serves an httpGet readiness probe and a tcpSocket liveness probe from a web server in the pod', async () => {
