@@ -14,8 +14,8 @@
  *   that is not running (containerd returns at once), so it would stay "created" forever and the
  *   pod could never finish terminating. It never ran, so it has no logs or status worth keeping.
  * - A running container's preStop hook runs first (after the `Killing` event), bounded by its grace
- *   period, and the time it took comes off the grace period StopContainer gets (at least 2 s):
- *   `hooks/pre-stop.ts`.
+ *   period, and the time it took comes off the grace period StopContainer gets: `hooks/pre-stop.ts`.
+ *   StopContainer never gets less than 2 s (the kubelet's minimal shutdown window), hook or not.
  * - Then every ready sandbox is stopped (its network torn down).
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -25,7 +25,7 @@ import type { Clock } from '../util/clock.js';
 import { createPeriodicLoop } from '../util/periodic-loop.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
-import { runPreStopHook } from './hooks/pre-stop.js';
+import { MIN_STOP_GRACE_SECONDS, runPreStopHook } from './hooks/pre-stop.js';
 import type { LifecycleMetrics } from './hooks/run-hook.js';
 import { isLiveContainer, type ObservedContainer, type ObservedPod } from './observed-pod.js';
 
@@ -104,7 +104,9 @@ export class PodKiller {
       this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message, fieldPath: containerFieldPath(pod, container.name) });
     }
     const startedMs = this.options.clock.now();
-    const timeoutSeconds = await this.preStop(request, container, graceSeconds);
+    // As the kubelet: "always give containers a minimal shutdown window to avoid unnecessary
+    // SIGKILLs" — StopContainer never gets less than 2 s, hook or not, whatever the grace period.
+    const timeoutSeconds = Math.max(MIN_STOP_GRACE_SECONDS, await this.preStop(request, container, graceSeconds));
     this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: timeoutSeconds }, 'stopping container');
     // Measured from before the preStop hook, against the full grace period: a shorter one that has
     // passed since the kill began kills at once.

@@ -201,6 +201,34 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.equal(h.sync().lifecycle.size(), 0, 'forgotten');
   });
 
+  it('stops a force-deleted pod (its final object carried grace 0) with the kubelet’s minimum of 1 s, preStop included, even when the reconcile only sees it gone', async () => {
+    h.store.set(UID, basePod((p) => {
+      p.spec!.terminationGracePeriodSeconds = 20;
+      p.spec!.containers[0]!.lifecycle = { preStop: { exec: { command: ['sh', '-c', 'echo bye > /data/prestop'] } } };
+    }));
+    await h.reconciler().reconcile(ref);
+    h.store.delete(UID);
+    h.finalDeletionGraces.set(UID, 0);
+    await h.reconciler().reconcile(ref);
+    const exec = h.runtime.calls.find((c) => c.method === 'execSync');
+    assert.equal(exec?.args[2], 1, 'the hook bounded by 1 s, not the 20 s recorded on the container');
+    assert.deepEqual(h.runtime.callsTo('stopContainer').map((c) => c.args[1]).sort(), [2, 2], 'every container stopped with the kubelet’s minimal window of 2 s');
+    assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
+  it('stops a pod deleted while the agent was down (never synced by this agent) with the kubelet’s 1 s override for orphans', async () => {
+    h.store.set(UID, basePod((p) => {
+      p.spec!.terminationGracePeriodSeconds = 20;
+    }));
+    await h.reconciler().reconcile(ref);
+    h.restartAgent();
+    h.store.delete(UID);
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(h.runtime.callsTo('stopContainer').map((c) => c.args[1]).sort(), [2, 2], 'the 1 s override, within the kubelet’s minimal window of 2 s');
+    assert.equal(h.runtime.calls.filter((c) => c.method === 'execSync').length, 0);
+    assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
   it('never tears down a running pod that its pod source lacks while the origin still has it (regression: running pods replaced after an agent restart on a lagging list)', async () => {
     h.store.set(UID, basePod());
     await h.reconciler().reconcile(ref);

@@ -29,8 +29,10 @@
  *   precondition), so when `kubectl delete` returns nothing of the pod is left in the runtime.
  * - gone: no pod source has this UID any more (deleted while the agent was down, force-deleted,
  *   or its deletion completed). Stop and remove whatever the runtime still has of it, with the
- *   grace period recorded on its containers and the preStop hooks kept on them (the pod restored
- *   from its containers, `restored-pod.ts`, as the kubelet does), then forget it: every per-pod manager drops its
+ *   preStop hooks kept on its containers (the pod restored from its containers, `restored-pod.ts`,
+ *   as the kubelet does) and the kubelet's grace period: 1 s for a pod this agent never synced (an
+ *   orphan), else the final object's deletion grace period when known (a force deletion's 0, so
+ *   1 s), else the one recorded on its containers; then forget it: every per-pod manager drops its
  *   state. Only once every pod source has synced: before that, absence proves nothing, and a
  *   restarted agent must not tear down the pods it is about to find again.
  *
@@ -82,6 +84,13 @@ export interface PodStore {
    * in the runtime is torn down.
    */
   confirmGone(key: PodKey): Promise<boolean>;
+  /**
+   * The deletion grace period the pod's final object carried when its source removed it, if
+   * known. A force deletion writes grace 0 just before it removes the pod: a reconcile that sees
+   * only the absence still stops the pod with it (the kubelet handles the removal with that
+   * final object). Absent or undefined: not known.
+   */
+  finalDeletionGraceSeconds?(uid: string): number | undefined;
 }
 
 /**
@@ -148,6 +157,13 @@ const RESIZE_RECHECK_MS = 1000;
 
 /** Grace period for a pod the API no longer has: the longest recorded on its containers, else 2 s. */
 const ORPHAN_GRACE_SECONDS = 2;
+
+/**
+ * Grace period for a pod found in the runtime that this agent never synced (deleted while the agent
+ * was down): the kubelet kills such orphans with a 1 s override (`HandlePodCleanups`), preStop
+ * hooks bounded by it.
+ */
+const UNKNOWN_ORPHAN_GRACE_SECONDS = 1;
 
 const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } as const;
 
@@ -418,8 +434,7 @@ export class PodReconciler {
     const { key, log, signal } = scope;
     const { lifecycle } = this.options;
     if (observed.sandboxes.length > 0 || observed.containers.length > 0) {
-      const recorded = Math.max(ORPHAN_GRACE_SECONDS, ...observed.containers.map((c) => intAnnotation(c.annotations, ANNOTATION_GRACE_PERIOD, 0)));
-      const grace = lifecycle.terminate(key, recorded);
+      const grace = lifecycle.terminate(key, this.goneGraceSeconds(key, observed));
       log.info({ gracePeriodSeconds: grace }, 'removing pod that no longer exists in any pod source');
       // The kubelet still runs preStop hooks (and records Killing) for a pod the API dropped at once.
       const pod = restorePod(key, observed.containers, grace);
@@ -428,6 +443,17 @@ export class PodReconciler {
     }
     await this.options.volumes.cleanup(key.uid);
     lifecycle.forget(key);
+  }
+
+  /**
+   * The grace period of a pod no source has any more, as the kubelet's: one it never synced (an
+   * orphan found after a restart) gets 1 s; one it ran gets its final object's deletion grace
+   * period when known (a force deletion's 0), else the longest recorded on its containers.
+   */
+  private goneGraceSeconds(key: PodKey, observed: ObservedPod): number {
+    if (this.options.lifecycle.get(key.uid) === undefined) return UNKNOWN_ORPHAN_GRACE_SECONDS;
+    const recorded = Math.max(ORPHAN_GRACE_SECONDS, ...observed.containers.map((c) => intAnnotation(c.annotations, ANNOTATION_GRACE_PERIOD, 0)));
+    return Math.min(recorded, this.options.store.finalDeletionGraceSeconds?.(key.uid) ?? Number.POSITIVE_INFINITY);
   }
 
   private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): Promise<void> {

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { createPodIndex } from './pod-index.js';
+import { DeletionGraceMemory } from './deletion-grace.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { DesiredPodSource } from './pod-store.js';
 import { createInformerSupervisor, createSupervisorState } from './informer-supervisor.js';
@@ -77,6 +78,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
   const logger = options.logger.child({ component: 'pod-source' });
   const transport = options.transport ?? createPodTransport(options.kubeConfig, options.nodeName);
   const index = createPodIndex();
+  const deletionGraces = new DeletionGraceMemory();
   const state = createSupervisorState(clock);
 
   function notify(ref: PodKey, reason: PodEventReason): void {
@@ -102,6 +104,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
   }
 
   function applyDelete(pod: V1Pod): void {
+    deletionGraces.record(pod);
     // A UID the index no longer holds was already reported (as vanished by a relist).
     const ref = index.remove(pod);
     if (ref) notify(ref, 'deleted');
@@ -137,6 +140,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
       }
     },
     list: () => index.list(),
+    finalDeletionGraceSeconds: (uid) => deletionGraces.of(uid),
     synced: () => state.everSynced,
     healthy: () => supervisor.healthy(),
     resyncAll(): void {

@@ -39,6 +39,8 @@ export interface DesiredPodSource {
    * only when the origin answers that it has no pod with this UID. Absent: the cache is the truth.
    */
   confirmAbsent?(key: PodKey): Promise<boolean>;
+  /** The deletion grace period of a pod's final object when the source removed it (`deletion-grace.ts`); absent: never known. */
+  finalDeletionGraceSeconds?(uid: string): number | undefined;
 }
 
 /**
@@ -58,6 +60,7 @@ export function withoutMirrorPods(source: DesiredPodSource, isMirrorPod: (pod: V
     synced: () => source.synced(),
     healthy: () => source.healthy(),
     ...(source.confirmAbsent === undefined ? {} : { confirmAbsent: source.confirmAbsent.bind(source) }),
+    ...(source.finalDeletionGraceSeconds === undefined ? {} : { finalDeletionGraceSeconds: source.finalDeletionGraceSeconds.bind(source) }),
   };
 }
 
@@ -139,6 +142,7 @@ export function createDesiredPodStore(options: DesiredPodStoreOptions): DesiredP
       return answers.every(Boolean);
     },
     sourceOf: (uid) => holder(uid)?.name,
+    finalDeletionGraceSeconds: (uid) => sources.map((s) => s.finalDeletionGraceSeconds?.(uid)).find((grace) => grace !== undefined),
     list,
     synced: (uid?: string) => {
       if (uid === undefined || holder(uid) !== undefined) return allSynced();

@@ -114,6 +114,8 @@ export interface ReconcilerHarness {
   sync(): PodSync;
   /** UIDs the store's cache lacks but its origin still has (a lagging pod source). */
   readonly stillInOrigin: Set<string>;
+  /** The deletion grace period of removed pods' final objects, as the API source remembers it (`finalDeletionGraceSeconds`). */
+  readonly finalDeletionGraces: Map<string, number>;
   /** Every reconcile the per-pod machinery asked for (probers), in order. */
   readonly syncRequests: { key: PodKey; reason: string }[];
   /** Models an agent restart: everything kept in memory is lost; the runtime and store stay. */
@@ -150,6 +152,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
   const status = new RecordingStatusWriter(store, probeResults, clock);
   const syncRequests: { key: PodKey; reason: string }[] = [];
   const stillInOrigin = new Set<string>();
+  const finalDeletionGraces = new Map<string, number>();
   const events = new RecordingEventRecorder();
   const synced = { value: true };
   const paused = { value: false };
@@ -167,7 +170,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       runtime,
       images: runtime,
       // The map is the origin too: a pod not in it is gone.
-      store: options.podStore?.(store) ?? { get: (uid) => store.get(uid), synced: () => synced.value, confirmGone: (key) => Promise.resolve(!store.has(key.uid) && !stillInOrigin.has(key.uid)) },
+      store: options.podStore?.(store) ?? { get: (uid) => store.get(uid), synced: () => synced.value, confirmGone: (key) => Promise.resolve(!store.has(key.uid) && !stillInOrigin.has(key.uid)), finalDeletionGraceSeconds: (uid) => finalDeletionGraces.get(uid) },
       status,
       probeResults,
       requestSync: (key, reason) => syncRequests.push({ key, reason }),
@@ -203,6 +206,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
     runtimeClasses,
     syncRequests,
     stillInOrigin,
+    finalDeletionGraces,
     reconciler: () => current.reconciler,
     sync: () => current,
     restartAgent: () => {

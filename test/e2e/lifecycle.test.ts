@@ -227,6 +227,17 @@ describe('the pod lifecycle on nodelet', () => {
     await expectRuntime(uid, { sandboxes: [], containers: [] });
   });
 
+  it('kills a force-deleted pod that ignores SIGTERM within the kubelet’s 2 s window, not its 120 s grace period', async () => {
+    await apply(pod(ns, 'forced', { containers: [{ name: 'main', script: 'trap "" TERM; while true; do sleep 1; done' }], podSpec: { terminationGracePeriodSeconds: 120 } }));
+    const uid = (await waitForPhase(ns, 'forced', 'Running')).metadata?.uid ?? '';
+    assert.deepEqual(await runtimePicture(uid), { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    const deletedAt = Date.now();
+    // The API server writes deletionGracePeriodSeconds 0, then removes the pod: a reconcile may see only the removal.
+    await kubectl(['delete', 'pod', '-n', ns, 'forced', '--grace-period=0', '--force', '--wait=false']);
+    await expectRuntime(uid, { sandboxes: [], containers: [] }, 30_000);
+    console.log(`force-deleted pod ignoring SIGTERM (grace 120 s): nothing of it in the runtime ${((Date.now() - deletedAt) / 1000).toFixed(1)}s after the delete`);
+  });
+
   it('fails a pod that outlives its activeDeadlineSeconds with DeadlineExceeded', async () => {
     await apply(pod(ns, 'deadline', { containers: [{ name: 'main', script: 'sleep 3600' }], podSpec: { activeDeadlineSeconds: 5 } }));
     const p = await waitForPhase(ns, 'deadline', 'Failed', 90_000);
