@@ -14,6 +14,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import tls from 'node:tls';
+import { timerMs } from '../../util/clock.js';
 
 export interface HttpGetRequest {
   readonly url: string;
@@ -91,7 +92,7 @@ export function httpGet(request: HttpGetRequest): Promise<number> {
   const secure = url.protocol === 'https:';
   const connection = secure ? httpsConnection(url) : undefined;
   return new Promise<number>((resolve, reject) => {
-    const options = { headers: { ...request.headers }, timeout: request.timeoutMs, rejectUnauthorized: false, ...connection?.options, ...(request.signal === undefined ? {} : { signal: request.signal }) };
+    const options = { headers: { ...request.headers }, timeout: timerMs(request.timeoutMs), rejectUnauthorized: false, ...connection?.options, ...(request.signal === undefined ? {} : { signal: request.signal }) };
     const req = (secure ? https : http).get(request.url, options, (response) => {
       response.on('error', reject);
       response.on('end', () => {

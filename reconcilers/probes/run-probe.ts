@@ -24,6 +24,7 @@ import { errorMessage } from '../sync-errors.js';
 import { grpcHealthCheck } from './grpc-health.js';
 import type { ProbeAction, ProbeSettings } from './probe-spec.js';
 import type { ProbeResult } from './probe-worker-state.js';
+import { timerMs } from '../../util/clock.js';
 
 /** The kubelet's cap on probe output kept for events and logs. */
 export const MAX_PROBE_OUTPUT_BYTES = 10 * 1024;
@@ -156,7 +157,7 @@ async function runHttp(h: HttpTarget, timeoutMs: number): Promise<ProbeOutcome> 
 function httpGet(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer | string> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
-    const request = client.get(url, { headers, timeout: timeoutMs, rejectUnauthorized: false }, (response) => {
+    const request = client.get(url, { headers, timeout: timerMs(timeoutMs), rejectUnauthorized: false }, (response) => {
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
@@ -186,7 +187,7 @@ function runTcp(host: string, port: number, timeoutMs: number): Promise<ProbeOut
       socket.destroy();
       resolve(outcome);
     };
-    socket.setTimeout(timeoutMs, () => {
+    socket.setTimeout(timerMs(timeoutMs), () => {
       done({ result: 'failure', output: `dial tcp ${hostForUrl(host)}:${port}: i/o timeout` });
     });
     socket.once('connect', () => {
