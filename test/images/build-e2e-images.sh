@@ -3,10 +3,12 @@
 # with build.sh's reproducible layer and layout functions (sourced, not copied). Nothing is pulled:
 #
 # Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
-# (see rootfs_e2e_base).
+# (see rootfs_e2e_base). Downloads: Debian packages only (apt-get download, cached under
+# $NODELET_CACHE/debs).
 #   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
+#                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it;
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
@@ -29,11 +31,14 @@ e2e_input_hash() {
   local image=$1
   {
     input_hash "${image#e2e-}"
-    sha256sum "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
+    content_hash "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
-      e2e-agnhost) sha256sum "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.* ;;
-      e2e-nonewprivs) sha256sum "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
-      e2e-busybox | e2e-nonroot) sha256sum "$bash_bin" "$busybox_bin" ;;
+      e2e-agnhost)
+        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.*
+        deb_versions "${nc_packages[@]}"
+        ;;
+      e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
+      e2e-busybox | e2e-nonroot) content_hash "$bash_bin" "$busybox_bin" ;;
     esac
   } | sha256sum | cut -c1-16
 }
@@ -54,6 +59,75 @@ rootfs_e2e_base() {
   install -m 0755 "$bash_bin" "$rootfs/bin/bash"
 }
 
+# Debian's netcat-openbsd, as upstream's agnhost Dockerfile installs (`nc -u`: the UDP checks of
+# the networking tests; busybox's nc has no UDP), with the packages of the shared libraries it
+# loads. Only the files nc needs are copied: nc, its loader and the libraries it links, found by
+# their ELF dynamic sections.
+nc_packages=(netcat-openbsd libbsd0 libmd0 libc6)
+deb_cache=$(dirname "$cache")/debs
+
+# "<package> <version>" of the candidate apt would install (from the local lists: no download),
+# so the image's hash follows the packages' versions.
+deb_versions() {
+  local pkg version
+  for pkg in "$@"; do
+    version=$(apt-cache policy "$pkg" | awk '$1 == "Candidate:" { print $2 }')
+    [[ -n $version && $version != "(none)" ]] || die "apt knows no candidate of $pkg (apt-get update?)"
+    echo "$pkg $version"
+  done
+}
+
+# Downloads (once: cached per package and version) and unpacks the packages into <dir>.
+unpack_debs() {
+  local dir=$1 pkg version deb_dir
+  shift
+  while read -r pkg version; do
+    deb_dir=$deb_cache/$pkg/$version
+    if ! compgen -G "$deb_dir/*.deb" >/dev/null; then
+      rm -rf "$deb_dir.tmp" && mkdir -p "$deb_dir.tmp"
+      (cd "$deb_dir.tmp" && apt-get -qq -o APT::Sandbox::User=root download "$pkg=$version") ||
+        die "apt-get download $pkg=$version failed"
+      rm -rf "$deb_dir" && mv "$deb_dir.tmp" "$deb_dir"
+    fi
+    dpkg-deb -x "$deb_dir"/*.deb "$dir"
+  done < <(deb_versions "$@")
+}
+
+# Copies the shared libraries an ELF file of <tree> needs, and theirs, from <tree>'s multiarch
+# library dirs (/lib/<triplet>, /usr/lib/<triplet>: ld.so's default search) into the same place
+# in <rootfs> (links resolved: one file per name).
+copy_needed_libs() {
+  local tree=$1 rootfs=$2 elf=$3 triplet lib dir found
+  triplet=$(gcc -print-multiarch)
+  while read -r lib; do
+    found=""
+    for dir in lib/$triplet usr/lib/$triplet; do
+      if [[ -e $tree/$dir/$lib ]]; then found=$dir/$lib && break; fi
+    done
+    [[ -n $found ]] || die "$lib (needed by ${elf#"$tree"}) is in none of ${nc_packages[*]}"
+    [[ -e $rootfs/$found ]] && continue
+    install -D -m 0755 "$(readlink -f "$tree/$found")" "$rootfs/$found"
+    copy_needed_libs "$tree" "$rootfs" "$tree/$found"
+  done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+}
+
+# nc at /bin/nc.openbsd, /bin/nc and /usr/bin/nc (replacing busybox's applet), its loader at the
+# path its ELF header names.
+install_openbsd_nc() {
+  local rootfs=$1 tree interp libdir
+  tree=$(mktemp -d)
+  unpack_debs "$tree" "${nc_packages[@]}"
+  install -m 0755 "$tree/bin/nc.openbsd" "$rootfs/bin/nc.openbsd"
+  ln -sfn nc.openbsd "$rootfs/bin/nc"
+  ln -sfn /bin/nc.openbsd "$rootfs/usr/bin/nc"
+  copy_needed_libs "$tree" "$rootfs" "$tree/bin/nc.openbsd"
+  interp=$(readelf -l "$tree/bin/nc.openbsd" | sed -n 's/.*interpreter: \(.*\)\]$/\1/p')
+  libdir=/lib/$(gcc -print-multiarch)
+  install -D -m 0755 "$(readlink -f "$tree$libdir/${interp##*/}")" "$rootfs$libdir/${interp##*/}"
+  [[ $interp == "$libdir/${interp##*/}" ]] || { mkdir -p "$rootfs${interp%/*}" && ln -sfn "$libdir/${interp##*/}" "$rootfs$interp"; }
+  rm -rf "$tree"
+}
+
 # The agnhost package's source in the Go module cache (build-e2e.sh downloaded it).
 agnhost_source() {
   echo "$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/test/images/agnhost"
@@ -67,6 +141,7 @@ recipe_e2e_agnhost() {
   install -m 0644 "$(agnhost_source)/porter/localhost.crt" "$(agnhost_source)/porter/localhost.key" "$rootfs/"
   ln -s agnhost "$rootfs/agnhost-2"
   install -D -m 0755 "$e2e_images_dir/e2e-curl.sh" "$rootfs/usr/bin/curl"
+  install_openbsd_nc "$rootfs"
   mkdir -p "$rootfs/uploads" "$rootfs/home/user-defined-in-image"
   echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$rootfs/etc/passwd"
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
