@@ -8,7 +8,9 @@
 #   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
-#                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it;
+#                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
+#                   Debian's dynamic busybox (ash runs PATH's nc, not its applet: see
+#                   rootfs_agnhost_base);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
@@ -34,8 +36,8 @@ e2e_input_hash() {
     content_hash "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
       e2e-agnhost)
-        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.*
-        deb_versions "${nc_packages[@]}"
+        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$(agnhost_source)"/porter/localhost.*
+        deb_versions "${agnhost_packages[@]}"
         ;;
       e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
       e2e-busybox | e2e-nonroot) content_hash "$bash_bin" "$busybox_bin" ;;
@@ -59,11 +61,14 @@ rootfs_e2e_base() {
   install -m 0755 "$bash_bin" "$rootfs/bin/bash"
 }
 
-# Debian's netcat-openbsd, as upstream's agnhost Dockerfile installs (`nc -u`: the UDP checks of
-# the networking tests; busybox's nc has no UDP), with the packages of the shared libraries it
-# loads. Only the files nc needs are copied: nc, its loader and the libraries it links, found by
-# their ELF dynamic sections.
-nc_packages=(netcat-openbsd libbsd0 libmd0 libc6)
+# Upstream's agnhost is Alpine with netcat-openbsd: its /bin/sh is a busybox ash that runs the
+# commands it finds in PATH, so `nc` is OpenBSD's (`nc -u`: the UDP checks of the networking
+# tests). Debian's busybox-static is built with FEATURE_SH_STANDALONE: its ash runs its own
+# applet for any name it has (its nc has no -u) whatever PATH holds. So agnhost gets Debian's
+# dynamic `busybox` package (same version, built without SH_STANDALONE) and netcat-openbsd as nc,
+# with the loader and the libraries they link from their Debian packages (found by their ELF
+# dynamic sections: only those files are copied).
+agnhost_packages=(busybox netcat-openbsd libbsd0 libmd0 libc6)
 deb_cache=$(dirname "$cache")/debs
 
 # "<package> <version>" of the candidate apt would install (from the local lists: no download),
@@ -104,27 +109,40 @@ copy_needed_libs() {
     for dir in lib/$triplet usr/lib/$triplet; do
       if [[ -e $tree/$dir/$lib ]]; then found=$dir/$lib && break; fi
     done
-    [[ -n $found ]] || die "$lib (needed by ${elf#"$tree"}) is in none of ${nc_packages[*]}"
+    [[ -n $found ]] || die "$lib (needed by ${elf#"$tree"}) is in none of ${agnhost_packages[*]}"
     [[ -e $rootfs/$found ]] && continue
     install -D -m 0755 "$(readlink -f "$tree/$found")" "$rootfs/$found"
     copy_needed_libs "$tree" "$rootfs" "$tree/$found"
   done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
 }
 
-# nc at /bin/nc.openbsd, /bin/nc and /usr/bin/nc (replacing busybox's applet), its loader at the
-# path its ELF header names.
-install_openbsd_nc() {
-  local rootfs=$1 tree interp libdir
+# The dynamic loader an ELF file of <tree> names, into <rootfs> (its multiarch dir, and a link at
+# the path the header names when that differs, e.g. /lib64/ld-linux-x86-64.so.2).
+copy_interpreter() {
+  local tree=$1 rootfs=$2 elf=$3 interp libdir
+  interp=$(readelf -l "$elf" | sed -n 's/.*interpreter: \(.*\)\]$/\1/p')
+  libdir=/lib/$(gcc -print-multiarch)
+  install -D -m 0755 "$(readlink -f "$tree$libdir/${interp##*/}")" "$rootfs$libdir/${interp##*/}"
+  if [[ $interp != "$libdir/${interp##*/}" ]]; then
+    mkdir -p "$rootfs${interp%/*}" && ln -sfn "$libdir/${interp##*/}" "$rootfs$interp"
+  fi
+}
+
+# The e2e base root with Debian's dynamic busybox as /bin/busybox (applet links from its own
+# list), nc.openbsd at /bin/nc.openbsd with /bin/nc and /usr/bin/nc (busybox's nc links replaced),
+# and what both load.
+rootfs_agnhost_base() {
+  local rootfs=$1 tree elf
   tree=$(mktemp -d)
-  unpack_debs "$tree" "${nc_packages[@]}"
+  unpack_debs "$tree" "${agnhost_packages[@]}"
+  busybox_bin=$tree/bin/busybox rootfs_e2e_base "$rootfs"
   install -m 0755 "$tree/bin/nc.openbsd" "$rootfs/bin/nc.openbsd"
   ln -sfn nc.openbsd "$rootfs/bin/nc"
   ln -sfn /bin/nc.openbsd "$rootfs/usr/bin/nc"
-  copy_needed_libs "$tree" "$rootfs" "$tree/bin/nc.openbsd"
-  interp=$(readelf -l "$tree/bin/nc.openbsd" | sed -n 's/.*interpreter: \(.*\)\]$/\1/p')
-  libdir=/lib/$(gcc -print-multiarch)
-  install -D -m 0755 "$(readlink -f "$tree$libdir/${interp##*/}")" "$rootfs$libdir/${interp##*/}"
-  [[ $interp == "$libdir/${interp##*/}" ]] || { mkdir -p "$rootfs${interp%/*}" && ln -sfn "$libdir/${interp##*/}" "$rootfs$interp"; }
+  for elf in bin/busybox bin/nc.openbsd; do
+    copy_needed_libs "$tree" "$rootfs" "$tree/$elf"
+    copy_interpreter "$tree" "$rootfs" "$tree/$elf"
+  done
   rm -rf "$tree"
 }
 
@@ -135,13 +153,12 @@ agnhost_source() {
 
 recipe_e2e_agnhost() {
   local rootfs=$1
-  rootfs_e2e_base "$rootfs"
+  rootfs_agnhost_base "$rootfs"
   install -m 0755 "$e2e_bin_dir/agnhost" "$rootfs/agnhost"
   # As upstream's Dockerfile: porter's test certificate at / (netexec --tls-cert-file /localhost.crt).
   install -m 0644 "$(agnhost_source)/porter/localhost.crt" "$(agnhost_source)/porter/localhost.key" "$rootfs/"
   ln -s agnhost "$rootfs/agnhost-2"
   install -D -m 0755 "$e2e_images_dir/e2e-curl.sh" "$rootfs/usr/bin/curl"
-  install_openbsd_nc "$rootfs"
   mkdir -p "$rootfs/uploads" "$rootfs/home/user-defined-in-image"
   echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$rootfs/etc/passwd"
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
