@@ -47,8 +47,10 @@ e2e_input_hash() {
 
 # The busybox root with bash-static as /bin/bash. /bin/sh stays busybox ash, as upstream (tests
 # compare ash's error messages, e.g. "can't create /file: Read-only file system"); a known
-# difference: Debian's busybox 1.35 ash drops environment variables whose names are not shell
-# identifiers (`data-1` from envFrom) before `sh -c env` prints them, which upstream's 1.37 keeps.
+# difference: Debian's busybox ash drops environment variables whose names are not shell
+# identifiers (`data-1` from envFrom) before `sh -c env` prints them. Upstream's ash keeps them
+# since 1.28 (commit 9c143ce52); Debian reverts that commit (debian/patches/revert-9c143ce52…,
+# still in trixie's 1:1.37.0-6, whose busybox-static drops them too), so no Debian busybox fixes it.
 # Upstream's busybox image has every applet in /bin (tests run /bin/sysctl); Debian's list puts
 # some in /sbin and /usr/bin: each applet gets a /bin link as well.
 rootfs_e2e_base() {
