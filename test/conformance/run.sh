@@ -17,6 +17,8 @@
 #                     failure included): the framework then sees one schedulable node, the kubelet's,
 #                     and places every pod there. The test images go into the kubelet's containerd.
 #   --no-render       do not regenerate docs/conformance.md
+#   --render-only     only regenerate docs/conformance.md from the reports there are (no cluster
+#                     needed: after an edit of causes.txt or exclusions.txt)
 #
 # docs/conformance.md is rendered from nodelet's runs (.conformance/results) and, in its section
 # "Control: the same tests on the kubelet", the control runs (.conformance/control).
@@ -44,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --results) results=$2; shift ;;
     --node) target=$2; shift ;;
     --no-render) render=0 ;;
+    --render-only) render=2 ;;
     *) die "unknown option $1 (see the top of test/conformance/run.sh)" ;;
   esac
   shift
@@ -59,6 +62,14 @@ in_scope_skip='\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:|\[Alpha\]
 # Every exclusion's regex (the part before " | ") joins the skip.
 exclusions=$(grep -v -e '^\s*#' -e '^\s*$' "$conf_dir/exclusions.txt" | sed 's/ | [^|]*$//' | paste -sd'|')
 skip="$in_scope_skip${exclusions:+|$exclusions}"
+
+# docs/conformance.md from nodelet's runs and the control runs.
+render_page() {
+  local cmd="npm run conformance -- --shard i/n   # for i in 1..n, each through its own hold of the cluster" control=()
+  [[ -d $control_results ]] && control=(--control "$control_results")
+  node --import tsx "$conf_dir/cli.ts" render "$nodelet_results" "$repo/docs/conformance.md" "$cmd" "${control[@]}"
+}
+if ((render == 2)); then render_page; exit 0; fi
 
 # The cluster: up already, or say so.
 if [[ -z ${KUBECONFIG:-} && -f $repo/.cluster/env ]]; then source "$repo/.cluster/env"; fi
@@ -153,10 +164,5 @@ jq -n --arg lbl "$label" --arg commit "$commit" --arg k "$KUBERNETES_VERSION" --
 [[ -f $out/report.json ]] || die "ginkgo wrote no report (exit $status); see $out/run.log"
 say "$label: $(node --import tsx "$conf_dir/cli.ts" summary "$out/report.json") in ${wall}s (ginkgo exit $status)"
 
-if ((render)); then
-  cmd="npm run conformance -- --shard i/n   # for i in 1..n, each through its own hold of the cluster"
-  control=()
-  [[ -d $control_results ]] && control=(--control "$control_results")
-  node --import tsx "$conf_dir/cli.ts" render "$nodelet_results" "$repo/docs/conformance.md" "$cmd" "${control[@]}"
-fi
+((render)) && render_page
 exit "$status"
