@@ -5,13 +5,14 @@
  *       prints the exact-name focus regex for the chosen tests (stderr: how many)
  *   cli.ts summary <report.json>
  *       prints "<passed> passed, <failed> failed, <skipped> skipped" of one run
- *   cli.ts render <results root> <out.md> <command>
- *       merges every <results root>/<run>/report.json (with its meta.json) into docs/conformance.md
+ *   cli.ts render <results root> <out.md> <command> [--control <control results root>]
+ *       merges every <results root>/<run>/report.json (with its meta.json) into docs/conformance.md,
+ *       and the control runs on the kubelet node (run.sh --node kubelet) into its control section
  */
 import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { mergeResults, parseGinkgoReport, type TestResult } from './ginkgo-report.js';
-import { parsePatternNotes, renderConformance } from './markdown.js';
+import { parsePatternNotes, renderConformance, type ControlInfo } from './markdown.js';
 import { focusRegex, parseShard, selectShard } from './shard.js';
 
 const HERE = import.meta.dirname;
@@ -84,6 +85,15 @@ function inScopeOf(listFile: string): { inScope?: number } {
   return existsSync(listFile) ? { inScope: parseGinkgoReport(readFileSync(listFile, 'utf8')).tests.length } : {};
 }
 
+const CONTROL_COMMAND = "npm run kubelet:up && npm run conformance -- --node kubelet --focus '<regex>'; npm run kubelet:down";
+
+function loadControl(root: string | undefined): { control?: ControlInfo } {
+  if (root === undefined || !existsSync(root)) return {};
+  const runs = loadRuns(root);
+  if (runs.length === 0) return {};
+  return { control: { command: CONTROL_COMMAND, runs: runs.map(runLine), tests: mergeResults(runs.map((r) => r.tests)) } };
+}
+
 function render(args: readonly string[]): void {
   const [root, out, command] = args;
   if (root === undefined || out === undefined || command === undefined) throw new Error('usage: render <results root> <out.md> <command>');
@@ -104,6 +114,7 @@ function render(args: readonly string[]): void {
     runs: runs.map(runLine),
     fixedSince,
     ...inScopeOf(path.join(root, latest.meta.label, 'list.json')),
+    ...loadControl(option(args, '--control')),
   });
   writeFileSync(out, page);
   process.stderr.write(`[conformance] wrote ${out} from ${runs.length} run(s): ${tally(tests)}\n`);

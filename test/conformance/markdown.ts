@@ -25,6 +25,18 @@ export interface RunInfo {
   readonly inScope?: number;
   /** Earlier failures of tests that passed in a later run (after a fix): shown with their cause. */
   readonly fixedSince?: readonly TestResult[];
+  /** The control runs on the kubelet node, when there are any. */
+  readonly control?: ControlInfo;
+}
+
+/** The control: the same runner with every test pod on a kubelet node (`--node kubelet`). */
+export interface ControlInfo {
+  /** How to reproduce it. */
+  readonly command: string;
+  /** One line per control run (counts and wall time). */
+  readonly runs: readonly string[];
+  /** Every test the control ran, merged over its runs. */
+  readonly tests: readonly TestResult[];
 }
 
 /** Thrown for a line of exclusions.txt or causes.txt that is not `<regex> | <text>`. */
@@ -98,6 +110,45 @@ function failuresSection(tests: readonly TestResult[], causes: readonly PatternN
   return lines;
 }
 
+function outcomeCell(t: TestResult | undefined): string {
+  if (t === undefined) return 'not run';
+  return t.outcome === 'failed' ? `**failed**: ${t.failure ?? ''}` : t.outcome;
+}
+
+/** What a pair of results says: a pass on the kubelet only points at nodelet. */
+export function verdict(kubelet: TestResult, nodelet: TestResult | undefined): string {
+  if (nodelet === undefined) return 'not run on nodelet';
+  if (kubelet.outcome === nodelet.outcome) return kubelet.outcome === 'failed' ? 'fails on both: not nodelet' : 'same';
+  if (kubelet.outcome === 'passed' && nodelet.outcome === 'failed') return '**nodelet bug**: passes on the kubelet';
+  return kubelet.outcome === 'failed' ? 'fails on the kubelet only' : 'differs';
+}
+
+/** The control section: each test the control ran, its kubelet result beside nodelet's. */
+export function controlSection(control: ControlInfo, nodelet: readonly TestResult[]): string[] {
+  const byName = new Map(nodelet.map((t) => [t.name, t]));
+  const rows = control.tests.map((t) => ({ t, n: byName.get(t.name) }));
+  const bugs = rows.filter(({ t, n }) => verdict(t, n).includes('nodelet bug')).length;
+  const both = rows.filter(({ t, n }) => t.outcome === 'failed' && n?.outcome === 'failed').length;
+  return [
+    '## Control: the same tests on the kubelet',
+    '',
+    'The same runner and test images with every test pod on a node run by the upstream kubelet of the same release (`npm run kubelet:up`: its own containerd, CNI bridge and cgroup root on this host); nodelet\'s node is cordoned for the run. A test that fails on the kubelet too is a harness, test-image or host problem, not nodelet\'s; one that passes there and fails on nodelet is a nodelet bug.',
+    '',
+    '```sh',
+    control.command,
+    '```',
+    '',
+    ...control.runs.map((r) => `- ${r}`),
+    '',
+    `**${rows.length} tests ran on the kubelet: ${rows.filter(({ t }) => t.outcome === 'passed').length} passed; ${both} failed on both nodes; ${bugs} passed on the kubelet and failed on nodelet.**`,
+    '',
+    '| test | kubelet | nodelet | verdict |',
+    '|---|---|---|---|',
+    ...rows.map(({ t, n }) => `| ${cell(t.name)} | ${cell(outcomeCell(t))} | ${cell(outcomeCell(n))} | ${verdict(t, n)} |`),
+    '',
+  ];
+}
+
 function coverage(ran: number, inScope: number | undefined): string {
   if (inScope === undefined || ran >= inScope) return '';
   return ` (${ran} of the ${inScope} in-scope tests ran; the others are in shards not run yet)`;
@@ -140,6 +191,7 @@ export function renderConformance(tests: readonly TestResult[], info: RunInfo): 
     ...failuresSection(tests, info.causes),
     '',
   ];
+  if (info.control !== undefined) out.push(...controlSection(info.control, tests));
   if ((info.fixedSince ?? []).length > 0) {
     out.push('## Failed in an earlier run, passed in a later one', '', ...failuresSection(info.fixedSince ?? [], info.causes), '');
   }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstLine, isNotAGinkgoReportError, mergeResults, parseGinkgoReport, sigAndArea, type TestResult } from './ginkgo-report.js';
-import { causeOf, countBy, isBadNoteLineError, parsePatternNotes, renderConformance } from './markdown.js';
+import { causeOf, controlSection, countBy, isBadNoteLineError, parsePatternNotes, renderConformance, verdict } from './markdown.js';
 
 const NS = 1e9;
 
@@ -124,5 +124,38 @@ describe('pattern notes and the page', () => {
     assert.match(page, /\| `DNS` \| no cluster DNS \|/);
     assert.match(page, /\| sig-node \/ Pods \| 1 \| 1 \| 0 \|/);
     assert.match(page, /\| \*\*total\*\* \| \*\*2\*\* \| \*\*2\*\* \| \*\*1\*\* \|/);
+  });
+});
+
+describe('the control section (the same tests on the kubelet)', () => {
+  const failed = (name: string, failure: string): TestResult => ({ ...result(name, 'failed'), failure });
+  const nodelet = [result('both pass', 'passed'), failed('both fail', 'nc: invalid option -- u'), failed('nodelet only', 'timed out'), result('kubelet fails', 'passed')];
+  const kubelet = [result('both pass', 'passed'), failed('both fail', 'nc: invalid option -- u'), result('nodelet only', 'passed'), failed('kubelet fails', 'x'), result('not on nodelet', 'passed')];
+  const control = { command: 'npm run conformance -- --node kubelet', runs: ['focus-1: 3 passed'], tests: kubelet };
+  it('names a pass on the kubelet that fails on nodelet a nodelet bug, and a failure on both not nodelet\'s', () => {
+    assert.deepEqual(
+      kubelet.map((t) => verdict(t, nodelet.find((n) => n.name === t.name))),
+      ['same', 'fails on both: not nodelet', '**nodelet bug**: passes on the kubelet', 'fails on the kubelet only', 'not run on nodelet'],
+    );
+  });
+  it('lists every test the control ran with its kubelet result beside its nodelet result, and counts them', () => {
+    const lines = controlSection(control, nodelet);
+    assert.equal(lines[0], '## Control: the same tests on the kubelet');
+    assert.ok(lines.includes('- focus-1: 3 passed'));
+    assert.ok(lines.includes('**5 tests ran on the kubelet: 3 passed; 1 failed on both nodes; 1 passed on the kubelet and failed on nodelet.**'));
+    const rows = lines.filter((l) => l.startsWith('| ') && !l.startsWith('| test '));
+    assert.deepEqual(rows, [
+      '| both pass | passed | passed | same |',
+      '| both fail | **failed**: nc: invalid option -- u | **failed**: nc: invalid option -- u | fails on both: not nodelet |',
+      '| nodelet only | passed | **failed**: timed out | **nodelet bug**: passes on the kubelet |',
+      '| kubelet fails | **failed**: x | passed | fails on the kubelet only |',
+      '| not on nodelet | passed | not run | not run on nodelet |',
+    ]);
+  });
+  it('is on the page only when there were control runs, after the failures', () => {
+    const info = { kubernetesVersion: 'v1.36.3', commit: 'abc', date: '2026-11-24', command: 'c', exclusions: [], causes: [], setupFailures: [], runs: [] };
+    assert.doesNotMatch(renderConformance(nodelet, info), /## Control/);
+    const page = renderConformance(nodelet, { ...info, control });
+    assert.match(page, /## Failures[\s\S]*## Control: the same tests on the kubelet[\s\S]*\| nodelet only \| passed \| \*\*failed\*\*: timed out \|/);
   });
 });

@@ -8,8 +8,20 @@
 #   --shard <i/n>     only shard i of n of the (focused) in-scope tests; run shards one by one
 #   --procs <n>       parallel ginkgo processes (default 3)
 #   --timeout <dur>   ginkgo's limit for the whole run (default 25m)
-#   --results <dir>   where each run's reports go (default .conformance/results)
+#   --results <dir>   where each run's reports go (default .conformance/results; .conformance/control
+#                     with --node kubelet)
+#   --node kubelet    the control run: the same tests with every test pod on the kubelet node that
+#                     `npm run kubelet:up` runs beside nodelet's (a test that fails there too is a
+#                     harness or host problem, not nodelet's). For the run, nodelet's node is
+#                     cordoned and the kubelet node's bench taint lifted (both restored on exit,
+#                     failure included): the framework then sees one schedulable node, the kubelet's,
+#                     and places every pod there. The test images go into the kubelet's containerd.
 #   --no-render       do not regenerate docs/conformance.md
+#   --render-only     only regenerate docs/conformance.md from the reports there are (no cluster
+#                     needed: after an edit of causes.txt or exclusions.txt)
+#
+# docs/conformance.md is rendered from nodelet's runs (.conformance/results) and, in its section
+# "Control: the same tests on the kubelet", the control runs (.conformance/control).
 #
 # Assumes the test cluster is up (KUBECONFIG, or .cluster/env). It builds e2e.test and ginkgo
 # (test/conformance/build-e2e.sh, cached) and the test images (test/images/build-e2e-images.sh),
@@ -24,7 +36,7 @@ source "$repo/test/cluster/versions.env"
 say() { printf '[conformance] %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
-focus="" shard="" procs=3 timeout=25m results=$repo/.conformance/results render=1
+focus="" shard="" procs=3 timeout=25m results="" render=1 target=nodelet
 while [[ $# -gt 0 ]]; do
   case $1 in
     --focus) focus=$2; shift ;;
@@ -32,17 +44,32 @@ while [[ $# -gt 0 ]]; do
     --procs) procs=$2; shift ;;
     --timeout) timeout=$2; shift ;;
     --results) results=$2; shift ;;
+    --node) target=$2; shift ;;
     --no-render) render=0 ;;
+    --render-only) render=2 ;;
     *) die "unknown option $1 (see the top of test/conformance/run.sh)" ;;
   esac
   shift
 done
+[[ $target == nodelet || $target == kubelet ]] || die "--node is nodelet (default) or kubelet, not $target"
+nodelet_results=$repo/.conformance/results control_results=$repo/.conformance/control
+if [[ $target == kubelet ]]; then control_results=${results:-$control_results}; else nodelet_results=${results:-$nodelet_results}; fi
+results=$nodelet_results
+[[ $target == kubelet ]] && results=$control_results
 
 in_scope_focus='\[NodeConformance\]|\[sig-node\].*\[Conformance\]|\[sig-storage\].*\[NodeConformance\]'
 in_scope_skip='\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:|\[Alpha\]|\[Beta\]'
 # Every exclusion's regex (the part before " | ") joins the skip.
 exclusions=$(grep -v -e '^\s*#' -e '^\s*$' "$conf_dir/exclusions.txt" | sed 's/ | [^|]*$//' | paste -sd'|')
 skip="$in_scope_skip${exclusions:+|$exclusions}"
+
+# docs/conformance.md from nodelet's runs and the control runs.
+render_page() {
+  local cmd="npm run conformance -- --shard i/n   # for i in 1..n, each through its own hold of the cluster" control=()
+  [[ -d $control_results ]] && control=(--control "$control_results")
+  node --import tsx "$conf_dir/cli.ts" render "$nodelet_results" "$repo/docs/conformance.md" "$cmd" "${control[@]}"
+}
+if ((render == 2)); then render_page; exit 0; fi
 
 # The cluster: up already, or say so.
 if [[ -z ${KUBECONFIG:-} && -f $repo/.cluster/env ]]; then source "$repo/.cluster/env"; fi
@@ -51,21 +78,58 @@ if [[ -z ${KUBECONFIG:-} && -f $repo/.cluster/env ]]; then source "$repo/.cluste
 kubectl get --raw /readyz >/dev/null 2>&1 ||
   die "the test cluster's API server ($KUBECONFIG) does not answer: is the cluster up? ('npm run cluster:status')"
 
+# Runs a command with the harness's cluster libraries (the kubelet node's settings included).
+with_cluster_libs() (
+  export NODELET_CLUSTER_DIR=$CLUSTER_DIR
+  for lib in common containerd kubelet; do
+    # shellcheck source=/dev/null
+    source "$repo/test/cluster/lib/$lib.sh"
+  done
+  "$@"
+)
+kubelet_setting() { printf '%s\n' "${!1}"; }
+
+# The control: the kubelet node must be up and Ready; nodelet's node is cordoned and the kubelet's
+# taint lifted for the run, and both are put back however the run ends.
+node_name=${NODE_NAME:?the cluster env names no NODE_NAME} runtime_endpoint=$CONTAINER_RUNTIME_ENDPOINT
+restore_nodes() {
+  local status=$?
+  kubectl uncordon "$node_name" >/dev/null || say "WARNING: could not uncordon $node_name"
+  if kubectl get node "$kubelet_node" >/dev/null 2>&1; then
+    kubectl taint node "$kubelet_node" "$kubelet_taint=true:NoSchedule" --overwrite >/dev/null ||
+      say "WARNING: could not taint $kubelet_node again"
+  fi
+  say "control: $node_name uncordoned, $kubelet_node tainted $kubelet_taint again"
+  exit "$status"
+}
+if [[ $target == kubelet ]]; then
+  kubelet_node=$(with_cluster_libs kubelet_setting KUBELET_NODE_NAME)
+  kubelet_taint=$(with_cluster_libs kubelet_setting KUBELET_TAINT_KEY)
+  runtime_endpoint=unix://$(with_cluster_libs kubelet_setting KUBELET_CONTAINERD_SOCK)
+  [[ $(kubectl get node "$kubelet_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]] ||
+    die "the kubelet node $kubelet_node is not Ready: run 'npm run kubelet:up' first (in the same hold of the cluster)"
+  trap restore_nodes EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  kubectl cordon "$node_name" >/dev/null
+  if kubectl get node "$kubelet_node" -o jsonpath='{.spec.taints[*].key}' | tr ' ' '\n' | grep -qxF -- "$kubelet_taint"; then
+    kubectl taint node "$kubelet_node" "$kubelet_taint-" >/dev/null
+  fi
+  say "control: $node_name cordoned, $kubelet_node untainted: every test pod goes to the kubelet"
+fi
+
 bin=$(bash "$conf_dir/build-e2e.sh")
 bash "$repo/test/images/build-e2e-images.sh" >/dev/null
-(
-  export NODELET_CLUSTER_DIR=$CLUSTER_DIR
-  # shellcheck source=../cluster/lib/common.sh
-  source "$repo/test/cluster/lib/common.sh"
-  # shellcheck source=../cluster/lib/containerd.sh
-  source "$repo/test/cluster/lib/containerd.sh"
-  containerd_import_images "$repo/test/images/build-e2e-images.sh"
-)
+if [[ $target == kubelet ]]; then
+  with_cluster_libs with_kubelet_containerd containerd_import_images "$repo/test/images/build-e2e-images.sh"
+else
+  with_cluster_libs containerd_import_images "$repo/test/images/build-e2e-images.sh"
+fi
 
 e2e_flags=(
   --provider=skeleton --kubeconfig="$KUBECONFIG" --kubectl-path="$(command -v kubectl)"
   --minStartupPods=0 --allowed-not-ready-nodes=0 --disable-log-dump --node-os-distro=debian
-  --container-runtime-endpoint="$CONTAINER_RUNTIME_ENDPOINT" --dns-domain=cluster.local
+  --container-runtime-endpoint="$runtime_endpoint" --dns-domain=cluster.local
   --system-pods-startup-timeout=1m --node-schedulable-timeout=2m
 )
 
@@ -86,22 +150,19 @@ selected=$(node --import tsx "$conf_dir/cli.ts" "${select_args[@]}")
 
 commit=$(git -C "$repo" rev-parse --short=12 HEAD)
 [[ -z $(git -C "$repo" status --porcelain -- ':!docs/conformance.md') ]] || commit+="+dirty"
-say "running $label with $procs ginkgo procs against nodelet $commit (log: $out/run.log)"
+say "running $label with $procs ginkgo procs against $target (nodelet commit $commit; log: $out/run.log)"
 started=$SECONDS
 status=0
 "$bin/ginkgo" run --procs="$procs" --timeout="$timeout" --no-color --silence-skips --focus="$selected" \
   --output-dir="$out" --json-report=report.json --junit-report=junit.xml \
   "$bin/e2e.test" -- "${e2e_flags[@]}" --report-dir="$out" >"$out/run.log" 2>&1 || status=$?
 wall=$((SECONDS - started))
-jq -n --arg lbl "$label" --arg commit "$commit" --arg k "$KUBERNETES_VERSION" \
+jq -n --arg lbl "$label" --arg commit "$commit" --arg k "$KUBERNETES_VERSION" --arg node "$target" \
   --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson wall "$wall" --argjson procs "$procs" \
-  '{"label": $lbl, "commit": $commit, "kubernetesVersion": $k, "date": $date, "wallSeconds": $wall, "procs": $procs}' \
+  '{"label": $lbl, "node": $node, "commit": $commit, "kubernetesVersion": $k, "date": $date, "wallSeconds": $wall, "procs": $procs}' \
   >"$out/meta.json"
 [[ -f $out/report.json ]] || die "ginkgo wrote no report (exit $status); see $out/run.log"
 say "$label: $(node --import tsx "$conf_dir/cli.ts" summary "$out/report.json") in ${wall}s (ginkgo exit $status)"
 
-if ((render)); then
-  cmd="npm run conformance -- --shard i/n   # for i in 1..n, each through its own hold of the cluster"
-  node --import tsx "$conf_dir/cli.ts" render "$results" "$repo/docs/conformance.md" "$cmd"
-fi
+((render)) && render_page
 exit "$status"

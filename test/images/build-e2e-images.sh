@@ -3,10 +3,14 @@
 # with build.sh's reproducible layer and layout functions (sourced, not copied). Nothing is pulled:
 #
 # Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
-# (see rootfs_e2e_base).
+# (see rootfs_e2e_base). Downloads: Debian packages only (apt-get download, cached under
+# $NODELET_CACHE/debs).
 #   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
+#                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
+#                   Debian's dynamic busybox (ash runs PATH's nc, not its applet: see
+#                   rootfs_agnhost_base);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
@@ -29,19 +33,24 @@ e2e_input_hash() {
   local image=$1
   {
     input_hash "${image#e2e-}"
-    sha256sum "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
+    content_hash "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
-      e2e-agnhost) sha256sum "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.* ;;
-      e2e-nonewprivs) sha256sum "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
-      e2e-busybox | e2e-nonroot) sha256sum "$bash_bin" "$busybox_bin" ;;
+      e2e-agnhost)
+        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$(agnhost_source)"/porter/localhost.*
+        deb_versions "${agnhost_packages[@]}"
+        ;;
+      e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
+      e2e-busybox | e2e-nonroot) content_hash "$bash_bin" "$busybox_bin" ;;
     esac
   } | sha256sum | cut -c1-16
 }
 
 # The busybox root with bash-static as /bin/bash. /bin/sh stays busybox ash, as upstream (tests
 # compare ash's error messages, e.g. "can't create /file: Read-only file system"); a known
-# difference: Debian's busybox 1.35 ash drops environment variables whose names are not shell
-# identifiers (`data-1` from envFrom) before `sh -c env` prints them, which upstream's 1.37 keeps.
+# difference: Debian's busybox ash drops environment variables whose names are not shell
+# identifiers (`data-1` from envFrom) before `sh -c env` prints them. Upstream's ash keeps them
+# since 1.28 (commit 9c143ce52); Debian reverts that commit (debian/patches/revert-9c143ce52…,
+# still in trixie's 1:1.37.0-6, whose busybox-static drops them too), so no Debian busybox fixes it.
 # Upstream's busybox image has every applet in /bin (tests run /bin/sysctl); Debian's list puts
 # some in /sbin and /usr/bin: each applet gets a /bin link as well.
 rootfs_e2e_base() {
@@ -54,6 +63,91 @@ rootfs_e2e_base() {
   install -m 0755 "$bash_bin" "$rootfs/bin/bash"
 }
 
+# Upstream's agnhost is Alpine with netcat-openbsd: its /bin/sh is a busybox ash that runs the
+# commands it finds in PATH, so `nc` is OpenBSD's (`nc -u`: the UDP checks of the networking
+# tests). Debian's busybox-static is built with FEATURE_SH_STANDALONE: its ash runs its own
+# applet for any name it has (its nc has no -u) whatever PATH holds. So agnhost gets Debian's
+# dynamic `busybox` package (same version, built without SH_STANDALONE) and netcat-openbsd as nc,
+# with the loader and the libraries they link from their Debian packages (found by their ELF
+# dynamic sections: only those files are copied).
+agnhost_packages=(busybox netcat-openbsd libbsd0 libmd0 libc6)
+deb_cache=$(dirname "$cache")/debs
+
+# "<package> <version>" of the candidate apt would install (from the local lists: no download),
+# so the image's hash follows the packages' versions.
+deb_versions() {
+  local pkg version
+  for pkg in "$@"; do
+    version=$(apt-cache policy "$pkg" | awk '$1 == "Candidate:" { print $2 }')
+    [[ -n $version && $version != "(none)" ]] || die "apt knows no candidate of $pkg (apt-get update?)"
+    echo "$pkg $version"
+  done
+}
+
+# Downloads (once: cached per package and version) and unpacks the packages into <dir>.
+unpack_debs() {
+  local dir=$1 pkg version deb_dir
+  shift
+  while read -r pkg version; do
+    deb_dir=$deb_cache/$pkg/$version
+    if ! compgen -G "$deb_dir/*.deb" >/dev/null; then
+      rm -rf "$deb_dir.tmp" && mkdir -p "$deb_dir.tmp"
+      (cd "$deb_dir.tmp" && apt-get -qq -o APT::Sandbox::User=root download "$pkg=$version") ||
+        die "apt-get download $pkg=$version failed"
+      rm -rf "$deb_dir" && mv "$deb_dir.tmp" "$deb_dir"
+    fi
+    dpkg-deb -x "$deb_dir"/*.deb "$dir"
+  done < <(deb_versions "$@")
+}
+
+# Copies the shared libraries an ELF file of <tree> needs, and theirs, from <tree>'s multiarch
+# library dirs (/lib/<triplet>, /usr/lib/<triplet>: ld.so's default search) into the same place
+# in <rootfs> (links resolved: one file per name).
+copy_needed_libs() {
+  local tree=$1 rootfs=$2 elf=$3 triplet lib dir found
+  triplet=$(gcc -print-multiarch)
+  while read -r lib; do
+    found=""
+    for dir in lib/$triplet usr/lib/$triplet; do
+      if [[ -e $tree/$dir/$lib ]]; then found=$dir/$lib && break; fi
+    done
+    [[ -n $found ]] || die "$lib (needed by ${elf#"$tree"}) is in none of ${agnhost_packages[*]}"
+    [[ -e $rootfs/$found ]] && continue
+    install -D -m 0755 "$(readlink -f "$tree/$found")" "$rootfs/$found"
+    copy_needed_libs "$tree" "$rootfs" "$tree/$found"
+  done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+}
+
+# The dynamic loader an ELF file of <tree> names, into <rootfs> (its multiarch dir, and a link at
+# the path the header names when that differs, e.g. /lib64/ld-linux-x86-64.so.2).
+copy_interpreter() {
+  local tree=$1 rootfs=$2 elf=$3 interp libdir
+  interp=$(readelf -l "$elf" | sed -n 's/.*interpreter: \(.*\)\]$/\1/p')
+  libdir=/lib/$(gcc -print-multiarch)
+  install -D -m 0755 "$(readlink -f "$tree$libdir/${interp##*/}")" "$rootfs$libdir/${interp##*/}"
+  if [[ $interp != "$libdir/${interp##*/}" ]]; then
+    mkdir -p "$rootfs${interp%/*}" && ln -sfn "$libdir/${interp##*/}" "$rootfs$interp"
+  fi
+}
+
+# The e2e base root with Debian's dynamic busybox as /bin/busybox (applet links from its own
+# list), nc.openbsd at /bin/nc.openbsd with /bin/nc and /usr/bin/nc (busybox's nc links replaced),
+# and what both load.
+rootfs_agnhost_base() {
+  local rootfs=$1 tree elf
+  tree=$(mktemp -d)
+  unpack_debs "$tree" "${agnhost_packages[@]}"
+  busybox_bin=$tree/bin/busybox rootfs_e2e_base "$rootfs"
+  install -m 0755 "$tree/bin/nc.openbsd" "$rootfs/bin/nc.openbsd"
+  ln -sfn nc.openbsd "$rootfs/bin/nc"
+  ln -sfn /bin/nc.openbsd "$rootfs/usr/bin/nc"
+  for elf in bin/busybox bin/nc.openbsd; do
+    copy_needed_libs "$tree" "$rootfs" "$tree/$elf"
+    copy_interpreter "$tree" "$rootfs" "$tree/$elf"
+  done
+  rm -rf "$tree"
+}
+
 # The agnhost package's source in the Go module cache (build-e2e.sh downloaded it).
 agnhost_source() {
   echo "$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/test/images/agnhost"
@@ -61,7 +155,7 @@ agnhost_source() {
 
 recipe_e2e_agnhost() {
   local rootfs=$1
-  rootfs_e2e_base "$rootfs"
+  rootfs_agnhost_base "$rootfs"
   install -m 0755 "$e2e_bin_dir/agnhost" "$rootfs/agnhost"
   # As upstream's Dockerfile: porter's test certificate at / (netexec --tls-cert-file /localhost.crt).
   install -m 0644 "$(agnhost_source)/porter/localhost.crt" "$(agnhost_source)/porter/localhost.key" "$rootfs/"

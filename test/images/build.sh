@@ -31,15 +31,19 @@ oci_arch() {
   esac
 }
 
+# The contents' hashes of files, without their paths: every worktree of the repo gets the same
+# cache entry (a path in the hash gave each its own, and prune_stale removed the others').
+content_hash() { sha256sum "$@" | cut -d' ' -f1; }
+
 # A short hash of every input of one image, so a change to any of them gives a new cache entry.
 input_hash() {
   local image=$1
   {
     echo "$image $(oci_arch)"
-    sha256sum "$here/build.sh"
+    content_hash "$here/build.sh"
     case $image in
-      pause) sha256sum "$here/pause.c"; gcc --version | head -n1 ;;
-      busybox) sha256sum "$busybox_bin" ;;
+      pause) content_hash "$here/pause.c"; gcc --version | head -n1 ;;
+      busybox) content_hash "$busybox_bin" ;;
     esac
     tar --version | head -n1
   } | sha256sum | cut -c1-16
