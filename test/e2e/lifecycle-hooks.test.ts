@@ -141,26 +141,31 @@ describe('container lifecycle hooks on the nodelet node', () => {
       await apply(podOf(namespace, 'poststart-fails', {
         containers: [{ name: 'app', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'printf "no config" >&2; exit 3'] } } } }],
       }));
-      const restarted = await eventually('a restart counted, the container waiting, and a PostStartHookError reported', async () => {
+      // One consistent snapshot: the API status, the runtime's instances and the events, read together
+      // until they agree. Reading them one after another could catch the next instance (after the
+      // restart backoff) in its own postStart, still running, and blame the agent for it.
+      const snapshot = await eventually('a restart counted, the container waiting, a PostStartHookError reported, every instance stopped and both events recorded', async () => {
         const pod = await getPod(namespace, 'poststart-fails');
         const app = statusOf(pod, 'app');
         const reason = app?.state?.waiting?.reason;
+        const containers = await runtimeContainers(pod?.metadata?.uid ?? '');
+        const events = await podEvents(namespace, 'poststart-fails');
+        const seen = `restartCount ${app?.restartCount ?? 0}, waiting ${reason ?? '-'}, reported ${watch.seen.map((w) => w.reason).join(',') || '-'}, runtime ${containers.map((c) => c.state).join(',') || '-'}, events ${events.map((e) => `${e.reason ?? ''}/${e.message ?? ''}`).join(', ')}`;
+        const waiting = (app?.restartCount ?? 0) >= 1 && (reason === 'CrashLoopBackOff' || reason === 'PostStartHookError');
         const reported = watch.seen.some((w) => w.reason === 'PostStartHookError');
-        return (app?.restartCount ?? 0) >= 1 && (reason === 'CrashLoopBackOff' || reason === 'PostStartHookError') && reported ? pod : undefined;
+        const stopped = containers.length >= 2 && containers.every((c) => c.state === 'CONTAINER_EXITED');
+        const recorded = events.some((e) => e.reason === 'FailedPostStartHook') && events.some((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook');
+        if (pod !== undefined && waiting && reported && stopped && recorded) return { pod, containers, events };
+        throw new Error(`not yet: ${seen}`);
       }, 90_000);
-      const app = statusOf(restarted, 'app');
+      const app = statusOf(snapshot.pod, 'app');
       assert.equal(app?.lastState?.terminated?.exitCode, 137, 'the last instance was killed');
-      console.log(`postStart failure: restartCount ${app?.restartCount}, waiting reasons reported: ${watch.seen.map((w) => w.reason).join(', ')}`);
-      const events = await podEvents(namespace, 'poststart-fails');
-      const failed = events.filter((e) => e.reason === 'FailedPostStartHook');
-      assert.ok(failed.length >= 1 && failed.every((e) => e.type === 'Warning' && e.message === 'PostStartHook failed'), JSON.stringify(failed.map((e) => e.message)));
-      assert.ok(events.some((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook'));
+      console.log(`postStart failure: restartCount ${app?.restartCount}, waiting reasons reported: ${watch.seen.map((w) => w.reason).join(', ')}; runtime instances ${snapshot.containers.length}, all exited`);
+      const failed = snapshot.events.filter((e) => e.reason === 'FailedPostStartHook');
+      assert.ok(failed.every((e) => e.type === 'Warning' && e.message === 'PostStartHook failed'), JSON.stringify(failed.map((e) => e.message)));
       // The handler's message is the waiting message while the failure is the latest word.
       const message = watch.seen.find((w) => w.reason === 'PostStartHookError')?.message ?? '';
       assert.match(message, /^Exec lifecycle hook \(\[sh -c printf "no config" >&2; exit 3\]\) for Container "app" in Pod "poststart-fails_.*" failed - error: command 'sh -c printf "no config" >&2; exit 3' exited with 3: no config, message: "no config"$/);
-      const containers = await runtimeContainers(restarted.metadata?.uid ?? '');
-      assert.ok(containers.length >= 2, `every instance is in the runtime: ${containers.length}`);
-      assert.ok(containers.every((c) => c.state === 'CONTAINER_EXITED'), 'every instance whose hook failed was stopped');
     } finally {
       watch.stop();
     }
