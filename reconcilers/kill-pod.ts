@@ -25,7 +25,7 @@ import type { Clock } from '../util/clock.js';
 import { createPeriodicLoop } from '../util/periodic-loop.js';
 import { isSidecar } from './compute-init-actions.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
-import { MIN_STOP_GRACE_SECONDS, runPreStopHook } from './hooks/pre-stop.js';
+import { runPreStopHook } from './hooks/pre-stop.js';
 import type { LifecycleMetrics } from './hooks/run-hook.js';
 import { isLiveContainer, type ObservedContainer, type ObservedPod } from './observed-pod.js';
 
@@ -39,6 +39,8 @@ export type StopRequest = Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeri
   readonly podIp?: string;
 };
 
+/** The kubelet's `minimumGracePeriodInSeconds`: the least StopContainer ever gets. */
+const MIN_STOP_GRACE_SECONDS = 2;
 const MIN_SIDECAR_GRACE_SECONDS = 2;
 const SHRINK_POLL_MS = 500;
 

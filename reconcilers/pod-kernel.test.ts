@@ -38,6 +38,16 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     await h.cleanup();
   });
 
+  /** Runs a pod (grace 20 s, an exec preStop hook on `app`), then removes it from the pod sources. */
+  async function syncThenRemoveHookedPod(): Promise<void> {
+    h.store.set(UID, basePod((p) => {
+      p.spec!.terminationGracePeriodSeconds = 20;
+      p.spec!.containers[0]!.lifecycle = { preStop: { exec: { command: ['sh', '-c', 'echo bye > /data/prestop'] } } };
+    }));
+    await h.reconciler().reconcile(ref);
+    h.store.delete(UID);
+  }
+
   it('takes a pod through admitted → started → terminating → terminated → forgotten, and every manager drops its state', async () => {
     const calls = recordLifecycle(h);
     h.store.set(UID, basePod((p) => (p.spec!.terminationGracePeriodSeconds = 7)));
@@ -179,13 +189,8 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
   });
 
   it('runs the preStop hook of a pod force-deleted from the API, as the kubelet: restored from its container, before StopContainer, with the recorded grace and Killing events', async () => {
-    h.store.set(UID, basePod((p) => {
-      p.spec!.terminationGracePeriodSeconds = 20;
-      p.spec!.containers[0]!.lifecycle = { preStop: { exec: { command: ['sh', '-c', 'echo bye > /data/prestop'] } } };
-    }));
-    await h.reconciler().reconcile(ref);
     // `kubectl delete --grace-period=0 --force`: the object is gone at once, never seen terminating.
-    h.store.delete(UID);
+    await syncThenRemoveHookedPod();
     await h.reconciler().reconcile(ref);
     const calls = h.runtime.calls.filter((c) => c.method === 'execSync' || c.method === 'stopContainer');
     const exec = calls.findIndex((c) => c.method === 'execSync');
@@ -202,12 +207,7 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
   });
 
   it('stops a force-deleted pod (its final object carried grace 0) with the kubelet’s minimum of 1 s, preStop included, even when the reconcile only sees it gone', async () => {
-    h.store.set(UID, basePod((p) => {
-      p.spec!.terminationGracePeriodSeconds = 20;
-      p.spec!.containers[0]!.lifecycle = { preStop: { exec: { command: ['sh', '-c', 'echo bye > /data/prestop'] } } };
-    }));
-    await h.reconciler().reconcile(ref);
-    h.store.delete(UID);
+    await syncThenRemoveHookedPod();
     h.finalDeletionGraces.set(UID, 0);
     await h.reconciler().reconcile(ref);
     const exec = h.runtime.calls.find((c) => c.method === 'execSync');

@@ -20,8 +20,6 @@ import { FAILED_PRE_STOP_HOOK, PRE_STOP_EVENT_MESSAGE } from './hook-messages.js
 import { hookOf } from './hook-spec.js';
 import { runHook, type HookRunnerDeps } from './run-hook.js';
 
-/** The kubelet's `minimumGracePeriodInSeconds`. */
-export const MIN_STOP_GRACE_SECONDS = 2;
 const GRACE_POLL_MS = 500;
 
 export interface PreStopDeps extends HookRunnerDeps {
@@ -54,8 +52,8 @@ export function containerSpecOf(pod: V1Pod, name: string): V1Container | undefin
 
 /**
  * Runs the container's preStop hook, if any, and returns the grace period (seconds) to hand to
- * StopContainer: `graceSeconds` when there is no hook, else what is left of it after the hook
- * (at least {@link MIN_STOP_GRACE_SECONDS}). Rejects only when `signal` aborts.
+ * StopContainer: `graceSeconds` when there is no hook, else what is left of it after the hook (the
+ * killer gives StopContainer its minimal window on top). Rejects only when `signal` aborts.
  */
 export async function runPreStopHook(deps: PreStopDeps, request: PreStopRequest): Promise<number> {
   const container = containerSpecOf(request.pod, request.containerName);
@@ -81,7 +79,7 @@ export async function runPreStopHook(deps: PreStopDeps, request: PreStopRequest)
     cancelDeadline();
   }
   const elapsedSeconds = Math.floor((deps.clock.now() - startedMs) / 1000);
-  return Math.max(MIN_STOP_GRACE_SECONDS, effectiveGrace(request) - elapsedSeconds);
+  return effectiveGrace(request) - elapsedSeconds;
 }
 
 function effectiveGrace(request: PreStopRequest): number {
