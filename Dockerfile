@@ -24,6 +24,7 @@ COPY server ./server
 COPY controllers ./controllers
 COPY reconcilers ./reconcilers
 COPY cri ./cri
+COPY kube ./kube
 COPY dashboard ./dashboard
 COPY util ./util
 RUN npm run build

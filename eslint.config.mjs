@@ -59,6 +59,32 @@ export default tseslint.config(
     },
   },
   {
+    // The shipped code loads no client-node module: its API client is kube/. Loading client-node's
+    // index cost the agent ~45 MiB and its request path ~31% of the agent's CPU in a 110-pod batch
+    // (docs/benchmarks.md). Its model types are free (erased), so type imports stay; an
+    // `import { type X }` would still load the module, hence no-import-type-side-effects.
+    files: ['**/*.ts'],
+    ignores: ['**/*.test.ts', 'test/**', 'bench/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@kubernetes/client-node', allowTypeImports: true, message: 'use kube/ (the agent\'s API client); client-node is for types only' }],
+          patterns: [{ group: ['@kubernetes/client-node/*'], allowTypeImports: true, message: 'use kube/ (the agent\'s API client); client-node is for types only' }],
+        },
+      ],
+      '@typescript-eslint/no-import-type-side-effects': 'error',
+    },
+  },
+  {
+    // kube/ is the API client: it builds on util/ alone.
+    files: ['kube/**/*.ts'],
+    ignores: ['kube/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!../util'], message: 'kube/ imports only util/ from the rest of the project' }] }],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

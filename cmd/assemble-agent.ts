@@ -17,8 +17,8 @@
  * workers, then the sources of events (pod sources, PLEG, resync), so no event is handled before
  * the parts it needs exist. Stop is the reverse and leaves every pod running.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { PooledKubeConfig } from '../util/pooled-kube-config.js';
+import { connectKube, type KubeClient } from '../kube/client.js';
+import { CoreV1Client } from '../kube/core-v1.js';
 import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { RuntimeService, VersionInfo } from '../cri/types.js';
@@ -83,16 +83,13 @@ export interface AssembledAgent {
 /** What a test may put in place of the real thing. */
 export interface AgentOverrides {
   readonly clock?: Clock;
-  readonly kubeConfig?: KubeConfig;
+  readonly kube?: KubeClient;
   readonly cri?: CriClient;
 }
 
-function loadKubeConfig(settings: AgentSettings): KubeConfig {
-  // One connection pool for every API call (client-node alone opens a TLS connection per request).
-  const kubeConfig = new PooledKubeConfig();
-  if (settings.kubeconfig === undefined) kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromFile(settings.kubeconfig);
-  return kubeConfig;
+/** One client for every API call: a kubeconfig file, or the pod's service account. */
+function loadKubeClient(settings: AgentSettings, clock: Clock): KubeClient {
+  return connectKube(settings.kubeconfig, clock);
 }
 
 /** Waits until the runtime answers `Version`, retrying with capped backoff. */
@@ -128,7 +125,7 @@ interface Core {
   readonly settings: AgentSettings;
   readonly logger: Logger;
   readonly clock: Clock;
-  readonly kubeConfig: KubeConfig;
+  readonly kube: KubeClient;
   readonly cri: CriClient;
   readonly runtimeVersion: VersionInfo;
   readonly metrics: NodeMetrics;
@@ -150,10 +147,10 @@ function buildPodSync(
     cgroups: PodCgroupSettings | undefined;
   },
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
-  const { settings, logger, clock, kubeConfig, cri } = core;
-  const api = kubeConfig.makeApiClient(CoreV1Api);
+  const { settings, logger, clock, kube, cri } = core;
+  const api = new CoreV1Client(kube);
   const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
-  const volumeApi = createVolumeSourceApi(kubeConfig);
+  const volumeApi = createVolumeSourceApi(kube);
   // Probe results: written by the status manager's narrow entry point, read by status generation.
   const probeResults = new ContainerReadinessStore();
   // The status manager retries unwritten statuses on its own loop, through API outages.
@@ -194,7 +191,7 @@ function buildPodSync(
     pullGate: parts.pullGate,
     envApi: volumeApi,
     services: parts.services,
-    runtimeHandlers: createApiRuntimeHandlers(kubeConfig),
+    runtimeHandlers: createApiRuntimeHandlers(kube),
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,
     // Admission reads the Node the node controller last wrote (labels, taints, allocatable) and the store's pods.
@@ -260,13 +257,13 @@ function housekeepingTargets(gc: GcManager, logRotation: LogRotationManager, evi
 
 /** The desired-pod store over the API source and, with `--pod-manifest-path` / `--manifest-url`, the static sources. */
 function buildSources(core: Core, node: NodeController, enqueue: (key: PodKey, reason: string) => void): { store: DesiredPodStore; staticPods: StaticPods | undefined } {
-  const { settings, kubeConfig, clock, logger } = core;
-  const apiSource = createPodSource({ kubeConfig, nodeName: settings.nodeName, logger, onPod: enqueue });
+  const { settings, kube, clock, logger } = core;
+  const apiSource = createPodSource({ kube, nodeName: settings.nodeName, logger, onPod: enqueue });
   const staticPods = buildStaticPods({
     dir: settings.podManifestPath,
     manifestUrl: settings.manifestUrl,
     nodeName: settings.nodeName,
-    core: kubeConfig.makeApiClient(CoreV1Api),
+    core: new CoreV1Client(kube),
     apiSource,
     node: () => node.node(),
     enqueue,
@@ -301,9 +298,9 @@ function nodePolicyTargets(node: NodeController, allocatable: EnforcedAllocatabl
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
 function buildNodeController(core: Core, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure): NodeController {
-  const { settings, kubeConfig, runtimeVersion, logger, clock } = core;
+  const { settings, kube, runtimeVersion, logger, clock } = core;
   return createNodeController({
-    kubeConfig,
+    kube,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     hostInfo: createHostInfo({ rootDir: settings.rootDir }),
@@ -344,13 +341,13 @@ function buildEviction(
 
 /** What the node server reads besides its own settings. */
 function nodeServerParts(core: Core, store: DesiredPodStore): Omit<Parameters<typeof buildNodeServer>[0], keyof AgentSettings['nodeServer'] | 'metrics'> {
-  const { settings, kubeConfig, cri, clock, logger } = core;
+  const { settings, kube, cri, clock, logger } = core;
   return {
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     rootDir: settings.rootDir,
     podLogDir: settings.podLogDir,
-    kubeConfig,
+    kube,
     pods: store,
     runtime: cri.runtime,
     images: cri.image,
@@ -362,12 +359,12 @@ function nodeServerParts(core: Core, store: DesiredPodStore): Omit<Parameters<ty
 /** Builds the agent; connects to the runtime first (waits until it answers). */
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
-  const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(settings);
+  const kube = overrides.kube ?? loadKubeClient(settings, clock);
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
   const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
-  const core: Core = { settings, logger, clock, kubeConfig, cri, runtimeVersion, metrics };
+  const core: Core = { settings, logger, clock, kube, cri, runtimeVersion, metrics };
   const queue = createReconcileQueue({ redisUrl: settings.redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
   metrics.watchQueue(queue);
   const preempter = lateSyncPreempter(queue, logger.child({ component: 'reconcile-queue' }));
@@ -378,7 +375,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const node = buildNodeController(core, readiness, pressure);
   const { store, staticPods } = buildSources(core, node, enqueue);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
-  const services = createServiceSource({ kubeConfig, logger, clock });
+  const services = createServiceSource({ kube, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
   // The per-pod default allocatable: capacity less the flags' hard memory threshold, less reservations (live).
@@ -407,7 +404,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   };
 
   const nodeAgent = buildNodeAgentController({
-    kubeConfig,
+    kube,
     nodeName: settings.nodeName,
     flags: settings,
     live,

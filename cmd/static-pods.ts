@@ -4,7 +4,8 @@
  * static pod's status is written; that a static pod is never deleted through the API). Policy lives
  * in `controllers/pod-sources/`.
  */
-import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Client } from '../kube/core-v1.js';
 import type { Logger } from 'pino';
 import { createFileSource } from '../controllers/pod-sources/file-source.js';
 import { createMirrorPodManager, type MirrorPodApi, type MirrorPodManager } from '../controllers/pod-sources/mirror-pods.js';
@@ -25,7 +26,7 @@ export interface StaticPods {
 }
 
 /** The mirror pod calls of client-node, with node credentials. */
-export function mirrorPodApi(core: CoreV1Api): MirrorPodApi {
+export function mirrorPodApi(core: Pick<CoreV1Client, 'createNamespacedPod' | 'deleteNamespacedPod'>): MirrorPodApi {
   return {
     create: async (pod) => {
       await core.createNamespacedPod({ namespace: pod.metadata?.namespace ?? 'default', body: pod });
@@ -55,7 +56,7 @@ export interface StaticPodsOptions {
   /** `--manifest-url` and its flags. */
   readonly manifestUrl: ManifestUrlSettings | undefined;
   readonly nodeName: string;
-  readonly core: CoreV1Api;
+  readonly core: Pick<CoreV1Client, 'createNamespacedPod' | 'deleteNamespacedPod'>;
   /** The unfiltered API source (mirror pods included). */
   readonly apiSource: DesiredPodSource;
   readonly node: () => V1Node | undefined;

@@ -4,13 +4,14 @@
  * The Node authorizer allows a node both creates (its NodeRules); the chart's ServiceAccount has
  * them in its ClusterRole.
  */
-import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/client.js';
+import { AuthenticationV1Client, AuthorizationV1Client } from '../kube/groups.js';
 import type { TokenReviewer, UserInfo } from './authn.js';
 import type { AccessReviewer, NodeAccess } from './authz.js';
 
-/** TokenReview through `kubeConfig`. */
-export function apiTokenReviewer(kubeConfig: KubeConfig): TokenReviewer {
-  const api = kubeConfig.makeApiClient(AuthenticationV1Api);
+/** TokenReview through `kube`. */
+export function apiTokenReviewer(kube: KubeClient): TokenReviewer {
+  const api = new AuthenticationV1Client(kube);
   return {
     async review(token: string): Promise<UserInfo | undefined> {
       const review = await api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });
@@ -23,9 +24,9 @@ export function apiTokenReviewer(kubeConfig: KubeConfig): TokenReviewer {
   };
 }
 
-/** SubjectAccessReview through `kubeConfig`, for `nodes/<subresource>` in the core group, v1. */
-export function apiAccessReviewer(kubeConfig: KubeConfig): AccessReviewer {
-  const api = kubeConfig.makeApiClient(AuthorizationV1Api);
+/** SubjectAccessReview through `kube`, for `nodes/<subresource>` in the core group, v1. */
+export function apiAccessReviewer(kube: KubeClient): AccessReviewer {
+  const api = new AuthorizationV1Client(kube);
   return {
     async allowed(access: NodeAccess): Promise<boolean> {
       const { user } = access;

@@ -3,7 +3,9 @@
  * `spec.request` and `status.certificate` are bytes in the API: base64 of the PEM in JSON, and
  * client-node passes such strings through as they are, so the encoding is done here.
  */
-import { CertificatesV1Api, type KubeConfig, type V1CertificateSigningRequest } from '@kubernetes/client-node';
+import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/client.js';
+import { CertificatesV1Client } from '../kube/groups.js';
 import type { CsrClient, CsrState } from './serving-cert-manager.js';
 
 /** The state a CSR object is in. */
@@ -15,9 +17,9 @@ export function csrStateOf(csr: V1CertificateSigningRequest): CsrState {
   return encoded === '' ? { phase: 'pending' } : { phase: 'issued', certPem: Buffer.from(encoded, 'base64').toString('utf8') };
 }
 
-/** A {@link CsrClient} through `kubeConfig` (the node's credentials, so the request names the node). */
-export function apiCsrClient(kubeConfig: KubeConfig, nodeName: string): CsrClient {
-  const api = kubeConfig.makeApiClient(CertificatesV1Api);
+/** A {@link CsrClient} through `kube` (the node's credentials, so the request names the node). */
+export function apiCsrClient(kube: KubeClient, nodeName: string): CsrClient {
+  const api = new CertificatesV1Client(kube);
   return {
     async create(request) {
       const created = await api.createCertificateSigningRequest({

@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/client.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../util/clock.js';
 import { apiAccessReviewer, apiTokenReviewer } from './api-reviewers.js';
@@ -37,7 +38,7 @@ export interface NodeServerParts {
   readonly clientCaFile: string | undefined;
   /** The directory `/logs/` serves. */
   readonly logDir: string;
-  readonly kubeConfig: KubeConfig;
+  readonly kube: KubeClient;
   readonly pods: { list(): V1Pod[] };
   readonly runtime: LogRuntime & StreamRuntime & StatsSource;
   readonly images: ImageFsSource;
@@ -70,7 +71,7 @@ interface InitialCredentials {
 async function initialCredentials(parts: NodeServerParts): Promise<InitialCredentials> {
   const pkiDir = path.join(parts.rootDir, 'pki');
   if (parts.rotateServerCertificates) {
-    const manager = new ServingCertManager({ nodeName: parts.nodeName, addresses: [parts.nodeIp, parts.nodeName], pkiDir, client: apiCsrClient(parts.kubeConfig, parts.nodeName), clock: parts.clock, random: Math.random, logger: parts.logger });
+    const manager = new ServingCertManager({ nodeName: parts.nodeName, addresses: [parts.nodeIp, parts.nodeName], pkiDir, client: apiCsrClient(parts.kube, parts.nodeName), clock: parts.clock, random: Math.random, logger: parts.logger });
     await manager.start();
     const pair = manager.current();
     return { pair, source: pair === undefined ? 'CSR API (waiting for approval)' : 'CSR API (stored)', rotating: manager };
@@ -115,8 +116,8 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
     port: parts.port,
     ...(credentials.pair === undefined ? {} : { certPem: credentials.pair.certPem, keyPem: credentials.pair.keyPem }),
     ...(clientCaPem === undefined ? {} : { clientCaPem }),
-    authenticator: new Authenticator(apiTokenReviewer(parts.kubeConfig), parts.clock),
-    authorizer: new NodeAuthorizer(apiAccessReviewer(parts.kubeConfig), parts.nodeName, parts.clock),
+    authenticator: new Authenticator(apiTokenReviewer(parts.kube), parts.clock),
+    authorizer: new NodeAuthorizer(apiAccessReviewer(parts.kube), parts.nodeName, parts.clock),
     routes: nodeRoutes({
       pods: parts.pods,
       runtime: parts.runtime,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one test suite with node's built-in test runner (TypeScript through tsx).
-#   unit         colocated *.test.ts under cmd/, server/, controllers/, reconcilers/, cri/, util/, dashboard/, bench/, test/doubles/,
+#   unit         colocated *.test.ts under cmd/, server/, controllers/, reconcilers/, cri/, kube/, util/, dashboard/, bench/, test/doubles/,
 #                test/conformance/ (the conformance runner's pure parts), test/faults-scale/hostile/ (the hostile-spec generator) (plain data, fakes)
 #   integration  test/integration/*.test.ts (real Redis, containerd, API server: needs `npm run cluster:up`)
 #   e2e          test/e2e/*.test.ts (the whole test cluster with nodelet as its node agent)
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|faults-scale|image|selfhosted [files...]}
 shift
 case $suite in
-  unit) mapfile -t files < <(find cmd server controllers reconcilers cri util dashboard bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
+  unit) mapfile -t files < <(find cmd server controllers reconcilers cri kube util dashboard bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
   integration | e2e | faults | faults-scale | image | selfhosted)
     mapfile -t files < <(find "test/$suite" -maxdepth 1 -name '*.test.ts' | sort)
     if [[ -f .cluster/env ]]; then source .cluster/env; fi

@@ -1,14 +1,41 @@
 /**
- * Typed checks on failed Kubernetes API calls. client-node 2.x throws `ApiException` with the HTTP
- * status in `.code` and the response body (a `Status` object as JSON text) in `.body`; its watch
- * reports failures as errors carrying `statusCode`. These predicates read those fields, never the
- * message text.
+ * Typed checks on failed Kubernetes API calls. The agent's API client (`kube/`) throws
+ * {@link KubeApiError}: the HTTP status in `.code` and the response body (a `Status` object, parsed
+ * when it is JSON) in `.body`. Errors of the same shape (client-node's `ApiException`, used by the
+ * tests) and watch failures carrying `statusCode` are read the same way. These predicates read those
+ * fields, never the message text.
  */
-import { ApiException } from '@kubernetes/client-node';
+
+/** The API server answered a request with a status outside 2xx. */
+export class KubeApiError extends Error {
+  override readonly name = 'KubeApiError';
+
+  constructor(
+    /** The HTTP status. */
+    readonly code: number,
+    /** The response body: the parsed `Status` object when it was JSON, else its text. */
+    readonly body: unknown,
+    /** What was asked, for logs: method and path. */
+    readonly request: string,
+  ) {
+    super(`${request}: HTTP ${code}${reasonSuffix(body)}`);
+  }
+}
+
+function reasonSuffix(body: unknown): string {
+  if (typeof body !== 'object' || body === null) return '';
+  const message = 'message' in body && typeof body.message === 'string' ? body.message : undefined;
+  return message === undefined ? '' : ` (${message})`;
+}
+
+/** An Error with a numeric `code` and a `body`: a {@link KubeApiError} or client-node's `ApiException`. */
+function isApiStatusError(err: unknown): err is Error & { code: number; body: unknown } {
+  return err instanceof Error && 'code' in err && typeof err.code === 'number' && 'body' in err;
+}
 
 /** HTTP status of a failed API call or watch, undefined for network-level failures. */
 export function apiStatusCode(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
+  if (isApiStatusError(err)) return err.code;
   if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof err.statusCode === 'number') {
     return err.statusCode;
   }
@@ -17,7 +44,7 @@ export function apiStatusCode(err: unknown): number | undefined {
 
 /** The `Status` object the API server answered with, when the body is one. */
 function statusBody(err: unknown): Record<string, unknown> | undefined {
-  if (!(err instanceof ApiException)) return undefined;
+  if (!isApiStatusError(err)) return undefined;
   const body: unknown = typeof err.body === 'string' ? parseJson(err.body) : err.body;
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
 }
@@ -26,6 +53,12 @@ function statusBody(err: unknown): Record<string, unknown> | undefined {
 export function apiStatusReason(err: unknown): string | undefined {
   const reason = statusBody(err)?.reason;
   return typeof reason === 'string' ? reason : undefined;
+}
+
+/** The `message` of the `Status` the API server answered with: its own words for the failure. */
+export function apiStatusMessage(err: unknown): string | undefined {
+  const message = statusBody(err)?.message;
+  return typeof message === 'string' && message !== '' ? message : undefined;
 }
 
 /** The fields named by the `details.causes` of the `Status` the API server answered with. */

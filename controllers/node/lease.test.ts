@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { V1MicroTime } from '@kubernetes/client-node';
+import { MicroTime } from '../../kube/client.js';
 import { apiStatusCode } from '../../util/api-errors.js';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import { apiError, createFakeLeaseApi } from '../../test/doubles/fake-kube-api.js';
@@ -96,7 +96,7 @@ describe('renewedLease', () => {
       },
       { nodeName: 'worker-1', durationSeconds: 40, now: Date.parse('2030-01-01T00:00:01.5Z'), nodeUid: 'new' },
     );
-    assert.ok(lease.spec?.renewTime instanceof V1MicroTime);
+    assert.ok(lease.spec?.renewTime instanceof MicroTime);
     assert.equal(JSON.stringify(lease.spec.renewTime), '"2030-01-01T00:00:01.500000Z"');
     assert.deepEqual(lease.metadata?.ownerReferences?.map((r) => `${r.kind}/${r.uid}`), ['Thing/x', 'Node/new']);
   });

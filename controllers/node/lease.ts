@@ -4,7 +4,9 @@
  * when the Node goes), renewed by updating `renewTime`. The last written lease is cached so a renewal
  * is one PUT; a conflict or a vanished lease falls back to read-or-create.
  */
-import { V1MicroTime, type CoordinationV1Api, type V1Lease, type V1OwnerReference } from '@kubernetes/client-node';
+import type { V1Lease, V1OwnerReference } from '@kubernetes/client-node';
+import { MicroTime } from '../../kube/client.js';
+import type { CoordinationV1Client } from '../../kube/groups.js';
 import { isConflict, isNotFound } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
 
@@ -13,8 +15,8 @@ export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 /** The kubelet's default: a node whose lease is this old is considered gone. */
 export const DEFAULT_LEASE_DURATION_SECONDS = 40;
 
-/** The Lease calls nodelet makes (satisfied by client-node's `CoordinationV1Api`). */
-export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+/** The Lease calls nodelet makes (satisfied by {@link CoordinationV1Client}). */
+export type LeaseApi = Pick<CoordinationV1Client, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
 
 /** Options of {@link createNodeLease}. */
 export interface NodeLeaseOptions {
@@ -67,8 +69,8 @@ export function renewedLease(
       ...lease.spec,
       holderIdentity: options.nodeName,
       leaseDurationSeconds: options.durationSeconds,
-      // MicroTime: client-node serializes V1MicroTime with six fractional digits, as the API requires.
-      renewTime: new V1MicroTime(options.now),
+      // MicroTime: six fractional digits, as the API requires.
+      renewTime: new MicroTime(options.now),
     },
   };
 }

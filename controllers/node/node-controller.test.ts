@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeConfig } from '@kubernetes/client-node';
+import { unusedKubeClient } from '../../test/doubles/kube-client.js';
 import { pino } from 'pino';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
 import { apiError, createFakeLeaseApi, createFakeNodeApi } from '../../test/doubles/fake-kube-api.js';
@@ -34,7 +34,7 @@ function setup(options: { labels?: Record<string, string> } = {}) {
     readiness: () => (runtimeUp ? Promise.resolve(readiness) : Promise.reject(new Error('down'))),
   };
   const controller = createNodeController({
-    kubeConfig: new KubeConfig(),
+    kube: unusedKubeClient(),
     nodeName: 'worker-1',
     nodeIp: '10.254.0.2',
     hostInfo: { read: () => Promise.resolve(facts) },

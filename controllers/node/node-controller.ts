@@ -7,7 +7,10 @@
  * (`system:node:<name>` under Node authorization and NodeRestriction): it only creates its own Node,
  * patches its own labels and status, and manages its own Lease.
  */
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
+import { CoordinationV1Client } from '../../kube/groups.js';
 import type { Logger } from 'pino';
 import type { Reservations } from './allocatable.js';
 import { agentVersion } from './agent-version.js';
@@ -24,7 +27,7 @@ export type { NodePressure, NodeRuntime } from './status-reporter.js';
 
 /** Options of {@link createNodeController}. */
 export interface NodeControllerOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kube: KubeClient;
   readonly nodeName: string;
   readonly nodeIp: string;
   readonly hostInfo: HostInfo;
@@ -48,7 +51,7 @@ export interface NodeControllerOptions {
   readonly statusPeriodMs?: number;
   readonly leasePeriodMs?: number;
   readonly leaseDurationSeconds?: number;
-  /** Test seams; default to clients built from `kubeConfig`. */
+  /** Test seams; default to clients built from `kube`. */
   readonly nodeApi?: NodeApi;
   readonly leaseApi?: LeaseApi;
 }
@@ -102,7 +105,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
   const leaseDurationMs = (options.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS) * 1000;
 
   const reporter = createNodeStatusReporter({
-    api: options.nodeApi ?? options.kubeConfig.makeApiClient(CoreV1Api),
+    api: options.nodeApi ?? new CoreV1Client(options.kube),
     nodeName: options.nodeName,
     nodeIp: options.nodeIp,
     hostInfo: options.hostInfo,
@@ -118,7 +121,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     pressure: options.pressure,
   });
   const lease = createNodeLease({
-    api: options.leaseApi ?? options.kubeConfig.makeApiClient(CoordinationV1Api),
+    api: options.leaseApi ?? new CoordinationV1Client(options.kube),
     nodeName: options.nodeName,
     leaseDurationSeconds: options.leaseDurationSeconds,
     clock,

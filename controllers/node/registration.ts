@@ -4,13 +4,15 @@
  * names only those keys, so labels others set survive. Taints are only set at creation: under
  * NodeRestriction a node may not change its own taints.
  */
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import { PatchType } from '../../kube/client.js';
+import type { CoreV1Client } from '../../kube/core-v1.js';
 import type { Logger } from 'pino';
 import { isAlreadyExists } from '../../util/api-errors.js';
 import { labelsToReconcile } from './labels.js';
 
-/** The Node calls nodelet makes (satisfied by client-node's `CoreV1Api`). */
-export type NodeApi = Pick<CoreV1Api, 'createNode' | 'readNode' | 'patchNode' | 'patchNodeStatus'>;
+/** The Node calls nodelet makes (satisfied by {@link CoreV1Client}). */
+export type NodeApi = Pick<CoreV1Client, 'createNode' | 'readNode' | 'patchNode' | 'patchNodeStatus'>;
 
 /** What the Node object is created with. */
 export interface NodeSpecInput {
@@ -54,7 +56,7 @@ async function reconcileExisting(options: RegisterNodeOptions): Promise<V1Node> 
   logger.info({ node: nodeName, labels }, 'updating labels nodelet owns on the existing node');
   return api.patchNode(
     { name: nodeName, body: { metadata: { labels } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    PatchType.merge,
   );
 }
 

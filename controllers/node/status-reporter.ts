@@ -5,7 +5,8 @@
  * controller while nodelet was away).
  */
 import { NO_RESERVATIONS, type Reservations } from './allocatable.js';
-import { PatchStrategy, setHeaderOptions, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import { PatchType } from '../../kube/client.js';
 import type { Logger } from 'pino';
 import { isNotFound } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
@@ -130,7 +131,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       // Strategic merge: conditions and addresses merge by type, so entries set by others survive.
       current = await api.patchNodeStatus(
         { name: nodeName, body: { status } },
-        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        PatchType.strategicMerge,
       );
     } catch (err: unknown) {
       // The Node was deleted under us: register it again on the next heartbeat.

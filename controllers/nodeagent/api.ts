@@ -1,10 +1,10 @@
 /**
  * The wire side of the NodeAgent controller: get, create, replace status and watch one NodeAgent,
- * through client-node 2.x (`CustomObjectsApi` and `Watch`). A seam: unit tests use
- * `nodeagent-fake-api.ts`. Errors are client-node's (`ApiException` with `.code`; watch errors with
- * `statusCode`), read with the predicates of `api-errors.ts`.
+ * through the agent's API client (`kube/`). A seam: unit tests use `nodeagent-fake-api.ts`. Errors
+ * are `KubeApiError`s (the HTTP status in `.code`), read with the predicates of `api-errors.ts`.
  */
-import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
+import { CustomObjectsClient } from '../../kube/groups.js';
 import { isNotFound } from '../../util/api-errors.js';
 import { asNodeAgent, NODEAGENT_GROUP, NODEAGENT_PLURAL, NODEAGENT_VERSION, type NodeAgent } from './types.js';
 
@@ -65,9 +65,9 @@ function isWatchEventType(type: string): type is WatchEventType {
   return WATCH_EVENT_TYPES.has(type);
 }
 
-/** The real API, through `kubeConfig`. */
-export function createNodeAgentApi(kubeConfig: KubeConfig): NodeAgentApi {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+/** The real API, through `kube`. */
+export function createNodeAgentApi(kube: KubeClient): NodeAgentApi {
+  const api = new CustomObjectsClient(kube);
   const resource = { group: NODEAGENT_GROUP, version: NODEAGENT_VERSION, plural: NODEAGENT_PLURAL };
   return {
     async get(name) {
@@ -87,21 +87,22 @@ export function createNodeAgentApi(kubeConfig: KubeConfig): NodeAgentApi {
       return expectNodeAgent('replaceStatus', await api.replaceClusterCustomObjectStatus({ ...resource, name: agent.metadata.name, body: agent }));
     },
     async watch(request, handlers) {
-      const path = `/apis/${NODEAGENT_GROUP}/${NODEAGENT_VERSION}/${NODEAGENT_PLURAL}`;
       const state = { stopped: false };
-      const controller = await new Watch(kubeConfig).watch(
-        path,
+      const controller = await kube.transport.watch(
+        CustomObjectsClient.path(resource),
         {
           fieldSelector: `metadata.name=${request.name}`,
           resourceVersion: request.resourceVersion,
           allowWatchBookmarks: true,
           timeoutSeconds: request.timeoutSeconds,
         },
-        (type: string, object: unknown) => {
-          if (!state.stopped && isWatchEventType(type)) handlers.onEvent(type, object);
-        },
-        (err: unknown) => {
-          if (!state.stopped) handlers.onEnd(err ?? undefined);
+        {
+          onEvent: (type, object) => {
+            if (!state.stopped && isWatchEventType(type)) handlers.onEvent(type, object);
+          },
+          onDone: (err) => {
+            if (!state.stopped) handlers.onEnd(err ?? undefined);
+          },
         },
       );
       return {

@@ -3,7 +3,7 @@
  * lands, and how health is sampled. The agent starts it (`start()`, awaited) before reconciling any
  * pod, and starts its reporting once every sampled part runs.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
 import type { Logger } from 'pino';
 import { agentVersion } from '../node/agent-version.js';
 import type { Clock } from '../../util/clock.js';
@@ -42,7 +42,7 @@ export interface AgentFlags {
 
 /** Options of {@link buildNodeAgentController}. */
 export interface NodeAgentPartsOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kube: KubeClient;
   readonly nodeName: string;
   readonly flags: AgentFlags;
   /** Where settings land (queue, resync loop, node controller, pause gate, root logger). */
@@ -84,7 +84,7 @@ export function baseSettingsOf(flags: AgentFlags): BaseSettings {
 export function buildNodeAgentController(options: NodeAgentPartsOptions): NodeAgentController {
   const { health, clock } = options;
   return createNodeAgentController({
-    api: createNodeAgentApi(options.kubeConfig),
+    api: createNodeAgentApi(options.kube),
     nodeName: options.nodeName,
     base: baseSettingsOf(options.flags),
     targets: createSettingsTargets(options.live),

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeConfig, type ErrorCallback, type Informer, type KubernetesListObject, type ListPromise, type ObjectCallback, type V1Pod } from '@kubernetes/client-node';
+import type { ErrorCallback, Informer, KubernetesListObject, ListPromise, ObjectCallback, V1Pod } from '@kubernetes/client-node';
+import { unusedKubeClient } from '../../test/doubles/kube-client.js';
 import { pino } from 'pino';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
 import { createPodSource, isStaleInformerError, type PodEventReason, type PodKey } from './api-source.js';
@@ -91,7 +92,7 @@ function setup(initial: V1Pod[] = []) {
   };
   const events: [string, PodEventReason][] = [];
   const source = createPodSource({
-    kubeConfig: new KubeConfig(),
+    kube: unusedKubeClient(),
     nodeName: 'n1',
     logger: pino({ level: 'silent' }),
     onPod: (ref: PodKey, reason) => events.push([ref.uid, reason]),
@@ -304,7 +305,7 @@ describe('pod source', () => {
     const { clock } = setup();
     const seen: string[] = [];
     const source = createPodSource({
-      kubeConfig: new KubeConfig(),
+      kube: unusedKubeClient(),
       nodeName: 'n1',
       logger: pino({ level: 'silent' }),
       onPod: (ref) => {

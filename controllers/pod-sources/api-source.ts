@@ -12,7 +12,8 @@
  *     every listed pod, and for every UID the index held that the list no longer has, so deletions
  *     missed during an outage still reach the reconciler.
  */
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
 import type { Logger } from 'pino';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -42,7 +43,7 @@ export const STATUS_ONLY_UPDATE: PodEventReason = 'status-updated';
 
 /** Options of {@link createPodSource}. */
 export interface PodSourceOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kube: KubeClient;
   readonly nodeName: string;
   readonly logger: Logger;
   /** Called for every change; must not throw (a throw is logged) and should only enqueue. */
@@ -52,7 +53,7 @@ export interface PodSourceOptions {
   readonly backoff?: BackoffPolicy;
   /** Replace a watch silent for this long; default 3 minutes. */
   readonly silenceTimeoutMs?: number;
-  /** Test seam; defaults to the API server behind `kubeConfig`. */
+  /** Test seam; defaults to the API server behind `kube`. */
   readonly transport?: PodTransport;
 }
 
@@ -76,7 +77,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const silenceTimeoutMs = options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS;
   const logger = options.logger.child({ component: 'pod-source' });
-  const transport = options.transport ?? createPodTransport(options.kubeConfig, options.nodeName);
+  const transport = options.transport ?? createPodTransport(options.kube, options.nodeName);
   const index = createPodIndex();
   const deletionGraces = new DeletionGraceMemory();
   const state = createSupervisorState(clock);

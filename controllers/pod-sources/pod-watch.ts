@@ -1,20 +1,14 @@
 /**
- * The wire side of the pod source: a client-node list+watch of the pods bound to one node, with a
- * liveness signal. client-node's `makeInformer` cannot pass a field selector, so this builds the same
- * `ListWatch` it would, with `fieldSelector=spec.nodeName=<node>` and a `Watch` that asks for
- * bookmarks, lets the server end each watch before client-node's 30 s inactivity timeout, and reports
- * every sign of life (watch accepted, any event, bookmarks included).
+ * The wire side of the pod source: a list+watch informer of the pods bound to one node
+ * (`fieldSelector=spec.nodeName=<node>`), with a liveness signal: its watches ask for bookmarks,
+ * let the server end each watch before the client's 30 s inactivity timeout, and report every sign
+ * of life (watch accepted, any event, bookmarks included).
  */
-import {
-  CoreV1Api,
-  ListWatch,
-  Watch,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type ListPromise,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { Informer, KubernetesListObject, ListPromise, V1Pod } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
+import { ListWatchInformer, type WatchSource } from '../../kube/informer.js';
+import type { Query, WatchHandlers } from '../../kube/transport.js';
 
 /** How the pod source reaches the API server (a seam: unit tests pass a fake). */
 export interface PodTransport {
@@ -36,42 +30,36 @@ export interface PodInformerOptions {
   readonly isCurrent: () => boolean;
 }
 
-type WatchArgs = Parameters<Watch['watch']>;
-
 /**
- * Server-side watch timeout. client-node aborts a watch after 30 s without a byte, before the API
- * server's first periodic bookmark (1 min), so on a quiet node the resourceVersion never advances and
- * the watch cache answers 410 Gone after a few minutes, forcing a relist. A watch that times out on
- * the server first gets a bookmark just before its deadline: the version stays fresh, and the informer
- * reconnects at once (a bookmark resets its reconnect delay).
+ * Server-side watch timeout. The client drops a watch after 30 s without a byte, before the API
+ * server's first periodic bookmark (1 min), so on a quiet node the resourceVersion would never
+ * advance and the watch cache would answer 410 Gone after a few minutes, forcing a relist. A watch
+ * that times out on the server first gets a bookmark just before its deadline: the version stays
+ * fresh, and the informer reconnects at once (a bookmark resets its reconnect delay).
  */
-const WATCH_TIMEOUT_SECONDS = 25;
+export const WATCH_TIMEOUT_SECONDS = 25;
 
-/** A watch that requests bookmarks and reports activity. */
-export class ObservedWatch extends Watch {
+/** Watches that request bookmarks, end on the server's side first, and report activity. */
+export class ObservedWatch implements WatchSource {
   constructor(
-    config: KubeConfig,
+    private readonly source: WatchSource,
     private readonly observer: Pick<PodInformerOptions, 'onActivity' | 'isCurrent'>,
-  ) {
-    super(config);
-  }
+  ) {}
 
-  override async watch(path: WatchArgs[0], queryParams: WatchArgs[1], callback: WatchArgs[2], done: WatchArgs[3]): Promise<AbortController> {
+  async watch(path: string, query: Query, handlers: WatchHandlers): Promise<AbortController> {
     // An object, not a let: the flag flips inside a callback, where control-flow analysis cannot see.
     const watchState = { ended: false };
-    const controller = await super.watch(
-      path,
-      { timeoutSeconds: WATCH_TIMEOUT_SECONDS, ...queryParams, allowWatchBookmarks: true },
-      (phase: string, apiObj: unknown, watchObj?: unknown) => {
+    const controller = await this.source.watch(path, { timeoutSeconds: WATCH_TIMEOUT_SECONDS, ...query, allowWatchBookmarks: true }, {
+      onEvent: (type, object) => {
         this.observer.onActivity();
-        callback(phase, apiObj, watchObj);
+        handlers.onEvent(type, object);
       },
-      (err: unknown) => {
+      onDone: (err) => {
         watchState.ended = true;
-        done(err);
+        handlers.onDone(err);
       },
-    );
-    // ListWatch.stop() cannot abort a watch still connecting; one that outlived its informer closes here.
+    });
+    // A watch still connecting when its informer was replaced closes here.
     if (!this.observer.isCurrent()) controller.abort();
     // Returning without having ended means the API server answered 200: the watch is live.
     else if (!watchState.ended) this.observer.onActivity();
@@ -80,8 +68,8 @@ export class ObservedWatch extends Watch {
 }
 
 /** The real transport for `nodeName`'s pods. */
-export function createPodTransport(kubeConfig: KubeConfig, nodeName: string): PodTransport {
-  const api = kubeConfig.makeApiClient(CoreV1Api);
+export function createPodTransport(kube: KubeClient, nodeName: string): PodTransport {
+  const api = new CoreV1Client(kube);
   const fieldSelector = `spec.nodeName=${nodeName}`;
   return {
     list: () => api.listPodForAllNamespaces({ fieldSelector }),
@@ -92,6 +80,6 @@ export function createPodTransport(kubeConfig: KubeConfig, nodeName: string): Po
       return list.items[0];
     },
     informer: ({ listPods, ...observer }) =>
-      new ListWatch<V1Pod>('/api/v1/pods', new ObservedWatch(kubeConfig, observer), listPods, false, undefined, fieldSelector),
+      new ListWatchInformer<V1Pod>({ path: '/api/v1/pods', list: listPods, watch: new ObservedWatch(kube.transport, observer), fieldSelector }),
   };
 }

@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
-import { loadYaml } from '@kubernetes/client-node';
+import { load as loadYaml } from 'js-yaml';
 
 export const ANNOTATION_CONFIG_HASH = 'kubernetes.io/config.hash';
 export const ANNOTATION_CONFIG_SOURCE = 'kubernetes.io/config.source';
@@ -74,7 +74,7 @@ function containersProblem(containers: readonly unknown[]): string | undefined {
 export function parseManifest(file: string, text: string): V1Pod {
   let doc: unknown;
   try {
-    doc = loadYaml<unknown>(text);
+    doc = loadYaml(text);
   } catch (err: unknown) {
     throw new ManifestError(file, `does not parse: ${err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err)}`);
   }
@@ -92,15 +92,14 @@ export function parseManifest(file: string, text: string): V1Pod {
 export function parseManifestBody(origin: string, text: string): V1Pod[] {
   let doc: unknown;
   try {
-    doc = loadYaml<unknown>(text);
+    doc = loadYaml(text);
   } catch (err: unknown) {
     throw new ManifestError(origin, `does not parse: ${err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err)}`);
   }
   if (!isRecord(doc) || doc.kind !== 'PodList') return [parseManifest(origin, text)];
   if (doc.apiVersion !== 'v1' || !Array.isArray(doc.items)) throw new ManifestError(origin, 'not a v1 PodList with items');
   const pods = (doc.items as unknown[]).map((item, i): V1Pod => {
-    // A list's items may leave apiVersion and kind out (the API server's lists do). loadYaml has
-    // already typed the items as pods, so a non-object item shows as a pod without a name.
+    // A list's items may leave apiVersion and kind out (the API server's lists do).
     const pod = isRecord(item) ? { ...item, apiVersion: item.apiVersion ?? 'v1', kind: item.kind ?? 'Pod' } : undefined;
     const problem = pod === undefined ? 'is not an object' : podProblem(pod);
     if (pod === undefined || problem !== undefined) throw new ManifestError(origin, `items[${i}]: ${problem ?? ''}`);

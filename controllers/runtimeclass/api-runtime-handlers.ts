@@ -4,13 +4,14 @@
  * field most pods never set, and is never stale when a class is created just before its pod.
  * The node identity may read RuntimeClasses (the Node authorizer's node rules; the chart's role).
  */
-import { NodeV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
+import { NodeV1Client } from '../../kube/groups.js';
 import { isNotFound } from '../../util/api-errors.js';
 import { RuntimeClassNotFoundError, type RuntimeHandlerLookup } from '../../reconcilers/runtime-handlers.js';
 
-/** Creates the lookup over the API of `kubeConfig`. */
-export function createApiRuntimeHandlers(kubeConfig: KubeConfig): RuntimeHandlerLookup {
-  const api = kubeConfig.makeApiClient(NodeV1Api);
+/** Creates the lookup over the API of `kube`. */
+export function createApiRuntimeHandlers(kube: KubeClient): RuntimeHandlerLookup {
+  const api = new NodeV1Client(kube);
   return {
     async handlerOf(runtimeClassName: string, signal?: AbortSignal): Promise<string> {
       signal?.throwIfAborted();

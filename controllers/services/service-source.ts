@@ -6,7 +6,10 @@
  * container starts (the kubelet's `serviceHasSynced`). After an error the informer restarts with
  * capped exponential backoff and keeps serving its last list meanwhile, as a client-go lister does.
  */
-import { CoreV1Api, ListWatch, type Informer, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import type { V1Service, V1ServiceList } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
+import { ListWatchInformer } from '../../kube/informer.js';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
@@ -18,7 +21,7 @@ export const SERVICE_FIELD_SELECTOR = 'spec.clusterIP!=None';
 
 /** Options of {@link createServiceSource}. */
 export interface ServiceSourceOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kube: KubeClient;
   readonly logger: Logger;
   readonly clock?: Clock;
   /** Restart delay after informer errors; default 1 s doubling to 30 s. */
@@ -39,17 +42,17 @@ export function createServiceSource(options: ServiceSourceOptions): ServiceSourc
   const clock = options.clock ?? systemClock;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const logger = options.logger.child({ component: 'service-source' });
-  const api = options.kubeConfig.makeApiClient(CoreV1Api);
+  const api = new CoreV1Client(options.kube);
   const state = { synced: false, stopped: true, failures: 0 };
   let restartTimer: TimerHandle | undefined;
-  const listServices = async (): Promise<Awaited<ReturnType<CoreV1Api['listServiceForAllNamespaces']>>> => {
+  const listServices = async (): Promise<V1ServiceList> => {
     const list = await api.listServiceForAllNamespaces({ fieldSelector: SERVICE_FIELD_SELECTOR });
     state.failures = 0;
     logger.debug({ services: list.items.length }, 'services listed');
     return list;
   };
-  const watch = new ObservedWatch(options.kubeConfig, { onActivity: () => undefined, isCurrent: () => !state.stopped });
-  const informer: Informer<V1Service> & ListWatch<V1Service> = new ListWatch<V1Service>('/api/v1/services', watch, listServices, false, undefined, SERVICE_FIELD_SELECTOR);
+  const watch = new ObservedWatch(options.kube.transport, { onActivity: () => undefined, isCurrent: () => !state.stopped });
+  const informer = new ListWatchInformer<V1Service>({ path: '/api/v1/services', list: listServices, watch, fieldSelector: SERVICE_FIELD_SELECTOR, clock });
 
   /**
    * Synced once the informer's cache holds a list: it records the list's resourceVersion right

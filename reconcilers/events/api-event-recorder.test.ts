@@ -4,25 +4,25 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Client } from '../../kube/core-v1.js';
 import { pino } from 'pino';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import { basePod } from '../../test/doubles/pod-fixtures.js';
 import { ApiEventRecorder } from './api-event-recorder.js';
 
 /** The two calls the recorder makes, recorded as `create <reason>` / `patch <name> count=<n>`. */
-function fakeCore(calls: string[]): CoreV1Api {
-  const core = {
+function fakeCore(calls: string[]): Pick<CoreV1Client, 'createNamespacedEvent' | 'patchNamespacedEvent'> {
+  return {
     createNamespacedEvent: (req: { body: CoreV1Event }) => {
       calls.push(`create ${req.body.reason ?? ''} for ${req.body.involvedObject.uid ?? ''}`);
       return Promise.resolve(req.body);
     },
-    patchNamespacedEvent: (req: { name: string; body: { count: number } }) => {
-      calls.push(`patch count=${req.body.count}`);
-      return Promise.resolve({});
+    patchNamespacedEvent: (req: { name: string; body: object }) => {
+      calls.push(`patch count=${'count' in req.body ? String(req.body.count) : '?'}`);
+      return Promise.resolve({ involvedObject: {}, metadata: {} });
     },
   };
-  return core as unknown as CoreV1Api;
 }
 
 describe('ApiEventRecorder as a per-pod manager', () => {

@@ -5,7 +5,9 @@
  * event correlator. Writes are serialised on an internal chain: recording never blocks a reconcile,
  * and a failed write is logged, never thrown.
  */
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
+import { PatchType } from '../../kube/client.js';
+import type { CoreV1Client } from '../../kube/core-v1.js';
 import type { Logger } from 'pino';
 import { isForbidden } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
@@ -21,7 +23,7 @@ interface Aggregate {
 }
 
 export interface ApiEventRecorderOptions {
-  readonly core: CoreV1Api;
+  readonly core: Pick<CoreV1Client, 'createNamespacedEvent' | 'patchNamespacedEvent'>;
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -62,7 +64,7 @@ export class ApiEventRecorder implements EventRecorder {
       existing.lastSeenMs = nowMs;
       await this.options.core.patchNamespacedEvent(
         { name: existing.name, namespace: existing.namespace, body: { count: existing.count, lastTimestamp: now } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        PatchType.merge,
       );
       return;
     }

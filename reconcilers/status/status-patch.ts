@@ -17,7 +17,9 @@
  * - scalar fields nodelet owns but no longer sets (`podIP`, `reason`, …) are cleared with `null`.
  * - `metadata.uid` makes the patch a precondition: it never lands on a newer pod with the name.
  */
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1PodCondition, type V1PodStatus } from '@kubernetes/client-node';
+import type { V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import { PatchType } from '../../kube/client.js';
+import type { CoreV1Client } from '../../kube/core-v1.js';
 import { isConflict, isInvalidField, isNotFound } from '../../util/api-errors.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { isWrittenCondition, OWNED_CONDITION_TYPES } from './pod-conditions.js';
@@ -102,14 +104,14 @@ export function isPodGone(error: unknown): boolean {
 }
 
 /** The status API of client-node, with "gone" as success. */
-export function podStatusApi(core: CoreV1Api): PodStatusApi {
+export function podStatusApi(core: Pick<CoreV1Client, 'patchNamespacedPodStatus' | 'deleteNamespacedPod'>): PodStatusApi {
   const ignoreGone = (error: unknown): void => {
     if (!isPodGone(error)) throw error;
   };
   return {
     patchStatus: (key, body) =>
       core
-        .patchNamespacedPodStatus({ name: key.name, namespace: key.namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch))
+        .patchNamespacedPodStatus({ name: key.name, namespace: key.namespace, body }, PatchType.strategicMerge)
         .then(() => undefined, ignoreGone),
     deletePod: (key) =>
       core

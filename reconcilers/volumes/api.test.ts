@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../kube/client.js';
+import { KubeTransport } from '../../kube/transport.js';
 import { createVolumeSourceApi } from './api.js';
 import type { VolumeSourceApi } from './types.js';
 
@@ -49,14 +50,7 @@ describe('createVolumeSourceApi', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 'admin' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    api = createVolumeSourceApi(kubeConfig);
+    api = createVolumeSourceApi(new KubeClient(new KubeTransport({ server: `http://127.0.0.1:${port}`, token: 'admin', insecureSkipTlsVerify: true })));
   });
   after(() => {
     server.closeAllConnections();

@@ -1,41 +1,21 @@
-/** {@link VolumeSourceApi} over the real API server, with client-node's CoreV1Api. */
-import {
-  ApiException,
+/** {@link VolumeSourceApi} over the real API server. */
+import type {
   AuthenticationV1TokenRequest,
-  CoreV1Api,
-  V1BoundObjectReference,
-  V1TokenRequestSpec,
-  type KubeConfig,
-  type V1ConfigMap,
-  type V1PersistentVolume,
-  type V1PersistentVolumeClaim,
-  type V1Secret,
+  V1ConfigMap,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Secret,
 } from '@kubernetes/client-node';
+import type { KubeClient } from '../../kube/client.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
+import { apiStatusCode, apiStatusMessage, isNotFound } from '../../util/api-errors.js';
 import type { IssuedToken, ServiceAccountTokenRequest, VolumeSourceApi } from './types.js';
 
-/** The API server's failure text (`status.message`), not client-node's multi-line dump of the response. */
+/** The API server's failure text (`status.message`), not a dump of the whole response. */
 function apiFailure(action: string, error: unknown): Error {
-  if (!(error instanceof ApiException)) {
-    return new Error(`${action}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  const body: unknown = (error as ApiException<unknown>).body;
-  let message: unknown = body;
-  if (typeof body === 'string') {
-    try {
-      message = JSON.parse(body) as unknown;
-    } catch {
-      message = body;
-    }
-  }
-  if (typeof message === 'object' && message !== null && 'message' in message && typeof message.message === 'string') {
-    message = message.message;
-  }
-  const text = typeof message === 'string' && message !== '' ? message : `HTTP ${error.code}`;
-  return new Error(`${action}: ${text}`, { cause: error });
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof ApiException && error.code === 404;
+  const code = apiStatusCode(error);
+  if (code === undefined) return new Error(`${action}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new Error(`${action}: ${apiStatusMessage(error) ?? `HTTP ${code}`}`, { cause: error });
 }
 
 async function readOrUndefined<T>(action: string, read: () => Promise<T>): Promise<T | undefined> {
@@ -49,18 +29,18 @@ async function readOrUndefined<T>(action: string, read: () => Promise<T>): Promi
 
 /** The TokenRequest object: the pod-bound token the kubelet asks for. */
 function tokenRequestBody(req: ServiceAccountTokenRequest): AuthenticationV1TokenRequest {
-  const boundObjectRef = Object.assign(new V1BoundObjectReference(), { apiVersion: 'v1', kind: 'Pod', name: req.podName, uid: req.podUid });
-  const spec = Object.assign(new V1TokenRequestSpec(), {
+  const boundObjectRef = { apiVersion: 'v1', kind: 'Pod', name: req.podName, uid: req.podUid };
+  const spec = {
     ...(req.audience === undefined ? {} : { audiences: [req.audience] }),
     expirationSeconds: req.expirationSeconds,
     boundObjectRef,
-  });
-  return Object.assign(new AuthenticationV1TokenRequest(), { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec });
+  };
+  return { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec };
 }
 
 /** Reads config maps and secrets and requests tokens with the given credentials. */
-export function createVolumeSourceApi(kubeConfig: KubeConfig): VolumeSourceApi {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
+export function createVolumeSourceApi(kube: KubeClient): VolumeSourceApi {
+  const core = new CoreV1Client(kube);
   return {
     readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
       return readOrUndefined(`get configmap ${namespace}/${name}`, () => core.readNamespacedConfigMap({ namespace, name }));

@@ -13,7 +13,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect } from 'node:tls';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { Authenticator } from '../../server/authn.js';
 import { NodeAuthorizer } from '../../server/authz.js';
@@ -22,6 +21,7 @@ import { createNodeServer, type NodeServer } from '../../server/node-server.js';
 import { CURRENT_PAIR_FILE, ServingCertManager, parsePairFile, type CsrClient } from '../../server/serving-cert-manager.js';
 import { systemClock } from '../../util/clock.js';
 import { FakeAccessReviewer, FakeTokenReviewer } from '../doubles/fake-access-review.js';
+import { kubeClientFrom } from '../doubles/kube-client.js';
 import { NODE_IP, NODE_NAME, eventually, kubectl, requireCluster } from './helpers.js';
 
 const CLUSTER_DIR = process.env.CLUSTER_DIR ?? '';
@@ -59,8 +59,7 @@ interface CsrObject {
 
 describe('serving certificate through the CSR API (real API server and signer)', () => {
   requireCluster();
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(path.join(CLUSTER_DIR, 'kubeconfig-node'));
+  const kube = kubeClientFrom(path.join(CLUSTER_DIR, 'kubeconfig-node'));
   const created: string[] = [];
   const cleanups: (() => Promise<void> | void)[] = [];
   after(async () => {
@@ -73,7 +72,7 @@ describe('serving certificate through the CSR API (real API server and signer)',
     const pkiDir = await mkdtemp(path.join(os.tmpdir(), 'csr-e2e-'));
     cleanups.push(() => rm(pkiDir, { recursive: true, force: true }));
     const logger = pino({ level: 'silent' });
-    const client = recording(apiCsrClient(kubeConfig, NODE_NAME), created);
+    const client = recording(apiCsrClient(kube, NODE_NAME), created);
     const manager = new ServingCertManager({ nodeName: NODE_NAME, addresses: [NODE_IP, NODE_NAME], pkiDir, client, clock: systemClock, random: Math.random, logger, pollMs: 100 });
     cleanups.push(() => { manager.stop(); });
     const server: NodeServer = createNodeServer({ address: NODE_IP, port: 0, authenticator: new Authenticator(new FakeTokenReviewer(new Map()), systemClock), authorizer: new NodeAuthorizer(new FakeAccessReviewer(() => false), NODE_NAME, systemClock), routes: [], logger });

@@ -53,6 +53,10 @@ import { ContainerReadinessStore } from '../../reconcilers/status/container-read
 import { createVolumeSourceApi } from '../../reconcilers/volumes/api.js';
 import { apiAccessReviewer, apiTokenReviewer } from '../../server/api-reviewers.js';
 import { helm, CHART_DIR } from './helm-chart-helpers.js';
+import { KubeClient } from '../../kube/client.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
+import { loadKubeconfigFile } from '../../kube/kubeconfig.js';
+import { KubeTransport } from '../../kube/transport.js';
 
 const run = promisify(execFile);
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -74,11 +78,10 @@ async function eventually<T>(what: string, read: () => Promise<T | undefined>, t
   }
 }
 
-/** A kubeconfig for the same API server as the admin's, authenticated by a bearer token. */
 /** The registration and heartbeat the agent runs, with the chart's label and taint (and `labels`). */
-function nodeController(kubeConfig: KubeConfig, nodeName: string, labels: Record<string, string> = {}): NodeController {
+function nodeController(kube: KubeClient, nodeName: string, labels: Record<string, string> = {}): NodeController {
   return createNodeController({
-    kubeConfig,
+    kube,
     nodeName,
     nodeIp: '127.0.0.1',
     hostInfo: createHostInfo({ rootDir: os.tmpdir() }),
@@ -94,6 +97,7 @@ function nodeController(kubeConfig: KubeConfig, nodeName: string, labels: Record
   });
 }
 
+/** A kubeconfig for the same API server as the admin's, authenticated by a bearer token. */
 function tokenKubeConfig(admin: KubeConfig, token: string): KubeConfig {
   const cluster = admin.getCurrentCluster();
   assert.ok(cluster !== null, 'the admin kubeconfig has no current cluster');
@@ -105,6 +109,12 @@ function tokenKubeConfig(admin: KubeConfig, token: string): KubeConfig {
     currentContext: 'nodelet-sa',
   });
   return kubeConfig;
+}
+
+/** The agent's own client to the admin kubeconfig's API server, authenticated by a bearer token only. */
+function tokenKubeClient(adminKubeconfig: string, token: string): KubeClient {
+  const { server, ca, insecureSkipTlsVerify } = loadKubeconfigFile(adminKubeconfig);
+  return new KubeClient(new KubeTransport({ server, insecureSkipTlsVerify, token, ...(ca === undefined ? {} : { ca }) }));
 }
 
 async function rejectsForbidden(what: string, call: () => Promise<unknown>): Promise<void> {
@@ -120,6 +130,8 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   const admin = new KubeConfig();
   let rbacManifest = '';
   let agentConfig: KubeConfig;
+  /** The same service-account token through the agent's own client, for the code under test. */
+  let agentKube: KubeClient;
   let adminCore: CoreV1Api;
   let controller: NodeController | undefined;
   let source: PodSource | undefined;
@@ -138,6 +150,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     await kubectl(['apply', '-f', '-'], rbacManifest);
     const token = (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=10m'])).trim();
     agentConfig = tokenKubeConfig(admin, token);
+    agentKube = tokenKubeClient(process.env.KUBECONFIG, token);
     await kubectl(['create', 'configmap', 'cm', '-n', namespace, '--from-literal=k=v']);
     await kubectl(['create', 'secret', 'generic', 'sec', '-n', namespace, '--from-literal=k=v']);
     await eventually('the default service account', () => kubectl(['get', 'serviceaccount', 'default', '-n', namespace]));
@@ -155,7 +168,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('registers the Node with the chart label and taint, posts its status, creates its lease and renews it', async () => {
-    controller = nodeController(agentConfig, nodeName);
+    controller = nodeController(agentKube, nodeName);
     controller.start();
     const node = await eventually('the Node to be Ready', async () => {
       const current: V1Node = await adminCore.readNode({ name: nodeName });
@@ -178,7 +191,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   it('registers again as a restarted agent: adopts the existing Node and patches the labels it owns', async () => {
     const before = await adminCore.readNode({ name: nodeName });
     await controller?.stop();
-    controller = nodeController(agentConfig, nodeName, { 'nodelet.dev/rbac-check': 'restarted' });
+    controller = nodeController(agentKube, nodeName, { 'nodelet.dev/rbac-check': 'restarted' });
     controller.start();
     const adopted = await eventually('the new label on the existing Node', async () => {
       const current = await adminCore.readNode({ name: nodeName });
@@ -190,7 +203,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('lists and watches the pods bound to its Node', async () => {
-    source = createPodSource({ kubeConfig: agentConfig, nodeName, logger, onPod: (ref, reason) => seenPods.set(ref.uid, [...(seenPods.get(ref.uid) ?? []), reason]) });
+    source = createPodSource({ kube: agentKube, nodeName, logger, onPod: (ref, reason) => seenPods.set(ref.uid, [...(seenPods.get(ref.uid) ?? []), reason]) });
     await source.start();
     assert.equal(source.synced(), true);
     pod = await adminCore.createNamespacedPod({
@@ -224,7 +237,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
         .catch((err: unknown) => { resolve(err); });
     });
     assert.equal(watchEnd, 'ended cleanly', `the service watch was refused: ${String(watchEnd)}`);
-    const services = createServiceSource({ kubeConfig: agentConfig, logger });
+    const services = createServiceSource({ kube: agentKube, logger });
     assert.equal(services.hasSynced(), false, 'not synced before its first list');
     try {
       await services.start();
@@ -238,7 +251,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('reads RuntimeClasses by name, for the runtime handler of a sandbox', async () => {
-    const handlers = createApiRuntimeHandlers(agentConfig);
+    const handlers = createApiRuntimeHandlers(agentKube);
     const name = `rbac-${namespace}`;
     await admin.makeApiClient(NodeV1Api).createRuntimeClass({ body: { metadata: { name }, handler: 'runc' } });
     try {
@@ -250,7 +263,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('writes pod status and events, and reads what pod volumes need', async () => {
-    const core = agentConfig.makeApiClient(CoreV1Api);
+    const core = new CoreV1Client(agentKube);
     // The status manager's own API calls (it swallows failures to retry them; this must not fail).
     const target = { namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' };
     await podStatusApi(core).patchStatus(target, statusPatch(target.uid, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True' }], message: 'rbac test' }));
@@ -265,7 +278,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     const list = await adminCore.listNamespacedEvent({ namespace, fieldSelector: 'reason=RbacCheck' });
     assert.deepEqual(list.items.map((e: CoreV1Event) => e.count), [2]);
 
-    const volumes = createVolumeSourceApi(agentConfig);
+    const volumes = createVolumeSourceApi(agentKube);
     assert.equal((await volumes.readConfigMap(namespace, 'cm'))?.data?.k, 'v');
     assert.equal(Buffer.from((await volumes.readSecret(namespace, 'sec'))?.data?.k ?? '', 'base64').toString(), 'v');
     const token = await volumes.requestServiceAccountToken({
@@ -290,7 +303,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('deletes a finished pod with a UID precondition', async () => {
-    await new StatusManager({ api: podStatusApi(agentConfig.makeApiClient(CoreV1Api)), clock: systemClock, logger, readiness: new ContainerReadinessStore() }).deletePod(pod);
+    await new StatusManager({ api: podStatusApi(new CoreV1Client(agentKube)), clock: systemClock, logger, readiness: new ContainerReadinessStore() }).deletePod(pod);
     await eventually('the pod to be gone', async () => {
       try {
         await adminCore.readNamespacedPod({ name: 'bound', namespace });
@@ -302,7 +315,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('creates its NodeAgent, watches it and reports its status', async () => {
-    const api = createNodeAgentApi(agentConfig);
+    const api = createNodeAgentApi(agentKube);
     assert.equal(await api.get(nodeName), undefined);
     const created = await api.create(newNodeAgent(nodeName));
     const events: string[] = [];
@@ -321,13 +334,13 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it("asks the API server as the node server does: TokenReview and SubjectAccessReview", async () => {
-    const tokens = apiTokenReviewer(agentConfig);
+    const tokens = apiTokenReviewer(agentKube);
     const reviewerToken = (await kubectl(['create', 'token', 'default', '-n', namespace, '--duration=10m'])).trim();
     const user = await tokens.review(reviewerToken);
     assert.equal(user?.name, `system:serviceaccount:${namespace}:default`);
     assert.ok(user?.groups.includes('system:serviceaccounts'), JSON.stringify(user));
     assert.equal(await tokens.review('not-a-token'), undefined);
-    const access = apiAccessReviewer(agentConfig);
+    const access = apiAccessReviewer(agentKube);
     const ask = { verb: 'get', subresource: 'proxy', node: nodeName };
     assert.equal(await access.allowed({ ...ask, user: { name: 'someone', groups: ['system:masters'] } }), true);
     assert.equal(await access.allowed({ ...ask, user }), false);

@@ -30,6 +30,7 @@ import { createHostInfo, parseOsRelease } from '../../controllers/node/host-info
 import { NODE_LEASE_NAMESPACE } from '../../controllers/node/lease.js';
 import { createNodeController, type NodeController, type NodeRuntime } from '../../controllers/node/node-controller.js';
 import type { NodeReadiness } from '../../controllers/node/node-status.js';
+import { kubeClientFrom } from '../doubles/kube-client.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const run = promisify(execFile);
@@ -139,7 +140,7 @@ describe('node controller against the real API server', () => {
       readiness: () => Promise.resolve(readiness),
     };
     const controller = createNodeController({
-      kubeConfig,
+      kube: kubeClientFrom(),
       nodeName: name,
       nodeIp: NODE_IP,
       hostInfo: createHostInfo({ rootDir: os.tmpdir() }),

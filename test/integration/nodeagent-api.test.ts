@@ -12,6 +12,7 @@ import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { isAlreadyExists, isConflict } from '../../util/api-errors.js';
 import { systemClock } from '../../util/clock.js';
+import { kubeClientFrom } from '../doubles/kube-client.js';
 import { createNodeAgentApi, type WatchEventType } from '../../controllers/nodeagent/api.js';
 import { NODEAGENT_GROUP, NODEAGENT_PLURAL, NODEAGENT_VERSION, newNodeAgent, type NodeAgent } from '../../controllers/nodeagent/types.js';
 import { createNodeAgentWatch } from '../../controllers/nodeagent/watch.js';
@@ -27,6 +28,8 @@ function kubeConfigFrom(path: string | undefined): KubeConfig {
 }
 
 const admin = kubeConfigFrom(process.env.KUBECONFIG);
+/** The same credentials through the agent's own client, for the code under test. */
+const adminKube = kubeClientFrom(process.env.KUBECONFIG);
 const created: string[] = [];
 
 function testName(): string {
@@ -54,7 +57,7 @@ describe('NodeAgent API against the real API server', () => {
   });
 
   it('reads nothing for a missing object, creates it, and answers AlreadyExists to a second create', async () => {
-    const api = createNodeAgentApi(admin);
+    const api = createNodeAgentApi(adminKube);
     const name = testName();
     assert.equal(await api.get(name), undefined);
     const agent = await api.create(newNodeAgent(name));
@@ -66,7 +69,7 @@ describe('NodeAgent API against the real API server', () => {
   });
 
   it('replaces the status with optimistic concurrency: a stale resourceVersion is a Conflict', async () => {
-    const api = createNodeAgentApi(admin);
+    const api = createNodeAgentApi(adminKube);
     const name = testName();
     const agent = await api.create(newNodeAgent(name));
     const written = await api.replaceStatus({ ...agent, status: { pods: 3, nodeName: name } });
@@ -78,7 +81,7 @@ describe('NodeAgent API against the real API server', () => {
   });
 
   it('watches one object by name: its changes arrive, other objects do not, and the server closes it after timeoutSeconds', async () => {
-    const api = createNodeAgentApi(admin);
+    const api = createNodeAgentApi(adminKube);
     const [name, other] = [testName(), testName()];
     const agent = await api.create(newNodeAgent(name));
     const events: { type: WatchEventType; object: unknown }[] = [];
@@ -103,7 +106,7 @@ describe('NodeAgent API against the real API server', () => {
   it('keeps a NodeAgent in view with the watch loop: created when missing, spec changes delivered, created again after deletion', async () => {
     const name = testName();
     const seen: NodeAgent[] = [];
-    const watch = createNodeAgentWatch({ api: createNodeAgentApi(admin), name, clock: systemClock, logger, onObject: (a) => seen.push(a), watchTimeoutSeconds: 5 });
+    const watch = createNodeAgentWatch({ api: createNodeAgentApi(adminKube), name, clock: systemClock, logger, onObject: (a) => seen.push(a), watchTimeoutSeconds: 5 });
     watch.start();
     try {
       await eventually(() => (watch.healthy() ? true : undefined), 'the watch to be healthy');
@@ -121,7 +124,7 @@ describe('NodeAgent API against the real API server', () => {
   });
 
   it('lets the node\'s own credentials read and watch the node\'s NodeAgent (harness RBAC)', async () => {
-    const api = createNodeAgentApi(kubeConfigFrom(process.env.NODELET_KUBECONFIG));
+    const api = createNodeAgentApi(kubeClientFrom(process.env.NODELET_KUBECONFIG));
     assert.notEqual(NODE_NAME, '', 'NODE_NAME is set by .cluster/env');
     // The agent creates its NodeAgent as it starts; allow it a moment after the node turned Ready.
     let agent: NodeAgent | undefined;

@@ -12,6 +12,8 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } fr
 import { pino } from 'pino';
 import { isAlreadyExists, isNotFound } from '../../util/api-errors.js';
 import { createPodSource, type PodEventReason, type PodSource } from '../../controllers/pod-sources/api-source.js';
+import { kubeClientFrom } from '../doubles/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -63,8 +65,8 @@ describe('pod source against the real API server', () => {
   const deletePod = (name: string): Promise<void> =>
     ignoreNotFound(() => core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
 
-  function startSource(config = kubeConfig, node = nodeName): PodSource {
-    const source = createPodSource({ kubeConfig: config, nodeName: node, logger, onPod: (ref, reason) => events.push({ uid: ref.uid, reason }) });
+  function startSource(config: KubeClient = kubeClientFrom(), node = nodeName): PodSource {
+    const source = createPodSource({ kube: config, nodeName: node, logger, onPod: (ref, reason) => events.push({ uid: ref.uid, reason }) });
     sources.push(source);
     return source;
   }
@@ -153,9 +155,7 @@ describe('pod source against the real API server', () => {
     const nodeKubeconfig = process.env.NODELET_KUBECONFIG ?? '';
     const ownName = process.env.NODE_NAME ?? '';
     assert.ok(nodeKubeconfig !== '' && ownName !== '', 'NODELET_KUBECONFIG and NODE_NAME must be set (source .cluster/env)');
-    const asNode = new KubeConfig();
-    asNode.loadFromFile(nodeKubeconfig);
-    const source = startSource(asNode, ownName);
+    const source = startSource(kubeClientFrom(nodeKubeconfig), ownName);
     await source.start();
     assert.equal(source.synced(), true);
     assert.equal(source.healthy(), true);

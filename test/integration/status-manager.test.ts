@@ -26,6 +26,8 @@ import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/stat
 import { isPodGone } from '../../reconcilers/status/status-patch.js';
 import { container, sandbox } from '../doubles/pod-fixtures.js';
 import { containersOf, sandboxesOf } from '../e2e/helpers.js';
+import { kubeClientFrom } from '../doubles/kube-client.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const GATE = 'example.com/gate';
@@ -57,10 +59,12 @@ describe('status manager against the real API server', () => {
   const nodeName = `status-test-node-${suffix}`;
   const kubeConfig = new KubeConfig();
   let core: CoreV1Api;
+  /** The same admin credentials through the agent's own client, for the code under test. */
+  const ownCore = new CoreV1Client(kubeClientFrom());
   const managers: StatusManager[] = [];
 
   function manager(): StatusManager {
-    const m = new StatusManager({ api: podStatusApi(core), clock: systemClock, logger, readiness: new ContainerReadinessStore() });
+    const m = new StatusManager({ api: podStatusApi(ownCore), clock: systemClock, logger, readiness: new ContainerReadinessStore() });
     managers.push(m);
     return m;
   }
@@ -170,7 +174,7 @@ describe('status manager against the real API server', () => {
       .then(() => undefined, (err: unknown) => err);
     assert.ok(isInvalidField(refused, 'metadata.uid'), `expected 422 on metadata.uid, got ${describeError(refused)}`);
     assert.ok(isPodGone(refused));
-    await podStatusApi(core).patchStatus({ ...podKeyOf(created), uid: '00000000-0000-0000-0000-000000000000' }, forOther);
+    await podStatusApi(ownCore).patchStatus({ ...podKeyOf(created), uid: '00000000-0000-0000-0000-000000000000' }, forOther);
     assert.equal((await readPod('lists')).status?.message, undefined);
   });
 

@@ -18,6 +18,7 @@ import { pino } from 'pino';
 import { createVolumeManager, createVolumeSourceApi, isVolumeError, type VolumeManager } from '../../reconcilers/volumes/index.js';
 import { mountsUnder, readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
 import { createFakeVolumeSourceApi } from '../doubles/fake-volume-source-api.js';
+import { kubeClientFrom } from '../doubles/kube-client.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const FAKE_NODE = 'nodelet-volumes-test-node';
@@ -60,7 +61,7 @@ describe('volumes against the real API server', () => {
     kubeConfig.loadFromFile(kubeconfigPath);
     core = kubeConfig.makeApiClient(CoreV1Api);
     rootDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nodelet-volumes-it-'));
-    manager = createVolumeManager({ rootDir, api: createVolumeSourceApi(kubeConfig), logger });
+    manager = createVolumeManager({ rootDir, api: createVolumeSourceApi(kubeClientFrom(kubeconfigPath)), logger });
 
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     // The controller-manager creates these shortly after the namespace; TokenRequest needs the SA.

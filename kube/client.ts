@@ -1,0 +1,66 @@
+/**
+ * The agent's API client: a {@link KubeTransport} and the verbs of a REST resource on it. The typed
+ * clients of each API group (core-v1.ts, groups.ts) are built on these; answers are the server's
+ * JSON as is, so timestamps are RFC 3339 strings (the types from client-node say `Date`; read them
+ * with `new Date(…)`, which takes both).
+ */
+import type { Clock } from '../util/clock.js';
+import { inClusterEndpoint, loadKubeconfigFile } from './kubeconfig.js';
+import { KubeTransport, type Query } from './transport.js';
+
+/** The media types of a patch. */
+export const PatchType = {
+  /** Lists merge by their patch keys (conditions by type, containers by name). */
+  strategicMerge: 'application/strategic-merge-patch+json',
+  /** RFC 7386: objects merge, lists are replaced. */
+  merge: 'application/merge-patch+json',
+} as const;
+export type PatchType = (typeof PatchType)[keyof typeof PatchType];
+
+/** A path segment, escaped. */
+export function segment(value: string): string {
+  return encodeURIComponent(value);
+}
+
+/** The verbs on API paths; the typed group clients call these. */
+export class KubeClient {
+  constructor(readonly transport: KubeTransport) {}
+
+  get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
+    return this.transport.request<T>({ method: 'GET', path, ...(query === undefined ? {} : { query }), ...(signal === undefined ? {} : { signal }) });
+  }
+
+  create<T>(path: string, body: unknown, query?: Query): Promise<T> {
+    return this.transport.request<T>({ method: 'POST', path, body, ...(query === undefined ? {} : { query }) });
+  }
+
+  replace<T>(path: string, body: unknown): Promise<T> {
+    return this.transport.request<T>({ method: 'PUT', path, body });
+  }
+
+  patch<T>(path: string, body: unknown, type: PatchType): Promise<T> {
+    return this.transport.request<T>({ method: 'PATCH', path, body, contentType: type });
+  }
+
+  delete<T>(path: string, body?: unknown, query?: Query): Promise<T> {
+    return this.transport.request<T>({ method: 'DELETE', path, ...(body === undefined ? {} : { body }), ...(query === undefined ? {} : { query }) });
+  }
+
+  /** Closes the connection pool's idle sockets. */
+  close(): void {
+    this.transport.close();
+  }
+}
+
+/** A client from a kubeconfig file, or from the pod's service account when there is none. */
+export function connectKube(kubeconfig: string | undefined, clock?: Clock): KubeClient {
+  const endpoint = kubeconfig === undefined ? inClusterEndpoint() : loadKubeconfigFile(kubeconfig);
+  return new KubeClient(new KubeTransport(endpoint, clock));
+}
+
+/** A `Date` that serializes with six fractional digits, as the API's MicroTime fields require. */
+export class MicroTime extends Date {
+  override toISOString(): string {
+    return `${super.toISOString().slice(0, -1)}000Z`;
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * HTTPS to the API server: JSON requests and line-delimited watch streams over one keep-alive
+ * connection pool, as client-go keeps one transport per cluster and credentials.
+ *
+ * Why not client-node's generated API: loading its index costs the agent about 45 MiB of resident
+ * memory (every API group's request factories, every model, undici, auth plugins; `npm run
+ * bench:modules`), and in a profile of a 110-pod batch its request path (middleware, promise
+ * layers, undici writing each body in pieces) was 31% of the agent's busy CPU (docs/benchmarks.md).
+ * This client sends each request as one buffer on a kept-alive socket and parses the answer once.
+ *
+ * The pool is keyed by what the TLS connection is made of (the endpoint and the modification time
+ * of any CA, certificate or key read from a file, checked at most once a second), so a rotated
+ * certificate gets a new pool; the old one's idle sockets are closed and its requests finish.
+ * Bearer tokens are set per request; a token file is re-read once a minute.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { KubeApiError } from '../util/api-errors.js';
+import { systemClock, type Clock, type TimerHandle } from '../util/clock.js';
+import type { KubeEndpoint, Material } from './kubeconfig.js';
+
+/** Query parameters; undefined values are left out. */
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** One API request. */
+export interface KubeRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The path below the server, e.g. `/api/v1/namespaces/default/pods`; segments already encoded. */
+  readonly path: string;
+  readonly query?: Query;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** The body's media type; `application/json` unless a patch says otherwise. */
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** What a watch delivers: one event, or its end (an error, or undefined when the server closed it). */
+export interface WatchHandlers {
+  onEvent(type: string, object: unknown): void;
+  /** Called once, unless the caller aborted the watch itself. */
+  onDone(err: unknown): void;
+}
+
+/** A watch whose stream went quiet for longer than its inactivity limit. */
+export class WatchTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+/** How long a watch may stay silent before it is dropped (client-node's and client-go's 30 s). */
+export const WATCH_INACTIVITY_MS = 30_000;
+const TOKEN_REFRESH_MS = 60_000;
+const STAMP_CHECK_MS = 1000;
+const USER_AGENT = 'nodelet';
+
+function fileStamp(file: string): string {
+  try {
+    const stat = statSync(file);
+    return `${stat.mtimeMs}:${stat.size}`;
+  } catch {
+    return '';
+  }
+}
+
+function read(m: Material | undefined): Buffer | undefined {
+  if (m === undefined) return undefined;
+  return 'data' in m ? m.data : readFileSync(m.file);
+}
+
+function materialStamp(m: Material | undefined): string {
+  return m === undefined || 'data' in m ? '' : fileStamp(m.file);
+}
+
+function queryString(query: Query | undefined): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const s = params.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+  if (raw.length === 0) return undefined;
+  const textBody = raw.toString('utf8');
+  if (contentType !== undefined && !contentType.includes('json')) return textBody;
+  try {
+    return JSON.parse(textBody) as unknown;
+  } catch {
+    return textBody;
+  }
+}
+
+/** The connection to one API server. */
+export class KubeTransport {
+  private pool: { readonly key: string; readonly agent: http.Agent } | undefined;
+  private stampCheckedAt = Number.NEGATIVE_INFINITY;
+  private token: { readonly value: string | undefined; readonly readAt: number } | undefined;
+  private readonly url: URL;
+
+  constructor(
+    readonly endpoint: KubeEndpoint,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.url = new URL(endpoint.server);
+  }
+
+  /** Sends a request; resolves with the parsed JSON answer, rejects with {@link KubeApiError} outside 2xx. */
+  async request<T>(req: KubeRequest): Promise<T> {
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    const response = await this.send({ method: req.method, path: req.path + queryString(req.query), payload, contentType: req.contentType, signal: req.signal });
+    const raw = await collect(response);
+    const body = parseBody(raw, response.headers['content-type']);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw new KubeApiError(status, body, `${req.method} ${req.path}`);
+    return body as T;
+  }
+
+  /**
+   * Opens a watch (`watch=true` is added). Resolves once the server answered, with a controller
+   * that ends the watch without calling `onDone`; a refusal or a failure to connect is reported
+   * through `onDone` (a {@link KubeApiError} carries the status), as is the stream's end.
+   */
+  async watch(path: string, query: Query, handlers: WatchHandlers): Promise<AbortController> {
+    const controller = new AbortController();
+    const state = { done: false, timer: undefined as TimerHandle | undefined, timedOut: false };
+    const finish = (err: unknown): void => {
+      if (state.done) return;
+      state.done = true;
+      if (state.timer !== undefined) this.clock.clearTimeout(state.timer);
+      if (!controller.signal.aborted || state.timedOut) handlers.onDone(state.timedOut ? new WatchTimeoutError('watch inactive for 30 s') : err);
+      if (!controller.signal.aborted) controller.abort();
+    };
+    const arm = (): void => {
+      if (state.timer !== undefined) this.clock.clearTimeout(state.timer);
+      state.timer = this.clock.setTimeout(() => {
+        state.timedOut = true;
+        controller.abort();
+        finish(undefined);
+      }, WATCH_INACTIVITY_MS);
+    };
+    controller.signal.addEventListener('abort', () => { finish(undefined); }, { once: true });
+    arm();
+    try {
+      const response = await this.send({ method: 'GET', path: path + queryString({ ...query, watch: true }), signal: controller.signal });
+      if (response.statusCode !== 200) {
+        const body = parseBody(await collect(response), response.headers['content-type']);
+        finish(new KubeApiError(response.statusCode ?? 0, body, `WATCH ${path}`));
+        return controller;
+      }
+      arm();
+      streamLines(response, (line) => {
+        arm();
+        const event = parseEvent(line);
+        if (event !== undefined && !state.done) handlers.onEvent(event.type, event.object);
+      }, finish);
+    } catch (err: unknown) {
+      finish(err);
+    }
+    return controller;
+  }
+
+  /** Closes the pool's idle sockets; requests in flight finish. */
+  close(): void {
+    this.pool?.agent.destroy();
+    this.pool = undefined;
+  }
+
+  private send(out: { method: string; path: string; payload?: Buffer | undefined; contentType?: string | undefined; signal?: AbortSignal | undefined }): Promise<IncomingMessage> {
+    const { method, payload, contentType, signal } = out;
+    const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
+    const token = this.bearerToken();
+    if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+    if (payload !== undefined) {
+      headers['Content-Type'] = contentType ?? 'application/json';
+      headers['Content-Length'] = payload.length;
+    }
+    return new Promise((resolve, reject) => {
+      // Plain HTTP only when the kubeconfig says so (a test server); everything else is TLS.
+      const request = this.url.protocol === 'http:' ? http.request : https.request;
+      const req = request(
+        { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || (this.url.protocol === 'http:' ? 80 : 443), method, path: this.url.pathname.replace(/\/$/, '') + out.path, headers, agent: this.agent(), ...(signal === undefined ? {} : { signal }) },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  private bearerToken(): string | undefined {
+    if (this.endpoint.token !== undefined) return this.endpoint.token;
+    const file = this.endpoint.tokenFile;
+    if (file === undefined) return undefined;
+    const now = this.clock.now();
+    if (this.token !== undefined && now - this.token.readAt < TOKEN_REFRESH_MS) return this.token.value;
+    let value = this.token?.value;
+    try {
+      value = readFileSync(file, 'utf8').trim();
+    } catch {
+      // Keep the last token: a rotation in progress must not drop credentials.
+    }
+    this.token = { value, readAt: now };
+    return value;
+  }
+
+  private agent(): http.Agent {
+    const now = this.clock.now();
+    if (this.pool !== undefined && now - this.stampCheckedAt < STAMP_CHECK_MS) return this.pool.agent;
+    this.stampCheckedAt = now;
+    const { ca, clientCert, clientKey } = this.endpoint;
+    const key = [materialStamp(ca), materialStamp(clientCert), materialStamp(clientKey)].join('|');
+    if (this.pool?.key === key) return this.pool.agent;
+    const previous = this.pool?.agent;
+    const caBytes = read(ca);
+    const cert = read(clientCert);
+    const keyBytes = read(clientKey);
+    if (previous !== undefined) closeIdleSockets(previous);
+    if (this.url.protocol === 'http:') {
+      this.pool = { key, agent: new http.Agent({ keepAlive: true, maxFreeSockets: 8 }) };
+      return this.pool.agent;
+    }
+    const agent = new https.Agent({
+      keepAlive: true,
+      maxFreeSockets: 8,
+      rejectUnauthorized: !this.endpoint.insecureSkipTlsVerify,
+      ...(caBytes === undefined ? {} : { ca: caBytes }),
+      ...(cert === undefined ? {} : { cert }),
+      ...(keyBytes === undefined ? {} : { key: keyBytes }),
+      ...(this.endpoint.tlsServerName === undefined ? {} : { servername: this.endpoint.tlsServerName }),
+    });
+    this.pool = { key, agent };
+    return agent;
+  }
+}
+
+/**
+ * Closes a replaced pool's idle sockets. Its busy ones (requests, watches) finish on the old
+ * credentials; a watch ends within its timeout and reconnects through the new pool.
+ */
+function closeIdleSockets(agent: http.Agent): void {
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+}
+
+function collect(response: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('end', () => { resolve(Buffer.concat(chunks)); });
+    response.on('error', reject);
+    // A connection lost mid-body closes without 'end' (resolve after 'end' is a no-op).
+    response.on('close', () => {
+      if (!response.complete) reject(new Error('API response ended early'));
+    });
+  });
+}
+
+/** Splits a response into lines; `end` gets the stream's error, or undefined at its end. */
+function streamLines(response: IncomingMessage, onLine: (line: string) => void, end: (err: unknown) => void): void {
+  let pending = '';
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => {
+    pending += chunk;
+    let newline = pending.indexOf('\n');
+    while (newline !== -1) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      if (line.trim() !== '') onLine(line);
+      newline = pending.indexOf('\n');
+    }
+  });
+  response.on('end', () => {
+    if (pending.trim() !== '') onLine(pending);
+    end(undefined);
+  });
+  response.on('error', end);
+  response.on('close', () => { end(undefined); });
+}
+
+function parseEvent(line: string): { type: string; object: unknown } | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    if (typeof value !== 'object' || value === null || !('type' in value) || typeof value.type !== 'string') return undefined;
+    return { type: value.type, object: 'object' in value ? value.object : undefined };
+  } catch {
+    return undefined;
+  }
+}
