@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -64,6 +67,31 @@ describe('KubeTransport (against a local HTTP server)', () => {
     assert.equal(req.headers.authorization, 'Bearer secret');
     assert.equal(req.body, '{"status":{"phase":"x"}}');
     t.close();
+  });
+
+  it('reads a token file again once a minute, and keeps the last token while the file is unreadable', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'kube-token-'));
+    const tokenFile = path.join(dir, 'token');
+    await writeFile(tokenFile, 'first\n');
+    const clock = createFakeClock();
+    const t = new KubeTransport({ server: `http://127.0.0.1:${port}`, tokenFile, insecureSkipTlsVerify: false }, clock);
+    const authorization = async (): Promise<string | undefined> => {
+      await t.request({ method: 'GET', path: '/api' });
+      return seen.at(-1)?.headers.authorization;
+    };
+    try {
+      assert.equal(await authorization(), 'Bearer first');
+      await writeFile(tokenFile, 'rotated\n');
+      assert.equal(await authorization(), 'Bearer first', 'within the minute the token read is reused');
+      await clock.advance(60_000);
+      assert.equal(await authorization(), 'Bearer rotated');
+      await rm(tokenFile);
+      await clock.advance(60_000);
+      assert.equal(await authorization(), 'Bearer rotated');
+    } finally {
+      t.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects a non-2xx answer with a KubeApiError carrying the status and the parsed Status body', async () => {
