@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { apiStatusReason, isNotFound, KubeApiError } from '../util/api-errors.js';
 import { createFakeClock, settle } from '../test/doubles/fake-clock.js';
-import { KubeTransport, WATCH_INACTIVITY_MS } from './transport.js';
+import { KubeRequestTimeoutError, KubeTransport, WATCH_INACTIVITY_MS } from './transport.js';
 
 interface Seen {
   method: string;
@@ -41,6 +41,7 @@ describe('KubeTransport (against a local HTTP server)', () => {
           watches.push(res);
           return;
         }
+        if (url.pathname.endsWith('/hang')) return;
         if (url.pathname.endsWith('/missing')) {
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', message: 'pods "missing" not found' }));
           return;
@@ -94,6 +95,15 @@ describe('KubeTransport (against a local HTTP server)', () => {
     }
   });
 
+  it('fails a request the server never answers with a typed timeout, and the next request still goes through', async () => {
+    const t = new KubeTransport({ server: `http://127.0.0.1:${port}`, insecureSkipTlsVerify: false }, createFakeClock(), { requestIdleTimeoutMs: 200 });
+    const started = Date.now();
+    await assert.rejects(t.request({ method: 'GET', path: '/api/v1/hang' }), KubeRequestTimeoutError);
+    assert.ok(Date.now() - started < 5000);
+    assert.deepEqual(await t.request({ method: 'GET', path: '/api' }), { echoed: 'GET' });
+    t.close();
+  });
+
   it('rejects a non-2xx answer with a KubeApiError carrying the status and the parsed Status body', async () => {
     const t = transport();
     const err: unknown = await t.request({ method: 'GET', path: '/api/v1/namespaces/d/pods/missing' }).then(() => undefined, (e: unknown) => e);
@@ -132,7 +142,7 @@ describe('KubeTransport (against a local HTTP server)', () => {
     const controller = await t.watch('/api/v1/pods', {}, { onEvent: () => undefined, onDone: (err) => aborted.push(err) });
     controller.abort();
     await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(aborted, []);
+    assert.equal(aborted.length, 0);
     t.close();
   });
 
@@ -146,7 +156,7 @@ describe('KubeTransport (against a local HTTP server)', () => {
     res?.write('{"type":"BOOKMARK","object":{}}\n');
     await new Promise((r) => setTimeout(r, 50));
     await clock.advance(WATCH_INACTIVITY_MS - 1000);
-    assert.deepEqual(ends, [], 'a bookmark re-arms the inactivity timer');
+    assert.equal(ends.length, 0, 'a bookmark re-arms the inactivity timer');
     await clock.advance(1000);
     await settle();
     assert.equal(ends.length, 1);

@@ -52,6 +52,23 @@ export class WatchTimeoutError extends Error {
 export const WATCH_INACTIVITY_MS = 30_000;
 const TOKEN_REFRESH_MS = 60_000;
 const STAMP_CHECK_MS = 1000;
+/**
+ * A request whose socket is silent this long fails (undici, behind client-node, bounded headers and
+ * body at 300 s; a hung API server must not hold a status write forever). Watches have their own
+ * inactivity limit instead.
+ */
+export const REQUEST_IDLE_TIMEOUT_MS = 60_000;
+/**
+ * Idle kept-alive sockets close after this long, well before the API server drops them (a request
+ * sent on a socket the server is closing fails with ECONNRESET).
+ */
+const FREE_SOCKET_TIMEOUT_MS = 30_000;
+const POOL = { keepAlive: true, maxFreeSockets: 8, timeout: FREE_SOCKET_TIMEOUT_MS } as const;
+
+/** A request got no byte from the API server for {@link REQUEST_IDLE_TIMEOUT_MS}. */
+export class KubeRequestTimeoutError extends Error {
+  override readonly name = 'KubeRequestTimeoutError';
+}
 const USER_AGENT = 'nodelet';
 
 function fileStamp(file: string): string {
@@ -98,11 +115,15 @@ export class KubeTransport {
   private token: { readonly value: string | undefined; readonly readAt: number } | undefined;
   private readonly url: URL;
 
+  private readonly requestIdleTimeoutMs: number;
+
   constructor(
     readonly endpoint: KubeEndpoint,
     private readonly clock: Clock = systemClock,
+    limits: { readonly requestIdleTimeoutMs?: number } = {},
   ) {
     this.url = new URL(endpoint.server);
+    this.requestIdleTimeoutMs = limits.requestIdleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
   }
 
   /** Sends a request; resolves with the parsed JSON answer, rejects with {@link KubeApiError} outside 2xx. */
@@ -142,7 +163,7 @@ export class KubeTransport {
     controller.signal.addEventListener('abort', () => { finish(undefined); }, { once: true });
     arm();
     try {
-      const response = await this.send({ method: 'GET', path: path + queryString({ ...query, watch: true }), signal: controller.signal });
+      const response = await this.send({ method: 'GET', path: path + queryString({ ...query, watch: true }), signal: controller.signal, watch: true });
       if (response.statusCode !== 200) {
         const body = parseBody(await collect(response), response.headers['content-type']);
         finish(new KubeApiError(response.statusCode ?? 0, body, `WATCH ${path}`));
@@ -166,7 +187,7 @@ export class KubeTransport {
     this.pool = undefined;
   }
 
-  private send(out: { method: string; path: string; payload?: Buffer | undefined; contentType?: string | undefined; signal?: AbortSignal | undefined }): Promise<IncomingMessage> {
+  private send(out: { method: string; path: string; payload?: Buffer | undefined; contentType?: string | undefined; signal?: AbortSignal | undefined; watch?: boolean }): Promise<IncomingMessage> {
     const { method, payload, contentType, signal } = out;
     const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
     const token = this.bearerToken();
@@ -183,6 +204,10 @@ export class KubeTransport {
         resolve,
       );
       req.on('error', reject);
+      if (!out.watch) {
+        const ms = this.requestIdleTimeoutMs;
+        req.setTimeout(ms, () => req.destroy(new KubeRequestTimeoutError(`${method} ${out.path}: no answer from the API server for ${ms} ms`)));
+      }
       req.end(payload);
     });
   }
@@ -216,12 +241,11 @@ export class KubeTransport {
     const keyBytes = read(clientKey);
     if (previous !== undefined) closeIdleSockets(previous);
     if (this.url.protocol === 'http:') {
-      this.pool = { key, agent: new http.Agent({ keepAlive: true, maxFreeSockets: 8 }) };
+      this.pool = { key, agent: new http.Agent(POOL) };
       return this.pool.agent;
     }
     const agent = new https.Agent({
-      keepAlive: true,
-      maxFreeSockets: 8,
+      ...POOL,
       rejectUnauthorized: !this.endpoint.insecureSkipTlsVerify,
       ...(caBytes === undefined ? {} : { ca: caBytes }),
       ...(cert === undefined ? {} : { cert }),
