@@ -14,6 +14,7 @@ import type { PodStartMetrics } from '../reconcilers/status/pod-start-tracker.js
 import type { Clock } from '../util/clock.js';
 import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/metrics.js';
 import { withTimeout } from '../util/timeout.js';
+import { registerProcessMetrics } from './process-metrics.js';
 
 /** The kubelet's pod startup buckets (seconds). */
 export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -109,6 +110,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const evictions = registry.counter({ name: 'kubelet_evictions', help: alpha('Cumulative number of pod evictions by eviction signal'), labelNames: ['eviction_signal'] });
   const httpFallbacks = registry.counter({ name: 'kubelet_lifecycle_handler_http_fallbacks_total', help: alpha('The number of times lifecycle handlers successfully fell back to http from https.') });
   const queue = queueMetrics(registry, options.clock);
+  registerProcessMetrics(registry);
   return {
     cri: criMetrics(registry),
     pleg: plegMetrics(registry),

@@ -7,9 +7,12 @@
  * reconcile runs rose; `kubelet_running_pods` equals the ready sandboxes of this node crictl
  * lists, `kubelet_running_containers{container_state="running"}` its running containers (read
  * between two scrapes that agree: PLEG relists every second); the PLEG histograms grow within 10 s; the queue
- * depth is there. Prints the figures.
+ * depth is there; the agent's `process_*` and `nodejs_*` figures match what /proc shows of its
+ * process. Prints the figures.
  */
 import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parsePrometheus, seriesValue, type ParsedFamilies } from '../cluster/promparse.js';
 import { NODE_NAME, apply, busyboxPod, createNamespace, crictl, deleteNamespace, eventually, kubectl, requireCluster, uniqueName, waitForPhase } from './helpers.js';
@@ -107,5 +110,36 @@ describe('the node server /metrics on the test cluster', () => {
     assert.ok(agreed.readyPods >= 1, 'the pod of the first test still runs');
     assert.equal(agreed.pods, agreed.readyPods);
     assert.equal(agreed.containers, agreed.runningContainers);
+  });
+
+  it("reports the agent process's CPU, resident memory, start time and open files as /proc shows them", async () => {
+    const pid = (await readFile(path.join(process.env.CLUSTER_DIR ?? '', 'pids', 'nodelet.pid'), 'utf8')).split('\n')[0]?.trim() ?? '';
+    assert.match(pid, /^\d+$/, 'the agent pid file');
+    /** utime + stime in seconds (USER_HZ 100), VmRSS in bytes, open descriptors, start time (s since the epoch). */
+    const proc = async () => {
+      const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      const rssKiB = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]);
+      const uptime = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
+      const startedSecondsAgo = uptime - Number(stat[19]) / 100;
+      return { cpu: (Number(stat[11]) + Number(stat[12])) / 100, rss: rssKiB * 1024, fds: (await readdir(`/proc/${pid}/fd`)).length, start: Date.now() / 1000 - startedSecondsAgo };
+    };
+    const before = await proc();
+    const families = await scrape();
+    const after = await proc();
+    const cpu = value(families, 'process_cpu_seconds_total');
+    const rss = value(families, 'process_resident_memory_bytes');
+    const heapUsed = value(families, 'nodejs_heap_size_used_bytes');
+    const heapTotal = value(families, 'nodejs_heap_size_total_bytes');
+    console.log(`[metrics] agent process: cpu ${cpu} s (/proc ${before.cpu}..${after.cpu}), rss ${(rss / 2 ** 20).toFixed(1)} MiB (/proc ${(before.rss / 2 ** 20).toFixed(1)}..${(after.rss / 2 ** 20).toFixed(1)}), heap used ${(heapUsed / 2 ** 20).toFixed(1)} of ${(heapTotal / 2 ** 20).toFixed(1)} MiB, open fds ${value(families, 'process_open_fds')} (/proc ${before.fds}..${after.fds})`);
+    // /proc counts in ticks of 10 ms; the agent reads the same clock with microseconds.
+    assert.ok(cpu >= before.cpu - 0.02 && cpu <= after.cpu + 0.02, `process_cpu_seconds_total ${cpu} outside /proc's ${before.cpu}..${after.cpu}`);
+    const [rssLow, rssHigh] = [Math.min(before.rss, after.rss), Math.max(before.rss, after.rss)];
+    assert.ok(rss >= rssLow * 0.8 && rss <= rssHigh * 1.2, `process_resident_memory_bytes ${rss} far from /proc's ${rssLow}..${rssHigh}`);
+    assert.ok(heapUsed > 0 && heapUsed <= heapTotal && heapTotal < rss, 'heap used ≤ heap total < resident set');
+    const fds = value(families, 'process_open_fds');
+    assert.ok(fds >= Math.min(before.fds, after.fds) - 20 && fds <= Math.max(before.fds, after.fds) + 20, `process_open_fds ${fds} far from /proc's ${before.fds}..${after.fds}`);
+    assert.ok(value(families, 'process_max_fds') >= fds);
+    assert.ok(Math.abs(value(families, 'process_start_time_seconds') - before.start) < 5, 'the start time agrees with /proc within 5 s');
   });
 });
