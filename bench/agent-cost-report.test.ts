@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { median, renderCostSummary, type CostSample } from './agent-cost-report.js';
+import { renderCostSummary, type CostSample } from './agent-cost-report.js';
+import { median } from './compare.js';
 
 function sample(label: string, count: number, cpuSeconds: number, peakRssMiB: number): CostSample {
   return { label, count, round: 1, cpuSeconds, cpuSecondsCreate: cpuSeconds / 2, peakRssMiB, rssBeforeMiB: 100, createP50Ms: 2000, throughputPerSec: 5, deleteAllGoneMs: 3000 };

@@ -1,4 +1,5 @@
 /** The summary table of bench/agent-cost.ts: min / median / max per label and batch size. */
+import { median, spreadText } from './compare.js';
 
 /** One batch of N pods through the agent, as bench/agent-cost.ts records it. */
 export interface CostSample {
@@ -15,19 +16,6 @@ export interface CostSample {
   readonly deleteAllGoneMs: number;
 }
 
-/** The median of the values (mean of the middle two for an even count); NaN for none. */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function spread(values: readonly number[], digits: number): string {
-  const f = (v: number): string => v.toFixed(digits);
-  return `${f(Math.min(...values))} / ${f(median(values))} / ${f(Math.max(...values))}`;
-}
-
 /** A markdown table: one row per label and size, in the order they first appear. */
 export function renderCostSummary(samples: readonly CostSample[]): string {
   const groups = new Map<string, CostSample[]>();
@@ -39,7 +27,7 @@ export function renderCostSummary(samples: readonly CostSample[]): string {
     const { label, count } = g[0]!;
     const cpu = g.map((s) => s.cpuSeconds);
     const perPodMs = median(cpu) * 1000 / count;
-    return `| ${label} | ${count} | ${g.length} | ${spread(cpu, 2)} | ${perPodMs.toFixed(0)} | ${spread(g.map((s) => s.peakRssMiB), 0)} | ${spread(g.map((s) => s.rssBeforeMiB), 0)} | ${spread(g.map((s) => s.createP50Ms / 1000), 2)} | ${spread(g.map((s) => s.throughputPerSec), 2)} |`;
+    return `| ${label} | ${count} | ${g.length} | ${spreadText(cpu, 2)} | ${perPodMs.toFixed(0)} | ${spreadText(g.map((s) => s.peakRssMiB), 0)} | ${spreadText(g.map((s) => s.rssBeforeMiB), 0)} | ${spreadText(g.map((s) => s.createP50Ms / 1000), 2)} | ${spreadText(g.map((s) => s.throughputPerSec), 2)} |`;
   });
   return [
     '| agent | N | runs | CPU s, create + delete (min / median / max) | CPU ms per pod (median) | peak RSS MiB | RSS before MiB | p50 create → Running s | throughput pods/s |',

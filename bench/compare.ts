@@ -63,6 +63,13 @@ export function spread(values: readonly number[]): Spread | undefined {
   return { count: finite.length, min: Math.min(...finite), median: median(finite), max: Math.max(...finite) };
 }
 
+/** `min / median / max` with `digits` decimals, as the reports print a spread; 'n/a' for no finite value. */
+export function spreadText(values: readonly number[], digits = 1): string {
+  const s = spread(values);
+  if (s === undefined) return 'n/a';
+  return `${s.min.toFixed(digits)} / ${s.median.toFixed(digits)} / ${s.max.toFixed(digits)}`;
+}
+
 /** A measure at one N (the row of the report). */
 export interface RowKey {
   readonly measure: MeasureId;

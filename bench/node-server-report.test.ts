@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MachineInfo } from './machine.js';
-import { SERVER_BEGIN_MARKER, SERVER_END_MARKER, ratios, renderServerResults, spread, type LogPath, type Sample } from './node-server-report.js';
+import { SERVER_BEGIN_MARKER, SERVER_END_MARKER, ratios, renderServerResults, type LogPath, type Sample } from './node-server-report.js';
+import { spreadText } from './compare.js';
 
 const s = <V extends string>(variant: V, round: number, value: number): Sample<V> => ({ variant, round, value });
 
@@ -9,8 +10,8 @@ describe('node-server bench report', () => {
   it('pairs variants by round (a round missing one is left out) and reports min / median / max', () => {
     const logs: Sample<LogPath>[] = [s('file read', 1, 400), s('node server', 1, 100), s('node server', 2, 150), s('file read', 2, 300), s('node server', 3, 80)];
     assert.deepEqual(ratios(logs, 'node server', 'file read'), [0.25, 0.5]);
-    assert.equal(spread([3, 1, 2], 2), '1.00 / 2.00 / 3.00');
-    assert.equal(spread([]), 'n/a');
+    assert.equal(spreadText([3, 1, 2], 2), '1.00 / 2.00 / 3.00');
+    assert.equal(spreadText([]), 'n/a');
   });
 
   it('renders the headline ratios and the RSS difference per round', () => {

@@ -5,7 +5,7 @@
  * measured in the same round. Pure: the numbers in, markdown out.
  */
 import type { MachineInfo } from './machine.js';
-import { percentile } from './stats.js';
+import { spreadText } from './compare.js';
 
 export const SERVER_BEGIN_MARKER = '<!-- BEGIN node-server results: written by bench/node-server.ts, do not edit by hand -->';
 export const SERVER_END_MARKER = '<!-- END node-server results -->';
@@ -34,13 +34,6 @@ export interface ServerReport {
   readonly exec: readonly Sample<ExecPath>[];
   /** Agent VmRSS, MiB (mean of the window). */
   readonly rss: readonly Sample<'idle' | 'followers'>[];
-}
-
-/** min / median / max, `digits` decimals. */
-export function spread(values: readonly number[], digits = 1): string {
-  if (values.length === 0) return 'n/a';
-  const f = (v: number): string => v.toFixed(digits);
-  return `${f(Math.min(...values))} / ${f(percentile(values, 50))} / ${f(Math.max(...values))}`;
 }
 
 /** Per round with both: a ÷ b. */
@@ -77,24 +70,24 @@ export function renderServerResults(report: ServerReport): string {
     '',
     `Run ${machine.date} on ${machine.cpus} × ${machine.cpuModel}, ${machine.os}, kernel ${machine.kernel}; nodelet ${machine.nodelet}, Node.js ${machine.node}, ${machine.containerd}, Kubernetes ${machine.kubernetes}. ${rounds} rounds, variants interleaved (the order rotates each round).`,
     '',
-    `**Log streaming, node server ÷ file read: ${spread(ratios(report.logs, 'node server', 'file read'), 2)}; API server proxy ÷ node server: ${spread(ratios(report.logs, 'API server proxy', 'node server'), 2)} (per-round ratios of throughput, min / median / max).**`,
-    `**Exec round trip, kubectl exec ÷ crictl exec: ${spread(ratios(report.exec, 'kubectl exec', 'crictl exec'), 2)}.**`,
-    `**Agent RSS with ${report.followers} followers − idle: ${spread(rssDelta)} MiB.**`,
+    `**Log streaming, node server ÷ file read: ${spreadText(ratios(report.logs, 'node server', 'file read'), 2)}; API server proxy ÷ node server: ${spreadText(ratios(report.logs, 'API server proxy', 'node server'), 2)} (per-round ratios of throughput, min / median / max).**`,
+    `**Exec round trip, kubectl exec ÷ crictl exec: ${spreadText(ratios(report.exec, 'kubectl exec', 'crictl exec'), 2)}.**`,
+    `**Agent RSS with ${report.followers} followers − idle: ${spreadText(rssDelta)} MiB.**`,
     '',
     `Log of ${(report.logBytes / 2 ** 20).toFixed(1)} MiB (CRI format on disk), read whole; throughput in MiB/s of the file's bytes:`,
     '',
     '| path | MiB/s (min / median / max) |',
     '| --- | --- |',
-    ...logPaths.map((p) => `| ${p} | ${spread(of(report.logs, p))} |`),
+    ...logPaths.map((p) => `| ${p} | ${spreadText(of(report.logs, p))} |`),
     '',
     `Exec of \`true\`, ${report.execRepeats} per variant per round, each round's median; ms (min / median / max over rounds):`,
     '',
     '| path | ms |',
     '| --- | --- |',
-    `| crictl exec (runtime's streaming server) | ${spread(of(report.exec, 'crictl exec'))} |`,
-    `| kubectl exec (API server → nodelet → runtime) | ${spread(of(report.exec, 'kubectl exec'))} |`,
+    `| crictl exec (runtime's streaming server) | ${spreadText(of(report.exec, 'crictl exec'))} |`,
+    `| kubectl exec (API server → nodelet → runtime) | ${spreadText(of(report.exec, 'kubectl exec'))} |`,
     '',
-    `Agent VmRSS, MiB, mean over the window (min / median / max over rounds): idle ${spread(of(report.rss, 'idle'))}; with ${report.followers} \`logs -f\` streams ${spread(of(report.rss, 'followers'))}.`,
+    `Agent VmRSS, MiB, mean over the window (min / median / max over rounds): idle ${spreadText(of(report.rss, 'idle'))}; with ${report.followers} \`logs -f\` streams ${spreadText(of(report.rss, 'followers'))}.`,
     SERVER_END_MARKER,
   ].join('\n');
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MachineInfo } from './machine.js';
-import { PROBE_BEGIN_MARKER, PROBE_END_MARKER, cpuPercent, renderProbeResults, roundRatios, spread, type ProbeSample } from './probe-cpu-report.js';
+import { PROBE_BEGIN_MARKER, PROBE_END_MARKER, cpuPercent, renderProbeResults, roundRatios, type ProbeSample } from './probe-cpu-report.js';
 import { updateDocument } from './report.js';
+import { spreadText } from './compare.js';
 
 const sample = (variant: ProbeSample['variant'], round: number, cpuSeconds: number): ProbeSample => ({
   variant, round, cpuSeconds, windowSeconds: 60, peakRssBytes: 100 * 2 ** 20, readyAtStart: 110, readyAtEnd: 110,
@@ -16,8 +17,8 @@ describe('probe-cpu report', () => {
   });
 
   it('reports min / median / max', () => {
-    assert.equal(spread([3, 1, 2]), '1.0 / 2.0 / 3.0');
-    assert.equal(spread([]), 'n/a');
+    assert.equal(spreadText([3, 1, 2]), '1.0 / 2.0 / 3.0');
+    assert.equal(spreadText([]), 'n/a');
   });
 
   it('renders a block that replaces its own markers only', () => {

@@ -6,6 +6,7 @@
  */
 import type { MachineInfo } from './machine.js';
 import { percentile } from './stats.js';
+import { spreadText } from './compare.js';
 
 export const PROBE_BEGIN_MARKER = '<!-- BEGIN probe-cpu results: written by bench/probe-cpu.ts, do not edit by hand -->';
 export const PROBE_END_MARKER = '<!-- END probe-cpu results -->';
@@ -37,13 +38,6 @@ export function cpuPercent(s: ProbeSample): number {
   return (s.cpuSeconds / s.windowSeconds) * 100;
 }
 
-/** min / median / max of the values, one decimal each. */
-export function spread(values: readonly number[]): string {
-  if (values.length === 0) return 'n/a';
-  const f = (v: number): string => v.toFixed(1);
-  return `${f(Math.min(...values))} / ${f(percentile(values, 50))} / ${f(Math.max(...values))}`;
-}
-
 /** Per round that has both variants: CPU with probes ÷ without. */
 export function roundRatios(samples: readonly ProbeSample[]): number[] {
   const rounds = [...new Set(samples.map((s) => s.round))].sort((a, b) => a - b);
@@ -61,7 +55,7 @@ function variantRow(samples: readonly ProbeSample[], variant: ProbeSample['varia
   const mine = samples.filter((s) => s.variant === variant);
   const cpu = mine.map(cpuPercent);
   const rss = mine.map((s) => s.peakRssBytes);
-  return `| ${variant} | ${mine.length} | ${spread(cpu)} | ${mib(Math.max(...rss))} |`;
+  return `| ${variant} | ${mine.length} | ${spreadText(cpu)} | ${mib(Math.max(...rss))} |`;
 }
 
 /** The results block, markers included. */
@@ -77,7 +71,7 @@ export function renderProbeResults(report: ProbeReport): string {
     `Run ${machine.date} on ${machine.cpus} × ${machine.cpuModel}, ${machine.os}, kernel ${machine.kernel}; nodelet ${machine.nodelet}, Node.js ${machine.node}, ${machine.containerd}, Kubernetes ${machine.kubernetes}.`,
     `${report.pods} pods, each with an httpGet readiness probe and a tcpSocket liveness probe every ${report.periodSeconds} s (${probesPerSecond} probes/s), against the same ${report.pods} pods without probes; ${ratios.length} rounds, variants interleaved.`,
     '',
-    `**Agent CPU with probes ÷ without: ${spread(ratios)} (min / median / max of the per-round ratios); medians ${median('probes').toFixed(1)} % vs ${median('no probes').toFixed(1)} % of one core.**`,
+    `**Agent CPU with probes ÷ without: ${spreadText(ratios)} (min / median / max of the per-round ratios); medians ${median('probes').toFixed(1)} % vs ${median('no probes').toFixed(1)} % of one core.**`,
     '',
     '| variant | windows | agent CPU, % of one core (min / median / max) | peak RSS |',
     '| --- | --: | --- | --: |',

@@ -4,6 +4,7 @@
  * a linear extrapolation to 1,000 nodes is allowed, and the Markdown results block.
  */
 import { percentile } from './stats.js';
+import { spreadText } from './compare.js';
 
 export const REDIS_BEGIN_MARKER = '<!-- BEGIN redis-load results: written by bench/redis-load.ts, do not edit by hand -->';
 export const REDIS_END_MARKER = '<!-- END redis-load results -->';
@@ -118,13 +119,6 @@ export function topCommands(s: WindowSample, limit: number): string {
     .join(', ');
 }
 
-/** min / median / max of the values with `digits` decimals. */
-export function spread(values: readonly number[], digits = 1): string {
-  if (values.length === 0) return 'n/a';
-  const f = (v: number): string => v.toFixed(digits);
-  return `${f(Math.min(...values))} / ${f(percentile(values, 50))} / ${f(Math.max(...values))}`;
-}
-
 type FigureName = 'connectionsPerNode' | 'memoryBytesPerNode' | 'commandsPerSecondPerNode' | 'redisCpuPercentPerNode';
 
 /** Whether one per-node figure of one phase stays flat across sizes. */
@@ -190,9 +184,9 @@ function sizeRows(samples: readonly WindowSample[]): string[] {
     const first = mine[0]!;
     const figures = mine.map(nodeFigures);
     const perJob = figures.flatMap((f) => (f.memoryBytesPerJob === undefined ? [] : [f.memoryBytesPerJob / 1024]));
-    const cells = FIGURES.map((fig) => spread(figures.map((f) => f[fig.name] * fig.scale), fig.digits));
+    const cells = FIGURES.map((fig) => spreadText(figures.map((f) => f[fig.name] * fig.scale), fig.digits));
     const ran = mine.map((s) => `${s.runs}/${s.enqueues}`).join(', ');
-    return `| ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spread(perJob, 2)} | ${spread(figures.map((f) => f.redisCpuPercent))} | ${spread(figures.map((f) => f.generatorCpuPercent))} | ${ran} |`;
+    return `| ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${ran} |`;
   });
 }
 

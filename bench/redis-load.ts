@@ -39,12 +39,12 @@ import {
   nodeFigures,
   parseInfo,
   renderRedisResults,
-  spread,
   topCommands,
   type Phase,
   type RedisInfo,
   type WindowSample,
 } from './redis-load-report.js';
+import { spreadText } from './compare.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 const HEALTH_PERIOD_MS = 2_000;
@@ -308,7 +308,7 @@ async function main(): Promise<void> {
     };
     const block = renderRedisResults(report);
     console.log(block);
-    console.log(`idle cmd/s/node over all windows: ${spread(samples.filter((s) => s.phase === 'idle').map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
+    console.log(`idle cmd/s/node over all windows: ${spreadText(samples.filter((s) => s.phase === 'idle').map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
     if (settings.doc !== undefined) {
       const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
       await writeFile(settings.doc, updateDocument(existing, block, { begin: REDIS_BEGIN_MARKER, end: REDIS_END_MARKER }));
