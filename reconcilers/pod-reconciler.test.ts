@@ -33,6 +33,24 @@ describe('PodReconciler with the fake runtime', () => {
     assert.deepEqual(h.events.reasons().filter((r) => r === 'Started'), ['Started', 'Started']);
   });
 
+  it('observes the runtime again only after a run that acted: a sync with nothing to do reports what it read', async () => {
+    h.store.set(UID, basePod());
+    const lists = (): number => h.runtime.callsTo('listPodSandbox').length;
+    await h.reconciler().reconcile(ref);
+    assert.equal(lists(), 2, 'a run that creates reads the runtime before and after');
+    const statuses = h.status.statuses.length;
+    await h.reconciler().reconcile(ref);
+    assert.equal(lists(), 3, 'a run with nothing to do reads it once');
+    assert.equal(h.status.statuses.length, statuses + 1, 'and still reports the status');
+    assert.equal(h.status.last()?.phase, 'Running');
+    const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
+    assert.ok(app !== undefined);
+    h.runtime.setContainerExited(app.id, 1);
+    await h.reconciler().reconcile(ref);
+    assert.equal(lists(), 5, 'a restart is an action: read again after it');
+    assert.equal(h.status.last()?.containerStatuses?.find((c) => c.name === 'app')?.restartCount, 1);
+  });
+
   it('changes nothing when reconciled again, even by a restarted agent', async () => {
     h.store.set(UID, basePod());
     await h.reconciler().reconcile(ref);

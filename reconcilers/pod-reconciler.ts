@@ -4,7 +4,8 @@
  *
  *   desired pod ──┐
  *                 ├─ computePodActions ─► executor ─► observe again ─► generatePodStatus ─► status writer
- *   runtime ──────┘
+ *   runtime ──────┘                      (only when a runtime action ran: else the first observation,
+ *                                         as the kubelet reports what its sync started from)
  *
  * The lifecycle of a UID (monotonic, kept by the pod lifecycle kernel, `lifecycle/pod-lifecycle.ts`,
  * which tells every per-pod manager about each step):
@@ -229,6 +230,11 @@ interface StatusHow {
   readonly allocated?: V1Pod;
 }
 
+/** Whether carrying out `plan` touches the runtime (stops, creates or starts anything). */
+function changesRuntime(plan: PodActions): boolean {
+  return plan.killPod || plan.createSandbox || plan.containersToKill.length > 0 || plan.containersToStart.length > 0;
+}
+
 function hasAnything(observed: ObservedPod): boolean {
   return observed.sandboxes.length > 0 || observed.containers.length > 0;
 }
@@ -267,6 +273,15 @@ export class PodReconciler {
     return this.sync(scope, pod, observed);
   }
 
+  /**
+   * The runtime after a run: read again when the run acted on it; else what the run started from
+   * is what there is (a change made by someone else meanwhile reaches PLEG, which syncs the pod
+   * again), as the kubelet reports the status its sync started with.
+   */
+  private observeAfter(scope: RunScope, run: { plan: PodActions; resized: boolean; observed: ObservedPod }): Promise<ObservedPod> {
+    return changesRuntime(run.plan) || run.resized ? this.observe(scope) : Promise.resolve(run.observed);
+  }
+
   private observe(scope: RunScope): Promise<ObservedPod> {
     return observePod(this.options.runtime, scope.key.uid, this.options.nodeName, scope.signal === undefined ? {} : { signal: scope.signal });
   }
@@ -290,7 +305,7 @@ export class PodReconciler {
     const { result, setupError } = await this.executePlan(scope, { pod: resize.pod, plan, observed, gracePeriodSeconds });
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
-    const after = await this.observe(scope);
+    const after = await this.observeAfter(scope, { plan, resized, observed });
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
     await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
     throwSetupError(setupError);
