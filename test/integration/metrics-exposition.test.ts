@@ -44,6 +44,14 @@ describe('the /metrics exposition through the Prometheus text parser', () => {
       nodelet_reconcile_job_duration_seconds: 'HISTOGRAM',
       nodelet_reconcile_queue_jobs: 'GAUGE',
       nodelet_reconcile_retries_total: 'COUNTER',
+      nodejs_external_memory_bytes: 'GAUGE',
+      nodejs_heap_size_total_bytes: 'GAUGE',
+      nodejs_heap_size_used_bytes: 'GAUGE',
+      process_cpu_seconds_total: 'COUNTER',
+      process_max_fds: 'GAUGE',
+      process_open_fds: 'GAUGE',
+      process_resident_memory_bytes: 'GAUGE',
+      process_start_time_seconds: 'GAUGE',
     });
     assert.equal(seriesValue(parsed, 'kubelet_node_name')?.labels.node, 'node-"1"\\\n', 'escaped label value read back intact');
     assert.equal(seriesValue(parsed, 'kubelet_runtime_operations_total', { operation_type: 'run_podsandbox' })?.value, '1');
