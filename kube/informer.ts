@@ -14,9 +14,9 @@
  *   informer stops: whoever owns it decides when to start again.
  */
 import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
-import { isGone } from '../util/api-errors.js';
+import { isGone, watchErrorStatusCode } from '../util/api-errors.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import type { Query, WatchHandlers } from './transport.js';
+import { WatchTimeoutError, type Query, type WatchHandlers } from './transport.js';
 
 /** What the informer needs of the transport. */
 export interface WatchSource {
@@ -42,10 +42,6 @@ type Verb = 'add' | 'update' | 'delete' | 'change' | 'error' | 'connect';
 
 const BASE_RECONNECT_MS = 1000;
 const MAX_RECONNECT_MS = 30_000;
-
-function isGoneStatus(status: unknown): boolean {
-  return typeof status === 'object' && status !== null && 'code' in status && status.code === 410;
-}
 
 function keyOf(obj: KubernetesObject): [string, string] {
   return [obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''];
@@ -162,7 +158,7 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
     this.request = undefined;
     if (err !== undefined && err !== null) {
       if (isGone(err)) this.resourceVersion = '';
-      else if (err instanceof Error && err.name === 'TimeoutError') this.reconnectDelayMs = 0;
+      else if (err instanceof WatchTimeoutError) this.reconnectDelayMs = 0;
       else {
         this.fail(generation, err);
         return;
@@ -180,7 +176,7 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
     switch (type) {
       case 'ERROR':
         // A Status object: 410 means the version expired; the server ends the watch next.
-        if (isGoneStatus(obj)) this.resourceVersion = '';
+        if (watchErrorStatusCode(obj) === 410) this.resourceVersion = '';
         return;
       case 'ADDED':
       case 'MODIFIED':

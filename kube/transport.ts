@@ -114,7 +114,8 @@ export class KubeTransport {
   private stampCheckedAt = Number.NEGATIVE_INFINITY;
   private token: { readonly value: string | undefined; readonly readAt: number } | undefined;
   private readonly url: URL;
-
+  /** Plain HTTP only when the kubeconfig says so (a test server); everything else is TLS. */
+  private readonly plain: boolean;
   private readonly requestIdleTimeoutMs: number;
 
   constructor(
@@ -123,6 +124,7 @@ export class KubeTransport {
     limits: { readonly requestIdleTimeoutMs?: number } = {},
   ) {
     this.url = new URL(endpoint.server);
+    this.plain = this.url.protocol === 'http:';
     this.requestIdleTimeoutMs = limits.requestIdleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
   }
 
@@ -149,7 +151,7 @@ export class KubeTransport {
       if (state.done) return;
       state.done = true;
       if (state.timer !== undefined) this.clock.clearTimeout(state.timer);
-      if (!controller.signal.aborted || state.timedOut) handlers.onDone(state.timedOut ? new WatchTimeoutError('watch inactive for 30 s') : err);
+      if (!controller.signal.aborted || state.timedOut) handlers.onDone(state.timedOut ? new WatchTimeoutError(`watch inactive for ${WATCH_INACTIVITY_MS} ms`) : err);
       if (!controller.signal.aborted) controller.abort();
     };
     const arm = (): void => {
@@ -197,10 +199,9 @@ export class KubeTransport {
       headers['Content-Length'] = payload.length;
     }
     return new Promise((resolve, reject) => {
-      // Plain HTTP only when the kubeconfig says so (a test server); everything else is TLS.
-      const request = this.url.protocol === 'http:' ? http.request : https.request;
+      const request = this.plain ? http.request : https.request;
       const req = request(
-        { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || (this.url.protocol === 'http:' ? 80 : 443), method, path: this.url.pathname.replace(/\/$/, '') + out.path, headers, agent: this.agent(), ...(signal === undefined ? {} : { signal }) },
+        { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || (this.plain ? 80 : 443), method, path: this.url.pathname.replace(/\/$/, '') + out.path, headers, agent: this.agent(), ...(signal === undefined ? {} : { signal }) },
         resolve,
       );
       req.on('error', reject);
@@ -235,12 +236,12 @@ export class KubeTransport {
     const { ca, clientCert, clientKey } = this.endpoint;
     const key = [materialStamp(ca), materialStamp(clientCert), materialStamp(clientKey)].join('|');
     if (this.pool?.key === key) return this.pool.agent;
-    const previous = this.pool?.agent;
+    // Read before the old pool is touched: a missing file leaves it as it was, to try again.
     const caBytes = read(ca);
     const cert = read(clientCert);
     const keyBytes = read(clientKey);
-    if (previous !== undefined) closeIdleSockets(previous);
-    if (this.url.protocol === 'http:') {
+    if (this.pool !== undefined) closeIdleSockets(this.pool.agent);
+    if (this.plain) {
       this.pool = { key, agent: new http.Agent(POOL) };
       return this.pool.agent;
     }

@@ -77,6 +77,12 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The `code` of a watch ERROR event's `Status` object (410: the version is too old, relist). */
+export function watchErrorStatusCode(object: unknown): number | undefined {
+  if (typeof object !== 'object' || object === null || !('code' in object)) return undefined;
+  return typeof object.code === 'number' ? object.code : undefined;
+}
+
 /** The object does not exist (404). */
 export function isNotFound(err: unknown): boolean {
   return apiStatusCode(err) === 404;

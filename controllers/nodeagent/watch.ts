@@ -12,7 +12,7 @@
  * controller's periodic resync. One object is cheap to read, so every doubt is settled by reading it.
  */
 import type { Logger } from 'pino';
-import { apiStatusCode, isAlreadyExists, isGone } from '../../util/api-errors.js';
+import { apiStatusCode, isAlreadyExists, isGone, watchErrorStatusCode } from '../../util/api-errors.js';
 import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import type { NodeAgentApi, WatchEventType, WatchHandle } from './api.js';
@@ -62,12 +62,6 @@ export function isNodeAgentWatchError(err: unknown): err is NodeAgentWatchError 
 type WatchEnd = { readonly kind: 'closed'; readonly resourceVersion: string } | { readonly kind: 'relist' } | { readonly kind: 'failed'; readonly err: unknown };
 
 const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
-
-/** A watch ERROR event's `Status` code (410 means the version is too old: relist). */
-function statusCodeOf(object: unknown): number | undefined {
-  if (typeof object !== 'object' || object === null || !('code' in object)) return undefined;
-  return typeof object.code === 'number' ? object.code : undefined;
-}
 
 /** `metadata.resourceVersion` of a watched object; bookmarks carry nothing else. */
 function resourceVersionOf(object: unknown): string | undefined {
@@ -223,7 +217,7 @@ class NodeAgentWatchLoop implements NodeAgentWatch {
         this.logger.info({ nodeAgent: this.options.name }, 'the NodeAgent was deleted; creating it again');
         return { kind: 'relist' };
       case 'ERROR': {
-        const code = statusCodeOf(object);
+        const code = watchErrorStatusCode(object);
         return code === 410 ? { kind: 'relist' } : { kind: 'failed', err: new NodeAgentWatchError(code) };
       }
     }
