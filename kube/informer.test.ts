@@ -107,6 +107,21 @@ describe('ListWatchInformer', () => {
     await informer.stop();
   });
 
+  it('relists after a 410 ERROR event in the stream, once the server ends that watch', async () => {
+    const { watches, informer, listCount } = setup([
+      () => ({ metadata: { resourceVersion: '10' }, items: [pod('a', '1')] }),
+      () => ({ metadata: { resourceVersion: '40' }, items: [pod('a', '1')] }),
+    ]);
+    await informer.start();
+    watches.last().handlers.onEvent('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    assert.equal(informer.latestResourceVersion(), '');
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(listCount(), 2);
+    assert.equal(watches.last().query.resourceVersion, '40');
+    await informer.stop();
+  });
+
   it('reports a failed list or watch to its error handlers and stops there', async () => {
     const { watches, informer, seen } = setup([() => ({ metadata: { resourceVersion: '10' }, items: [] })]);
     await informer.start();
