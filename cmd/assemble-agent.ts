@@ -37,6 +37,7 @@ import { createPauseGate } from '../controllers/nodeagent/pause.js';
 import { buildNodeAgentController } from '../controllers/nodeagent/start.js';
 import type { LiveParts } from '../controllers/nodeagent/targets.js';
 import { Pleg } from '../controllers/pleg/pleg.js';
+import { RuntimeSightings, type RuntimeSightingsWriter } from '../reconcilers/runtime-sightings.js';
 import { GcManager } from '../controllers/gc/gc-manager.js';
 import { gcPolicyOf } from '../controllers/gc/gc-policy.js';
 import { LogRotationManager, type LogRotationPolicy } from '../controllers/logs/log-rotation-manager.js';
@@ -145,6 +146,7 @@ function buildPodSync(
     allocatable: AllocatableView;
     pullGate: PullGate;
     cgroups: PodCgroupSettings | undefined;
+    sightings: RuntimeSightingsWriter;
   },
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
@@ -191,6 +193,7 @@ function buildPodSync(
     pullGate: parts.pullGate,
     envApi: volumeApi,
     services: parts.services,
+    sightings: parts.sightings,
     runtimeHandlers: createApiRuntimeHandlers(kube),
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     admission: parts.admission,
@@ -369,7 +372,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   metrics.watchQueue(queue);
   const preempter = lateSyncPreempter(queue, logger.child({ component: 'reconcile-queue' }));
   const enqueue = enqueuer(queue, logger, preempter);
-  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, metrics: metrics.pleg });
+  // What each reconcile reported of the runtime: PLEG drops the echo of the reconciler's own work.
+  const sightings = new RuntimeSightings();
+  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, sightings, metrics: metrics.pleg });
   const readiness = runtimeReadiness(cri.runtime, pleg);
   const pressure = latePressure();
   const node = buildNodeController(core, readiness, pressure);
@@ -382,7 +387,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservationBytes(settings.eviction)), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
-  const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups });
+  const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings });
   preempter.bind({ store, lifecycle: podSync.lifecycle, evictions: podSync.evictions });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {

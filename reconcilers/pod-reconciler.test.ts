@@ -9,6 +9,8 @@ import { CriUnavailableError } from '../cri/errors.js';
 import { isContainerStartError } from './sync-errors.js';
 import { createReconcilerHarness, ref, type ReconcilerHarness } from '../test/doubles/reconciler-harness.js';
 import { basePod, UID } from '../test/doubles/pod-fixtures.js';
+import { buildSnapshot } from '../controllers/pleg/pleg.js';
+import { RuntimeSightings } from './runtime-sightings.js';
 
 describe('PodReconciler with the fake runtime', () => {
   let h: ReconcilerHarness;
@@ -138,6 +140,48 @@ describe('PodReconciler with the fake runtime', () => {
     await h.reconciler().reconcile(ref);
     assert.equal(h.runtime.callsTo('createContainer').length, creates);
     assert.equal(h.runtime.callsTo('runPodSandbox').length, 1);
+  });
+});
+
+describe('PodReconciler reports what it saw of the runtime (PLEG drops the echo of its own work)', () => {
+  /** The pod's fingerprint as PLEG's listing builds it. */
+  async function listedFingerprint(h: ReconcilerHarness): Promise<string> {
+    const sandboxes = await h.runtime.listPodSandbox();
+    const containers = await h.runtime.listContainers();
+    const snapshot = buildSnapshot([
+      ...sandboxes.map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
+      ...containers.map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
+    ]);
+    return snapshot.get(UID)?.fingerprint ?? '';
+  }
+
+  it('reports the state it started the pod into, then nothing left once it removed the deleted pod; not a change made since', async () => {
+    const sightings = new RuntimeSightings();
+    const h = await createReconcilerHarness({ sightings });
+    try {
+      h.store.set(UID, basePod());
+      await h.reconciler().reconcile(ref);
+      const running = await listedFingerprint(h);
+      assert.match(running, /container\/.*=CONTAINER_RUNNING.*sandbox\/.*=SANDBOX_READY/);
+      assert.equal(sightings.alreadyReported(UID, running), true);
+      await h.reconciler().reconcile(ref);
+      const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
+      assert.ok(app !== undefined);
+      h.runtime.setContainerExited(app.id, 1);
+      assert.equal(sightings.alreadyReported(UID, await listedFingerprint(h)), false, 'an exit no reconcile saw is not reported');
+      await h.reconciler().reconcile(ref);
+      assert.equal(sightings.alreadyReported(UID, await listedFingerprint(h)), true, 'the restart the next run made is');
+      h.store.set(UID, basePod((p) => {
+        p.metadata!.deletionTimestamp = new Date();
+        p.metadata!.deletionGracePeriodSeconds = 0;
+        p.status = h.status.last();
+      }));
+      await h.reconciler().reconcile(ref);
+      assert.equal(await listedFingerprint(h), '');
+      assert.equal(sightings.alreadyReported(UID, ''), true);
+    } finally {
+      await h.cleanup();
+    }
   });
 });
 

@@ -52,9 +52,10 @@ import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
 import type { NodeKill, PodEvictions } from './lifecycle/evictions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
-import { hasRunningParts, type ObservedPod } from './observed-pod.js';
+import { emptyObservation, hasRunningParts, type ObservedPod } from './observed-pod.js';
 import { observePod } from './observe-pod.js';
 import { restorePod } from './restored-pod.js';
+import { observedFingerprint, type RuntimeSightingsWriter } from './runtime-sightings.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation } from './runtime-labels.js';
 import { podGracePeriodSeconds } from './sandbox-config.js';
 import type { ContainerStartFailures } from './start-failures.js';
@@ -134,6 +135,8 @@ export interface PodReconcilerOptions {
   readonly resizer?: PodResizer;
   /** When the agent (its prober) started: containers running before it keep a Ready pod's readiness until probed. */
   readonly agentStartedAtMs?: number;
+  /** Told the runtime state each run reported, so PLEG drops the echo of the run's own work; absent: not told. */
+  readonly sightings?: RuntimeSightingsWriter;
 }
 
 /** What the queue hears back: run again after a delay, or nothing to do until the next event. */
@@ -308,6 +311,7 @@ export class PodReconciler {
     const after = await this.observeAfter(scope, { plan, resized, observed });
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
     await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
+    this.reported(after);
     throwSetupError(setupError);
     return withResizeRecheck(outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs), resized || resize.actions.restarts.size > 0);
   }
@@ -413,6 +417,7 @@ export class PodReconciler {
       message: 'nodelet on this node is paused (NodeAgent spec.paused): the pod starts once it is unpaused',
     });
     await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, { podIsTerminal: false }));
+    this.reported(observed);
   }
 
   private reportSandboxChange(pod: V1Pod, plan: PodActions, observed: ObservedPod): void {
@@ -439,8 +444,10 @@ export class PodReconciler {
     const done = !hasRunningParts(after);
     if (done) lifecycle.terminated(key);
     await this.writeStatus(scope, pod, after, { podIsTerminal: done });
+    this.reported(after);
     if (!done) throw new Error(`pod ${key.uid} still has running parts after being killed`);
     await this.options.executor.removePod(after, signal);
+    this.reported(emptyObservation(key.uid));
     await this.options.volumes.cleanup(key.uid);
     await this.options.status.deletePod(pod);
   }
@@ -456,8 +463,15 @@ export class PodReconciler {
       await this.options.executor.killPod({ pod, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists', ...(signal === undefined ? {} : { signal }) });
       await this.options.executor.removePod(await this.observe(scope), signal);
     }
+    // Whatever there was is removed (each removal succeeded, or the run threw): PLEG's "vanished" is this run's work.
+    this.reported(emptyObservation(key.uid));
     await this.options.volumes.cleanup(key.uid);
     lifecycle.forget(key);
+  }
+
+  /** Notes the runtime state this run reported (its status was written from it, or it removed everything). */
+  private reported(observed: ObservedPod): void {
+    this.options.sightings?.reported(observed.uid, observedFingerprint(observed));
   }
 
   /**

@@ -52,6 +52,7 @@ export interface PodCgroupSettings {
 import { PodResizer } from './resize/pod-resizer.js';
 import { ResizeConditions } from './resize/resize-conditions.js';
 import { PodResourceState } from './resize/resource-state.js';
+import type { RuntimeSightingsWriter } from './runtime-sightings.js';
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -123,6 +124,8 @@ export interface PodSyncDeps {
   readonly envApi: EnvSourceApi;
   /** The node's cached services (kubelet: the service informer): every container's service variables. */
   readonly services: ServiceLister;
+  /** Told the runtime state each reconcile reported (PLEG reads it to drop their echoes); absent: not told. */
+  readonly sightings?: RuntimeSightingsWriter;
   /** Resolves a pod's `runtimeClassName` to the handler its sandbox runs with. */
   readonly runtimeHandlers: RuntimeHandlerLookup;
   readonly clock: Clock;
@@ -317,6 +320,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     evictions,
     resizer,
     agentStartedAtMs: prober.startedAtMs(),
+    ...(deps.sightings === undefined ? {} : { sightings: deps.sightings }),
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups };

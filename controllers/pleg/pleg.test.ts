@@ -4,7 +4,10 @@ import { pino } from 'pino';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import { buildSnapshot, diffSnapshots, Pleg, runtimeCounts, type PlegRelist } from './pleg.js';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
-import type { PodSandbox, PodSandboxFilter } from '../../cri/types.js';
+import type { ContainerConfig, PodSandbox, PodSandboxFilter } from '../../cri/types.js';
+import { observePod } from '../../reconcilers/observe-pod.js';
+import { emptyObservation } from '../../reconcilers/observed-pod.js';
+import { observedFingerprint, RuntimeSightings } from '../../reconcilers/runtime-sightings.js';
 
 const labels = (uid: string) => ({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': `p-${uid}`, 'io.kubernetes.pod.namespace': 'ns', 'nodelet.dev/node': 'n' });
 
@@ -119,6 +122,58 @@ describe('Pleg against the fake runtime', () => {
     assert.equal(runtime.callsTo('listPodSandbox').length, 2);
     assert.equal(maxActive, 1);
     await pleg.stop();
+  });
+});
+
+describe('PLEG with the reconciler\'s sightings', () => {
+  const containerConfig = (uid: string): ContainerConfig => ({
+    metadata: { name: 'c', attempt: 0 }, image: { image: 'busybox' }, command: [], args: [], workingDir: '', envs: [], mounts: [],
+    labels: { ...labels(uid), 'io.kubernetes.container.name': 'c' }, annotations: {}, logPath: 'c/0.log', stdin: false, stdinOnce: false, tty: false,
+  });
+  const sandboxConfig = (uid: string) => ({ metadata: { name: `p-${uid}`, uid, namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels(uid), annotations: {} });
+
+  it('drops a change to exactly the state a reconcile reported (observed as the reconciler observes), and only once', async () => {
+    const clock = createFakeClock();
+    const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox'] });
+    const sightings = new RuntimeSightings();
+    const seen: string[] = [];
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings });
+    await pleg.relist();
+    // The reconciler's own work on pod a, reported from its observation (observe-pod.ts: status calls, not the listing).
+    const sandboxId = await runtime.runPodSandbox(sandboxConfig('a'));
+    await runtime.createContainer(sandboxId, containerConfig('a'), sandboxConfig('a'));
+    sightings.reported('a', observedFingerprint(await observePod(runtime, 'a', 'n')));
+    // Pod b appeared without a reconcile reporting it: handed on.
+    await runtime.runPodSandbox(sandboxConfig('b'));
+    await pleg.relist();
+    assert.deepEqual(seen, ['b:runtime: pod appeared']);
+    assert.equal(sightings.size(), 0, 'the matched report is consumed');
+    // A change nobody reported (the sandbox stopped) is handed on.
+    await runtime.stopPodSandbox(sandboxId);
+    await pleg.relist();
+    assert.deepEqual(seen.slice(1), ['a:runtime: containers changed']);
+    // The reconciler removes pod a and reports nothing left: the vanishing is its own work.
+    for (const c of await runtime.listContainers()) if (c.podSandboxId === sandboxId) await runtime.removeContainer(c.id);
+    await runtime.removePodSandbox(sandboxId);
+    sightings.reported('a', observedFingerprint(emptyObservation('a')));
+    await pleg.relist();
+    assert.deepEqual(seen.slice(2), []);
+  });
+
+  it('hands on a change when the report describes another state (listed mid-reconcile, or an older report)', async () => {
+    const clock = createFakeClock();
+    const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox'] });
+    const sightings = new RuntimeSightings();
+    const seen: string[] = [];
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings });
+    await pleg.relist();
+    const sandboxId = await runtime.runPodSandbox(sandboxConfig('a'));
+    const reportedBefore = observedFingerprint(await observePod(runtime, 'a', 'n'));
+    await runtime.createContainer(sandboxId, containerConfig('a'), sandboxConfig('a'));
+    sightings.reported('a', reportedBefore);
+    await pleg.relist();
+    assert.deepEqual(seen, ['a:runtime: pod appeared']);
+    assert.equal(sightings.size(), 1);
   });
 });
 

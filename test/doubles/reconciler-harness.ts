@@ -4,6 +4,7 @@
  * recording status writer and a temporary root directory: the component-test bed of the
  * reconciler tests. Not used by production code.
  */
+import type { RuntimeSightingsWriter } from '../../reconcilers/runtime-sightings.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -141,6 +142,8 @@ export interface ReconcilerHarnessOptions {
   readonly podStore?: (apiPods: Map<string, V1Pod>) => PodStore;
   /** Pod cgroups (over a fake cgroup filesystem); none when absent. */
   readonly cgroups?: PodCgroupSettings;
+  /** Told the runtime state each reconcile reported; not told when absent. */
+  readonly sightings?: RuntimeSightingsWriter;
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -190,6 +193,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       ...(options.security === undefined ? {} : { security: options.security }),
       ...(options.podStartMetrics === undefined ? {} : { podStartMetrics: options.podStartMetrics }),
       ...(options.cgroups === undefined ? {} : { cgroups: options.cgroups }),
+      ...(options.sightings === undefined ? {} : { sightings: options.sightings }),
     });
   let current = assemble();
   return {
