@@ -4,7 +4,8 @@
  * at once, Running, deleted, gone) for each size, `--rounds` times, and appends one JSON line per
  * batch to `--out` (labelled with `--label`, e.g. the commit). `--summary FILE` prints, per label
  * and size, min / median / max of the agent's CPU seconds, its peak RSS, the p50 create → Running
- * and the throughput over the lines of FILE: interleave labels (A B A B A B, one agent build per
+ * the throughput, and the reconcile runs and CRI calls per pod (from the agent's `/metrics` on the
+ * node server, before the batch and 5 s after it) over the lines of FILE: interleave labels (A B A B A B, one agent build per
  * run) and summarize them together.
  *
  *   node --import tsx bench/agent-cost.ts [--sizes 30,110] [--rounds 1] [--label L] [--out FILE]
@@ -13,6 +14,7 @@
  * Needs the test cluster's environment (`source .cluster/env`).
  */
 import { appendFile, readFile } from 'node:fs/promises';
+import https from 'node:https';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -20,7 +22,7 @@ import { createCriClient } from '../cri/grpc-client.js';
 import { agentPid, rssBytes } from './agent-process.js';
 import type { AgentNode } from './agent-node.js';
 import { benchAgentBatch } from './agent-startup.js';
-import { renderCostSummary, type CostSample } from './agent-cost-report.js';
+import { agentCounters, renderCostSummary, type AgentCounters, type CostSample } from './agent-cost-report.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 
@@ -42,6 +44,26 @@ function positiveInts(text: string, flag: string): number[] {
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The agent's counters, read from its node server's `/metrics` with the API server's client certificate. */
+async function readAgentCounters(clusterDir: string): Promise<AgentCounters> {
+  const pki = path.join(clusterDir, 'pki');
+  const [ca, cert, key] = await Promise.all(['ca.crt', 'apiserver-kubelet-client.crt', 'apiserver-kubelet-client.key'].map((f) => readFile(path.join(pki, f))));
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = https.get({ host: requireEnv('NODE_IP'), port: 10250, path: '/metrics', ca, cert, key, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        if (res.statusCode === 200) resolve(Buffer.concat(chunks).toString('utf8'));
+        else reject(new Error(`GET /metrics on the node server: HTTP ${String(res.statusCode)}`));
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('GET /metrics on the node server timed out')));
+    req.on('error', reject);
+  });
+  return agentCounters(text);
+}
+
 interface RunSettings {
   readonly sizes: number[];
   readonly rounds: number;
@@ -61,7 +83,11 @@ async function runBatches(settings: RunSettings): Promise<void> {
       for (const count of settings.sizes) {
         const node: AgentNode = { target: 'nodelet', nodeName, pid, runtime: cri.runtime, sandboxGoneWhen: 'removed' };
         const rssBeforeBytes = await rssBytes(pid);
+        const countersBefore = await readAgentCounters(clusterDir);
         const r = await benchAgentBatch({ kubeConfig, node, count, timeoutMs: 600_000, log });
+        // The pods' last reconciles (after their objects left the API) finish within this pause.
+        await pause(5000);
+        const countersAfter = await readAgentCounters(clusterDir);
         if ((await agentPid(clusterDir)) !== pid) throw new Error('the agent restarted during the run: its figures are meaningless');
         const sample: CostSample = {
           label: settings.label,
@@ -74,11 +100,12 @@ async function runBatches(settings: RunSettings): Promise<void> {
           createP50Ms: r.create.p50Ms,
           throughputPerSec: r.create.throughputPerSec,
           deleteAllGoneMs: r.deleteGoneMs,
+          reconcilesPerPod: (countersAfter.reconciles - countersBefore.reconciles) / count,
+          criCallsPerPod: (countersAfter.criCalls - countersBefore.criCalls) / count,
         };
         const line = JSON.stringify(sample);
         process.stdout.write(`${line}\n`);
         if (settings.out !== undefined) await appendFile(settings.out, `${line}\n`);
-        await pause(5000);
       }
     }
   } finally {

@@ -12,8 +12,7 @@
  *   kubelet): the node then reports NotReady.
  * - A change to exactly the state the pod's last reconcile reported (`sightings`) is that
  *   reconcile's own work, already in the pod's status: it is not handed on
- *   (`reconcilers/runtime-sightings.ts`). In a 30-pod create/delete batch that dropped the
- *   reconciles per pod from about 4.2 to 3.3 (see docs/benchmarks.md).
+ *   (`reconcilers/runtime-sightings.ts`; what it saves: "Agent CPU and memory" in docs/benchmarks.md).
  */
 import type { Logger } from 'pino';
 import type { Container, PodSandbox, RuntimeService } from '../../cri/types.js';
