@@ -11,7 +11,7 @@
  *   cgroups under a pod cgroup are empty once their tasks are deleted); a missing one is fine.
  * - Errors of the filesystem are thrown as they are (EBUSY: processes or children remain).
  */
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupResources } from './pod-cgroup-config.js';
 
@@ -32,6 +32,8 @@ export interface CgroupFs {
   read(name: string): Promise<CgroupResources>;
   /** Whether the cgroup exists in every hierarchy. */
   exists(name: string): Promise<boolean>;
+  /** Whether the cgroup exists in any hierarchy (a half-removed one still has something to remove). */
+  existsAnywhere(name: string): Promise<boolean>;
   /** Names of the direct child cgroups, in any hierarchy. */
   children(name: string): Promise<string[]>;
   /** Every process in the cgroup or its descendants, in any hierarchy. */
@@ -146,6 +148,18 @@ export class V1CgroupFs implements CgroupFs {
       }
     }
     return true;
+  }
+
+  async existsAnywhere(name: string): Promise<boolean> {
+    for (const dir of this.dirs(name)) {
+      try {
+        await stat(dir);
+        return true;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    return false;
   }
 
   async children(name: string): Promise<string[]> {

@@ -97,6 +97,7 @@ describe('pod cgroup manager', () => {
     assert.deepEqual(fs.cgroups.get('/kubepods/burstable'), { cpuShares: 2 });
     // Forgetting it later finds nothing to remove.
     assert.equal(await manager.removePod('c'), false);
+    assert.deepEqual(fs.calls.filter((c) => c.startsWith('children')), [], 'only the pod\'s own names are looked at: the QoS parents are never listed');
   });
 
   it('the orphan pass keeps active pods and pods with running parts, removes the rest, counts failures', async () => {

@@ -51,7 +51,13 @@ export class FakeCgroupFs implements CgroupFs {
     return Promise.resolve(this.cgroups.has(name));
   }
 
+  existsAnywhere(name: string): Promise<boolean> {
+    this.calls.push(`existsAnywhere ${name}`);
+    return Promise.resolve(this.cgroups.has(name));
+  }
+
   children(name: string): Promise<string[]> {
+    this.calls.push(`children ${name}`);
     const prefix = `${name}/`;
     return Promise.resolve([...this.cgroups.keys()].filter((n) => n.startsWith(prefix) && !n.slice(prefix.length).includes('/')).map((n) => n.slice(prefix.length)).sort());
   }
