@@ -44,4 +44,21 @@ describe('PodResourceState (the allocation checkpoint)', () => {
     second.podForgotten({ uid: 'u', name: 'p', namespace: 'd' });
     assert.deepEqual(JSON.parse(await readFile(path.join(root, RESOURCE_STATE_FILE), 'utf8')), { version: 1, pods: {} });
   });
+
+  it('writes every pod\'s current record, however many pods changed since, in the file a restart reads', async () => {
+    const other = (uid: string, cpu: string): V1Pod => ({ ...pod(cpu), metadata: { uid, name: uid, namespace: 'd' } });
+    const state = new PodResourceState({ rootDir: root, logger });
+    state.setAllocated(other('a', '100m'));
+    state.setAllocated(other('b', '200m'));
+    state.setActuated('a', 'ca', valuesOf({ limits: { cpu: '150m' } }));
+    state.setAllocated(other('b', '250m'));
+    const restarted = new PodResourceState({ rootDir: root, logger });
+    state.setAllocated(other('c', '300m'));
+    restarted.setAllocated(other('d', '400m'));
+    const file = JSON.parse(await readFile(path.join(root, RESOURCE_STATE_FILE), 'utf8')) as { version: number; pods: Record<string, { allocated: Record<string, { limits?: { cpu?: string } }>; actuated: Record<string, unknown> }> };
+    assert.equal(file.version, 1);
+    assert.deepEqual(Object.keys(file.pods), ['a', 'b', 'd'], 'the restarted instance read a and b back and wrote them with d');
+    assert.equal(file.pods.b?.allocated.c?.limits?.cpu, '250m', 'the newest allocation of b');
+    assert.deepEqual(Object.keys(file.pods.a?.actuated ?? {}), ['ca']);
+  });
 });

@@ -13,7 +13,9 @@
  *
  * Written synchronously (small JSON, write-then-rename) before anything acts on a change, so a
  * crash never leaves the runtime ahead of the record. Registered on the pod lifecycle: a forgotten
- * pod leaves nothing here.
+ * pod leaves nothing here. Each pod's part of the file is serialized once per change of that pod,
+ * not at every write: the file is rewritten whole at least twice per pod (admitted, forgotten), and
+ * serializing every pod each time grew with the square of the pods on the node.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -57,9 +59,13 @@ function withResources(containers: readonly V1Container[] | undefined, allocated
 
 export class PodResourceState implements PodLifecycleObserver {
   private readonly pods: Map<string, PodRecord>;
+  /** Each pod's record as JSON, as last changed: what the file is assembled from. */
+  private readonly serialized = new Map<string, string>();
+  private rootDirMade = false;
 
   constructor(private readonly options: { readonly rootDir: string; readonly logger: Logger }) {
     this.pods = this.load();
+    for (const [uid, record] of this.pods) this.serialized.set(uid, JSON.stringify(record));
   }
 
   get file(): string {
@@ -91,7 +97,7 @@ export class PodResourceState implements PodLifecycleObserver {
     const allocated = Object.fromEntries(allocatableContainers(pod).map((c) => [c.name, cpuMemoryOnly(c.resources)]));
     const podLevel = pod.spec?.resources === undefined ? {} : { podLevel: cpuMemoryOnly(pod.spec.resources) };
     this.pods.set(uid, { allocated, actuated: this.pods.get(uid)?.actuated ?? {}, ...podLevel });
-    this.save();
+    this.changed(uid);
   }
 
   /** The values last applied in place to this container; undefined when none was (it runs as created). */
@@ -103,7 +109,7 @@ export class PodResourceState implements PodLifecycleObserver {
     const record = this.pods.get(uid);
     if (record === undefined) return;
     record.actuated[containerId] = values;
-    this.save();
+    this.changed(uid);
   }
 
   /** Drops the actuated entries of containers the runtime no longer has. */
@@ -113,11 +119,11 @@ export class PodResourceState implements PodLifecycleObserver {
     const kept = Object.entries(record.actuated).filter(([id]) => ids.has(id));
     if (kept.length === Object.keys(record.actuated).length) return;
     record.actuated = Object.fromEntries(kept);
-    this.save();
+    this.changed(uid);
   }
 
   podForgotten(key: PodKey): void {
-    if (this.pods.delete(key.uid)) this.save();
+    if (this.pods.delete(key.uid)) this.changed(key.uid);
   }
 
   /** Pods with a record. */
@@ -142,11 +148,23 @@ export class PodResourceState implements PodLifecycleObserver {
     }
   }
 
+  /** Serializes pod `uid`'s record again (drops it when the pod has none) and writes the file. */
+  private changed(uid: string): void {
+    const record = this.pods.get(uid);
+    if (record === undefined) this.serialized.delete(uid);
+    else this.serialized.set(uid, JSON.stringify(record));
+    this.save();
+  }
+
+  /** The {@link StateFile}, assembled from the pods' serialized records. */
   private save(): void {
-    const body: StateFile = { version: 1, pods: Object.fromEntries(this.pods) };
-    mkdirSync(this.options.rootDir, { recursive: true });
+    const pods = [...this.serialized].map(([uid, json]) => `${JSON.stringify(uid)}:${json}`).join(',');
+    if (!this.rootDirMade) {
+      mkdirSync(this.options.rootDir, { recursive: true });
+      this.rootDirMade = true;
+    }
     const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, JSON.stringify(body));
+    writeFileSync(tmp, `{"version":1,"pods":{${pods}}}`);
     renameSync(tmp, this.file);
   }
 }
