@@ -11,7 +11,8 @@
  *   cgroups under a pod cgroup are empty once their tasks are deleted); a missing one is fine.
  * - Errors of the filesystem are thrown as they are (EBUSY: processes or children remain).
  */
-import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupResources } from './pod-cgroup-config.js';
 
@@ -63,6 +64,24 @@ export function parseCgroupMounts(mountinfo: string): CgroupHierarchy[] {
 /** The host's v1 hierarchies. */
 export async function hostCgroupHierarchies(mountinfoPath = '/proc/self/mountinfo'): Promise<CgroupHierarchy[]> {
   return parseCgroupMounts(await readFile(mountinfoPath, 'utf8'));
+}
+
+/**
+ * Whether `dir` exists, by a synchronous stat: cgroupfs lives in kernel memory, so a stat never
+ * waits on a disk, and a promise round trip through the thread pool per hierarchy cost the agent
+ * more than the stat itself. Errors other than "no such entry" are thrown.
+ */
+function isPresent(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false }) !== undefined;
+}
+
+/** The result of a synchronous check as a promise: a throw becomes a rejection, as from the async methods. */
+function settle<T>(check: () => T): Promise<T> {
+  try {
+    return Promise.resolve(check());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 function isNotFound(error: unknown): boolean {
@@ -138,28 +157,13 @@ export class V1CgroupFs implements CgroupFs {
     return Object.fromEntries(Object.entries(found).filter(([, v]) => v !== undefined));
   }
 
-  async exists(name: string): Promise<boolean> {
-    for (const dir of this.dirs(name)) {
-      try {
-        await readdir(dir);
-      } catch (error) {
-        if (isNotFound(error)) return false;
-        throw error;
-      }
-    }
-    return true;
+  // Both check by synchronous stat (see isPresent): pod cgroups are checked at every sync and removal.
+  exists(name: string): Promise<boolean> {
+    return settle(() => this.dirs(name).every(isPresent));
   }
 
-  async existsAnywhere(name: string): Promise<boolean> {
-    for (const dir of this.dirs(name)) {
-      try {
-        await stat(dir);
-        return true;
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
-    }
-    return false;
+  existsAnywhere(name: string): Promise<boolean> {
+    return settle(() => this.dirs(name).some(isPresent));
   }
 
   async children(name: string): Promise<string[]> {
