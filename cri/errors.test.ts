@@ -15,7 +15,7 @@ import {
   isCriNotFound,
   isCriUnavailable,
 } from './errors.js';
-import { grpcTarget, toCriError } from './transport.js';
+import { toCriError, unixSocketPath } from './transport.js';
 
 function serviceError(code: status, details: string): ServiceError {
   return Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details, metadata: new Metadata() });
@@ -106,14 +106,15 @@ void describe('toCriError', () => {
   });
 });
 
-void describe('grpcTarget', () => {
+void describe('unixSocketPath', () => {
   void it('accepts unix:// endpoints and bare absolute socket paths', () => {
-    assert.equal(grpcTarget('unix:///run/containerd/containerd.sock'), 'unix:///run/containerd/containerd.sock');
-    assert.equal(grpcTarget('/run/containerd/containerd.sock'), 'unix:///run/containerd/containerd.sock');
+    assert.equal(unixSocketPath('unix:///run/containerd/containerd.sock'), '/run/containerd/containerd.sock');
+    assert.equal(unixSocketPath('/run/containerd/containerd.sock'), '/run/containerd/containerd.sock');
   });
 
   void it('refuses other schemes', () => {
-    assert.throws(() => grpcTarget('tcp://127.0.0.1:1234'), TypeError);
-    assert.throws(() => grpcTarget('relative.sock'), TypeError);
+    assert.throws(() => unixSocketPath('tcp://127.0.0.1:1234'), TypeError);
+    assert.throws(() => unixSocketPath('relative.sock'), TypeError);
+    assert.throws(() => unixSocketPath('unix://relative.sock'), TypeError);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * The CRI client nodelet uses: `RuntimeService` and `ImageService` (`types.ts`) over one gRPC
- * channel to the runtime's unix socket, with `api.proto` loaded at runtime.
+ * The CRI client nodelet uses: `RuntimeService` and `ImageService` (`types.ts`) over one HTTP/2
+ * connection to the runtime's unix socket (gRPC unary calls on `node:http2`, `grpc-unary.ts`), with
+ * `api.proto` loaded at runtime.
  *
  * ```ts
  * const cri = createCriClient({ endpoint: 'unix:///run/containerd/containerd.sock', defaultTimeoutMs: 10_000 });
@@ -35,17 +36,19 @@ export interface CriClientOptions {
   readonly metrics?: CriMetrics;
 }
 
-/** Both CRI services over one channel. */
+/** Both CRI services over one connection. */
 export interface CriClient {
   readonly runtime: RuntimeService & StreamingRuntime & StatsRuntime & ContainerLogRuntime;
   readonly image: ImageService;
-  /** Closes the channel; calls made afterwards fail. */
+  /** Closes the connection once the calls in flight are done; calls made afterwards fail. */
   close(): void;
 }
 
 /**
  * Connects lazily: nothing is dialled until the first call, so creating a client never fails
- * because the runtime is down (only an unsupported endpoint scheme throws).
+ * because the runtime is down (only an unsupported endpoint scheme throws). A call made while the
+ * runtime is down fails at once with `CriUnavailableError`; a lost connection is dialled again by
+ * the next call (after a failed dial, not before 250 ms).
  */
 export function createCriClient(options: CriClientOptions): CriClient {
   if (!(options.defaultTimeoutMs > 0)) throw new RangeError('defaultTimeoutMs must be positive');

@@ -1,6 +1,6 @@
 /**
  * `RuntimeService` over gRPC: request building, deadlines, idempotent stop/remove and response
- * validation. Transport concerns (channel, error mapping, log de-duplication) live in
+ * validation. Transport concerns (connection, error mapping, log de-duplication) live in
  * `transport.ts`; message conversion in `convert-*.ts`.
  */
 import {
