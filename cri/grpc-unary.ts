@@ -2,9 +2,9 @@
  * A minimal gRPC client for unary calls over HTTP/2 on a unix socket, written on `node:http2`
  * (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md). Every CRI method nodelet
  * calls is unary and the CRI is served on a local socket only, so none of a general gRPC client's
- * machinery (name resolution, load balancing, retries, compression, TLS, streaming) is needed;
- * grpc-js spent about twice the CPU per call on it (0.38 ms vs 0.19 ms per ListPodSandbox against
- * containerd, measured once with a throwaway micro-benchmark).
+ * machinery (name resolution, load balancing, retries, compression, TLS, streaming) is needed,
+ * and grpc-js's cost per call was the largest part of the agent's CPU (docs/benchmarks.md, "Fewer
+ * and cheaper runtime calls").
  *
  * Bytes in, bytes out: (de)serialization and the mapping of status codes to error classes belong
  * to the caller (`transport.ts`).
