@@ -18,6 +18,7 @@ export class FakeCgroupFs implements CgroupFs {
   readonly cgroups = new Map<string, CgroupResources>();
   /** Name → processes in it. */
   readonly procs = new Map<string, number[]>();
+  /** What changed or read a cgroup's settings, and every listing of children; existence checks are not recorded. */
   readonly calls: string[] = [];
   /** Names whose removal fails. */
   readonly busy = new Set<string>();
@@ -52,7 +53,6 @@ export class FakeCgroupFs implements CgroupFs {
   }
 
   existsAnywhere(name: string): Promise<boolean> {
-    this.calls.push(`existsAnywhere ${name}`);
     return Promise.resolve(this.cgroups.has(name));
   }
 
