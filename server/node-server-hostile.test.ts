@@ -169,7 +169,10 @@ describe('the container logs route against hostile clients', () => {
     await ended;
     console.log(`paused follower: file ${String(64)} MiB; live memory grew ${(stalled / MiB).toFixed(2)} MiB while paused; ${String(received)} bytes received after resuming`);
     assert.equal(received, lines * (line.length - T.length - 10), 'the follower lost or repeated bytes');
-    assert.ok(stalled < 8 * MiB, `the server buffered ${(stalled / MiB).toFixed(1)} MiB for a client that did not read`);
+    // Client and server share this process: what the paused client's side holds counts too, and
+    // varies from run to run (0.47 and 7.46 MiB in two runs of the unit suite here, above 8 MiB
+    // under load). A server that ignored backpressure would hold nearly the whole 64 MiB file.
+    assert.ok(stalled < 16 * MiB, `the server buffered ${(stalled / MiB).toFixed(1)} MiB for a client that did not read`);
   });
 
   it('a hundred concurrent followers cost bounded memory and release every file handle when they go', async () => {
