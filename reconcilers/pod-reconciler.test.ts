@@ -185,6 +185,32 @@ describe('PodReconciler reports what it saw of the runtime (PLEG drops the echo 
   });
 });
 
+describe('PodReconciler reports a state only when nothing is left to do from it', () => {
+  it('does not report the state a sidecar start reached, since the app starts from it: PLEG must hand that change on', async () => {
+    const sightings = new RuntimeSightings();
+    const h = await createReconcilerHarness({ sightings });
+    const listed = async (): Promise<string> => buildSnapshot([
+      ...(await h.runtime.listPodSandbox()).map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
+      ...(await h.runtime.listContainers()).map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
+    ]).get(UID)?.fingerprint ?? '';
+    try {
+      h.store.set(UID, basePod((p) => {
+        p.spec!.initContainers = [{ name: 'proxy', image: 'busybox:1.35', command: ['sleep', '3600'], restartPolicy: 'Always' }];
+        p.spec!.containers = [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }];
+      }));
+      await h.reconciler().reconcile(ref);
+      const started = h.runtime.callsTo('createContainer').map((c) => (c.args[1] as { metadata: { name: string } }).metadata.name);
+      assert.deepEqual(started, ['proxy'], 'the first run starts only the sidecar');
+      assert.equal(sightings.alreadyReported(UID, await listed()), false, 'the sidecar running calls for the app: not this run\'s last word');
+      await h.reconciler().reconcile(ref);
+      assert.deepEqual(h.runtime.callsTo('createContainer').map((c) => (c.args[1] as { metadata: { name: string } }).metadata.name), ['proxy', 'app']);
+      assert.equal(sightings.alreadyReported(UID, await listed()), true, 'with the app running nothing is left to do');
+    } finally {
+      await h.cleanup();
+    }
+  });
+});
+
 describe('PodReconciler restart backoff', () => {
   let h: ReconcilerHarness;
 

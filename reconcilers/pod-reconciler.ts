@@ -311,7 +311,7 @@ export class PodReconciler {
     const after = await this.observeAfter(scope, { plan, resized, observed });
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
     await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
-    this.reported(after);
+    this.reportIfSettled({ pod: resize.pod, after, mustStop: stop.mustStop, setupError });
     throwSetupError(setupError);
     return withResizeRecheck(outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs), resized || resize.actions.restarts.size > 0);
   }
@@ -417,7 +417,6 @@ export class PodReconciler {
       message: 'nodelet on this node is paused (NodeAgent spec.paused): the pod starts once it is unpaused',
     });
     await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, { podIsTerminal: false }));
-    this.reported(observed);
   }
 
   private reportSandboxChange(pod: V1Pod, plan: PodActions, observed: ObservedPod): void {
@@ -467,6 +466,21 @@ export class PodReconciler {
     this.reported(emptyObservation(key.uid));
     await this.options.volumes.cleanup(key.uid);
     lifecycle.forget(key);
+  }
+
+  /**
+   * Whether a run starting from `after` would leave the runtime as it is. Only then may PLEG drop
+   * the change to that state: a run plans from what it saw before it acted, so a state its own
+   * actions reached can still call for more (the next sidecar or init container once this one
+   * runs), and that next step is taken by the run PLEG's change starts.
+   */
+  private nothingLeftToDo(pod: V1Pod, after: ObservedPod, mustStop: boolean): boolean {
+    return !changesRuntime(computePodActions({ pod, observed: after, terminating: mustStop, probes: this.probeVerdictsOf(pod, after) }));
+  }
+
+  /** Notes `after` as this run's last word when the run went well and a next run would change nothing. */
+  private reportIfSettled(run: { pod: V1Pod; after: ObservedPod; mustStop: boolean; setupError: unknown }): void {
+    if (run.setupError === undefined && this.nothingLeftToDo(run.pod, run.after, run.mustStop)) this.reported(run.after);
   }
 
   /** Notes the runtime state this run reported (its status was written from it, or it removed everything). */

@@ -9,9 +9,12 @@
  * because its pod workers read PLEG's cache instead of the runtime; nodelet reads the runtime per
  * reconcile, so it skips the echo instead.
  *
- * Safe because the comparison is exact: a runtime state is described by its {@link runtimeFingerprint}
- * (every sandbox and container ID with its state), and PLEG's change is dropped only when the
- * state it listed is the very state the pod's newest reconcile reported from. Anything else (a
+ * Safe because the comparison is exact and the report is a last word: a runtime state is described
+ * by its {@link runtimeFingerprint} (every sandbox and container ID with its state), a reconcile
+ * reports a state only when a run starting from it would change nothing in the runtime (a run
+ * plans from what it saw before it acted, so the state its actions reached may call for the next
+ * sidecar or init container: that state is not reported), and PLEG's change is dropped only when
+ * the state it listed is the very state the pod's newest reconcile reported. Anything else (a
  * container that exited, a state listed mid-reconcile, a pod no reconcile of this process looked
  * at, the first relist after a restart) is handed on as before. A desired-state change reaches
  * the queue through the pod sources, never through PLEG, so it is never affected.
