@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -149,7 +149,16 @@ describe('the container logs route against hostile clients', () => {
     const line = `${T} stdout F ${'x'.repeat(1024 - T.length - 11)}\n`;
     const lines = (64 * MiB) / line.length;
     runtime.logPath = path.join(dir, 'big.log');
-    await writeFile(runtime.logPath, line.repeat(lines));
+    // Written 1 MiB at a time: a 64 MiB string (and its buffer) could still be live when the
+    // baseline is taken, which once made the growth read -63.56 MiB and would hide a server that
+    // buffered the whole file.
+    const chunk = Buffer.from(line.repeat(MiB / line.length));
+    const file = await open(runtime.logPath, 'w');
+    try {
+      for (let written = 0; written < lines * line.length; written += chunk.length) await file.write(chunk);
+    } finally {
+      await file.close();
+    }
     runtime.state = 'CONTAINER_RUNNING';
     const before = liveBytes();
     const { res } = await openFollow(t.port);
