@@ -9,7 +9,7 @@ import { CriUnavailableError } from '../cri/errors.js';
 import { isContainerStartError } from './sync-errors.js';
 import { createReconcilerHarness, ref, type ReconcilerHarness } from '../test/doubles/reconciler-harness.js';
 import { basePod, UID } from '../test/doubles/pod-fixtures.js';
-import { buildSnapshot } from '../controllers/pleg/pleg.js';
+import { snapshotOfListing } from '../controllers/pleg/pleg.js';
 import { RuntimeSightings } from './runtime-sightings.js';
 
 describe('PodReconciler with the fake runtime', () => {
@@ -143,18 +143,12 @@ describe('PodReconciler with the fake runtime', () => {
   });
 });
 
-describe('PodReconciler reports what it saw of the runtime (PLEG drops the echo of its own work)', () => {
-  /** The pod's fingerprint as PLEG's listing builds it. */
-  async function listedFingerprint(h: ReconcilerHarness): Promise<string> {
-    const sandboxes = await h.runtime.listPodSandbox();
-    const containers = await h.runtime.listContainers();
-    const snapshot = buildSnapshot([
-      ...sandboxes.map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
-      ...containers.map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
-    ]);
-    return snapshot.get(UID)?.fingerprint ?? '';
-  }
+/** The pod's fingerprint as PLEG's listing of the runtime builds it. */
+async function listedFingerprint(h: ReconcilerHarness): Promise<string> {
+  return snapshotOfListing(await h.runtime.listPodSandbox(), await h.runtime.listContainers()).get(UID)?.fingerprint ?? '';
+}
 
+describe('PodReconciler reports what it saw of the runtime (PLEG drops the echo of its own work)', () => {
   it('reports the state it started the pod into, then nothing left once it removed the deleted pod; not a change made since', async () => {
     const sightings = new RuntimeSightings();
     const h = await createReconcilerHarness({ sightings });
@@ -189,10 +183,6 @@ describe('PodReconciler reports a state only when nothing is left to do from it'
   it('does not report the state a sidecar start reached, since the app starts from it: PLEG must hand that change on', async () => {
     const sightings = new RuntimeSightings();
     const h = await createReconcilerHarness({ sightings });
-    const listed = async (): Promise<string> => buildSnapshot([
-      ...(await h.runtime.listPodSandbox()).map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
-      ...(await h.runtime.listContainers()).map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
-    ]).get(UID)?.fingerprint ?? '';
     try {
       h.store.set(UID, basePod((p) => {
         p.spec!.initContainers = [{ name: 'proxy', image: 'busybox:1.35', command: ['sleep', '3600'], restartPolicy: 'Always' }];
@@ -201,10 +191,10 @@ describe('PodReconciler reports a state only when nothing is left to do from it'
       await h.reconciler().reconcile(ref);
       const started = h.runtime.callsTo('createContainer').map((c) => (c.args[1] as { metadata: { name: string } }).metadata.name);
       assert.deepEqual(started, ['proxy'], 'the first run starts only the sidecar');
-      assert.equal(sightings.alreadyReported(UID, await listed()), false, 'the sidecar running calls for the app: not this run\'s last word');
+      assert.equal(sightings.alreadyReported(UID, await listedFingerprint(h)), false, 'the sidecar running calls for the app: not this run\'s last word');
       await h.reconciler().reconcile(ref);
       assert.deepEqual(h.runtime.callsTo('createContainer').map((c) => (c.args[1] as { metadata: { name: string } }).metadata.name), ['proxy', 'app']);
-      assert.equal(sightings.alreadyReported(UID, await listed()), true, 'with the app running nothing is left to do');
+      assert.equal(sightings.alreadyReported(UID, await listedFingerprint(h)), true, 'with the app running nothing is left to do');
     } finally {
       await h.cleanup();
     }

@@ -132,13 +132,19 @@ describe('PLEG with the reconciler\'s sightings', () => {
   });
   const sandboxConfig = (uid: string) => ({ metadata: { name: `p-${uid}`, uid, namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels(uid), annotations: {} });
 
-  it('drops a change to exactly the state a reconcile reported (observed as the reconciler observes), and only once', async () => {
+  /** A PLEG with sightings over an empty fake runtime, after its first relist; `seen` records what it hands on. */
+  async function relistedPleg(): Promise<{ runtime: FakeRuntime; sightings: RuntimeSightings; seen: string[]; pleg: Pleg }> {
     const clock = createFakeClock();
     const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox'] });
     const sightings = new RuntimeSightings();
     const seen: string[] = [];
     const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings });
     await pleg.relist();
+    return { runtime, sightings, seen, pleg };
+  }
+
+  it('drops a change to exactly the state a reconcile reported (observed as the reconciler observes), and only once', async () => {
+    const { runtime, sightings, seen, pleg } = await relistedPleg();
     // The reconciler's own work on pod a, reported from its observation (observe-pod.ts: status calls, not the listing).
     const sandboxId = await runtime.runPodSandbox(sandboxConfig('a'));
     await runtime.createContainer(sandboxId, containerConfig('a'), sandboxConfig('a'));
@@ -161,12 +167,7 @@ describe('PLEG with the reconciler\'s sightings', () => {
   });
 
   it('hands on a change when the report describes another state (listed mid-reconcile, or an older report)', async () => {
-    const clock = createFakeClock();
-    const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox'] });
-    const sightings = new RuntimeSightings();
-    const seen: string[] = [];
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings });
-    await pleg.relist();
+    const { runtime, sightings, seen, pleg } = await relistedPleg();
     const sandboxId = await runtime.runPodSandbox(sandboxConfig('a'));
     const reportedBefore = observedFingerprint(await observePod(runtime, 'a', 'n'));
     await runtime.createContainer(sandboxId, containerConfig('a'), sandboxConfig('a'));

@@ -121,6 +121,14 @@ export function buildSnapshot(parts: readonly Part[]): Snapshot {
   return new Map([...entries].map(([uid, e]) => [uid, { pod: e.pod, fingerprint: runtimeFingerprint(e.items) }]));
 }
 
+/** The per-pod records of one runtime listing (sandboxes and containers of this node). Pure. */
+export function snapshotOfListing(sandboxes: readonly Pick<PodSandbox, 'id' | 'state' | 'labels'>[], containers: readonly Pick<Container, 'id' | 'state' | 'labels'>[]): Snapshot {
+  return buildSnapshot([
+    ...sandboxes.map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
+    ...containers.map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
+  ]);
+}
+
 /** The pods whose records differ between two snapshots, with why. Pure. */
 export function diffSnapshots(previous: Snapshot, current: Snapshot): PodChange[] {
   const changed: PodChange[] = [];
@@ -203,10 +211,7 @@ export class Pleg {
     const { runtime, nodeName } = this.options;
     const labelSelector = nodeSelector(nodeName);
     const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }), runtime.listContainers({ labelSelector })]);
-    const current = buildSnapshot([
-      ...sandboxes.map((s) => ({ kind: 'sandbox' as const, id: s.id, state: s.state, labels: s.labels })),
-      ...containers.map((c) => ({ kind: 'container' as const, id: c.id, state: c.state, labels: c.labels })),
-    ]);
+    const current = snapshotOfListing(sandboxes, containers);
     const changes = diffSnapshots(this.snapshot, current);
     this.snapshot = current;
     this.lastSuccessMs = this.options.clock.now();
