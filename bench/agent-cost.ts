@@ -14,12 +14,12 @@
  * Needs the test cluster's environment (`source .cluster/env`).
  */
 import { appendFile, readFile } from 'node:fs/promises';
-import https from 'node:https';
+import https, { type RequestOptions } from 'node:https';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createCriClient } from '../cri/grpc-client.js';
-import { agentPid, rssBytes } from './agent-process.js';
+import { agentPid, nodeServerOptions, rssBytes } from './agent-process.js';
 import type { AgentNode } from './agent-node.js';
 import { benchAgentBatch } from './agent-startup.js';
 import { agentCounters, renderCostSummary, type AgentCounters, type CostSample } from './agent-cost-report.js';
@@ -45,11 +45,9 @@ function positiveInts(text: string, flag: string): number[] {
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The agent's counters, read from its node server's `/metrics` with the API server's client certificate. */
-async function readAgentCounters(clusterDir: string): Promise<AgentCounters> {
-  const pki = path.join(clusterDir, 'pki');
-  const [ca, cert, key] = await Promise.all(['ca.crt', 'apiserver-kubelet-client.crt', 'apiserver-kubelet-client.key'].map((f) => readFile(path.join(pki, f))));
+async function readAgentCounters(nodeServer: RequestOptions): Promise<AgentCounters> {
   const text = await new Promise<string>((resolve, reject) => {
-    const req = https.get({ host: requireEnv('NODE_IP'), port: 10250, path: '/metrics', ca, cert, key, timeout: 30_000 }, (res) => {
+    const req = https.get({ ...nodeServer, path: '/metrics', timeout: 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -79,15 +77,16 @@ async function runBatches(settings: RunSettings): Promise<void> {
   const cri = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
   try {
     const pid = await agentPid(clusterDir);
+    const nodeServer = await nodeServerOptions(clusterDir, requireEnv('NODE_IP'));
     for (let round = 1; round <= settings.rounds; round++) {
       for (const count of settings.sizes) {
         const node: AgentNode = { target: 'nodelet', nodeName, pid, runtime: cri.runtime, sandboxGoneWhen: 'removed' };
         const rssBeforeBytes = await rssBytes(pid);
-        const countersBefore = await readAgentCounters(clusterDir);
+        const countersBefore = await readAgentCounters(nodeServer);
         const r = await benchAgentBatch({ kubeConfig, node, count, timeoutMs: 600_000, log });
         // The pods' last reconciles (after their objects left the API) finish within this pause.
         await pause(5000);
-        const countersAfter = await readAgentCounters(clusterDir);
+        const countersAfter = await readAgentCounters(nodeServer);
         if ((await agentPid(clusterDir)) !== pid) throw new Error('the agent restarted during the run: its figures are meaningless');
         const sample: CostSample = {
           label: settings.label,

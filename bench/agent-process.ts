@@ -6,10 +6,22 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import type { RequestOptions } from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+
+/**
+ * How to reach the agent's node server (port 10250 on the node's IP) as the API server does: the
+ * cluster CA, which signs the node's serving certificate, and the API server's kubelet client
+ * certificate.
+ */
+export async function nodeServerOptions(clusterDir: string, nodeIp: string): Promise<RequestOptions> {
+  const pki = path.join(clusterDir, 'pki');
+  const [ca, cert, key] = await Promise.all(['ca.crt', 'apiserver-kubelet-client.crt', 'apiserver-kubelet-client.key'].map((f) => readFile(path.join(pki, f))));
+  return { host: nodeIp, port: 10250, ca, cert, key };
+}
 
 /** The agent's pid from `<clusterDir>/pids/nodelet.pid`; throws when it is not running. */
 export async function agentPid(clusterDir: string): Promise<number> {

@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { createCriClient } from '../cri/grpc-client.js';
-import { agentPid, rssBytes } from './agent-process.js';
+import { agentPid, nodeServerOptions, rssBytes } from './agent-process.js';
 import { describeMachine } from './machine.js';
 import { BENCH_IMAGE } from './agent-startup.js';
 import { SERVER_BEGIN_MARKER, SERVER_END_MARKER, renderServerResults, type ExecPath, type LogPath, type Sample } from './node-server-report.js';
@@ -234,15 +234,7 @@ async function main(): Promise<void> {
     const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
     const apiServer: RequestOptions = { host: server.hostname, port: server.port };
     await kubeConfig.applyToHTTPSOptions(apiServer);
-    const pki = path.join(clusterDir, 'pki');
-    const nodeServer: RequestOptions = {
-      host: requireEnv('NODE_IP'),
-      port: 10250,
-      // The node serving certificate the harness gives the agent is signed by the cluster CA.
-      ca: await readFile(path.join(pki, 'ca.crt')),
-      cert: await readFile(path.join(pki, 'apiserver-kubelet-client.crt')),
-      key: await readFile(path.join(pki, 'apiserver-kubelet-client.key')),
-    };
+    const nodeServer = await nodeServerOptions(clusterDir, requireEnv('NODE_IP'));
     const before = await stat(writer.logPath);
     const logBytes = before.size;
     const ctx: Context = { namespace, logFile: writer.logPath, logBytes, writerId: writer.id, shellId: shell.id, apiServer, nodeServer, pid: await agentPid(clusterDir) };
