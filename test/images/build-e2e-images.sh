@@ -4,7 +4,7 @@
 #
 # Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
 # (see rootfs_e2e_base). Downloads: Debian packages only (apt-get download, cached under
-# $NODELET_CACHE/debs).
+# $NODELET_CACHE/debs; busybox's source package, for build-busybox.sh).
 #   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
@@ -12,7 +12,8 @@
 #                   Debian's dynamic busybox (ash runs PATH's nc, not its applet: see
 #                   rootfs_agnhost_base);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
-#   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root
+#   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root, whose busybox
+#                   is Debian's static one built with upstream ash's environment (build-busybox.sh)
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
 #   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
 #   e2e-nonewprivs  registry.k8s.io/e2e-test-images/nonewprivs:1.4     busybox root + setuid
@@ -46,11 +47,11 @@ e2e_input_hash() {
 }
 
 # The busybox root with bash-static as /bin/bash. /bin/sh stays busybox ash, as upstream (tests
-# compare ash's error messages, e.g. "can't create /file: Read-only file system"); a known
-# difference: Debian's busybox ash drops environment variables whose names are not shell
+# compare ash's error messages, e.g. "can't create /file: Read-only file system"). Its busybox is
+# build-busybox.sh's: Debian's busybox ash drops environment variables whose names are not shell
 # identifiers (`data-1` from envFrom) before `sh -c env` prints them. Upstream's ash keeps them
 # since 1.28 (commit 9c143ce52); Debian reverts that commit (debian/patches/revert-9c143ce52…,
-# still in trixie's 1:1.37.0-6, whose busybox-static drops them too), so no Debian busybox fixes it.
+# still in trixie's 1:1.37.0-6), so build-busybox.sh builds Debian's source without the revert.
 # Upstream's busybox image has every applet in /bin (tests run /bin/sysctl); Debian's list puts
 # some in /sbin and /usr/bin: each applet gets a /bin link as well.
 rootfs_e2e_base() {
@@ -200,6 +201,11 @@ e2e_main() {
   command -v jq >/dev/null || die "jq is required"
   e2e_bin_dir=$(bash "$e2e_images_dir/../conformance/build-e2e.sh" --print) ||
     die "the e2e binaries are not built (bash test/conformance/build-e2e.sh)"
+  if ((only_print)); then
+    busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh" --print) || die "busybox is not built (bash test/images/build-busybox.sh)"
+  else
+    busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh") || die "build-busybox.sh failed"
+  fi
   mkdir -p "$cache"
   for image in agnhost busybox pause nonroot nonewprivs; do
     build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_$image"
