@@ -3,10 +3,11 @@
 # binaries (built from Go modules, cached under ~/.cache/nodelet). Fast when all are there.
 
 # chromium: the headless browser of the dashboard e2e test (driven by playwright-core; never a
-# downloaded browser build).
+# downloaded browser build). bash-static, make, patch, bzip2, xz-utils: the upstream e2e suite's
+# test images (test/images/build-e2e-images.sh, build-busybox.sh; npm run conformance).
 DEBIAN_PACKAGES=(containerd runc containernetworking-plugins redis-server iptables busybox-static
   docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps
-  chromium)
+  chromium bash-static make patch bzip2 xz-utils)
 
 install_packages() {
   local missing=() pkg
