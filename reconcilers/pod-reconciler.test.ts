@@ -53,6 +53,27 @@ describe('PodReconciler with the fake runtime', () => {
     assert.equal(h.status.last()?.containerStatuses?.find((c) => c.name === 'app')?.restartCount, 1);
   });
 
+  it('does not read the runtime again for a pod it terminated and removed once the pod leaves its source; a restarted agent still does', async () => {
+    const reads = (): number => h.runtime.callsTo('listPodSandbox').length + h.runtime.callsTo('listContainers').length;
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    h.store.set(UID, { ...h.store.get(UID)!, metadata: { ...h.store.get(UID)!.metadata, deletionTimestamp: new Date() } });
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.store.get(UID), undefined, 'terminated, removed, and the pod object deleted');
+    assert.equal(h.sync().lifecycle.get(UID)?.phase, 'terminated');
+    assert.ok(h.sync().lifecycle.get(UID)?.removedAt !== undefined, 'the kernel knows this process removed it');
+    const before = reads();
+    await h.reconciler().reconcile(ref);
+    assert.equal(reads(), before, 'the gone pod is forgotten without a runtime read');
+    assert.equal(h.sync().lifecycle.get(UID), undefined, 'forgotten');
+    assert.deepEqual([await h.runtime.listPodSandbox(), await h.runtime.listContainers()], [[], []]);
+
+    // A pod whose record this process lacks (the agent restarted after removing it) is read as ever.
+    const afterForget = reads();
+    await h.reconciler().reconcile(ref);
+    assert.equal(reads(), afterForget + 2, 'without the fact, the runtime is listed');
+  });
+
   it('changes nothing when reconciled again, even by a restarted agent', async () => {
     h.store.set(UID, basePod());
     await h.reconciler().reconcile(ref);

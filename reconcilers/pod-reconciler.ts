@@ -256,7 +256,7 @@ export class PodReconciler {
   async reconcile(key: PodKey, run: ReconcileRun = {}): Promise<ReconcileOutcome> {
     const scope: RunScope = { key, log: this.options.logger.child({ podUID: key.uid, pod: podDisplayName(key) }), signal: run.signal };
     const pod = this.options.store.get(key.uid);
-    const observed = await this.observe(scope);
+    const observed = pod === undefined && this.removedHere(key.uid) ? emptyObservation(key.uid) : await this.observe(scope);
     if (pod === undefined) {
       if (!this.options.store.synced(key.uid)) {
         scope.log.debug('pod sources not synced yet: not deciding whether the pod is gone');
@@ -283,6 +283,15 @@ export class PodReconciler {
    */
   private observeAfter(scope: RunScope, run: { plan: PodActions; resized: boolean; observed: ObservedPod }): Promise<ObservedPod> {
     return changesRuntime(run.plan) || run.resized ? this.observe(scope) : Promise.resolve(run.observed);
+  }
+
+  /**
+   * Whether this process removed everything of the pod from the runtime (it finished terminating
+   * here): then a pod gone from its sources has nothing left to find, and the runtime is not read
+   * again. After an agent restart nothing is known, and the runtime is read as ever.
+   */
+  private removedHere(uid: string): boolean {
+    return this.options.lifecycle.get(uid)?.removedAt !== undefined;
   }
 
   private observe(scope: RunScope): Promise<ObservedPod> {
@@ -446,6 +455,7 @@ export class PodReconciler {
     this.reported(after);
     if (!done) throw new Error(`pod ${key.uid} still has running parts after being killed`);
     await this.options.executor.removePod(after, signal);
+    lifecycle.removed(key);
     this.reported(emptyObservation(key.uid));
     await this.options.volumes.cleanup(key.uid);
     await this.options.status.deletePod(pod);

@@ -81,6 +81,27 @@ describe('pod lifecycle kernel', () => {
     assert.deepEqual(lifecycle.get(key.uid), { key, phase: 'terminated', admittedAt: 1_000_000, terminatingAt: 1_001_000, terminatedAt: 1_003_000, gracePeriodSeconds: 10 });
   });
 
+  it('notes once that a terminated pod was removed from the runtime, telling no manager; refuses it before termination', async () => {
+    const clock = createFakeClock(1_000_000);
+    const lifecycle = kernel(clock);
+    const calls = recorder();
+    lifecycle.register(calls);
+    lifecycle.admit(key);
+    lifecycle.removed(key);
+    assert.equal(lifecycle.get(key.uid)?.removedAt, undefined, 'a syncing pod is never marked removed');
+    lifecycle.terminate(key, 30);
+    lifecycle.removed(key);
+    assert.equal(lifecycle.get(key.uid)?.removedAt, undefined, 'nor a terminating one');
+    lifecycle.terminated(key);
+    lifecycle.removed(key);
+    await clock.advance(5000);
+    lifecycle.removed(key);
+    assert.equal(lifecycle.get(key.uid)?.removedAt, 1_000_000);
+    assert.deepEqual(calls.calls, ['admitted:u1', 'terminating:30', 'terminated:u1']);
+    lifecycle.forget(key);
+    assert.equal(lifecycle.get(key.uid), undefined);
+  });
+
   it('forgets a pod it never saw (after an agent restart), telling every manager', () => {
     const lifecycle = kernel();
     const r = recorder();

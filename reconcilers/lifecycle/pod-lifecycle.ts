@@ -17,6 +17,9 @@
  *   shows its terminal phase.
  * - A grace period can only shrink: `terminate` keeps the shortest grace seen for the UID.
  * - `terminatingAt` and `terminatedAt` are set once, from the injected clock.
+ * - `removedAt` (set once, only on a terminated pod) says this process removed every sandbox and
+ *   container of the pod from the runtime. Nothing of it can come back: only a syncing pod gets
+ *   sandboxes, and a terminated one never syncs again.
  * - `forget` is the only way a record goes, and it always tells the managers (idempotent), so a
  *   pod that vanished while the agent was down is still forgotten by every manager.
  * - Impossible moves (a terminated pod admitted again, `terminated` before `terminate`) are
@@ -36,6 +39,8 @@ export interface PodLifecycleRecord {
   readonly admittedAt?: number;
   readonly terminatingAt?: number;
   readonly terminatedAt?: number;
+  /** When this process removed the terminated pod's last sandbox and container from the runtime. */
+  readonly removedAt?: number;
   /** The shortest grace period asked for since termination began. */
   readonly gracePeriodSeconds?: number;
 }
@@ -130,6 +135,19 @@ export class PodLifecycle implements PodStartEvents {
     record.phase = 'terminated';
     record.terminatedAt = this.options.clock.now();
     this.notify('podTerminated', (o) => o.podTerminated?.(key));
+  }
+
+  /**
+   * Every sandbox and container of the terminated pod was removed from the runtime. No manager is
+   * told (the pod's state is unchanged); a record that is not terminated is left alone.
+   */
+  removed(key: PodKey): void {
+    const record = this.records.get(key.uid);
+    if (record?.phase !== 'terminated') {
+      this.options.logger.error({ podUID: key.uid, phase: record?.phase }, 'programmer error: pod removed from the runtime before it terminated');
+      return;
+    }
+    record.removedAt ??= this.options.clock.now();
   }
 
   /** The pod is gone from every source and the runtime: drops the record and tells every manager. */
