@@ -85,6 +85,11 @@ export interface ExecuteOptions {
 export interface ExecuteResult {
   /** Containers that could not start, with the kubelet's reason. */
   readonly failures: readonly ContainerStartError[];
+  /**
+   * When the run reached step 4: the sandbox it started containers in (new or existing) and the
+   * IDs of the containers it started there. With `observed`, every object the pod now has.
+   */
+  readonly started?: { readonly sandboxId: string; readonly containerIds: readonly string[] };
 }
 
 export class PodActionsExecutor implements PodLifecycleObserver {
@@ -180,12 +185,15 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     signal: AbortSignal | undefined;
   }): Promise<ExecuteResult> {
     const failures: ContainerStartError[] = [];
+    const containerIds: string[] = [];
     const key = podKeyOf(s.pod);
     for (const target of s.plan.containersToStart) {
       s.signal?.throwIfAborted();
       try {
         const started = await this.starter.start({ ...s, target });
-        if (started !== undefined) this.options.lifecycle.containerStarted(key, { name: target.name, id: started.id });
+        if (started === undefined) continue;
+        containerIds.push(started.id);
+        this.options.lifecycle.containerStarted(key, { name: target.name, id: started.id });
       } catch (error) {
         if (!isContainerStartError(error)) throw error;
         failures.push(error);
@@ -193,7 +201,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
         if (target.kind === 'init') break;
       }
     }
-    return { failures };
+    return { failures, started: { sandboxId: s.sandboxId, containerIds } };
   }
 
   private async prepareVolumes(pod: V1Pod, newSandbox: boolean): Promise<PreparedVolumes> {

@@ -1,11 +1,13 @@
 /**
  * Reads what the runtime has of one pod (sandboxes and containers labelled with its UID and this
- * node) into an `ObservedPod`. Objects that vanish between the list and the status call are
- * skipped: the next reconcile sees the runtime as it is then.
+ * node) into an `ObservedPod`: by listing them (`observePod`), or, when the caller knows every
+ * sandbox and container the pod has, by their IDs alone (`observeKnownPod`, no list). Objects that
+ * vanish between the list and the status call are skipped: the next reconcile sees the runtime as
+ * it is then.
  */
 import { isCriNotFound } from '../cri/errors.js';
 import { nanosToDate, nanosToOptionalDate } from '../cri/time.js';
-import type { CallOptions, Container, PodSandbox, RuntimeService } from '../cri/types.js';
+import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed-pod.js';
 import {
   ANNOTATION_CONTAINER_HASH,
@@ -26,20 +28,27 @@ async function ignoreNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   }
 }
 
-async function observeSandbox(runtime: RuntimeService, sandbox: PodSandbox, options: CallOptions): Promise<ObservedSandbox | undefined> {
-  const status = await ignoreNotFound(runtime.podSandboxStatus(sandbox.id, options));
+/** Every sandbox and container a pod has, by ID: what a run that knows them observes without listing. */
+export interface KnownRuntimeObjects {
+  readonly sandboxIds: readonly string[];
+  /** Each container's ID with its sandbox's (a container's status does not name its sandbox). */
+  readonly containers: readonly { readonly id: string; readonly podSandboxId: string }[];
+}
+
+async function observeSandbox(runtime: RuntimeService, id: string, options: CallOptions): Promise<ObservedSandbox | undefined> {
+  const status = await ignoreNotFound(runtime.podSandboxStatus(id, options));
   if (status === undefined) return undefined;
   return {
-    id: sandbox.id,
+    id,
     state: status.state,
-    attempt: sandbox.metadata.attempt,
-    createdAt: nanosToDate(sandbox.createdAt),
+    attempt: status.metadata.attempt,
+    createdAt: nanosToDate(status.createdAt),
     ip: status.network?.ip ?? '',
     additionalIps: status.network?.additionalIps ?? [],
   };
 }
 
-async function observeContainer(runtime: RuntimeService, container: Container, options: CallOptions): Promise<ObservedContainer | undefined> {
+async function observeContainer(runtime: RuntimeService, container: KnownRuntimeObjects['containers'][number], options: CallOptions): Promise<ObservedContainer | undefined> {
   const status = await ignoreNotFound(runtime.containerStatus(container.id, options));
   if (status === undefined) return undefined;
   const startedAt = nanosToOptionalDate(status.startedAt);
@@ -55,10 +64,10 @@ async function observeContainer(runtime: RuntimeService, container: Container, o
       : status.message;
   return {
     id: container.id,
-    name: container.labels[LABEL_CONTAINER_NAME] ?? container.metadata.name,
+    name: status.labels[LABEL_CONTAINER_NAME] ?? status.metadata.name,
     sandboxId: container.podSandboxId,
     state: status.state,
-    restartCount: intAnnotation(status.annotations, ANNOTATION_RESTART_COUNT, container.metadata.attempt),
+    restartCount: intAnnotation(status.annotations, ANNOTATION_RESTART_COUNT, status.metadata.attempt),
     specHash: status.annotations[ANNOTATION_CONTAINER_HASH] ?? '',
     image: status.image.image,
     imageRef: status.imageRef,
@@ -84,9 +93,17 @@ function newestFirst<T extends { createdAt: Date }>(items: (T | undefined)[], ge
 export async function observePod(runtime: RuntimeService, uid: string, nodeName: string, options: CallOptions = {}): Promise<ObservedPod> {
   const labelSelector = podSelector(uid, nodeName);
   const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }, options), runtime.listContainers({ labelSelector }, options)]);
+  return observeKnownPod(runtime, uid, { sandboxIds: sandboxes.map((s) => s.id), containers }, options);
+}
+
+/**
+ * Observes the sandboxes and containers of pod `uid` named in `known`, without listing: only for a
+ * caller that knows every one the pod has (nothing else creates them). Those that are gone are skipped.
+ */
+export async function observeKnownPod(runtime: RuntimeService, uid: string, known: KnownRuntimeObjects, options: CallOptions = {}): Promise<ObservedPod> {
   const [observedSandboxes, observedContainers] = await Promise.all([
-    Promise.all(sandboxes.map((s) => observeSandbox(runtime, s, options))),
-    Promise.all(containers.map((c) => observeContainer(runtime, c, options))),
+    Promise.all(known.sandboxIds.map((id) => observeSandbox(runtime, id, options))),
+    Promise.all(known.containers.map((c) => observeContainer(runtime, c, options))),
   ]);
   return {
     uid,

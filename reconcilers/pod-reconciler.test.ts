@@ -35,22 +35,47 @@ describe('PodReconciler with the fake runtime', () => {
     assert.deepEqual(h.events.reasons().filter((r) => r === 'Started'), ['Started', 'Started']);
   });
 
-  it('observes the runtime again only after a run that acted: a sync with nothing to do reports what it read', async () => {
+  it('observes the runtime again only after a run that acted, by the IDs it knows: a sync with nothing to do reports what it read', async () => {
     h.store.set(UID, basePod());
-    const lists = (): number => h.runtime.callsTo('listPodSandbox').length;
-    await h.reconciler().reconcile(ref);
-    assert.equal(lists(), 2, 'a run that creates reads the runtime before and after');
+    const lists = (): number => h.runtime.callsTo('listPodSandbox').length + h.runtime.callsTo('listContainers').length;
+    const statusReads = (): number => h.runtime.callsTo('podSandboxStatus').length + h.runtime.callsTo('containerStatus').length;
+    /** The runtime reads of one reconcile (the test's own listings are not counted). */
+    const readsOf = async (): Promise<{ lists: number; statuses: number }> => {
+      const [l, st] = [lists(), statusReads()];
+      await h.reconciler().reconcile(ref);
+      return { lists: lists() - l, statuses: statusReads() - st };
+    };
+    assert.deepEqual(await readsOf(), { lists: 2, statuses: 1 + 3 }, 'a run that creates lists the runtime once, before it acts; after it, the statuses of what it created, by ID (the sandbox status of its IP, then one sandbox and two containers)');
+    const created = (await h.runtime.listContainers()).map((c) => c.id).sort();
+    assert.equal(created.length, 2);
+    assert.deepEqual(h.status.last()?.containerStatuses?.map((c) => c.containerID?.replace(/^containerd:\/\//, '')).sort(), created, 'both reported');
+    assert.equal(h.status.last()?.phase, 'Running');
     const statuses = h.status.statuses.length;
-    await h.reconciler().reconcile(ref);
-    assert.equal(lists(), 3, 'a run with nothing to do reads it once');
+    assert.deepEqual(await readsOf(), { lists: 2, statuses: 3 }, 'a run with nothing to do reads it once');
     assert.equal(h.status.statuses.length, statuses + 1, 'and still reports the status');
     assert.equal(h.status.last()?.phase, 'Running');
     const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
     assert.ok(app !== undefined);
     h.runtime.setContainerExited(app.id, 1);
+    assert.deepEqual(await readsOf(), { lists: 2, statuses: 3 + 4 }, 'a restart is an action: the statuses are read again after it, by ID (one sandbox, three containers)');
+    const appStatus = h.status.last()?.containerStatuses?.find((c) => c.name === 'app');
+    assert.equal(appStatus?.restartCount, 1);
+    assert.ok(appStatus?.state?.running, 'the new instance, which no list showed, is reported running');
+    assert.equal(appStatus?.lastState?.terminated?.exitCode, 1, 'and the exited one as its last state');
+  });
+
+  it('lists the runtime again after a run in which a container could not start', async () => {
+    h.store.set(UID, basePod());
     await h.reconciler().reconcile(ref);
-    assert.equal(lists(), 5, 'a restart is an action: read again after it');
-    assert.equal(h.status.last()?.containerStatuses?.find((c) => c.name === 'app')?.restartCount, 1);
+    const lists = (): number => h.runtime.callsTo('listContainers').length;
+    const app = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } }))[0];
+    h.runtime.setContainerExited(app?.id ?? '', 1);
+    h.runtime.injectError('startContainer', new Error('runc: exec failed'));
+    const before = lists();
+    await h.reconciler().reconcile(ref).catch(() => undefined);
+    assert.equal(lists(), before + 2, 'before the run, and after it: the created container the run could not start is found');
+    const states = (await h.runtime.listContainers({ labelSelector: { 'io.kubernetes.container.name': 'app' } })).map((c) => c.state).sort();
+    assert.deepEqual(states, ['CONTAINER_CREATED', 'CONTAINER_EXITED']);
   });
 
   it('does not read the runtime again for a pod it terminated and removed once the pod leaves its source; a restarted agent still does', async () => {

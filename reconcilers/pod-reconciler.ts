@@ -43,7 +43,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { RuntimeService } from '../cri/types.js';
+import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { podDisplayName, type PodKey } from '../util/pod-key.js';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
@@ -53,7 +53,7 @@ import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js
 import type { NodeKill, PodEvictions } from './lifecycle/evictions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
 import { emptyObservation, hasRunningParts, type ObservedPod } from './observed-pod.js';
-import { observePod } from './observe-pod.js';
+import { observeKnownPod, observePod, type KnownRuntimeObjects } from './observe-pod.js';
 import { restorePod } from './restored-pod.js';
 import { observedFingerprint, type RuntimeSightingsWriter } from './runtime-sightings.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation } from './runtime-labels.js';
@@ -238,6 +238,22 @@ function changesRuntime(plan: PodActions): boolean {
   return plan.killPod || plan.createSandbox || plan.containersToKill.length > 0 || plan.containersToStart.length > 0;
 }
 
+/** Every object a run that went through cleanly leaves the pod with: what it started from, and what it started. */
+function knownAfter(observed: ObservedPod, result: ExecuteResult): KnownRuntimeObjects {
+  const started = result.started;
+  const sandboxIds = observed.sandboxes.map((s) => s.id);
+  const containers = observed.containers.map((c) => ({ id: c.id, podSandboxId: c.sandboxId }));
+  if (started === undefined) return { sandboxIds, containers };
+  return {
+    sandboxIds: sandboxIds.includes(started.sandboxId) ? sandboxIds : [...sandboxIds, started.sandboxId],
+    containers: [...containers, ...started.containerIds.map((id) => ({ id, podSandboxId: started.sandboxId }))],
+  };
+}
+
+function callOptionsOf(scope: RunScope): CallOptions {
+  return scope.signal === undefined ? {} : { signal: scope.signal };
+}
+
 function hasAnything(observed: ObservedPod): boolean {
   return observed.sandboxes.length > 0 || observed.containers.length > 0;
 }
@@ -279,10 +295,15 @@ export class PodReconciler {
   /**
    * The runtime after a run: read again when the run acted on it; else what the run started from
    * is what there is (a change made by someone else meanwhile reaches PLEG, which syncs the pod
-   * again), as the kubelet reports the status its sync started with.
+   * again), as the kubelet reports the status its sync started with. A run that went through
+   * cleanly knows every object the pod has (what it started from, and what it started: nothing
+   * else creates them), so it reads their statuses by ID without listing; after a failure (a
+   * container created but not started, a sandbox without its status) the runtime is listed.
    */
-  private observeAfter(scope: RunScope, run: { plan: PodActions; resized: boolean; observed: ObservedPod }): Promise<ObservedPod> {
-    return changesRuntime(run.plan) || run.resized ? this.observe(scope) : Promise.resolve(run.observed);
+  private observeAfter(scope: RunScope, run: { plan: PodActions; resized: boolean; observed: ObservedPod; result: ExecuteResult; setupError: unknown }): Promise<ObservedPod> {
+    if (!changesRuntime(run.plan) && !run.resized) return Promise.resolve(run.observed);
+    if (run.setupError !== undefined || run.result.failures.length > 0) return this.observe(scope);
+    return observeKnownPod(this.options.runtime, scope.key.uid, knownAfter(run.observed, run.result), callOptionsOf(scope));
   }
 
   /**
@@ -295,7 +316,7 @@ export class PodReconciler {
   }
 
   private observe(scope: RunScope): Promise<ObservedPod> {
-    return observePod(this.options.runtime, scope.key.uid, this.options.nodeName, scope.signal === undefined ? {} : { signal: scope.signal });
+    return observePod(this.options.runtime, scope.key.uid, this.options.nodeName, callOptionsOf(scope));
   }
 
   private async sync(scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileOutcome> {
@@ -317,7 +338,7 @@ export class PodReconciler {
     const { result, setupError } = await this.executePlan(scope, { pod: resize.pod, plan, observed, gracePeriodSeconds });
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
-    const after = await this.observeAfter(scope, { plan, resized, observed });
+    const after = await this.observeAfter(scope, { plan, resized, observed, result, setupError });
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
     await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
     this.reportIfSettled({ pod: resize.pod, after, mustStop: stop.mustStop, setupError });
