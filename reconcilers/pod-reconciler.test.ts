@@ -83,7 +83,9 @@ describe('PodReconciler with the fake runtime', () => {
     h.store.set(UID, basePod());
     await h.reconciler().reconcile(ref);
     h.store.set(UID, { ...h.store.get(UID)!, metadata: { ...h.store.get(UID)!.metadata, deletionTimestamp: new Date() } });
+    const beforeDelete = reads();
     await h.reconciler().reconcile(ref);
+    assert.equal(reads() - beforeDelete, 2, 'the deleting run lists once: after the kill it reads what it killed by ID');
     assert.equal(h.store.get(UID), undefined, 'terminated, removed, and the pod object deleted');
     assert.equal(h.sync().lifecycle.get(UID)?.phase, 'terminated');
     assert.ok(h.sync().lifecycle.get(UID)?.removedAt !== undefined, 'the kernel knows this process removed it');

@@ -306,6 +306,11 @@ export class PodReconciler {
     return observeKnownPod(this.options.runtime, scope.key.uid, knownAfter(run.observed, run.result), callOptionsOf(scope));
   }
 
+  /** The objects of `observed` as they are now, read by ID (for a run that created nothing). */
+  private observeKnown(scope: RunScope, observed: ObservedPod): Promise<ObservedPod> {
+    return observeKnownPod(this.options.runtime, scope.key.uid, knownAfter(observed, { failures: [] }), callOptionsOf(scope));
+  }
+
   /**
    * Whether this process removed everything of the pod from the runtime (it finished terminating
    * here): then a pod gone from its sources has nothing left to find, and the runtime is not read
@@ -469,7 +474,8 @@ export class PodReconciler {
       reason: 'pod is being deleted',
       ...(signal === undefined ? {} : { signal }),
     });
-    const after = await this.observe(scope);
+    // Killing creates nothing: the statuses of what the run started from are all there is.
+    const after = await this.observeKnown(scope, observed);
     const done = !hasRunningParts(after);
     if (done) lifecycle.terminated(key);
     await this.writeStatus(scope, pod, after, { podIsTerminal: done });
@@ -491,7 +497,7 @@ export class PodReconciler {
       // The kubelet still runs preStop hooks (and records Killing) for a pod the API dropped at once.
       const pod = restorePod(key, observed.containers, grace);
       await this.options.executor.killPod({ pod, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists', ...(signal === undefined ? {} : { signal }) });
-      await this.options.executor.removePod(await this.observe(scope), signal);
+      await this.options.executor.removePod(await this.observeKnown(scope, observed), signal);
     }
     // Whatever there was is removed (each removal succeeded, or the run threw): PLEG's "vanished" is this run's work.
     this.reported(emptyObservation(key.uid));
