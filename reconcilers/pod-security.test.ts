@@ -93,6 +93,25 @@ describe('runAsNonRoot', () => {
     assert.deepEqual(t.runtime.callsTo('createContainer').map((c) => (c.args[1] as ContainerConfig).metadata.name), ['sidecar'], 'only the non-root image started');
     assert.ok(t.events.events.some((e) => e.reason === 'Failed' && e.message === `Error: ${message}`), JSON.stringify(t.events.events));
   });
+
+  it('checks the user of a present image from the one ImageStatus that found it, and of a pulled image from a new ImageStatus', async () => {
+    const t = await harness();
+    t.runtime.addImage('registry.local/nonroot:1', { uid: 1000n });
+    t.store.set(UID, basePod((p) => {
+      p.spec!.securityContext = { runAsNonRoot: true };
+      p.spec!.containers[0]!.image = 'registry.local/pulled-as-root:1';
+      p.spec!.containers[0]!.imagePullPolicy = 'Always';
+      p.spec!.containers[1]!.image = 'registry.local/nonroot:1';
+    }));
+    await assert.rejects(t.reconciler().reconcile(ref), (e: unknown) => e instanceof Error && e.name === 'ContainerStartError');
+    const asked = t.runtime.callsTo('imageStatus').map((c) => (c.args[0] as { image: string }).image);
+    assert.equal(t.runtime.callsTo('pullImage').length, 1);
+    assert.equal(asked.length, 2, `ImageStatus asked for ${JSON.stringify(asked)}`);
+    assert.match(asked[0] ?? '', /^sha256:/, 'app: the user of the image it pulled, by the ID the pull returned');
+    assert.equal(asked[1], 'registry.local/nonroot:1', 'sidecar: one presence check, whose answer gives the user too');
+    assert.equal(t.status.last()?.containerStatuses?.find((c) => c.name === 'app')?.state?.waiting?.reason, 'CreateContainerConfigError', 'the pulled image runs as root: refused');
+    assert.deepEqual(t.runtime.callsTo('createContainer').map((c) => (c.args[1] as ContainerConfig).metadata.name), ['sidecar'], 'the present non-root image started');
+  });
 });
 
 describe('admission', () => {

@@ -16,7 +16,7 @@ import { resolveContainerEnv, type EnvSourceApi } from './container-env.js';
 import { hashContainerSpec } from './container-hash.js';
 import type { ServiceLister } from './service-env.js';
 import { containerFieldPath, type EventRecorder } from './events/event-recorder.js';
-import type { ImagePuller } from './images/image-puller.js';
+import type { EnsuredImage, ImagePuller } from './images/image-puller.js';
 import { latestContainer, type ObservedPod } from './observed-pod.js';
 import { formatDuration, type RestartBackoff } from './restart-backoff.js';
 import { POST_START_KILL_MESSAGE } from './hooks/hook-messages.js';
@@ -113,7 +113,8 @@ export class ContainerStarter {
     if (container === undefined) return undefined;
     this.checkRestartBackoff(request, container);
     const fieldPath = containerFieldPath(pod, container.name);
-    const imageRef = await this.options.puller.ensureImage(pod, container, signal);
+    const image = await this.options.puller.ensureImage(pod, container, signal);
+    const imageRef = image.ref;
     const options = signal === undefined ? {} : { signal };
     const { env, mounts } = await this.configStep(pod, container.name, async () => {
       const env = await resolveContainerEnv({
@@ -131,7 +132,7 @@ export class ContainerStarter {
       return { env, mounts: hosts === undefined ? volumeMounts : [...volumeMounts, hosts] };
     });
     // After env and mounts, as the kubelet's generateContainerConfig checks them.
-    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, imageRef, signal));
+    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, image, signal));
     const namespaces = await this.configStep(pod, container.name, () => Promise.resolve(namespacesOf(request, container)));
     const termination = await prepareTerminationMessageFile({
       rootDir: this.options.rootDir,
@@ -171,10 +172,11 @@ export class ContainerStarter {
   /**
    * The user the image runs as (ImageStatus, as the kubelet's `getImageUser`), checked against
    * runAsNonRoot: a container that would run as root, or as a user name that cannot be checked,
-   * fails with `CreateContainerConfigError` and the kubelet's message.
+   * fails with `CreateContainerConfigError` and the kubelet's message. The record the presence
+   * check read serves when there is one (the kubelet reads ImageStatus again; it says the same).
    */
-  private async checkImageUser(pod: V1Pod, container: V1Container, imageRef: string, signal: AbortSignal | undefined): Promise<ImageUser> {
-    const user = imageUserOf(await this.options.puller.imageStatus(imageRef, signal));
+  private async checkImageUser(pod: V1Pod, container: V1Container, image: EnsuredImage, signal: AbortSignal | undefined): Promise<ImageUser> {
+    const user = imageUserOf(image.record ?? (await this.options.puller.imageStatus(image.ref, signal)));
     const refusal = verifyRunAsNonRoot(pod, container, user);
     if (refusal !== undefined) throw new ContainerStartError(container.name, 'CreateContainerConfigError', refusal);
     return user;

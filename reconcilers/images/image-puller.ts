@@ -33,6 +33,13 @@ export interface ImagePullerOptions {
 }
 
 /** A pull refused by the registry pull rate (the kubelet's `pull QPS exceeded`). */
+/** The image a container runs: the runtime's reference, and its record when the presence check already read it. */
+export interface EnsuredImage {
+  readonly ref: string;
+  /** The ImageStatus answer that found the image present; absent after a pull. */
+  readonly record?: Image;
+}
+
 export class PullQpsExceededError extends Error {
   override readonly name = 'PullQpsExceededError';
   constructor() {
@@ -80,7 +87,7 @@ export class ImagePuller implements PodLifecycleObserver {
    * Ensures the image of `container` is present and returns the runtime's reference to it;
    * `signal` cancels the runtime calls (a cancelled pull counts as no attempt: no backoff).
    */
-  async ensureImage(pod: V1Pod, container: V1Container, signal?: AbortSignal): Promise<string> {
+  async ensureImage(pod: V1Pod, container: V1Container, signal?: AbortSignal): Promise<EnsuredImage> {
     const options = signal === undefined ? {} : { signal };
     const fieldPath = containerFieldPath(pod, container.name);
     const image = container.image ?? '';
@@ -97,7 +104,7 @@ export class ImagePuller implements PodLifecycleObserver {
       const present = await this.options.images.imageStatus({ image: normalized }, options);
       if (present !== undefined) {
         this.options.events.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
-        return present.id;
+        return { ref: present.id, record: present };
       }
       if (policy === 'Never') {
         const message = `Container image "${image}" is not present with pull policy of Never`;
@@ -105,7 +112,7 @@ export class ImagePuller implements PodLifecycleObserver {
         throw new ContainerStartError(container.name, 'ErrImageNeverPull', message);
       }
     }
-    return this.pull(pod, { container, image, normalized, fieldPath, signal });
+    return { ref: await this.pull(pod, { container, image, normalized, fieldPath, signal }) };
   }
 
   /** The runtime's record of a present image (its user, for runAsNonRoot); undefined when absent. */
