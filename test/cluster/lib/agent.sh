@@ -21,6 +21,7 @@ agent_start() {
   else
     log "building nodelet (npm run build)"
     (cd "$REPO_DIR" && npm run --silent build) || die "npm run build failed"
+    agent_stamp_build
   fi
   mkdir -p "$AGENT_ROOT" "$POD_LOG_DIR" "$MANIFEST_DIR"
   # NODELET_AGENT_NODE_ARGS: extra flags for node itself, for investigations only (not NODE_OPTIONS,
@@ -42,6 +43,15 @@ agent_start() {
     --node-server-port "$NODE_SERVER_PORT" \
     --tls-cert-file "$PKI_DIR/node-serving.crt" --tls-private-key-file "$PKI_DIR/node-serving.key" \
     --pod-manifest-path "$MANIFEST_DIR"
+}
+
+# What the build in dist/ was made from, for reports on the running agent (npm run conformance):
+# the commit, and "+dirty" when the tree differed from it (the generated conformance doc aside).
+agent_stamp_build() {
+  local commit
+  commit=$(git -C "$REPO_DIR" rev-parse --short=12 HEAD 2>/dev/null) || return 0
+  [[ -z $(git -C "$REPO_DIR" status --porcelain -- ':!docs/conformance.md') ]] || commit+="+dirty"
+  echo "$commit" >"$REPO_DIR/dist/BUILD_COMMIT"
 }
 
 node_ready() {
