@@ -238,11 +238,15 @@ function changesRuntime(plan: PodActions): boolean {
   return plan.killPod || plan.createSandbox || plan.containersToKill.length > 0 || plan.containersToStart.length > 0;
 }
 
+/** The objects of an observation, by ID. */
+function knownObjectsOf(observed: ObservedPod): KnownRuntimeObjects {
+  return { sandboxIds: observed.sandboxes.map((s) => s.id), containers: observed.containers.map((c) => ({ id: c.id, podSandboxId: c.sandboxId })) };
+}
+
 /** Every object a run that went through cleanly leaves the pod with: what it started from, and what it started. */
 function knownAfter(observed: ObservedPod, result: ExecuteResult): KnownRuntimeObjects {
   const started = result.started;
-  const sandboxIds = observed.sandboxes.map((s) => s.id);
-  const containers = observed.containers.map((c) => ({ id: c.id, podSandboxId: c.sandboxId }));
+  const { sandboxIds, containers } = knownObjectsOf(observed);
   if (started === undefined) return { sandboxIds, containers };
   return {
     sandboxIds: sandboxIds.includes(started.sandboxId) ? sandboxIds : [...sandboxIds, started.sandboxId],
@@ -308,7 +312,7 @@ export class PodReconciler {
 
   /** The objects of `observed` as they are now, read by ID (for a run that created nothing). */
   private observeKnown(scope: RunScope, observed: ObservedPod): Promise<ObservedPod> {
-    return observeKnownPod(this.options.runtime, scope.key.uid, knownAfter(observed, { failures: [] }), callOptionsOf(scope));
+    return observeKnownPod(this.options.runtime, scope.key.uid, knownObjectsOf(observed), callOptionsOf(scope));
   }
 
   /**
