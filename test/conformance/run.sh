@@ -151,8 +151,9 @@ selected=$(node --import tsx "$conf_dir/cli.ts" "${select_args[@]}")
 
 # The commit the running agent was built from (the harness stamps dist/ when it builds), not the
 # tree's HEAD: commits made after the agent started are not what the tests ran against.
-commit=$(git -C "$repo" rev-parse --short=12 HEAD)
-[[ -z $(git -C "$repo" status --porcelain -- ':!docs/conformance.md') ]] || commit+="+dirty"
+# shellcheck source=../cluster/lib/tree-commit.sh
+source "$repo/test/cluster/lib/tree-commit.sh"
+commit=$(tree_commit "$repo")
 if [[ $target == nodelet && -s $repo/dist/BUILD_COMMIT ]]; then
   built=$(<"$repo/dist/BUILD_COMMIT")
   [[ $built == "$commit" ]] || say "the agent was built from $built, the tree is at $commit: reporting $built"

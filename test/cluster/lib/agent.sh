@@ -49,8 +49,9 @@ agent_start() {
 # the commit, and "+dirty" when the tree differed from it (the generated conformance doc aside).
 agent_stamp_build() {
   local commit
-  commit=$(git -C "$REPO_DIR" rev-parse --short=12 HEAD 2>/dev/null) || return 0
-  [[ -z $(git -C "$REPO_DIR" status --porcelain -- ':!docs/conformance.md') ]] || commit+="+dirty"
+  # shellcheck source=tree-commit.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/tree-commit.sh"
+  commit=$(tree_commit "$REPO_DIR" 2>/dev/null) || return 0
   echo "$commit" >"$REPO_DIR/dist/BUILD_COMMIT"
 }
 
