@@ -38,13 +38,17 @@
  *   (`preemption.ts`): for an event that makes the run's work moot, as the kubelet's pod worker
  *   cancels a sync when its pod starts terminating. The run ends `preempted`: not a failure, the
  *   job runs again at once.
- * - **Agent restarts.** A job whose worker died stays "active" with an expiring lock; BullMQ's
- *   stalled check of any live worker moves it back to waiting, still holding the UID's
- *   deduplication key, so it runs again, alone, within `lockDurationMs + stalledIntervalMs`
- *   (15 s + 10 s by default). A job found stalled more than `maxStalledCount` times (it keeps
- *   killing the agent) fails; the next event or resync starts it over. BullMQ cannot tell a dead
- *   agent from one frozen longer than the lock: when a run loses its lock while alive (a frozen
- *   event loop, Redis unreachable for a lock period), its `signal` is aborted and it should stop.
+ * - **Agent restarts.** A job whose worker died stays "active" with an expiring lock. A starting
+ *   instance moves back to waiting, at once, the active jobs of named workers whose Redis
+ *   connection is gone (`orphan-recovery.ts`): a restarted agent resumes its pods' reconciles
+ *   immediately, as a restarted kubelet does. Otherwise (a worker cut off but maybe alive, a host
+ *   gone without closing its sockets) BullMQ's stalled check of any live worker moves the job back
+ *   to waiting once its lock expires, still holding the UID's deduplication key, so it runs again,
+ *   alone, within `lockDurationMs + stalledIntervalMs` (15 s + 10 s by default). A job found
+ *   stalled more than `maxStalledCount` times (it keeps killing the agent) fails; the next event
+ *   or resync starts it over. The stalled check cannot tell a dead agent from one frozen longer
+ *   than the lock: when a run loses its lock while alive (a frozen event loop, Redis unreachable
+ *   for a lock period), its `signal` is aborted and it should stop.
  * - **Losing Redis.** Redis holds only queue state. Connections reconnect forever (ioredis retry);
  *   `enqueue` rejects during an outage instead of hanging. When the queue may have lost jobs (a
  *   reconnect, or a flush noticed through a sentinel key), `onResync` listeners are called: the
@@ -65,6 +69,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -87,6 +92,7 @@ import {
 import type { JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
 import { InFlightRuns, TerminalRunFailure, createProcessor, type ReconcileRunMetrics } from './runner.js';
 import { RunPreemption } from './preemption.js';
+import { recoverOrphanedJobs } from './orphan-recovery.js';
 import type { RunRecord } from './runner.js';
 import { ResyncWatcher } from './state-watch.js';
 import type { ResyncListener } from './state-watch.js';
@@ -228,6 +234,8 @@ class BullReconcileQueue implements ReconcileQueue {
   private worker: Worker<ReconcileJobData, RunRecord> | undefined;
   private workerRedis: Redis | undefined;
   private closing: Promise<void> | undefined;
+  /** This instance's worker name: host, process and a random part, unique per instance. */
+  private readonly workerName = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
   constructor(private readonly options: ReconcileQueueOptions) {
     this.name = reconcileQueueName(options.nodeName);
@@ -300,11 +308,26 @@ class BullReconcileQueue implements ReconcileQueue {
       maxStalledCount: stall.maxStalledCount,
       // After a connection error, try again in a second, not BullMQ's default 15 s.
       runRetryDelay: 1_000,
+      // Named, so that its jobs carry the name and a later instance can tell they are orphaned.
+      name: this.workerName,
     });
     this.worker = worker;
     this.workerRedis = workerRedis;
     this.watchWorker(worker);
     await worker.waitUntilReady();
+    await this.recoverOrphans(stall.maxStalledCount, stall.lockDurationMs);
+  }
+
+  /** Runs again at once the jobs a dead agent process left active (see `orphan-recovery.ts`). */
+  private async recoverOrphans(maxRecoveries: number, claimTtlMs: number): Promise<void> {
+    try {
+      const deps = { queue: this.queue, redis: this.producer, keyPrefix: this.prefix, self: this.workerName, maxRecoveries, claimTtlMs, logger: this.logger };
+      const recovered = await recoverOrphanedJobs(deps);
+      if (recovered.length > 0) this.logger.info({ jobs: recovered.length }, 'recovered the reconcile jobs of a dead agent');
+    } catch (err: unknown) {
+      // Only an early start is lost: BullMQ's stalled check recovers the orphans after the lock expires.
+      this.logger.warn({ err }, 'looking for orphaned reconcile jobs failed; the stalled check will recover them');
+    }
   }
 
   setConcurrency(n: number): void {
