@@ -12,17 +12,18 @@ import { basePod, container, observation, sandbox } from '../test/doubles/pod-fi
 /** A runtime whose stops hang until released, recording (id, timeout) in call order. */
 class HangingStops extends FakeRuntime {
   readonly stops: [string, number][] = [];
-  private readonly waiters = new Map<string, () => void>();
+  /** The pending stops of each container: a container exits once, ending every stop of it. */
+  private readonly waiters = new Map<string, (() => void)[]>();
   override stopContainer(containerId: string, timeoutSeconds: number): Promise<void> {
     this.stops.push([containerId, timeoutSeconds]);
     if (timeoutSeconds === 0) {
       this.release(containerId);
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiters.set(containerId, resolve));
+    return new Promise((resolve) => this.waiters.set(containerId, [...(this.waiters.get(containerId) ?? []), resolve]));
   }
   release(id: string): void {
-    this.waiters.get(id)?.();
+    for (const resolve of this.waiters.get(id) ?? []) resolve();
     this.waiters.delete(id);
   }
   override stopPodSandbox(): Promise<void> {
@@ -64,31 +65,36 @@ describe('PodKiller', () => {
     await done;
   });
 
-  it('kills at once when the grace period shrinks below the time already waited', async () => {
+  it('stops the container again at once with a shorter grace period, as the kubelet kills again after a shrink', async () => {
     const runtime = new HangingStops();
     const clock = createFakeClock();
     let grace = 30;
     const observed = observation([sandbox()], [container(pod, 'app')]);
     const done = killer(runtime, clock).killPod({ pod, observed, gracePeriodSeconds: 30, currentGracePeriodSeconds: () => grace, reason: 'test' });
-    await clock.advance(3000);
+    await clock.advance(1000);
     assert.deepEqual(runtime.stops, [['c-app', 30]]);
-    grace = 2;
+    grace = 10;
     await clock.advance(600);
-    assert.deepEqual(runtime.stops, [['c-app', 30], ['c-app', 0]]);
+    // Not the old deadline (start + 10 s): the new grace period runs from the shrink, as the kubelet's.
+    assert.deepEqual(runtime.stops, [['c-app', 30], ['c-app', 10]]);
+    await clock.advance(5000);
+    assert.equal(runtime.stops.length, 2, 'no further stop while the grace period stays');
+    runtime.release('c-app'); // the container exits
     await done;
   });
 
-  it('keeps waiting when the grace period shrinks but the new deadline is still ahead', async () => {
+  it('never stops with less than the kubelet’s 2 s window, and stops again at each further shrink', async () => {
     const runtime = new HangingStops();
     const clock = createFakeClock();
     let grace = 30;
     const done = killer(runtime, clock).killPod({ pod, observed: observation([sandbox()], [container(pod, 'app')]), gracePeriodSeconds: 30, currentGracePeriodSeconds: () => grace, reason: 'test' });
     await clock.advance(1000);
-    grace = 10;
-    await clock.advance(5000);
-    assert.equal(runtime.stops.length, 1);
-    await clock.advance(5000);
-    assert.deepEqual(runtime.stops.at(-1), ['c-app', 0]);
+    grace = 5;
+    await clock.advance(600);
+    grace = 1; // a force deletion: the kernel's least grace period
+    await clock.advance(600);
+    assert.deepEqual(runtime.stops, [['c-app', 30], ['c-app', 5], ['c-app', 2]]);
+    runtime.release('c-app');
     await done;
   });
 

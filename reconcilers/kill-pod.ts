@@ -7,8 +7,10 @@
  * - Sidecars stop after them, in reverse spec order, with what remains of the grace period (at
  *   least 2 s), so they serve the app containers to the end.
  * - A grace period can only shrink: while a container is stopping, `currentGracePeriodSeconds` is
- *   read again every half second, and once the shorter deadline has passed the container is
- *   killed at once (a second `StopContainer` with timeout 0).
+ *   read again every half second, and when it is shorter than the one the stop was given, the
+ *   container is stopped again at once with the shorter one (at least 2 s), as the kubelet's pod
+ *   worker cancels the kill in progress and kills again with the new grace period. The runtime
+ *   kills at whichever deadline comes first.
  * - A container that was created but never started (the agent died between CreateContainer and
  *   StartContainer) is removed instead: the runtime's StopContainer does nothing to a container
  *   that is not running (containerd returns at once), so it would stay "created" forever and the
@@ -105,14 +107,11 @@ export class PodKiller {
       const message = request.eventMessage ?? `Stopping container ${container.name}`;
       this.options.events.record(pod, { type: 'Normal', reason: 'Killing', message, fieldPath: containerFieldPath(pod, container.name) });
     }
-    const startedMs = this.options.clock.now();
     // As the kubelet: "always give containers a minimal shutdown window to avoid unnecessary
     // SIGKILLs" — StopContainer never gets less than 2 s, hook or not, whatever the grace period.
     const timeoutSeconds = Math.max(MIN_STOP_GRACE_SECONDS, await this.preStop(request, container, graceSeconds));
     this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: timeoutSeconds }, 'stopping container');
-    // Measured from before the preStop hook, against the full grace period: a shorter one that has
-    // passed since the kill began kills at once.
-    const watcher = this.watchShrink({ container, startedMs, graceSeconds, current: request.currentGracePeriodSeconds });
+    const watcher = this.watchShrink({ container, graceSeconds, current: request.currentGracePeriodSeconds });
     try {
       await this.options.runtime.stopContainer(container.id, timeoutSeconds, callOptions(request));
     } finally {
@@ -136,13 +135,14 @@ export class PodKiller {
 
   /**
    * Re-reads the grace period every half second on the one periodic-loop primitive while the
-   * container stops; once a shorter deadline has passed, kills the container (StopContainer with
-   * timeout 0, without the run's signal: the kill must happen) and stops looking.
+   * container stops; each time it is shorter than the last one given, stops the container again
+   * with it (at least 2 s; without the run's signal: the stop must happen).
    */
-  private watchShrink(w: { container: ContainerToStop; startedMs: number; graceSeconds: number; current: (() => number) | undefined }): { cancel(): void } {
+  private watchShrink(w: { container: ContainerToStop; graceSeconds: number; current: (() => number) | undefined }): { cancel(): void } {
     const { clock, runtime, logger } = this.options;
     const current = w.current;
     if (current === undefined) return { cancel: () => undefined };
+    let given = w.graceSeconds;
     const loop = createPeriodicLoop({
       name: 'grace-shrink',
       periodMs: SHRINK_POLL_MS,
@@ -150,12 +150,13 @@ export class PodKiller {
       clock,
       logger,
       run: () => {
-        const grace = Math.min(w.graceSeconds, current());
-        if (grace >= w.graceSeconds || clock.now() < w.startedMs + grace * 1000) return;
-        logger.info({ containerId: w.container.id, gracePeriodSeconds: grace }, 'grace period shortened: killing now');
-        void loop.stop();
-        runtime.stopContainer(w.container.id, 0).catch((error: unknown) => {
-          logger.warn({ err: error, containerId: w.container.id }, 'kill after a shortened grace period failed');
+        const grace = current();
+        if (grace >= given) return;
+        given = grace;
+        const timeoutSeconds = Math.max(MIN_STOP_GRACE_SECONDS, grace);
+        logger.info({ containerId: w.container.id, gracePeriodSeconds: timeoutSeconds }, 'grace period shortened: stopping the container again with it');
+        runtime.stopContainer(w.container.id, timeoutSeconds).catch((error: unknown) => {
+          logger.warn({ err: error, containerId: w.container.id }, 'stop after a shortened grace period failed');
         });
       },
     });
