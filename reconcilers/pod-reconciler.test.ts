@@ -35,6 +35,14 @@ describe('PodReconciler with the fake runtime', () => {
     assert.deepEqual(h.events.reasons().filter((r) => r === 'Started'), ['Started', 'Started']);
   });
 
+  it('wakes up for activeDeadlineSeconds from its first run, counted from the start time it wrote, before the API shows one', async () => {
+    h.store.set(UID, basePod((p) => (p.spec!.activeDeadlineSeconds = 30)));
+    const outcome = await h.reconciler().reconcile(ref);
+    const started = new Date(h.status.last()?.startTime ?? 0).getTime();
+    assert.ok(started > 0, 'the run wrote a start time');
+    assert.equal(outcome.requeueAfterMs, started + 30_000 - h.clock.now());
+  });
+
   it('observes the runtime again only after a run that acted, by the IDs it knows: a sync with nothing to do reports what it read', async () => {
     h.store.set(UID, basePod());
     const lists = (): number => h.runtime.callsTo('listPodSandbox').length + h.runtime.callsTo('listContainers').length;

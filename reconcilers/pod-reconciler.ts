@@ -41,7 +41,7 @@
  * cancelled run (the queue's signal: lost lock, shutdown) stops at the next runtime call and
  * writes nothing: the next owner of the UID looks again.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
@@ -349,10 +349,21 @@ export class PodReconciler {
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observeAfter(scope, { plan, resized, observed, result, setupError });
     if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
-    await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
+    const written = await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
     this.reportIfSettled({ pod: resize.pod, after, mustStop: stop.mustStop, setupError });
     throwSetupError(setupError);
-    return withResizeRecheck(outcomeOf(result.failures, stop.deadlineExceeded ? undefined : stop.deadlineMs), resized || resize.actions.restarts.size > 0);
+    return withResizeRecheck(outcomeOf(result.failures, this.deadlineToWaitFor(pod, stop, written)), resized || resize.actions.restarts.size > 0);
+  }
+
+  /**
+   * How long until the deadline this run must wake up for. The start time comes from the status
+   * this run wrote when the API object has none yet (the pod's first run stamps it), as the
+   * kubelet's deadline check reads its status manager's status: the echo of that write may arrive
+   * while this run still holds the UID, and is then dropped.
+   */
+  private deadlineToWaitFor(pod: V1Pod, stop: StopDecision, written: V1PodStatus): number | undefined {
+    if (stop.deadlineExceeded) return undefined;
+    return stop.deadlineMs ?? activeDeadlineRemainingMs({ ...pod, status: written }, this.options.clock.now());
   }
 
   /** Applies the resize's in-place updates when the pod still runs and its setup went well; true when any was made. */
@@ -540,10 +551,13 @@ export class PodReconciler {
     return Math.min(recorded, this.options.store.finalDeletionGraceSeconds?.(key.uid) ?? Number.POSITIVE_INFINITY);
   }
 
-  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): Promise<void> {
+  /** Generates the pod's status and hands it to the status manager; returns it. */
+  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): Promise<V1PodStatus> {
     // A cancelled run writes nothing: another run of this UID may be writing already.
     scope.signal?.throwIfAborted();
-    await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, how));
+    const status = this.statusOf(pod, observed, how);
+    await this.options.status.setPodStatus(pod, status);
+    return status;
   }
 
   private statusOf(pod: V1Pod, observed: ObservedPod, how: StatusHow): ReturnType<typeof generatePodStatus> {
