@@ -4,15 +4,16 @@ import { liveWorkerNames, namedWorkerPrefix, orphanedJobs } from './orphan-recov
 
 void describe('orphanedJobs', () => {
   const live = new Set(['host:2:bbbb']);
-  void it('names the jobs of named workers that are neither connected nor this instance', () => {
+  void it('names the jobs of named workers that are neither connected nor this instance, and never a job without an ID', () => {
     const active = [
       { id: 'dead', processedBy: 'host:1:aaaa' },
       { id: 'alive', processedBy: 'host:2:bbbb' },
       { id: 'mine', processedBy: 'host:3:cccc' },
       { id: 'unnamed' },
       { id: 'empty', processedBy: '' },
+      { processedBy: 'host:4:dddd' },
     ];
-    assert.deepEqual(orphanedJobs(active, live, 'host:3:cccc'), [{ id: 'dead', processedBy: 'host:1:aaaa' }]);
+    assert.deepEqual(orphanedJobs(active, live, 'host:3:cccc'), [{ job: active[0], id: 'dead', deadWorker: 'host:1:aaaa' }]);
   });
   void it('names none when the connected workers are unknown', () => {
     assert.deepEqual(orphanedJobs([{ id: 'dead', processedBy: 'host:1:aaaa' }], undefined, 'me'), []);

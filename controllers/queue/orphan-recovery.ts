@@ -26,8 +26,8 @@
  *
  * Poison jobs: BullMQ fails a job found stalled more than `maxStalledCount` times, so a pod that
  * kills the agent every time cannot loop forever. An early recovery does not count as a stall, so
- * it is counted here (a Redis counter per job ID that expires after a day) and done at most
- * `maxStalledCount` times per job; after that the job takes BullMQ's counted stalled path.
+ * the claiming script counts it (a Redis counter per job ID that expires after a day) and claims
+ * at most `maxStalledCount` times per job; after that the job takes BullMQ's counted stalled path.
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
@@ -38,29 +38,31 @@ import type { RunRecord } from './runner.js';
 
 /** What the decision needs of one active job. */
 export interface ActiveJobView {
-  readonly id: string;
+  /** Optional as in BullMQ's `Job`; a job without one is never an orphan. */
+  readonly id?: string;
   /** The name of the worker that took it (BullMQ's `processedBy`); undefined for an unnamed worker. */
   readonly processedBy?: string;
+}
+
+/** An active job whose named worker is gone. */
+export interface Orphan<J> {
+  readonly job: J;
+  readonly id: string;
+  /** The dead worker's name. */
+  readonly deadWorker: string;
 }
 
 /**
  * The active jobs taken by a named worker that is neither `self` nor connected.
  * `liveWorkers` undefined means the connected workers are unknown: nothing is an orphan.
  */
-export function orphanedJobs(active: readonly ActiveJobView[], liveWorkers: ReadonlySet<string> | undefined, self: string): OrphanedJob[] {
+export function orphanedJobs<J extends ActiveJobView>(active: readonly J[], liveWorkers: ReadonlySet<string> | undefined, self: string): Orphan<J>[] {
   if (liveWorkers === undefined) return [];
   return active.flatMap((job) => {
     const holder = job.processedBy;
-    if (holder === undefined || holder === '' || holder === self || liveWorkers.has(holder)) return [];
-    return [{ id: job.id, processedBy: holder }];
+    if (job.id === undefined || holder === undefined || holder === '' || holder === self || liveWorkers.has(holder)) return [];
+    return [{ job, id: job.id, deadWorker: holder }];
   });
-}
-
-/** An active job whose named worker is gone. */
-export interface OrphanedJob {
-  readonly id: string;
-  /** The dead worker's name. */
-  readonly processedBy: string;
 }
 
 /**
@@ -110,49 +112,46 @@ const RECOVERY_COUNT_TTL_MS = 24 * 3600 * 1000;
 export async function recoverOrphanedJobs(deps: OrphanRecoveryDeps): Promise<string[]> {
   const live = liveWorkerNames(await deps.queue.getWorkers(), namedWorkerPrefix(deps.keyPrefix, deps.queue.name));
   if (live === undefined) return [];
-  const active = (await deps.queue.getActive()).flatMap((job) => viewOf(job));
   const recovered: string[] = [];
-  for (const job of orphanedJobs(active, live, deps.self)) {
-    if (await recoverOne(deps, job.id, job.processedBy)) recovered.push(job.id);
+  for (const orphan of orphanedJobs(await deps.queue.getActive(), live, deps.self)) {
+    if (await recoverOne(deps, orphan)) recovered.push(orphan.id);
   }
   return recovered;
 }
 
-function viewOf(job: Pick<Job, 'id' | 'processedBy'>): ActiveJobView[] {
-  if (job.id === undefined) return [];
-  return [job.processedBy === undefined ? { id: job.id } : { id: job.id, processedBy: job.processedBy }];
-}
-
-async function recoverOne(deps: OrphanRecoveryDeps, jobId: string, deadWorker: string): Promise<boolean> {
-  const jobKey = deps.queue.toKey(jobId);
-  const counter = `${jobKey}:nodelet-recovered`;
-  const replies = await deps.redis.multi().incr(counter).pexpire(counter, RECOVERY_COUNT_TTL_MS).exec();
-  const count = Number(replies?.[0]?.[1]);
-  if (!Number.isInteger(count)) return false;
-  if (count > deps.maxRecoveries) {
-    deps.logger.warn({ jobId, recoveries: count - 1 }, 'reconcile job orphaned again; leaving it to the stalled check, which fails a job that keeps killing agents');
+async function recoverOne(deps: OrphanRecoveryDeps, orphan: Orphan<Job<ReconcileJobData, RunRecord>>): Promise<boolean> {
+  const jobKey = deps.queue.toKey(orphan.id);
+  const token = `nodelet-recovery:${randomUUID()}`;
+  const keys = [jobKey, `${jobKey}:lock`, deps.queue.toKey('active'), `${jobKey}:nodelet-recovered`];
+  const claim = Number(await deps.redis.eval(CLAIM_ORPHAN, keys.length, ...keys, orphan.id, orphan.deadWorker, token, deps.claimTtlMs, deps.maxRecoveries, RECOVERY_COUNT_TTL_MS));
+  if (claim === 0) return false; // finished, or taken by a live worker since the listing
+  if (claim < 0) {
+    deps.logger.warn({ jobId: orphan.id, recoveries: -claim - 1 }, 'reconcile job orphaned again; leaving it to the stalled check, which fails a job that keeps killing agents');
     return false;
   }
-  const token = `nodelet-recovery:${randomUUID()}`;
-  const claimed = await deps.redis.eval(CLAIM_ORPHAN, 3, jobKey, `${jobKey}:lock`, deps.queue.toKey('active'), jobId, deadWorker, token, deps.claimTtlMs);
-  if (claimed !== 1) return false; // finished, or taken by a live worker since the listing
   try {
-    await deps.queue.getJob(jobId).then((job) => job?.moveToWait(token));
+    await orphan.job.moveToWait(token);
   } catch (err: unknown) {
     // Our claim expires after claimTtlMs and BullMQ's stalled check takes the job then.
-    deps.logger.warn({ err, jobId }, 'moving an orphaned reconcile job back to waiting failed');
+    deps.logger.warn({ err, jobId: orphan.id }, 'moving an orphaned reconcile job back to waiting failed');
     return false;
   }
-  deps.logger.info({ jobId, deadWorker }, 'reconcile job orphaned by a dead agent; running it again now');
+  deps.logger.info({ jobId: orphan.id, deadWorker: orphan.deadWorker }, 'reconcile job orphaned by a dead agent; running it again now');
   return true;
 }
 
-// KEYS[1] the job hash, KEYS[2] its lock, KEYS[3] the queue's active list; ARGV[1] job id, ARGV[2]
-// the dead worker's name, ARGV[3] our token, ARGV[4] its lifetime in ms. Takes the job's lock for
-// us, whatever token the dead worker left (expired or not), only while the job is still active
-// and last taken by that worker: a live worker that took it since has set its own name.
+// KEYS[1] the job hash, KEYS[2] its lock, KEYS[3] the queue's active list, KEYS[4] its count of
+// early recoveries; ARGV[1] job id, ARGV[2] the dead worker's name, ARGV[3] our token, ARGV[4] its
+// lifetime in ms, ARGV[5] the most early recoveries, ARGV[6] the count's lifetime in ms.
+// Only while the job is still active and last taken by that worker (a live worker that took it
+// since has set its own name): counts the recovery and, within the cap, takes the job's lock for
+// us, whatever token the dead worker left (expired or not). Returns the count, negated when over
+// the cap; 0 for a job that is not that worker's orphan (nothing counted).
 const CLAIM_ORPHAN = `
 if redis.call('HGET', KEYS[1], 'pb') ~= ARGV[2] then return 0 end
 if not redis.call('LPOS', KEYS[3], ARGV[1]) then return 0 end
+local count = redis.call('INCR', KEYS[4])
+redis.call('PEXPIRE', KEYS[4], ARGV[6])
+if count > tonumber(ARGV[5]) then return -count end
 redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
-return 1`;
+return count`;
