@@ -195,7 +195,6 @@ function outcomeOf(failures: readonly ContainerStartError[], deadlineMs: number 
 interface StopDecision {
   readonly mustStop: boolean;
   readonly deadlineExceeded: boolean;
-  readonly deadlineMs: number | undefined;
   readonly terminalReason: TerminalReason | undefined;
   /** A node-initiated stop's grace period (eviction), at most the pod's own. */
   readonly killGraceSeconds: number | undefined;
@@ -356,14 +355,14 @@ export class PodReconciler {
   }
 
   /**
-   * How long until the deadline this run must wake up for. The start time comes from the status
-   * this run wrote when the API object has none yet (the pod's first run stamps it), as the
-   * kubelet's deadline check reads its status manager's status: the echo of that write may arrive
-   * while this run still holds the UID, and is then dropped.
+   * How long until the deadline this run must wake up for, from the start time in the status it
+   * wrote: the API object's, or the one this run stamped on a pod that had none (its first run),
+   * as the kubelet's deadline check reads its status manager's status. The echo of that write may
+   * arrive while this run still holds the UID, and is then dropped.
    */
   private deadlineToWaitFor(pod: V1Pod, stop: StopDecision, written: V1PodStatus): number | undefined {
     if (stop.deadlineExceeded) return undefined;
-    return stop.deadlineMs ?? activeDeadlineRemainingMs({ ...pod, status: written }, this.options.clock.now());
+    return activeDeadlineRemainingMs({ ...pod, status: written }, this.options.clock.now());
   }
 
   /** Applies the resize's in-place updates when the pod still runs and its setup went well; true when any was made. */
@@ -433,7 +432,7 @@ export class PodReconciler {
     const kill = rejection === undefined ? this.options.evictions?.of(key.uid) : undefined;
     const terminalReason = terminalReasonOf(rejection, kill, deadlineExceeded);
     const mustStop = rejection !== undefined || kill !== undefined || isTerminalPhase(pod) || deadlineExceeded || terminating;
-    return { mustStop, deadlineExceeded, deadlineMs, terminalReason, killGraceSeconds: kill?.gracePeriodSeconds };
+    return { mustStop, deadlineExceeded, terminalReason, killGraceSeconds: kill?.gracePeriodSeconds };
   }
 
   /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */
