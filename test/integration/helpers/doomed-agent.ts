@@ -1,6 +1,6 @@
 /**
  * A reconcile-queue instance in a process of its own, for tests that kill it: it starts a queue
- * on the given Redis, prefix and node, enqueues one UID, prints "running <job id>" when that UID's
+ * on the given Redis, prefix and node, enqueues one UID, prints "running <uid>" when that UID's
  * run starts, and never finishes the run. The test then SIGKILLs the process, as an agent dies.
  *
  * Usage: node --import tsx doomed-agent.ts REDIS_URL PREFIX NODE_NAME UID [LOCK_MS]
