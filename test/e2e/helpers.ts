@@ -99,14 +99,22 @@ export async function podEvents(namespace: string, name: string): Promise<CoreV1
   return (JSON.parse(out) as { items: CoreV1Event[] }).items;
 }
 
-/** Creates a namespace and waits for its `default` service account (pods need it to be admitted). */
+/**
+ * Creates a namespace and waits, as the upstream e2e framework does, until the controller-manager
+ * has filled it: the `default` ServiceAccount (admission refuses pods without it) and the
+ * `kube-root-ca.crt` ConfigMap every pod's service account volume projects. Two controllers make
+ * them, in either order; a pod created between the two meets `configmap "kube-root-ca.crt" not
+ * found` and a FailedMount warning before its retry succeeds, as on a kubelet.
+ */
 export async function createNamespace(prefix: string): Promise<string> {
   const namespace = uniqueName(prefix);
   await kubectl(['create', 'namespace', namespace]);
-  await eventually(`service account default in ${namespace}`, async () => {
-    await kubectl(['get', 'serviceaccount', 'default', '-n', namespace]);
-    return true;
-  });
+  for (const [kind, name] of [['serviceaccount', 'default'], ['configmap', 'kube-root-ca.crt']] as const) {
+    await eventually(`${kind} ${name} in ${namespace}`, async () => {
+      await kubectl(['get', kind, name, '-n', namespace]);
+      return true;
+    });
+  }
   return namespace;
 }
 
