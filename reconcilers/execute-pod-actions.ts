@@ -37,7 +37,7 @@ import type { ContainerSecuritySettings } from './security-context.js';
 import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.js';
 import { RunningVolumeRefresher } from './volume-refresh.js';
 import { ContainerStartError, PodSetupError, errorMessage, isCancellation, isContainerStartError } from './sync-errors.js';
-import type { PreparedVolumes, VolumeManager } from './volumes/index.js';
+import { mountFailureMessages, type PreparedVolumes, type VolumeManager } from './volumes/index.js';
 import type { PodCgroupParent } from './cgroups/pod-cgroups.js';
 import { runtimeHandlerFor, type RuntimeHandlerLookup } from './runtime-handlers.js';
 
@@ -211,15 +211,15 @@ export class PodActionsExecutor implements PodLifecycleObserver {
       this.prepared.set(uid, prepared);
       return prepared;
     } catch (error) {
-      const message = `MountVolume.SetUp failed: ${errorMessage(error)}`;
-      this.options.events.record(pod, { type: 'Warning', reason: 'FailedMount', message });
+      const messages = mountFailureMessages(error);
+      for (const message of messages) this.options.events.record(pod, { type: 'Warning', reason: 'FailedMount', message });
       const previous = this.prepared.get(uid);
       // A new sandbox starts from scratch; an existing one keeps what it has on disk.
       if (previous !== undefined && !newSandbox) {
         this.options.logger.warn({ podUID: uid, err: error }, 'volume refresh failed; starting containers from the volumes already prepared');
         return previous;
       }
-      throw new PodSetupError('FailedMount', message, { cause: error });
+      throw new PodSetupError('FailedMount', messages.join('; '), { cause: error });
     }
   }
 

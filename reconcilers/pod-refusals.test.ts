@@ -68,6 +68,6 @@ describe('refused pods', () => {
       p.spec!.volumes = [{ name: 'raw', persistentVolumeClaim: { claimName: 'block' } }];
       p.spec!.containers[0]!.volumeDevices = [{ name: 'raw', devicePath: '/dev/xvda' }];
     }));
-    assertHeldPending(errors, 'FailedMount', 'MountVolume.SetUp failed: volume "raw": it is used in volumeDevices: raw block volumes are not supported by nodelet');
+    assertHeldPending(errors, 'FailedMount', 'MountVolume.SetUp failed for volume "raw" : it is used in volumeDevices: raw block volumes are not supported by nodelet');
   });
 });

@@ -20,7 +20,7 @@ function setup(fail = false): { refresher: RunningVolumeRefresher; refreshed: st
   const volumes = {
     refresh: (p: V1Pod): Promise<void> => {
       refreshed.push(p.metadata?.uid ?? '');
-      return fail ? Promise.reject(new VolumeError({ reason: 'FailedMount', message: 'volume "cfg": configmap "app" not found' })) : Promise.resolve();
+      return fail ? Promise.reject(new VolumeError({ reason: 'FailedMount', volumeName: 'cfg', message: 'volume "cfg": configmap "app" not found', detail: 'configmap "app" not found' })) : Promise.resolve();
     },
   };
   return { refresher: new RunningVolumeRefresher({ volumes, events, clock, logger: pino({ level: 'silent' }) }), refreshed, events, clock };
@@ -74,7 +74,7 @@ describe('RunningVolumeRefresher', () => {
     await refresher.refresh(pod('a', [cfg]));
     assert.deepEqual(
       events.events.map((e) => [e.type, e.reason, e.message]),
-      [['Warning', 'FailedMount', 'MountVolume.SetUp failed: volume "cfg": configmap "app" not found']],
+      [['Warning', 'FailedMount', 'MountVolume.SetUp failed for volume "cfg" : configmap "app" not found']],
     );
   });
 

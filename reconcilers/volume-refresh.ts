@@ -18,8 +18,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../util/clock.js';
 import type { PodKey } from '../util/pod-key.js';
 import type { EventRecorder } from './events/event-recorder.js';
-import { errorMessage } from './sync-errors.js';
-import type { VolumeManager } from './volumes/index.js';
+import { mountFailureMessages, type VolumeManager } from './volumes/index.js';
 import { FOLLOWING_SOURCE_KINDS, classifyVolume } from './volumes/volume-kind.js';
 
 /** At most one refresh of a pod's volumes per this interval. */
@@ -64,7 +63,7 @@ export class RunningVolumeRefresher {
       await this.options.volumes.refresh(pod);
     } catch (error) {
       this.options.logger.warn({ podUID: uid, err: error }, 'volume refresh failed; the running containers keep the last contents');
-      this.options.events.record(pod, { type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${errorMessage(error)}` });
+      for (const message of mountFailureMessages(error)) this.options.events.record(pod, { type: 'Warning', reason: 'FailedMount', message });
     }
   }
 

@@ -2,6 +2,7 @@
  * Typed errors of the volume manager. Callers branch on `isVolumeError()` and `reason`, never on
  * message text.
  */
+import { goQuote } from './go-quote.js';
 
 /**
  * Why a volume could not be used, as the kubelet reports it:
@@ -19,6 +20,10 @@ export interface VolumeErrorInit {
   readonly volumeName?: string;
   /** Human-readable text; conventionally `volume "<name>": <cause>`. */
   readonly message: string;
+  /** The cause alone, without the volume's name (defaults to `message`). */
+  readonly detail?: string;
+  /** The failures of single volumes this one stands for (defaults to itself). */
+  readonly failures?: readonly VolumeError[];
   readonly cause?: unknown;
 }
 
@@ -27,11 +32,17 @@ export class VolumeError extends Error {
   override readonly name = 'VolumeError';
   readonly reason: VolumeErrorReason;
   readonly volumeName: string | undefined;
+  /** The cause alone, without the volume's name. */
+  readonly detail: string;
+  /** The single-volume failures this error stands for: several when more than one volume failed. */
+  readonly failures: readonly VolumeError[];
 
   constructor(init: VolumeErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.reason = init.reason;
     this.volumeName = init.volumeName;
+    this.detail = init.detail ?? init.message;
+    this.failures = init.failures ?? [this];
   }
 }
 
@@ -42,7 +53,21 @@ export function isVolumeError(error: unknown): error is VolumeError {
 
 /** A `FailedMount` error for one volume: `volume "<name>": <cause>`. */
 export function failedMount(volumeName: string, cause: string, original?: unknown): VolumeError {
-  return new VolumeError({ reason: 'FailedMount', volumeName, message: `volume "${volumeName}": ${cause}`, cause: original });
+  return new VolumeError({ reason: 'FailedMount', volumeName, message: `volume "${volumeName}": ${cause}`, detail: cause, cause: original });
+}
+
+/**
+ * The FailedMount event messages for a failed set-up, one per failing volume, worded as the
+ * kubelet's operation executor words them (`MountVolume.SetUp failed for volume "<name>" : <cause>`).
+ * A failure that names no volume (the pod's directory) keeps its own text after the prefix.
+ */
+export function mountFailureMessages(error: unknown): string[] {
+  if (!isVolumeError(error)) return [`MountVolume.SetUp failed: ${describeCause(error)}`];
+  return error.failures.map((failure) =>
+    failure.volumeName === undefined
+      ? `MountVolume.SetUp failed: ${failure.message}`
+      : `MountVolume.SetUp failed for volume ${goQuote(failure.volumeName)} : ${failure.detail}`,
+  );
 }
 
 /** The text of any thrown value, for wrapping it into a {@link VolumeError} message. */

@@ -20,4 +20,4 @@ export { createVolumeManager } from './manager.js';
 export { containerMounts, type ContainerMountsOptions } from './mounts.js';
 export { prepareContainerMounts } from './subpath.js';
 export { createVolumeSourceApi } from './api.js';
-export { isVolumeError, VolumeError, type VolumeErrorReason } from './errors.js';
+export { isVolumeError, mountFailureMessages, VolumeError, type VolumeErrorReason } from './errors.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { V1PersistentVolume, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { isVolumeError, type VolumeError } from './errors.js';
+import { isVolumeError, mountFailureMessages, type VolumeError } from './errors.js';
 import { createFakeVolumeSourceApi, type FakeVolumeSourceApi } from '../../test/doubles/fake-volume-source-api.js';
 import { createVolumeManager } from './manager.js';
 import type { VolumeManager } from './types.js';
@@ -407,6 +407,11 @@ describe('VolumeManager', () => {
 
     assert.equal(error.volumeName, 'cfg');
     assert.equal(error.message, 'volume "cfg": configmap "nope" not found; volume "nfs": nfs volumes are not supported by nodelet');
+    // One FailedMount event per failing volume, worded as the kubelet's operation executor.
+    assert.deepEqual(mountFailureMessages(error), [
+      'MountVolume.SetUp failed for volume "cfg" : configmap "nope" not found',
+      'MountVolume.SetUp failed for volume "nfs" : nfs volumes are not supported by nodelet',
+    ]);
     assert.equal(await read(path.join(volumePath('projected', 'kube-api-access-abcde'), 'token')), 'token-1-default-default');
   });
 

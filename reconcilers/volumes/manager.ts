@@ -139,6 +139,7 @@ function throwFailures(failures: readonly VolumeError[]): void {
     reason: 'FailedMount',
     ...(first.volumeName === undefined ? {} : { volumeName: first.volumeName }),
     message: failures.map((failure) => failure.message).join('; '),
+    failures,
     cause: first,
   });
 }

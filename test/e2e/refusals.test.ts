@@ -81,6 +81,6 @@ describe('pods nodelet cannot run are refused visibly', () => {
 
   it('holds a pod with volumeDevices Pending: its claim volume fails to mount', async () => {
     await apply(pod(namespace, 'block', { volumes: [{ name: 'raw', persistentVolumeClaim: { claimName: 'block-claim' } }] }, { volumeDevices: [{ name: 'raw', devicePath: '/dev/xvdz' }] }));
-    await assertHeldPending(namespace, 'block', 'FailedMount', /volume "raw": it is used in volumeDevices: raw block volumes are not supported by nodelet/);
+    await assertHeldPending(namespace, 'block', 'FailedMount', /^MountVolume.SetUp failed for volume "raw" : it is used in volumeDevices: raw block volumes are not supported by nodelet$/);
   });
 });
