@@ -3,6 +3,8 @@
  * status reported, and restarts of the reconciler change nothing that runs.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriUnavailableError } from '../cri/errors.js';
@@ -183,6 +185,41 @@ describe('PodReconciler with the fake runtime', () => {
     assert.ok((outcome.requeueAfterMs ?? 0) > 0);
     assert.equal(h.runtime.callsTo('stopContainer').length, 0);
     assert.equal((await h.runtime.listPodSandbox()).length, 1);
+  });
+
+  it('terminates a pod in the run that wrote its terminal phase, not when the API echoes it: its volumes torn down, the pod directory kept', async () => {
+    h.store.set(UID, basePod((p) => {
+      p.spec!.restartPolicy = 'Never';
+      p.spec!.volumes = [{ name: 'scratch', emptyDir: {} }];
+    }));
+    await h.reconciler().reconcile(ref);
+    const podDir = path.join(h.root, 'pods', UID);
+    const scratch = path.join(podDir, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    assert.ok(existsSync(scratch), 'the emptyDir while the pod runs');
+    // The API's object stays as the first run left it (Running): no echo of the next write.
+    const running = structuredClone(h.store.get(UID)!);
+    h.store.set = function keepApiObject(uid) { return Map.prototype.set.call(this, uid, running) as typeof h.store; };
+    assert.equal(h.sync().lifecycle.get(UID)?.phase, 'syncing');
+    for (const c of await h.runtime.listContainers()) h.runtime.setContainerExited(c.id, 0);
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.status.last()?.phase, 'Succeeded');
+    assert.equal(h.store.get(UID)?.status?.phase, 'Running', 'the API object still says Running');
+    const record = h.sync().lifecycle.get(UID);
+    assert.equal(record?.phase, 'terminated');
+    assert.equal(record?.terminatedAt, h.clock.now());
+    assert.equal(existsSync(path.join(podDir, 'volumes')), false, 'the volumes torn down');
+    assert.ok(existsSync(podDir), 'the pod directory (its termination messages) kept until the pod is deleted');
+    assert.equal(h.store.has(UID), true);
+  });
+
+  it('keeps a pod syncing, and its volumes, when its container exits under restartPolicy Always', async () => {
+    h.store.set(UID, basePod((p) => (p.spec!.volumes = [{ name: 'scratch', emptyDir: {} }])));
+    await h.reconciler().reconcile(ref);
+    for (const c of await h.runtime.listContainers()) h.runtime.setContainerExited(c.id, 0);
+    await h.reconciler().reconcile(ref);
+    assert.equal(h.status.last()?.phase, 'Running');
+    assert.equal(h.sync().lifecycle.get(UID)?.phase, 'syncing');
+    assert.ok(existsSync(path.join(h.root, 'pods', UID, 'volumes', 'kubernetes.io~empty-dir', 'scratch')));
   });
 
   it('finishes a restartPolicy Never pod as Succeeded and never starts it again', async () => {

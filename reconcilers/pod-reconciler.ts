@@ -347,8 +347,8 @@ export class PodReconciler {
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observeAfter(scope, { plan, resized, observed, result, setupError });
-    if (stop.mustStop && !hasRunningParts(after)) await this.stopped(scope.key, stop);
     const written = await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
+    if ((stop.mustStop || isTerminalPhase({ status: written })) && !hasRunningParts(after)) await this.completeTermination(scope.key, pod);
     this.reportIfSettled({ pod: resize.pod, after, mustStop: stop.mustStop, setupError });
     throwSetupError(setupError);
     return withResizeRecheck(outcomeOf(result.failures, this.deadlineToWaitFor(pod, stop, written)), resized || resize.actions.restarts.size > 0);
@@ -386,13 +386,23 @@ export class PodReconciler {
   }
 
   /**
-   * Nothing of a pod that must stop runs any more. An evicted pod's volumes go at once (the kubelet
-   * tears down the volumes of terminated pods): eviction frees the disk of its emptyDirs and the
-   * memory of its tmpfs ones without waiting for the pod object's deletion.
+   * Nothing of a pod that must stop runs any more: it terminated. That is known in the run that
+   * wrote its terminal phase (its last container exited under restartPolicy Never or OnFailure),
+   * not only once the API echoes it (an echo that arrives while this run holds the UID is dropped,
+   * which would leave the rest to the next resync), as the kubelet's pod worker moves a pod whose
+   * sync reported a terminal phase straight on to terminating and terminated. Then, as the
+   * kubelet's SyncTerminatedPod, its volumes are torn down while its object remains (Succeeded,
+   * Failed, evicted): the disk of its emptyDirs and the memory of its tmpfs ones are freed without
+   * waiting for the object's deletion. Last, the managers hear it: admission stops counting the
+   * pod's resources, its cgroup goes, its probes stop. Once per pod in this process; a teardown
+   * that failed leaves the pod terminating, and the next run tries again.
    */
-  private async stopped(key: PodKey, stop: StopDecision): Promise<void> {
-    this.options.lifecycle.terminated(key);
-    if (stop.killGraceSeconds !== undefined) await this.options.volumes.cleanup(key.uid);
+  private async completeTermination(key: PodKey, pod: V1Pod): Promise<void> {
+    const { lifecycle } = this.options;
+    if (lifecycle.get(key.uid)?.phase === 'terminated') return;
+    lifecycle.terminate(key, podGracePeriodSeconds(pod));
+    await this.options.volumes.teardown(key.uid);
+    lifecycle.terminated(key);
   }
 
   /** The probers' verdicts on the running containers; failures of instances that are gone are dropped. */

@@ -68,17 +68,24 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     async refresh(pod): Promise<void> {
       await preparePod(context, pod, FOLLOWING_SOURCE_KINDS);
     },
+    async teardown(podUid: string): Promise<void> {
+      await removeMounted(path.join(podDir(context.rootDir, podUid), 'volumes'));
+      context.logger.debug({ podUID: podUid }, 'terminated pod\'s volumes torn down');
+    },
     async cleanup(podUid: string): Promise<void> {
-      const dir = podDir(context.rootDir, podUid);
-      // Memory-backed emptyDirs are tmpfs mounts: unmount them first (removing a mount point fails).
-      await unmountAllUnder(dir);
-      await fs.rm(dir, { recursive: true, force: true });
+      await removeMounted(podDir(context.rootDir, podUid));
       context.logger.debug({ podUID: podUid }, 'pod volumes removed');
     },
     podForgotten(key): void {
       context.tokens.forgetPod(key.uid);
     },
   };
+}
+
+/** Removes a directory tree that may hold mounts: memory-backed emptyDirs are tmpfs mounts, unmounted first (removing a mount point fails). */
+async function removeMounted(dir: string): Promise<void> {
+  await unmountAllUnder(dir);
+  await fs.rm(dir, { recursive: true, force: true });
 }
 
 type VolumeKind = ClassifiedVolume['kind'];

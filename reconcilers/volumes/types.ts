@@ -101,6 +101,14 @@ export interface VolumeManager {
    */
   refresh(pod: V1Pod): Promise<void>;
   /**
+   * Tears down the volumes of a pod that terminated but whose object remains (Succeeded, Failed,
+   * evicted): unmounts them and removes `<rootDir>/pods/<uid>/volumes`, as the kubelet unmounts a
+   * terminated pod's volumes. The rest of the pod directory (its containers' termination
+   * messages) stays until {@link cleanup}. Call it only after the pod's containers are gone.
+   * Idempotent.
+   */
+  teardown(podUid: string): Promise<void>;
+  /**
    * Removes `<rootDir>/pods/<uid>` entirely. Call it only after the pod's containers are gone.
    * Idempotent.
    */
