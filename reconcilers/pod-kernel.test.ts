@@ -156,7 +156,8 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.deepEqual({ phase: status?.phase, reason: status?.reason, message: status?.message }, { phase: 'Failed', reason: 'Evicted', message });
     const target = status?.conditions?.find((c) => c.type === 'DisruptionTarget');
     assert.deepEqual({ status: target?.status, reason: target?.reason, message: target?.message }, { status: 'True', reason: 'TerminationByKubelet', message });
-    assert.equal(existsSync(podDir), false, "the evicted pod's volumes are removed at once");
+    assert.equal(existsSync(path.join(podDir, 'volumes')), false, "the evicted pod's volumes are torn down at once");
+    assert.ok(existsSync(podDir), 'its directory (termination messages) stays while its object does');
     // Reconciled again (a resync): nothing starts.
     await h.reconciler().reconcile(ref);
     assert.equal(h.runtime.callsTo('runPodSandbox').length, sandboxes);
