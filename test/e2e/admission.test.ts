@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { parseMilliCpu } from '../../reconcilers/quantity.js';
 import { NODE_NAME, apply, containersOf, createNamespace, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, sandboxesOf, waitForPhase } from './helpers.js';
 
 function pod(namespace: string, name: string, spec: Record<string, unknown>, container: Record<string, unknown> = {}): object {
@@ -48,10 +49,6 @@ async function assertRejected(namespace: string, name: string, reason: string, m
   return failed;
 }
 
-function milliCpu(quantity: string): number {
-  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) : Math.round(Number(quantity) * 1000);
-}
-
 describe('node admission (pods bound by nodeName, bypassing the scheduler)', () => {
   let namespace = '';
   let allocatableMilliCpu = 0;
@@ -60,7 +57,7 @@ describe('node admission (pods bound by nodeName, bypassing the scheduler)', () 
     requireCluster();
     namespace = await createNamespace('e2e-admit');
     const node = JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as V1Node;
-    allocatableMilliCpu = milliCpu(node.status?.allocatable?.cpu ?? '0');
+    allocatableMilliCpu = parseMilliCpu(node.status?.allocatable?.cpu ?? '0');
     assert.ok(allocatableMilliCpu > 0, 'the node advertises allocatable CPU');
     console.log(`node ${NODE_NAME}: allocatable cpu ${allocatableMilliCpu}m`);
   });

@@ -37,6 +37,7 @@ import {
   deleteNamespace,
   eventually,
   getPod,
+  hostMountsUnder,
   kubectl,
   podWithRuntime,
   requireCluster,
@@ -51,12 +52,6 @@ const POD_LOG_DIR = '/var/log/pods';
 const PAUSE = 'registry.k8s.io/pause:3.10';
 /** The agent's `--root-dir` (test/cluster/lib/agent.sh). */
 const AGENT_ROOT = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
-
-/** Mount points of this (the agent's) mount namespace under `dir`. */
-async function mountsUnder(dir: string): Promise<string[]> {
-  const lines = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n');
-  return lines.map((l) => l.split(' ')[4] ?? '').filter((p) => p === dir || p.startsWith(`${dir}/`));
-}
 
 async function patchGc(gc: Record<string, number> | null): Promise<void> {
   await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec: { gc } })]);
@@ -271,15 +266,15 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     try {
       await eventually('container GC to remove both orphaned pod directories', () => Promise.resolve(existsSync(plain) || existsSync(mounted) ? undefined : true), 150_000);
     } finally {
-      if ((await mountsUnder(mounted)).length > 0) await run('umount', [tmpfsAt]);
+      if ((await hostMountsUnder(mounted)).length > 0) await run('umount', [tmpfsAt]);
     }
-    const leftMounts = await mountsUnder(mounted);
+    const leftMounts = await hostMountsUnder(mounted);
     console.log(`orphaned pod directories removed ${Math.round((Date.now() - created) / 1000)} s after they were made (container GC runs every 60 s); mounts left under the mounted orphan: ${leftMounts.length}`);
     assert.deepEqual(leftMounts, []);
     // The running pod's directory, files and tmpfs are untouched, and it still runs in the runtime.
     assert.equal(await readFile(path.join(keeperEmptyDirs, 'scratch', 'file'), 'utf8'), 'kept\n');
     assert.equal(await readFile(path.join(keeperEmptyDirs, 'cache', 'file'), 'utf8'), 'kept\n');
-    assert.deepEqual(await mountsUnder(keeperDir), [path.join(keeperEmptyDirs, 'cache')]);
+    assert.deepEqual(await hostMountsUnder(keeperDir), [path.join(keeperEmptyDirs, 'cache')]);
     assert.equal((await getPod(ns, 'dir-keeper'))?.status?.phase, 'Running');
     const sandboxes = await runtimeSandboxes(keeperUid);
     const running = (await runtimeContainers(keeperUid)).filter((c) => c.state === 'CONTAINER_RUNNING');

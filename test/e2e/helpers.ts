@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import type { CoreV1Event, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
@@ -92,6 +93,12 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 export async function getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
   const out = await kubectl(['get', 'pod', '-n', namespace, name, '-o', 'json', '--ignore-not-found']);
   return out.trim() === '' ? undefined : (JSON.parse(out) as V1Pod);
+}
+
+/** Mount points of this host's (the agent's) mount namespace at or under `dir`, from /proc/self/mountinfo. */
+export async function hostMountsUnder(dir: string): Promise<string[]> {
+  const lines = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n');
+  return lines.map((l) => l.split(' ')[4] ?? '').filter((p) => p === dir || p.startsWith(`${dir}/`));
 }
 
 export async function podEvents(namespace: string, name: string): Promise<CoreV1Event[]> {

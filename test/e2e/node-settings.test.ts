@@ -33,13 +33,10 @@ import {
   waitForPhase,
 } from './helpers.js';
 import { patchNodeAgentSpec, waitNodeAgentSettingsApplied } from './nodeagent-spec.js';
+import { parseMilliCpu } from '../../reconcilers/quantity.js';
 
 async function readNode(): Promise<V1Node> {
   return JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as V1Node;
-}
-
-function milliCpu(quantity: string): number {
-  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) : Math.round(Number(quantity) * 1000);
 }
 
 function kiBytes(quantity: string): number {
@@ -84,16 +81,16 @@ describe('node settings applied live from the NodeAgent', () => {
 
   it('lowers the Node allocatable by systemReserved and kubeReserved, and admits against it', { timeout: 120_000 }, async () => {
     const before = await readNode();
-    const capacityCpu = milliCpu(before.status?.capacity?.cpu ?? '0');
+    const capacityCpu = parseMilliCpu(before.status?.capacity?.cpu ?? '0');
     const capacityMemory = kiBytes(before.status?.capacity?.memory ?? '0Ki');
     // Allocatable memory is already below capacity by the hard memory.available threshold.
     const memoryBefore = kiBytes(before.status?.allocatable?.memory ?? '0Ki');
-    assert.equal(milliCpu(before.status?.allocatable?.cpu ?? '0'), capacityCpu, 'nothing reserved before');
+    assert.equal(parseMilliCpu(before.status?.allocatable?.cpu ?? '0'), capacityCpu, 'nothing reserved before');
     await patchNodeAgentSpec({ systemReserved: { cpu: '500m', memory: '1Gi' }, kubeReserved: { cpu: '250m', memory: '512Mi' } });
     await waitNodeAgentSettingsApplied();
     const reserved = await eventually('the Node allocatable lowered by both reservations', async () => {
       const node = await readNode();
-      return milliCpu(node.status?.allocatable?.cpu ?? '0') === capacityCpu - 750 ? node : undefined;
+      return parseMilliCpu(node.status?.allocatable?.cpu ?? '0') === capacityCpu - 750 ? node : undefined;
     }, 30_000);
     const allocatableMemory = kiBytes(reserved.status?.allocatable?.memory ?? '0Ki');
     assert.equal(allocatableMemory, memoryBefore - 1.5 * 2 ** 30);
@@ -136,7 +133,7 @@ describe('node settings applied live from the NodeAgent', () => {
     await waitNodeAgentSettingsApplied();
     await eventually('allocatable back to capacity', async () => {
       const node = await readNode();
-      return milliCpu(node.status?.allocatable?.cpu ?? '0') === capacityCpu ? true : undefined;
+      return parseMilliCpu(node.status?.allocatable?.cpu ?? '0') === capacityCpu ? true : undefined;
     }, 30_000);
   });
 

@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, requireCluster } from './helpers.js';
+import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, hostMountsUnder, kubectl, requireCluster } from './helpers.js';
 
 describe('the pod spec on the nodelet node', () => {
   let namespace = '';
@@ -71,10 +70,9 @@ describe('the pod spec on the nodelet node', () => {
     assert.match(message, /\nfull\n$/, 'a write past sizeLimit fails');
     const uid = done.metadata?.uid ?? '';
     const agentRoot = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
-    const mountsOfPod = async (): Promise<string[]> => (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(`${agentRoot}/pods/${uid}/`));
     // As the kubelet's SyncTerminatedPod, a finished pod's volumes are torn down while its object
     // remains (test/e2e/terminated-pods.test.ts); its directory goes with the object.
-    await eventually('the tmpfs unmounted once the pod finished', async () => ((await mountsOfPod()).length === 0 ? true : undefined), 20_000);
+    await eventually('the tmpfs unmounted once the pod finished', async () => ((await hostMountsUnder(path.join(agentRoot, 'pods', uid))).length === 0 ? true : undefined), 20_000);
     const podDir = path.join(agentRoot, 'pods', uid);
     assert.ok(existsSync(podDir), 'the finished pod keeps its directory while its object exists');
     await kubectl(['delete', 'pod', 'memory-dir', '-n', namespace, '--wait=true', '--timeout=60s']);

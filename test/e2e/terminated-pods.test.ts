@@ -15,11 +15,12 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, busyboxPod, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, kubectl, podEvents, requireCluster, waitForPhase } from './helpers.js';
+import { parseMilliCpu } from '../../reconcilers/quantity.js';
+import { NODE_NAME, apply, busyboxPod, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, hostMountsUnder, kubectl, podEvents, requireCluster, waitForPhase } from './helpers.js';
 
 /**
  * The node agent's root directory. `NODE_ROOT_DIR` points the suite at another agent's, so the
@@ -60,17 +61,6 @@ async function volumeDirsOf(podDir: string): Promise<string[]> {
   return dirs.flat();
 }
 
-/** Mount points (from this host's mount table) under the pod's directory. */
-async function mountsUnder(dir: string): Promise<string[]> {
-  const table = await readFile('/proc/self/mountinfo', 'utf8');
-  return table.split('\n').map((line) => line.split(' ')[4] ?? '').filter((point) => point.startsWith(`${dir}/`));
-}
-
-function milliCpu(quantity: string | undefined): number {
-  if (quantity === undefined) return 0;
-  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) : Math.round(Number(quantity) * 1000);
-}
-
 /** The node's allocatable CPU less the requests of every pod bound to it that has not finished. */
 async function freeMilliCpu(): Promise<number> {
   const node = JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as V1Node;
@@ -78,8 +68,8 @@ async function freeMilliCpu(): Promise<number> {
   const used = pods.items
     .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
     .flatMap((p) => p.spec?.containers ?? [])
-    .reduce((sum, c) => sum + milliCpu(c.resources?.requests?.cpu), 0);
-  return milliCpu(node.status?.allocatable?.cpu) - used;
+    .reduce((sum, c) => sum + parseMilliCpu(c.resources?.requests?.cpu ?? 0), 0);
+  return parseMilliCpu(node.status?.allocatable?.cpu ?? 0) - used;
 }
 
 describe('a finished pod on the node under test', () => {
@@ -109,7 +99,7 @@ describe('a finished pod on the node under test', () => {
       const terminated = finished.status?.containerStatuses?.[0]?.state?.terminated;
       assert.equal(terminated?.exitCode, exitCode);
       assert.equal(terminated?.message, `done ${exitCode}\n`);
-      await eventually(`${name}'s volumes torn down`, async () => ((await volumeDirsOf(podDir)).length === 0 && (await mountsUnder(podDir)).length === 0 ? true : undefined), 20_000);
+      await eventually(`${name}'s volumes torn down`, async () => ((await volumeDirsOf(podDir)).length === 0 && (await hostMountsUnder(podDir)).length === 0 ? true : undefined), 20_000);
       const tornDownMs = Date.now() - finishedAt;
       assert.ok(existsSync(podDir), 'the pod directory stays while the pod object does');
       await expectRuntime(uid, { sandboxes: ['sandbox#0:NOTREADY'], containers: [`main#0:EXITED(${exitCode})`] });
