@@ -160,6 +160,34 @@ describe('pod source', () => {
     source.stop();
   });
 
+  it('reports a status-only update as such, but as readiness-gate-changed when the written Ready no longer matches the gates', async () => {
+    const { source, events, current } = setup();
+    await source.start();
+    const gated = (resourceVersion: string, gate: string | undefined, ready: string): V1Pod => {
+      const p = pod('a', 'u1', resourceVersion);
+      p.spec = { containers: [{ name: 'app', image: 'busybox' }], readinessGates: [{ conditionType: 'example.com/lb' }] };
+      const gateCondition = gate === undefined ? [] : [{ type: 'example.com/lb', status: gate }];
+      const message = gate === undefined ? 'corresponding condition of pod readiness gate "example.com/lb" does not exist.' : undefined;
+      p.status = {
+        phase: 'Running',
+        containerStatuses: [{ name: 'app', image: 'busybox', imageID: '', restartCount: 0, ready: true }],
+        conditions: [...gateCondition, { type: 'Ready', status: ready, ...(message === undefined ? {} : { message }) }],
+      };
+      return p;
+    };
+    current().emit('add', gated('1', undefined, 'False'));
+    current().emit('update', gated('2', undefined, 'False')); // nodelet's own write echoed
+    current().emit('update', gated('3', 'True', 'False')); // a controller set the gate
+    current().emit('update', gated('4', 'True', 'True')); // nodelet's Ready echoed
+    assert.deepEqual(events, [
+      ['u1', 'added'],
+      ['u1', 'status-updated'],
+      ['u1', 'readiness-gate-changed'],
+      ['u1', 'status-updated'],
+    ]);
+    source.stop();
+  });
+
   it('restarts a failed informer after 1 s with a full relist, reporting pods deleted meanwhile as vanished', async () => {
     const { source, events, informers, current, server, clock } = setup([pod('a', 'u1'), pod('b', 'u2')]);
     await source.start();

@@ -23,6 +23,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import type { DesiredPodSource } from './pod-store.js';
 import { createInformerSupervisor, createSupervisorState } from './informer-supervisor.js';
 import { createPodTransport, type PodTransport } from './pod-watch.js';
+import { readinessNeedsReconcile } from '../../reconcilers/status/pod-conditions.js';
 
 export type { PodKey } from '../../util/pod-key.js';
 export { isStaleInformerError, StaleInformerError } from './informer-supervisor.js';
@@ -31,7 +32,7 @@ export { isStaleInformerError, StaleInformerError } from './informer-supervisor.
  * Why `onPod` was called: an informer event (`added`, `updated`, `deleted`), a full list
  * (`relisted`), a UID gone from a list or replaced under its name (`vanished`), or `resyncAll()`.
  */
-export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'deleted' | 'relisted' | 'vanished' | 'resync';
+export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'readiness-gate-changed' | 'deleted' | 'relisted' | 'vanished' | 'resync';
 
 /**
  * The reason of an update that changed only the pod's status. It asks for a reconcile only when
@@ -40,6 +41,14 @@ export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'deleted' 
  * the failure backoff short, or a broken pod is retried as fast as the API answers.
  */
 export const STATUS_ONLY_UPDATE: PodEventReason = 'status-updated';
+
+/**
+ * The reason of a status-only update after which the pod's Ready condition disagrees with its
+ * readiness gates (another writer set a gate's condition): a full enqueue, which runs the pod again
+ * even when a run is in flight, as the kubelet's `HandlePodReconcile` syncs a pod whose readiness
+ * `NeedToReconcilePodReadiness`. The Ready condition is nodelet's to write.
+ */
+export const READINESS_GATE_CHANGED: PodEventReason = 'readiness-gate-changed';
 
 /** Options of {@link createPodSource}. */
 export interface PodSourceOptions {
@@ -101,7 +110,8 @@ export function createPodSource(options: PodSourceOptions): PodSource {
     const outcome = index.upsert(pod);
     if (!outcome) return;
     if (outcome.replaced) notify(outcome.replaced, 'vanished');
-    if (outcome.kind !== 'unchanged') notify(outcome.ref, outcome.kind);
+    if (outcome.kind === 'unchanged') return;
+    notify(outcome.ref, outcome.kind === 'status-updated' && readinessNeedsReconcile(pod) ? READINESS_GATE_CHANGED : outcome.kind);
   }
 
   function applyDelete(pod: V1Pod): void {

@@ -6,6 +6,7 @@
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { isSidecar } from '../compute-init-actions.js';
+import { goQuote } from '../../util/go-quote.js';
 
 /**
  * Condition types nodelet writes. Everything else (PodScheduled from the scheduler,
@@ -64,13 +65,42 @@ export function readinessConditions(ctx: ReadinessContext, statuses: readonly V1
   const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
   const containersReady = unready.length === 0 && statuses.length > 0;
   const notReadyMessage = `containers with unready status: [${unready.join(' ')}]`;
-  const gates = (ctx.pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
-  const unmetGates = gates.filter((g) => ctx.conditions.find((c) => c.type === g)?.status !== 'True');
-  const ready = containersReady && unmetGates.length === 0;
+  const unmetGates = unmetReadinessGates(ctx);
   const readyCondition = !containersReady
     ? condition('Ready', false, 'ContainersNotReady', notReadyMessage)
-    : condition('Ready', ready, 'ReadinessGatesNotReady', `corresponding condition of pod readiness gate "${unmetGates.join('", "')}" does not exist.`);
+    : condition('Ready', unmetGates.length === 0, 'ReadinessGatesNotReady', unmetGates.join(', '));
   return [condition('ContainersReady', containersReady, 'ContainersNotReady', notReadyMessage), readyCondition];
+}
+
+/**
+ * One message per readiness gate whose condition is missing or not True, worded and ordered as the
+ * kubelet's `GeneratePodReadyCondition` (the gates' order in the spec; the Ready message joins them
+ * with ", ").
+ */
+function unmetReadinessGates(ctx: ReadinessContext): string[] {
+  return (ctx.pod.spec?.readinessGates ?? []).flatMap(({ conditionType }) => {
+    const gate = ctx.conditions.find((c) => c.type === conditionType);
+    if (gate === undefined) return [`corresponding condition of pod readiness gate ${goQuote(conditionType)} does not exist.`];
+    return gate.status === 'True' ? [] : [`the status of pod readiness gate ${goQuote(conditionType)} is not "True", but ${gate.status}`];
+  });
+}
+
+/**
+ * Whether the pod's Ready condition, as the API holds it, disagrees in status or message with what
+ * its own container statuses and readiness-gate conditions give: the kubelet's
+ * `NeedToReconcilePodReadiness`. Only for a pod with readiness gates and a Ready condition already
+ * written. Another writer setting a gate's condition is a status-only change that must reach the
+ * pod's sync (the kubelet's `HandlePodReconcile`), while the echo of nodelet's own write never
+ * disagrees: it was generated from the same fields.
+ */
+export function readinessNeedsReconcile(pod: V1Pod): boolean {
+  if ((pod.spec?.readinessGates ?? []).length === 0) return false;
+  const status = pod.status ?? {};
+  const current = status.conditions?.find((c) => c.type === 'Ready');
+  if (current === undefined) return false;
+  const statuses = readinessStatuses(pod, status.initContainerStatuses ?? [], status.containerStatuses ?? []);
+  const wanted = readinessConditions({ pod, conditions: status.conditions ?? [], phase: phaseOf(status) }, statuses).find((c) => c.type === 'Ready');
+  return wanted !== undefined && (wanted.status !== current.status || (wanted.message ?? '') !== (current.message ?? ''));
 }
 
 /** Keeps `lastTransitionTime` of a condition whose status did not change; stamps `now` on the others. */

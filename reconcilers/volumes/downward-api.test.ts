@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { V1DownwardAPIVolumeFile, V1Pod } from '@kubernetes/client-node';
 import { downwardApiPayload, podFieldValue } from './downward-api.js';
 import { isUnsupportedResourceFieldError } from '../resource-field.js';
-import { formatMap, goQuote } from './go-quote.js';
+import { formatMap, goQuote } from '../../util/go-quote.js';
 
 const allocatable = { milliCpu: 3000, memoryBytes: 2 * 2 ** 30 };
 

@@ -5,7 +5,7 @@
  */
 import type { V1DownwardAPIVolumeFile, V1Pod, V1ResourceFieldSelector } from '@kubernetes/client-node';
 import { resourceFieldValue, type NodeAllocatable } from '../resource-field.js';
-import { formatMap } from './go-quote.js';
+import { formatMap } from '../../util/go-quote.js';
 import { cleanPayloadPath, fileMode, type Payload } from './payload.js';
 
 const SUBSCRIPTED = /^(metadata\.(?:labels|annotations))\['(.*)'\]$/s;

@@ -2,7 +2,7 @@
  * Typed errors of the volume manager. Callers branch on `isVolumeError()` and `reason`, never on
  * message text.
  */
-import { goQuote } from './go-quote.js';
+import { goQuote } from '../../util/go-quote.js';
 
 /**
  * Why a volume could not be used, as the kubelet reports it:

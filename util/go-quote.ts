@@ -1,7 +1,8 @@
 /**
  * Go's `%q` string quoting (`strconv.Quote`), which the kubelet uses when it writes labels and
- * annotations into downwardAPI files (`key="value"` lines). Consumers parse those files with Go's
- * `strconv.Unquote`, so the escaping must match, not merely resemble JSON.
+ * annotations into downwardAPI files (`key="value"` lines) and in messages users read (volume
+ * events, readiness-gate conditions). Consumers parse those files with Go's `strconv.Unquote`, so
+ * the escaping must match, not merely resemble JSON.
  */
 
 const NAMED_ESCAPES: Readonly<Record<string, string>> = {
