@@ -212,6 +212,21 @@ describe('PodReconciler with the fake runtime', () => {
     assert.equal(h.store.has(UID), true);
   });
 
+  it('hands a finished container\'s status over before it stops the sandbox, the phase held until nothing runs (the kubelet\'s SyncPod order)', async () => {
+    h.store.set(UID, basePod((p) => (p.spec!.restartPolicy = 'Never')));
+    await h.reconciler().reconcile(ref);
+    const seen: string[] = [];
+    const write = h.status.setPodStatus.bind(h.status);
+    h.status.setPodStatus = (pod, status) => {
+      const states = (status.containerStatuses ?? []).map((c) => (c.state?.terminated ? 'terminated' : c.state?.running ? 'running' : 'waiting'));
+      seen.push(`${h.runtime.callsTo('stopPodSandbox').length} sandbox stops: ${status.phase ?? ''} [${states.join(' ')}]`);
+      return write(pod, status);
+    };
+    for (const c of await h.runtime.listContainers()) h.runtime.setContainerExited(c.id, 0);
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(seen, ['0 sandbox stops: Running [terminated terminated]', '1 sandbox stops: Succeeded [terminated terminated]']);
+  });
+
   it('keeps a pod syncing, and its volumes, when its container exits under restartPolicy Always', async () => {
     h.store.set(UID, basePod((p) => (p.spec!.volumes = [{ name: 'scratch', emptyDir: {} }])));
     await h.reconciler().reconcile(ref);

@@ -183,6 +183,22 @@ export function activeDeadlineRemainingMs(pod: V1Pod, nowMs: number): number | u
   return new Date(start).getTime() + seconds * 1000 - nowMs;
 }
 
+/**
+ * Whether a plan only stops things (a container, the sandbox) and starts nothing. Such a run first
+ * hands the status it found to the status manager, as the kubelet's SyncPod does before it kills:
+ * a container's exit reaches the API without waiting for the sandbox's teardown (the network's
+ * removal alone takes tens of milliseconds). The phase stays as it was until nothing runs (the
+ * status generator's guard); the status manager writes only what changed.
+ */
+function stopsOnly(plan: PodActions): boolean {
+  return (plan.killPod || plan.containersToKill.length > 0) && !plan.createSandbox && plan.containersToStart.length === 0;
+}
+
+/** How a syncing run's status is generated: not terminal yet, as allocated, with the reason it must stop, if any. */
+function statusHowOf(allocated: V1Pod, stop: StopDecision): StatusHow {
+  return { podIsTerminal: false, allocated, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) };
+}
+
 /** Requeue for the earliest backoff end or deadline; throw the first failure that is not a backoff. */
 function outcomeOf(failures: readonly ContainerStartError[], deadlineMs: number | undefined): ReconcileOutcome {
   const hard = failures.find((f) => f.retryAfterMs === undefined);
@@ -343,11 +359,13 @@ export class PodReconciler {
     }
     const gracePeriodSeconds = this.enterLifecycle(scope.key, pod, stop);
     this.reportSandboxChange(pod, plan, observed);
+    const how = statusHowOf(resize.pod, stop);
+    if (stopsOnly(plan)) await this.writeStatus(scope, pod, observed, how);
     const { result, setupError } = await this.executePlan(scope, { pod: resize.pod, plan, observed, gracePeriodSeconds });
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observeAfter(scope, { plan, resized, observed, result, setupError });
-    const written = await this.writeStatus(scope, pod, after, { podIsTerminal: false, allocated: resize.pod, ...(stop.terminalReason === undefined ? {} : { terminalReason: stop.terminalReason }) });
+    const written = await this.writeStatus(scope, pod, after, how);
     if ((stop.mustStop || isTerminalPhase({ status: written })) && !hasRunningParts(after)) await this.completeTermination(scope.key, pod);
     this.reportIfSettled({ pod: resize.pod, after, mustStop: stop.mustStop, setupError });
     throwSetupError(setupError);

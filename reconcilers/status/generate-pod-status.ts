@@ -139,13 +139,17 @@ function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phas
   return computePhase(input.pod, statuses.containers, input.podIsTerminal === true);
 }
 
-/** Phase with the kubelet's guards: terminal phases are sticky, and never reported while something may run. */
+/**
+ * Phase with the kubelet's guards: terminal phases are sticky, and never reported while something
+ * may run. Until then the phase stays what it was (the kubelet's `mergePodStatus` keeps the old
+ * phase): a pod whose last container exited is still Running while its sandbox is torn down.
+ */
 function guardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
   const previous = input.pod.status?.phase;
   if (isTerminal(previous)) return previous;
   const phase = unguardedPhase(input, statuses);
   if (isTerminal(phase) && hasRunningParts(input.observed)) {
-    // Containers may still run (or the sandbox is up): not terminal until they are stopped.
+    if (previous === 'Running' || previous === 'Pending') return previous;
     return statuses.containers.some((s) => s.state?.running) ? 'Running' : 'Pending';
   }
   return phase;
