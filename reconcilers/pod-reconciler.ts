@@ -186,9 +186,9 @@ export function activeDeadlineRemainingMs(pod: V1Pod, nowMs: number): number | u
 /**
  * Whether a plan only stops things (a container, the sandbox) and starts nothing. Such a run first
  * hands the status it found to the status manager, as the kubelet's SyncPod does before it kills:
- * a container's exit reaches the API without waiting for the sandbox's teardown (the network's
- * removal alone takes tens of milliseconds). The phase stays as it was until nothing runs (the
- * status generator's guard); the status manager writes only what changed.
+ * a container's exit reaches the API without waiting for the sandbox's teardown (its network's
+ * removal included). The phase stays as it was until nothing runs (the status generator's guard);
+ * the status manager writes only what changed.
  */
 function stopsOnly(plan: PodActions): boolean {
   return (plan.killPod || plan.containersToKill.length > 0) && !plan.createSandbox && plan.containersToStart.length === 0;

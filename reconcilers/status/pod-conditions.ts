@@ -98,8 +98,7 @@ export function readinessNeedsReconcile(pod: V1Pod): boolean {
   const status = pod.status ?? {};
   const current = status.conditions?.find((c) => c.type === 'Ready');
   if (current === undefined) return false;
-  const statuses = readinessStatuses(pod, status.initContainerStatuses ?? [], status.containerStatuses ?? []);
-  const wanted = readinessConditions({ pod, conditions: status.conditions ?? [], phase: phaseOf(status) }, statuses).find((c) => c.type === 'Ready');
+  const wanted = readinessOfStatus(pod, status).find((c) => c.type === 'Ready');
   return wanted !== undefined && (wanted.status !== current.status || (wanted.message ?? '') !== (current.message ?? ''));
 }
 
@@ -117,14 +116,19 @@ function phaseOf(status: V1PodStatus): Phase {
   return phase === 'Running' || isTerminal(phase) ? phase : 'Pending';
 }
 
+/** ContainersReady and Ready as `status` itself gives them: from its container statuses, its conditions (the gates') and its phase. */
+function readinessOfStatus(pod: V1Pod, status: V1PodStatus): V1PodCondition[] {
+  const statuses = readinessStatuses(pod, status.initContainerStatuses ?? [], status.containerStatuses ?? []);
+  return readinessConditions({ pod, conditions: status.conditions ?? [], phase: phaseOf(status) }, statuses);
+}
+
 /**
  * `status` with ContainersReady and Ready recomputed from its container statuses' `ready` flags
  * (after one of them changed), every other condition untouched and in place.
  */
 export function recomputeReadiness(pod: V1Pod, status: V1PodStatus, now: Date): V1PodStatus {
   const previous = status.conditions ?? [];
-  const statuses = readinessStatuses(pod, status.initContainerStatuses ?? [], status.containerStatuses ?? []);
-  const fresh = withTransitionTimes(readinessConditions({ pod, conditions: previous, phase: phaseOf(status) }, statuses), previous, now);
+  const fresh = withTransitionTimes(readinessOfStatus(pod, status), previous, now);
   const byType = new Map(fresh.map((c) => [c.type, c]));
   const replaced = previous.map((c) => byType.get(c.type) ?? c);
   const added = fresh.filter((c) => !previous.some((p) => p.type === c.type));
