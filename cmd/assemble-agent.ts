@@ -49,8 +49,10 @@ import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/res
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
 import { createApiRuntimeHandlers } from '../controllers/runtimeclass/api-runtime-handlers.js';
-import { STATUS_ONLY_UPDATE } from '../controllers/pod-sources/api-source.js';
-import { lateSyncPreempter, type SyncPreempter } from './sync-preemption.js';
+import { createPodHousekeeping, lateRemovedPodFilter } from './removed-pods.js';
+import { enqueuer } from './pod-events.js';
+import type { PeriodicLoop } from '../util/periodic-loop.js';
+import { lateSyncPreempter } from './sync-preemption.js';
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
@@ -105,21 +107,6 @@ export async function waitForRuntime(runtime: RuntimeService, logger: Logger, cl
       await new Promise<void>((resolve) => clock.setTimeout(resolve, delayMs));
     }
   }
-}
-
-/**
- * Enqueue without awaiting: a failure (Redis down) is logged; the resync after reconnect repairs it.
- * An event that makes the pod's sync in flight moot (it is being deleted) cancels that sync first.
- */
-function enqueuer(queue: ReconcileQueue, logger: Logger, preempter: SyncPreempter): (key: PodKey, reason: string) => void {
-  return (key, reason) => {
-    // A status-only change never cuts a pending delay (a failure backoff) short.
-    if (reason !== STATUS_ONLY_UPDATE) preempter.onEvent(key);
-    const added = reason === STATUS_ONLY_UPDATE ? queue.enqueueIfIdle(key, reason) : queue.enqueue(key, reason);
-    added.catch((error: unknown) => {
-      logger.warn({ err: error, podUID: key.uid, reason }, 'enqueue failed; the next resync retries');
-    });
-  };
 }
 
 interface Core {
@@ -371,10 +358,11 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const queue = createReconcileQueue({ redisUrl: settings.redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
   metrics.watchQueue(queue);
   const preempter = lateSyncPreempter(queue, logger.child({ component: 'reconcile-queue' }));
-  const enqueue = enqueuer(queue, logger, preempter);
+  const removedPods = lateRemovedPodFilter(queue);
+  const enqueue = enqueuer(queue, logger, preempter, removedPods);
   // What each reconcile reported of the runtime: PLEG drops the echo of the reconciler's own work.
   const sightings = new RuntimeSightings();
-  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, sightings, metrics: metrics.pleg });
+  const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, sightings, runInFlight: (uid) => queue.runInFlight(uid), metrics: metrics.pleg });
   const readiness = runtimeReadiness(cri.runtime, pleg);
   const pressure = latePressure();
   const node = buildNodeController(core, readiness, pressure);
@@ -389,6 +377,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
   const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings });
   preempter.bind({ store, lifecycle: podSync.lifecycle, evictions: podSync.evictions });
+  removedPods.bind({ store, lifecycle: podSync.lifecycle });
+  const housekeeping = createPodHousekeeping({ forgetRemovedPods: () => podSync.reconciler.forgetRemovedPods((uid) => queue.runInFlight(uid)), clock, logger: logger.child({ component: 'housekeeping' }) });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
@@ -436,6 +426,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     // After the store: /pods and the logs routes answer from it.
     await server.start();
     pleg.start();
+    housekeeping.start();
     gc.start();
     logRotation.start();
     eviction.start();
@@ -444,7 +435,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   };
   const stop = async (): Promise<void> => {
     await staticPods?.mirrors.stop();
-    await stopAll({ server, nodeAgent, resync, pleg, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
@@ -456,6 +447,7 @@ async function stopAll(parts: {
   nodeAgent: NodeAgentController;
   resync: ResyncLoop | undefined;
   pleg: Pleg;
+  housekeeping: PeriodicLoop;
   gc: GcManager;
   logRotation: LogRotationManager;
   eviction: EvictionManager;
@@ -471,6 +463,7 @@ async function stopAll(parts: {
   await parts.nodeAgent.stop();
   parts.resync?.stop();
   await parts.pleg.stop();
+  await parts.housekeeping.stop();
   // Before GC: a round in flight may still ask GC to reclaim.
   await parts.eviction.stop();
   await parts.gc.stop();

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { isCriCancelled } from '../cri/errors.js';
@@ -62,7 +63,10 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     await h.reconciler().reconcile(ref);
     assert.equal(h.store.get(UID), undefined, 'the status writer deleted the pod object');
     assert.equal(sync.lifecycle.get(UID)?.phase, 'terminated', 'kept until the pod is gone from every source');
+    // The run queued by its deletion's echo does nothing; housekeeping forgets the pod.
     await h.reconciler().reconcile(ref);
+    assert.equal(sync.lifecycle.get(UID)?.phase, 'terminated');
+    assert.equal(await h.reconciler().forgetRemovedPods(() => false), 1);
     assert.deepEqual(calls, ['admitted', 'sandboxStarted', 'containerStarted:app', 'containerStarted:sidecar', 'containerStarted:app', 'terminating:7', 'terminated', 'forgotten']);
     assert.equal(sync.restartBackoff.size, 0);
     assert.equal(sync.startFailures.size(), 0);
@@ -70,6 +74,41 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     assert.equal(h.status.forgotten, 1);
     assert.deepEqual(await h.runtime.listPodSandbox(), []);
     assert.deepEqual(await h.runtime.listContainers(), []);
+  });
+
+  it('forgets a deleted pod it removed itself in housekeeping, without a reconcile, and only once nothing may still run it', async () => {
+    const calls = recordLifecycle(h);
+    const sync = h.sync();
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    const inFlight = new Set<string>();
+    assert.equal(await h.reconciler().forgetRemovedPods((uid) => inFlight.has(uid)), 0, 'a running pod is not removed');
+    h.store.set(UID, { ...h.store.get(UID)!, metadata: { ...h.store.get(UID)!.metadata, deletionTimestamp: new Date() } });
+    // The status writer deletes the pod object at the end of this run; hold it in the store, as an
+    // informer that has not delivered the deletion yet.
+    const deleted = h.store.get(UID)!;
+    await h.reconciler().reconcile(ref);
+    h.store.set(UID, deleted);
+    assert.ok(sync.lifecycle.get(UID)?.removedAt !== undefined, 'the run removed the pod from the runtime');
+    assert.ok(sync.lifecycle.get(UID)?.objectDeletedAt !== undefined, 'and then deleted its object');
+    assert.equal(await h.reconciler().forgetRemovedPods((uid) => inFlight.has(uid)), 0, 'still in a pod source');
+    h.store.delete(UID);
+    h.synced.value = false;
+    assert.equal(await h.reconciler().forgetRemovedPods((uid) => inFlight.has(uid)), 0, 'absence not trusted yet');
+    h.synced.value = true;
+    inFlight.add(UID);
+    assert.equal(await h.reconciler().forgetRemovedPods((uid) => inFlight.has(uid)), 0, 'left to the run in flight');
+    inFlight.delete(UID);
+    // Whatever is left in the pod's directory goes with it.
+    await mkdir(path.join(h.root, 'pods', UID, 'leftover'), { recursive: true });
+    const runtimeCallsBefore = h.runtime.calls.length;
+    assert.equal(await h.reconciler().forgetRemovedPods((uid) => inFlight.has(uid)), 1);
+    assert.equal(h.runtime.calls.length, runtimeCallsBefore, 'no runtime call: this process removed everything');
+    assert.deepEqual(calls.slice(-2), ['terminated', 'forgotten']);
+    assert.equal(sync.lifecycle.size(), 0);
+    assert.equal(h.status.forgotten, 1);
+    assert.equal(existsSync(path.join(h.root, 'pods', UID)), false, 'the pod directory is gone');
+    assert.equal(await h.reconciler().forgetRemovedPods((uid) => inFlight.has(uid)), 0, 'forgotten once');
   });
 
   it('leaves no per-pod state in any holder it registered once a pod that filled them all is forgotten', async () => {
@@ -107,7 +146,7 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     h.store.set(UID, { ...h.store.get(UID)!, metadata: { ...h.store.get(UID)!.metadata, deletionTimestamp: new Date() } });
     await h.reconciler().reconcile(ref);
     assert.equal(h.store.get(UID), undefined, 'the status writer deleted the pod object');
-    await h.reconciler().reconcile(ref);
+    assert.equal(await h.reconciler().forgetRemovedPods(() => false), 1);
     assert.equal(sync.lifecycle.get(UID), undefined, 'forgotten');
     const left = Object.entries(sync.perPodState()).filter(([, n]) => n !== 0);
     assert.deepEqual(left, [], `per-pod state left after the pod was forgotten (before: ${JSON.stringify(filled)})`);

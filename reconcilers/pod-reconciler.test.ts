@@ -101,6 +101,9 @@ describe('PodReconciler with the fake runtime', () => {
     assert.ok(h.sync().lifecycle.get(UID)?.removedAt !== undefined, 'the kernel knows this process removed it');
     const before = reads();
     await h.reconciler().reconcile(ref);
+    assert.equal(reads(), before, 'a run of the gone pod reads nothing');
+    assert.equal(h.sync().lifecycle.get(UID)?.phase, 'terminated', 'forgetting is left to housekeeping');
+    assert.equal(await h.reconciler().forgetRemovedPods(() => false), 1);
     assert.equal(reads(), before, 'the gone pod is forgotten without a runtime read');
     assert.equal(h.sync().lifecycle.get(UID), undefined, 'forgotten');
     assert.deepEqual([await h.runtime.listPodSandbox(), await h.runtime.listContainers()], [[], []]);

@@ -52,6 +52,7 @@ import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
 import type { NodeKill, PodEvictions } from './lifecycle/evictions.js';
 import type { PodLifecycle } from './lifecycle/pod-lifecycle.js';
+import { onlyForgettingLeft } from './lifecycle/removed-pods.js';
 import { emptyObservation, hasRunningParts, type ObservedPod } from './observed-pod.js';
 import { observeKnownPod, observePod, type KnownRuntimeObjects } from './observe-pod.js';
 import { restorePod } from './restored-pod.js';
@@ -290,6 +291,9 @@ export class PodReconciler {
   /** Reconciles one pod. Throws when a step failed (after reporting status), so the caller retries. */
   async reconcile(key: PodKey, run: ReconcileRun = {}): Promise<ReconcileOutcome> {
     const scope: RunScope = { key, log: this.options.logger.child({ podUID: key.uid, pod: podDisplayName(key) }), signal: run.signal };
+    // Removed from the runtime and its object deleted by this process: nothing is left to do but
+    // forget it, which housekeeping does (a run queued by an event of its last moments ends here).
+    if (this.options.lifecycle.get(key.uid)?.objectDeletedAt !== undefined) return {};
     const pod = this.options.store.get(key.uid);
     const observed = pod === undefined && this.removedHere(key.uid) ? emptyObservation(key.uid) : await this.observe(scope);
     if (pod === undefined) {
@@ -527,7 +531,7 @@ export class PodReconciler {
     lifecycle.removed(key);
     this.reported(emptyObservation(key.uid));
     await this.options.volumes.cleanup(key.uid);
-    await this.options.status.deletePod(pod);
+    if (await this.options.status.deletePod(pod)) lifecycle.objectDeleted(key);
   }
 
   private async cleanUpGone(scope: RunScope, observed: ObservedPod): Promise<void> {
@@ -545,6 +549,31 @@ export class PodReconciler {
     this.reported(emptyObservation(key.uid));
     await this.options.volumes.cleanup(key.uid);
     lifecycle.forget(key);
+  }
+
+  /**
+   * Forgets every pod this process removed from the runtime that no pod source has any more
+   * (`lifecycle/removed-pods.ts`): its directory is removed (again: nothing of it may outlive it)
+   * and every per-pod manager drops it. The periodic housekeeping calls this; events about such a
+   * pod start no reconcile. A UID with a run in flight is left to that run. A pod whose directory
+   * cannot be removed stays (logged) for the next sweep. Resolves with the number forgotten.
+   */
+  async forgetRemovedPods(runInFlight: (uid: string) => boolean): Promise<number> {
+    const { lifecycle, store, volumes, logger } = this.options;
+    let forgotten = 0;
+    for (const key of lifecycle.removedKeys()) {
+      const facts = { record: lifecycle.get(key.uid), desired: store.get(key.uid), absenceTrusted: store.synced(key.uid) };
+      if (!onlyForgettingLeft(facts) || runInFlight(key.uid)) continue;
+      try {
+        await volumes.cleanup(key.uid);
+      } catch (err: unknown) {
+        logger.warn({ err, podUID: key.uid, pod: podDisplayName(key) }, "could not remove a deleted pod's directory; the next housekeeping retries");
+        continue;
+      }
+      lifecycle.forget(key);
+      forgotten++;
+    }
+    return forgotten;
   }
 
   /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
-import { buildSnapshot, diffSnapshots, Pleg, runtimeCounts, type PlegRelist } from './pleg.js';
+import { buildSnapshot, diffSnapshots, holdBackChanges, Pleg, runtimeCounts, type PlegRelist } from './pleg.js';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
 import type { ContainerConfig, PodSandbox, PodSandboxFilter } from '../../cri/types.js';
 import { observePod } from '../../reconcilers/observe-pod.js';
@@ -42,6 +42,33 @@ describe('PLEG snapshots', () => {
 
   it('ignores runtime objects without a pod UID label', () => {
     assert.equal(buildSnapshot([{ kind: 'sandbox', id: 'x', state: 'SANDBOX_READY', labels: {} }]).size, 0);
+  });
+});
+
+describe('holdBackChanges', () => {
+  const previous = buildSnapshot([
+    { kind: 'sandbox', id: 's1', state: 'SANDBOX_READY', labels: labels('a') },
+    { kind: 'sandbox', id: 's3', state: 'SANDBOX_READY', labels: labels('c') },
+  ]);
+  const current = buildSnapshot([
+    { kind: 'sandbox', id: 's1', state: 'SANDBOX_NOTREADY', labels: labels('a') },
+    { kind: 'sandbox', id: 's2', state: 'SANDBOX_READY', labels: labels('b') },
+  ]);
+  const changes = diffSnapshots(previous, current);
+
+  it('keeps the previous record of every held pod (none for one that appeared) and hands on the rest', () => {
+    const { snapshot, handOn } = holdBackChanges(previous, current, changes, (uid) => uid !== 'c');
+    assert.deepEqual(handOn.map((c) => `${c.pod.uid}:${c.reason}`), ['c:runtime: pod vanished']);
+    assert.equal(snapshot.get('a')?.fingerprint, previous.get('a')?.fingerprint);
+    assert.equal(snapshot.has('b'), false);
+    assert.equal(snapshot.has('c'), false);
+    assert.deepEqual(diffSnapshots(snapshot, current).map((c) => `${c.pod.uid}:${c.reason}`), ['a:runtime: containers changed', 'b:runtime: pod appeared'], 'the next relist finds the held changes again');
+  });
+
+  it('hands everything on and keeps the current snapshot when nothing is held', () => {
+    const { snapshot, handOn } = holdBackChanges(previous, current, changes, () => false);
+    assert.equal(snapshot, current);
+    assert.equal(handOn.length, 3);
   });
 });
 
@@ -133,15 +160,38 @@ describe('PLEG with the reconciler\'s sightings', () => {
   const sandboxConfig = (uid: string) => ({ metadata: { name: `p-${uid}`, uid, namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels(uid), annotations: {} });
 
   /** A PLEG with sightings over an empty fake runtime, after its first relist; `seen` records what it hands on. */
-  async function relistedPleg(): Promise<{ runtime: FakeRuntime; sightings: RuntimeSightings; seen: string[]; pleg: Pleg }> {
+  async function relistedPleg(inFlight: ReadonlySet<string> = new Set()): Promise<{ runtime: FakeRuntime; sightings: RuntimeSightings; seen: string[]; pleg: Pleg }> {
     const clock = createFakeClock();
     const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox'] });
     const sightings = new RuntimeSightings();
     const seen: string[] = [];
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings, runInFlight: (uid) => inFlight.has(uid) });
     await pleg.relist();
     return { runtime, sightings, seen, pleg };
   }
+
+  it('holds back the changes of a pod whose reconcile runs, then drops those the run reported and hands on any other', async () => {
+    const inFlight = new Set(['a', 'b']);
+    const { runtime, sightings, seen, pleg } = await relistedPleg(inFlight);
+    // Mid-run states of pods a and b (sandboxes started, containers created): held back.
+    const sandboxA = await runtime.runPodSandbox(sandboxConfig('a'));
+    const sandboxB = await runtime.runPodSandbox(sandboxConfig('b'));
+    await pleg.relist();
+    const containerA = await runtime.createContainer(sandboxA, containerConfig('a'), sandboxConfig('a'));
+    await runtime.startContainer(containerA);
+    await runtime.createContainer(sandboxB, containerConfig('b'), sandboxConfig('b'));
+    await pleg.relist();
+    assert.deepEqual(seen, [], 'nothing handed on while the runs are in flight');
+    // Run a ends, reporting the state it reached; run b ends reporting an older state (its container
+    // then changed behind it).
+    sightings.reported('a', observedFingerprint(await observePod(runtime, 'a', 'n')));
+    sightings.reported('b', observedFingerprint(emptyObservation('b')));
+    inFlight.clear();
+    await pleg.relist();
+    assert.deepEqual(seen, ['b:runtime: pod appeared'], "a's change was its run's own work; b's was not");
+    await pleg.relist();
+    assert.deepEqual(seen, ['b:runtime: pod appeared'], 'each change handed on once');
+  });
 
   it('drops a change to exactly the state a reconcile reported (observed as the reconciler observes), and only once', async () => {
     const { runtime, sightings, seen, pleg } = await relistedPleg();

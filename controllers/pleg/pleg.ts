@@ -13,6 +13,11 @@
  * - A change to exactly the state the pod's last reconcile reported (`sightings`) is that
  *   reconcile's own work, already in the pod's status: it is not handed on
  *   (`reconcilers/runtime-sightings.ts`; what it saves: "Agent CPU and memory" in docs/benchmarks.md).
+ * - A change of a pod whose reconcile runs now (`runInFlight`) is held back, not handed on: the
+ *   pod's record keeps its previous state, so the first relist after the run compares again. A
+ *   change made by the run itself then matches what the run reported and is dropped; any other
+ *   change is handed on then. Handed on during the run, the run's own intermediate states (a
+ *   sandbox started, a container stopped) each queued one more run, which found nothing to do.
  */
 import type { Logger } from 'pino';
 import type { Container, PodSandbox, RuntimeService } from '../../cri/types.js';
@@ -93,6 +98,8 @@ export interface PlegOptions {
    * Absent: every change is handed on.
    */
   readonly sightings?: RuntimeSightingsReader;
+  /** Whether a reconcile of the pod runs now: its changes wait for the first relist after it. Absent: none is held back. */
+  readonly runInFlight?: (uid: string) => boolean;
   readonly periodMs?: number;
   readonly unhealthyAfterMs?: number;
   readonly metrics?: PlegMetrics;
@@ -141,6 +148,23 @@ export function diffSnapshots(previous: Snapshot, current: Snapshot): PodChange[
     if (!current.has(uid)) changed.push({ pod: record.pod, reason: 'runtime: pod vanished', fingerprint: '' });
   }
   return changed;
+}
+
+/**
+ * Splits one relist's changes into those handed on now and those held back (`held(uid)`): the
+ * snapshot to keep has the previous record of every held pod (none when it had none), so the next
+ * relist finds the same change again. Pure.
+ */
+export function holdBackChanges(previous: Snapshot, current: Snapshot, changes: readonly PodChange[], held: (uid: string) => boolean): { readonly snapshot: Snapshot; readonly handOn: PodChange[] } {
+  const heldChanges = changes.filter((c) => held(c.pod.uid));
+  if (heldChanges.length === 0) return { snapshot: current, handOn: [...changes] };
+  const snapshot = new Map(current);
+  for (const { pod } of heldChanges) {
+    const before = previous.get(pod.uid);
+    if (before === undefined) snapshot.delete(pod.uid);
+    else snapshot.set(pod.uid, before);
+  }
+  return { snapshot, handOn: changes.filter((c) => !held(c.pod.uid)) };
 }
 
 export class Pleg {
@@ -213,9 +237,11 @@ export class Pleg {
     const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ labelSelector }), runtime.listContainers({ labelSelector })]);
     const current = snapshotOfListing(sandboxes, containers);
     const changes = diffSnapshots(this.snapshot, current);
-    this.snapshot = current;
+    const runInFlight = this.options.runInFlight ?? (() => false);
+    const { snapshot, handOn } = holdBackChanges(this.snapshot, current, changes, runInFlight);
+    this.snapshot = snapshot;
     this.lastSuccessMs = this.options.clock.now();
-    this.handOn(changes);
+    this.handOn(handOn);
     return runtimeCounts(sandboxes, containers);
   }
 

@@ -51,6 +51,11 @@ export class RunPreemption {
     return true;
   }
 
+  /** Whether `uid` has a run open in this process. */
+  inFlight(uid: string): boolean {
+    return this.runs.has(uid);
+  }
+
   /** UIDs with a run open. */
   get size(): number {
     return this.runs.size;

@@ -157,6 +157,8 @@ export interface ReconcileQueue {
    * once, with the newest state, its failure count untouched. Returns whether a run was cancelled.
    */
   preempt(uid: string, why: string): boolean;
+  /** Whether this process runs a reconcile of `uid` now (housekeeping leaves such a UID to its run). */
+  runInFlight(uid: string): boolean;
   /** Starts this instance's workers, calling `handler` for each job; resolves once Redis is reachable. Call once. */
   start(handler: ReconcileHandler): Promise<void>;
   /** Changes how many different UIDs this instance reconciles at once (an integer ≥ 1). */
@@ -280,6 +282,10 @@ class BullReconcileQueue implements ReconcileQueue {
 
   preempt(uid: string, why: string): boolean {
     return this.preemption.preempt(uid, why);
+  }
+
+  runInFlight(uid: string): boolean {
+    return this.preemption.inFlight(uid);
   }
 
   async start(handler: ReconcileHandler): Promise<void> {

@@ -19,7 +19,8 @@
  * - `terminatingAt` and `terminatedAt` are set once, from the injected clock.
  * - `removedAt` (set once, only on a terminated pod) says this process removed every sandbox and
  *   container of the pod from the runtime. Nothing of it can come back: only a syncing pod gets
- *   sandboxes, and a terminated one never syncs again.
+ *   sandboxes, and a terminated one never syncs again. `objectDeletedAt` (set once, only on a
+ *   removed pod) says this process then deleted its API object.
  * - `forget` is the only way a record goes, and it always tells the managers (idempotent), so a
  *   pod that vanished while the agent was down is still forgotten by every manager.
  * - Impossible moves (a terminated pod admitted again, `terminated` before `terminate`) are
@@ -41,6 +42,8 @@ export interface PodLifecycleRecord {
   readonly terminatedAt?: number;
   /** When this process removed the terminated pod's last sandbox and container from the runtime. */
   readonly removedAt?: number;
+  /** When this process deleted the removed pod's API object (UID precondition): its events ask for nothing any more. */
+  readonly objectDeletedAt?: number;
   /** The shortest grace period asked for since termination began. */
   readonly gracePeriodSeconds?: number;
 }
@@ -75,6 +78,11 @@ export class PodLifecycle implements PodStartEvents {
   /** UIDs with a record. */
   size(): number {
     return this.records.size;
+  }
+
+  /** The pods this process removed from the runtime (`removedAt` set) that are not forgotten yet. */
+  removedKeys(): PodKey[] {
+    return [...this.records.values()].filter((record) => record.removedAt !== undefined).map((record) => record.key);
   }
 
   /**
@@ -148,6 +156,19 @@ export class PodLifecycle implements PodStartEvents {
       return;
     }
     record.removedAt ??= this.options.clock.now();
+  }
+
+  /**
+   * This process deleted the API object of the removed pod. No manager is told; a record that is not
+   * removed is left alone.
+   */
+  objectDeleted(key: PodKey): void {
+    const record = this.records.get(key.uid);
+    if (record?.removedAt === undefined) {
+      this.options.logger.error({ podUID: key.uid, phase: record?.phase }, 'programmer error: pod object deleted before the pod was removed from the runtime');
+      return;
+    }
+    record.objectDeletedAt ??= this.options.clock.now();
   }
 
   /** The pod is gone from every source and the runtime: drops the record and tells every manager. */

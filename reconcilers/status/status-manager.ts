@@ -36,8 +36,12 @@ export { canonicalStatus, podStatusApi, statusPatch, type PodStatusApi } from '.
 export interface StatusWriter {
   /** Hands over the newest status of `pod`; written now if possible, else retried in the background. */
   setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void>;
-  /** Writes any pending status of the pod, then deletes the pod object (UID precondition, no grace). Throws when either fails. */
-  deletePod(pod: V1Pod): Promise<void>;
+  /**
+   * Writes any pending status of the pod, then deletes the pod object (UID precondition, no grace).
+   * Resolves true once the API server deleted the object (or it was gone already), false for a
+   * static pod (no object of its own: its mirror pod is the mirror manager's). Throws when either fails.
+   */
+  deletePod(pod: V1Pod): Promise<boolean>;
   /** Forgets everything about a UID (the pod is finished). */
   forget(uid: string): void;
 }
@@ -169,12 +173,13 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     return this.setProbeResult(key, containerId, { started });
   }
 
-  async deletePod(pod: V1Pod): Promise<void> {
+  async deletePod(pod: V1Pod): Promise<boolean> {
     const key = podKeyOf(pod);
     await this.flush(key.uid);
-    if (this.options.isStatic?.(key) === true) return;
+    if (this.options.isStatic?.(key) === true) return false;
     await this.options.api.deletePod(key);
     this.options.logger.info({ podUID: key.uid }, 'pod object deleted');
+    return true;
   }
 
   forget(uid: string): void {

@@ -53,10 +53,10 @@ export class RecordingStatusWriter implements StatusWriter {
   podStatus(uid: string): V1PodStatus | undefined {
     return this.latest.get(uid);
   }
-  deletePod(pod: V1Pod): Promise<void> {
+  deletePod(pod: V1Pod): Promise<boolean> {
     this.deleted.push(pod.metadata?.uid ?? '');
     this.store.delete(pod.metadata?.uid ?? '');
-    return Promise.resolve();
+    return Promise.resolve(true);
   }
   forget(): void {
     // Nothing cached per UID here: every status is recorded.
