@@ -33,6 +33,7 @@ import { dynamicResourcesRefusal, userNamespaceRefusal } from './runtime-support
 import { buildSandboxConfig, isFqdnTooLongError, podIdentity } from './sandbox-config.js';
 import type { PodDnsConfigurer } from './dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
+import { removeContainerLogs } from './container-logs.js';
 import type { ContainerSecuritySettings } from './security-context.js';
 import type { PodLifecycleObserver, PodStartEvents } from './lifecycle/observer.js';
 import { RunningVolumeRefresher } from './volume-refresh.js';
@@ -161,6 +162,22 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     const options: CallOptions = signalOf(signal);
     for (const container of observed.containers) await this.options.runtime.removeContainer(container.id, options);
     for (const sandbox of observed.sandboxes) await this.options.runtime.removePodSandbox(sandbox.id, options);
+  }
+
+  /**
+   * Removes the pod's exited containers and their log files; returns the pod without them. For an
+   * evicted pod, as the kubelet's container deletor removes every dead container of a pod once its
+   * eviction is synced.
+   */
+  async removeDeadContainers(observed: ObservedPod, signal?: AbortSignal): Promise<ObservedPod> {
+    const options: CallOptions = signalOf(signal);
+    const dead = observed.containers.filter((c) => c.state === 'CONTAINER_EXITED');
+    for (const container of dead) {
+      await this.options.runtime.removeContainer(container.id, options);
+      const logFiles = await removeContainerLogs(this.options.podLogDir, container.logPath ?? '');
+      this.options.logger.info({ podUID: observed.uid, containerId: container.id, container: container.name, logFiles }, 'removed dead container of evicted pod');
+    }
+    return { ...observed, containers: observed.containers.filter((c) => c.state !== 'CONTAINER_EXITED') };
   }
 
   /** Drops the volumes remembered for a pod that is gone. */

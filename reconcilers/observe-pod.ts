@@ -79,6 +79,7 @@ async function observeContainer(runtime: RuntimeService, container: KnownRuntime
     message,
     annotations: status.annotations,
     ...(status.resources === undefined ? {} : { applied: status.resources }),
+    ...(status.logPath === '' ? {} : { logPath: status.logPath }),
   };
 }
 

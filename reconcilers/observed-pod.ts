@@ -37,6 +37,8 @@ export interface ObservedContainer {
   readonly annotations: Labels;
   /** The cgroup values the runtime reports it applies; absent when it reports none. */
   readonly applied?: AppliedLinuxResources;
+  /** The log file the runtime writes for it (removed with it); absent when unknown. */
+  readonly logPath?: string;
 }
 
 export interface ObservedPod {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { isCriCancelled } from '../cri/errors.js';
@@ -201,6 +201,32 @@ describe('the pod lifecycle kernel in the assembled reconciler', () => {
     await h.reconciler().reconcile(ref);
     assert.equal(h.runtime.callsTo('runPodSandbox').length, sandboxes);
     assert.deepEqual(calls.slice(-2), ['terminating:1', 'terminated'], 'an eviction with grace 0 gets the kubelet’s minimum of 1 s');
+  });
+
+  it("removes an evicted pod's dead containers and their logs once the API shows the eviction, keeping their terminated statuses (the kubelet's HandlePodReconcile)", async () => {
+    h.store.set(UID, basePod());
+    await h.reconciler().reconcile(ref);
+    h.sync().evictions.record(ref, { reason: 'Evicted', message: 'The node was low on resource: memory. ', gracePeriodSeconds: 0 });
+    await h.reconciler().reconcile(ref);
+    const dead = await h.runtime.listContainers();
+    assert.equal(dead.length, 2, 'the run that evicts keeps the containers: the API does not show the eviction yet');
+    const logPaths = await Promise.all(dead.map(async (c) => (await h.runtime.containerStatus(c.id)).logPath));
+    for (const file of logPaths) {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, 'log line\n');
+    }
+    const evicted = h.status.statuses.at(-1)!;
+    // The echo of the Evicted status reaches the pod source.
+    h.store.set(UID, { ...h.store.get(UID)!, status: evicted });
+    const statusesBefore = h.status.statuses.length;
+    await h.reconciler().reconcile(ref);
+    assert.deepEqual(await h.runtime.listContainers(), [], 'every dead container removed');
+    assert.equal((await h.runtime.listPodSandbox()).length, 1, 'the sandbox is left to GC and to the deletion');
+    assert.deepEqual(logPaths.filter((f) => existsSync(f)), [], 'their log files removed');
+    await h.reconciler().reconcile(ref);
+    const after = h.status.statuses.slice(statusesBefore).at(-1) ?? evicted;
+    assert.deepEqual(after.containerStatuses?.map((c) => [c.name, c.state?.terminated?.exitCode]), evicted.containerStatuses?.map((c) => [c.name, c.state?.terminated?.exitCode]), 'the terminated statuses stay as the API shows them');
+    assert.ok(after.containerStatuses?.every((c) => c.state?.terminated !== undefined));
   });
 
   it('stops a cancelled run at its next runtime call: no event blames the container, no status is written', async () => {

@@ -47,7 +47,7 @@ import type { CallOptions, RuntimeService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { podDisplayName, type PodKey } from '../util/pod-key.js';
 import { computePodActions, type PodActions } from './compute-pod-actions.js';
-import { rejectedStatusMessage, type AdmitDecision, type PodAdmitter, type Rejection } from './admission/index.js';
+import { isEvictedStatus, rejectedStatusMessage, type AdmitDecision, type PodAdmitter, type Rejection } from './admission/index.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { ExecuteResult, PodActionsExecutor } from './execute-pod-actions.js';
 import type { NodeKill, PodEvictions } from './lifecycle/evictions.js';
@@ -370,10 +370,24 @@ export class PodReconciler {
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observeAfter(scope, { plan, resized, observed, result, setupError });
     const written = await this.writeStatus(scope, pod, after, how);
-    if ((stop.mustStop || isTerminalPhase({ status: written })) && !hasRunningParts(after)) await this.completeTermination(scope.key, pod);
-    this.reportIfSettled({ pod: resize.pod, after, mustStop: stop.mustStop, setupError });
+    const left = await this.finishIfStopped(scope, pod, { after, written, mustStop: stop.mustStop });
+    this.reportIfSettled({ pod: resize.pod, after: left, mustStop: stop.mustStop, setupError });
     throwSetupError(setupError);
     return withResizeRecheck(outcomeOf(result.failures, this.deadlineToWaitFor(pod, stop, written)), resized || resize.actions.restarts.size > 0);
+  }
+
+  /**
+   * A pod that must stop or whose status is terminal, with nothing running: its termination
+   * completes. An evicted pod whose eviction the API already shows (the object this run started
+   * from) also loses its dead containers and their logs, as the kubelet's `HandlePodReconcile`
+   * removes every dead container of an evicted pod once its status is synced: the status keeps
+   * their terminated states (`keptTerminated`), read from the API. Returns what is left in the runtime.
+   */
+  private async finishIfStopped(scope: RunScope, pod: V1Pod, run: { after: ObservedPod; written: V1PodStatus; mustStop: boolean }): Promise<ObservedPod> {
+    if (!(run.mustStop || isTerminalPhase({ status: run.written })) || hasRunningParts(run.after)) return run.after;
+    await this.completeTermination(scope.key, pod);
+    if (!isEvictedStatus(pod.status) || !run.after.containers.some((c) => c.state === 'CONTAINER_EXITED')) return run.after;
+    return this.options.executor.removeDeadContainers(run.after, scope.signal);
   }
 
   /**

@@ -8,35 +8,9 @@ import path from 'node:path';
 import type { PodKey } from '../../util/pod-key.js';
 import type { ImageFsStats } from './image-gc-plan.js';
 
-function isUnder(root: string, file: string): boolean {
-  const relative = path.relative(path.resolve(root), path.resolve(file));
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
-}
+import { isNotFound } from '../../reconcilers/container-logs.js';
 
-function isNotFound(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
-}
-
-/**
- * Removes a container's log file `<n>.log` and its rotations (`<n>.log.<suffix>`), as the kubelet
- * does when it removes a container. Returns how many files went; a path outside `podLogDir` or
- * already gone removes nothing.
- */
-export async function removeContainerLogs(podLogDir: string, logPath: string): Promise<number> {
-  if (logPath === '' || !isUnder(podLogDir, logPath)) return 0;
-  const dir = path.dirname(logPath);
-  const base = path.basename(logPath);
-  let entries: string[];
-  try {
-    entries = await readdir(dir);
-  } catch (err: unknown) {
-    if (isNotFound(err)) return 0;
-    throw err;
-  }
-  const mine = entries.filter((name) => name === base || name.startsWith(`${base}.`));
-  for (const name of mine) await rm(path.join(dir, name), { force: true });
-  return mine.length;
-}
+export { removeContainerLogs } from '../../reconcilers/container-logs.js';
 
 /** A pod log directory, `<namespace>_<name>_<uid>`, and the pod it names. */
 export interface PodLogDirectory {

@@ -188,6 +188,21 @@ describe('pod source', () => {
     source.stop();
   });
 
+  it('reports a status-only update that shows the pod evicted as evicted-status-synced (its dead containers go), other terminal statuses as status-updated', async () => {
+    const { source, events, current } = setup();
+    await source.start();
+    const withStatus = (resourceVersion: string, status: V1Pod['status']): V1Pod => ({ ...pod('a', 'u1', resourceVersion), status });
+    current().emit('add', withStatus('1', { phase: 'Running' }));
+    current().emit('update', withStatus('2', { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory. ' }));
+    current().emit('update', withStatus('3', { phase: 'Failed', reason: 'DeadlineExceeded' }));
+    assert.deepEqual(events, [
+      ['u1', 'added'],
+      ['u1', 'evicted-status-synced'],
+      ['u1', 'status-updated'],
+    ]);
+    source.stop();
+  });
+
   it('restarts a failed informer after 1 s with a full relist, reporting pods deleted meanwhile as vanished', async () => {
     const { source, events, informers, current, server, clock } = setup([pod('a', 'u1'), pod('b', 'u2')]);
     await source.start();

@@ -24,6 +24,7 @@ import type { DesiredPodSource } from './pod-store.js';
 import { createInformerSupervisor, createSupervisorState } from './informer-supervisor.js';
 import { createPodTransport, type PodTransport } from './pod-watch.js';
 import { readinessNeedsReconcile } from '../../reconcilers/status/pod-conditions.js';
+import { isEvictedStatus } from '../../reconcilers/admission/index.js';
 
 export type { PodKey } from '../../util/pod-key.js';
 export { isStaleInformerError, StaleInformerError } from './informer-supervisor.js';
@@ -32,7 +33,7 @@ export { isStaleInformerError, StaleInformerError } from './informer-supervisor.
  * Why `onPod` was called: an informer event (`added`, `updated`, `deleted`), a full list
  * (`relisted`), a UID gone from a list or replaced under its name (`vanished`), or `resyncAll()`.
  */
-export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'readiness-gate-changed' | 'deleted' | 'relisted' | 'vanished' | 'resync';
+export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'readiness-gate-changed' | 'evicted-status-synced' | 'deleted' | 'relisted' | 'vanished' | 'resync';
 
 /**
  * The reason of an update that changed only the pod's status. It asks for a reconcile only when
@@ -49,6 +50,20 @@ export const STATUS_ONLY_UPDATE: PodEventReason = 'status-updated';
  * `NeedToReconcilePodReadiness`. The Ready condition is nodelet's to write.
  */
 export const READINESS_GATE_CHANGED: PodEventReason = 'readiness-gate-changed';
+
+/**
+ * The reason of a status-only update that shows the pod evicted: a full enqueue, as the kubelet's
+ * `HandlePodReconcile` reacts to every update of an evicted pod by removing its dead containers
+ * (the run that finds the eviction in the API removes them).
+ */
+export const EVICTED_STATUS_SYNCED: PodEventReason = 'evicted-status-synced';
+
+/** Why a status-only update is reported: most only when the pod has no run pending (see above). */
+function statusOnlyReason(pod: V1Pod): PodEventReason {
+  if (readinessNeedsReconcile(pod)) return READINESS_GATE_CHANGED;
+  if (isEvictedStatus(pod.status)) return EVICTED_STATUS_SYNCED;
+  return STATUS_ONLY_UPDATE;
+}
 
 /** Options of {@link createPodSource}. */
 export interface PodSourceOptions {
@@ -111,7 +126,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
     if (!outcome) return;
     if (outcome.replaced) notify(outcome.replaced, 'vanished');
     if (outcome.kind === 'unchanged') return;
-    notify(outcome.ref, outcome.kind === 'status-updated' && readinessNeedsReconcile(pod) ? READINESS_GATE_CHANGED : outcome.kind);
+    notify(outcome.ref, outcome.kind === 'status-updated' ? statusOnlyReason(pod) : outcome.kind);
   }
 
   function applyDelete(pod: V1Pod): void {

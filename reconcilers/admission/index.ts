@@ -13,7 +13,7 @@ import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 export { admitPod, type AdmitResult, type PodAdmitAttributes, type PodAdmitHandler, type Rejection } from './admit.js';
 export { PodAdmitter, rejectedStatusMessage, type AdmitDecision, type PodAdmitterOptions } from './pod-admitter.js';
 export { APPARMOR_NOT_ENABLED, type AppArmorHost } from './apparmor.js';
-export { EVICTED_REASON, isCriticalPod, nodeConditionMessage, pressureConditions } from './node-pressure.js';
+export { EVICTED_REASON, isCriticalPod, isEvictedStatus, nodeConditionMessage, pressureConditions } from './node-pressure.js';
 export { InvalidSysctlPatternError, isInvalidSysctlPatternError, sysctlAllowlist } from './sysctls.js';
 
 /** What the node's admission rules depend on. */

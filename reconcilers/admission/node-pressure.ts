@@ -5,13 +5,18 @@
  * priority, static and mirror pods) are always admitted. The conditions are read from the Node this
  * agent last posted, which the eviction manager refreshes as soon as its conditions change.
  */
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { podQosClass } from '../qos.js';
 import { ADMITTED, type PodAdmitHandler } from './admit.js';
 import { tolerates } from './taints.js';
 
 /** The reason of a pod refused (or evicted) under pressure. */
 export const EVICTED_REASON = 'Evicted';
+
+/** Whether a pod status shows an evicted pod (the kubelet's `eviction.PodIsEvicted`): Failed, reason Evicted. */
+export function isEvictedStatus(status: V1PodStatus | undefined): boolean {
+  return status?.phase === 'Failed' && status.reason === EVICTED_REASON;
+}
 
 const PRESSURE_TYPES: readonly string[] = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
 

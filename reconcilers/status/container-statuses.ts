@@ -108,14 +108,21 @@ function resourcesFields(spec: V1Container, latest: ObservedContainer | undefine
   return { ...allocated, resources: statusResources(spec.resources, latest.applied, ctx.currentValuesOf?.(latest)) };
 }
 
+/** Whether the status is generated as terminal, or the API already shows the pod finished. */
+function isTerminalPod(ctx: ContainerStatusContext): boolean {
+  const phase = ctx.pod.status?.phase;
+  return ctx.podIsTerminal || phase === 'Succeeded' || phase === 'Failed';
+}
+
 /**
  * The terminated status the API already shows for a container of a terminal pod that the runtime
- * no longer has (nodelet removes a deleted pod's containers while finalizers keep the object): kept,
- * as the kubelet keeps an old terminated status, instead of regressing to ContainerStatusUnknown and
- * losing the exit code and finishedAt.
+ * no longer has (nodelet removes a deleted pod's containers while finalizers keep the object, and
+ * an evicted pod's dead containers once the API shows it Failed): kept, as the kubelet keeps an old
+ * terminated status, instead of regressing to ContainerStatusUnknown or a waiting state and losing
+ * the exit code and finishedAt.
  */
 function keptTerminated(spec: V1Container, ctx: ContainerStatusContext, latest: ObservedContainer | undefined): V1ContainerStatus | undefined {
-  if (!ctx.podIsTerminal || latest !== undefined) return undefined;
+  if (!isTerminalPod(ctx) || latest !== undefined) return undefined;
   const old = ctx.pod.status;
   const all = [...(old?.containerStatuses ?? []), ...(old?.initContainerStatuses ?? []), ...(old?.ephemeralContainerStatuses ?? [])];
   const previous = all.find((s) => s.name === spec.name);

@@ -153,8 +153,12 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
       assert.equal(late.status?.reason, 'Evicted');
       assert.equal(late.status?.message, 'Pod was rejected: The node had condition: [MemoryPressure]. ');
       assert.deepEqual(await sandboxesOf(late.metadata?.uid ?? ''), [], 'the refused pod never got a sandbox');
-      const hungryContainers = await runtimeContainers(hungry.metadata?.uid ?? '');
-      assert.ok(hungryContainers.length > 0 && hungryContainers.every((c) => c.state === 'CONTAINER_EXITED'), `the evicted pod's containers stopped: ${hungryContainers.map((c) => c.state).join(',')}`);
+      // Once the API shows the eviction, the kubelet removes every dead container of the pod
+      // (HandlePodReconcile); its status keeps their terminated states.
+      await eventually("the evicted pod's dead containers removed", async () => ((await runtimeContainers(hungry.metadata?.uid ?? '')).length === 0 ? true : undefined), 30_000);
+      const hungryAfter = await getPod(namespace, 'hungry');
+      assert.ok((hungryAfter?.status?.containerStatuses ?? []).length > 0 && (hungryAfter?.status?.containerStatuses ?? []).every((c) => c.state?.terminated !== undefined), `the evicted pod's container statuses stay terminated: ${JSON.stringify(hungryAfter?.status?.containerStatuses?.map((c) => c.state))}`);
+      assert.equal(hungryAfter?.status?.phase, 'Failed');
       // The Guaranteed pod is untouched: same container, still running, never restarted.
       const [guaranteedAfter] = await runtimeContainers(guaranteed.metadata?.uid ?? '');
       assert.equal(guaranteedAfter?.id, guaranteedBefore.id);
@@ -217,8 +221,7 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
       const removedAt = Date.now();
       const order = (await evictedInOrder(namespace)).filter((n) => n !== `${namespace}/hungry`);
       assert.equal(order[0], `${namespace}/${name}`, 'the filler is the first pod evicted for disk');
-      const containers = await runtimeContainers(uid);
-      assert.ok(containers.every((c) => c.state === 'CONTAINER_EXITED'), 'the evicted pod no longer runs');
+      await eventually("the evicted pod's dead containers removed", async () => ((await runtimeContainers(uid)).length === 0 ? true : undefined), 30_000);
       await eventually('DiskPressure=False again', async () => (conditionStatus(await getNode(), 'DiskPressure') === 'False' ? true : undefined), 120_000);
       console.log(
         `[eviction/disk] threshold ${threshold} (nodefs available ${ki(available)} at start, margin ${marginBytes / MiB}Mi, pod writes ${fillMiB}Mi); ` +
