@@ -2,7 +2,7 @@
  * A removed container's log files, removed with it as the kubelet does (`removeContainerLog`):
  * its `<n>.log` and rotations. Only paths under the pod log root are ever touched, so a log path
  * the runtime reports elsewhere (a test's, another tool's) is left alone. Used by container GC and
- * by the removal of an evicted pod's dead containers.
+ * by the removal of an evicted pod's dead containers; log rotation checks paths with `isUnder`.
  */
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';

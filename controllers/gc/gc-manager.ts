@@ -26,7 +26,8 @@ import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.
 import type { PodKey } from '../../util/pod-key.js';
 import { planContainerGc, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
 import { planImageGc, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
-import { filesystemStats, listPodLogDirectories, removeContainerLogs, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
+import { filesystemStats, listPodLogDirectories, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
+import { removeContainerLogs } from '../../reconcilers/container-logs.js';
 import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
 import { listPodDirs, removePodDir, type MountTable } from './pod-dirs.js';
 import { readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';

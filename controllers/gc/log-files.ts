@@ -1,16 +1,12 @@
 /**
- * The log files GC removes: a removed container's log (and its rotations), and the log directory
- * of a pod that no longer exists. Only paths under the pod log root are ever touched, so a log
- * path the runtime reports elsewhere (a test's, another tool's) is left alone.
+ * The log directories GC removes: that of a pod that no longer exists (a removed container's own
+ * log files: `reconcilers/container-logs.ts`), and the filesystem figures GC decides on.
  */
 import { readdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodKey } from '../../util/pod-key.js';
 import type { ImageFsStats } from './image-gc-plan.js';
-
 import { isNotFound } from '../../reconcilers/container-logs.js';
-
-export { removeContainerLogs } from '../../reconcilers/container-logs.js';
 
 /** A pod log directory, `<namespace>_<name>_<uid>`, and the pod it names. */
 export interface PodLogDirectory {

@@ -8,24 +8,15 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { COMPRESSED_SUFFIX, TEMPORARY_SUFFIX } from './rotation-plan.js';
+import { isNotFound } from '../../reconcilers/container-logs.js';
 
-/** Whether `file` lies strictly below `root`. */
-export function isUnder(root: string, file: string): boolean {
-  const relative = path.relative(path.resolve(root), path.resolve(file));
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
-}
-
-/** Whether a filesystem error says the file is not there. */
-export function isFileNotFound(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
-}
 
 /** Size of a file in bytes, undefined when it does not exist. */
 export async function fileSize(file: string): Promise<number | undefined> {
   try {
     return (await stat(file)).size;
   } catch (err: unknown) {
-    if (isFileNotFound(err)) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }

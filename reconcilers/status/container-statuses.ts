@@ -7,6 +7,7 @@ import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@k
 import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
 import { statusResources, type ResourceValues } from '../resize/resources.js';
 import { predatesAgent, probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
+import { isTerminal } from './pod-conditions.js';
 
 /** Why the last attempt to start a container failed (kubelet's reason cache entry). */
 export interface ContainerStartFailure {
@@ -110,8 +111,7 @@ function resourcesFields(spec: V1Container, latest: ObservedContainer | undefine
 
 /** Whether the status is generated as terminal, or the API already shows the pod finished. */
 function isTerminalPod(ctx: ContainerStatusContext): boolean {
-  const phase = ctx.pod.status?.phase;
-  return ctx.podIsTerminal || phase === 'Succeeded' || phase === 'Failed';
+  return ctx.podIsTerminal || isTerminal(ctx.pod.status?.phase);
 }
 
 /**
