@@ -10,9 +10,13 @@
  * - `destroy` removes the directory in every hierarchy, deepest first (containerd's container
  *   cgroups under a pod cgroup are empty once their tasks are deleted); a missing one is fine.
  * - Errors of the filesystem are thrown as they are (EBUSY: processes or children remain).
+ *
+ * Every call is synchronous underneath: cgroupfs lives in kernel memory, so no call waits on a
+ * disk, and a promise-based call costs the agent several round trips through the thread pool per
+ * file (open, stat, read, close) where the synchronous one is a few system calls.
  */
-import { statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupResources } from './pod-cgroup-config.js';
 
@@ -66,16 +70,12 @@ export async function hostCgroupHierarchies(mountinfoPath = '/proc/self/mountinf
   return parseCgroupMounts(await readFile(mountinfoPath, 'utf8'));
 }
 
-/**
- * Whether `dir` exists, by a synchronous stat: cgroupfs lives in kernel memory, so a stat never
- * waits on a disk, and a promise round trip through the thread pool per hierarchy cost the agent
- * more than the stat itself. Errors other than "no such entry" are thrown.
- */
+/** Whether `dir` exists. Errors other than "no such entry" are thrown. */
 function isPresent(dir: string): boolean {
   return statSync(dir, { throwIfNoEntry: false }) !== undefined;
 }
 
-/** The result of a synchronous check as a promise: a throw becomes a rejection, as from the async methods. */
+/** The result of a synchronous call as a promise: a throw becomes a rejection, as the interface promises. */
 function settle<T>(check: () => T): Promise<T> {
   try {
     return Promise.resolve(check());
@@ -113,51 +113,46 @@ export class V1CgroupFs implements CgroupFs {
     return h === undefined ? undefined : path.join(h.mountpoint, name);
   }
 
-  async create(name: string, resources: CgroupResources): Promise<void> {
-    for (const h of this.hierarchies) {
-      if (h.subsystems.includes('cpuset')) await this.createCpuset(h.mountpoint, name);
-      else await mkdir(path.join(h.mountpoint, name), { recursive: true });
-    }
-    await this.update(name, resources);
-  }
-
-  /** Each level made in turn, copying cpus and mems from its parent when empty. */
-  private async createCpuset(mountpoint: string, name: string): Promise<void> {
-    let dir = mountpoint;
-    for (const part of name.split('/').filter((p) => p !== '')) {
-      const parent = dir;
-      dir = path.join(dir, part);
-      await mkdir(dir, { recursive: true });
-      for (const file of ['cpuset.cpus', 'cpuset.mems']) {
-        const own = (await readFile(path.join(dir, file), 'utf8')).trim();
-        if (own === '') await writeFile(path.join(dir, file), (await readFile(path.join(parent, file), 'utf8')).trim());
+  create(name: string, resources: CgroupResources): Promise<void> {
+    return settle(() => {
+      for (const h of this.hierarchies) {
+        if (h.subsystems.includes('cpuset')) createCpuset(h.mountpoint, name);
+        else mkdirSync(path.join(h.mountpoint, name), { recursive: true });
       }
-    }
+      this.write(name, resources);
+    });
   }
 
-  async update(name: string, resources: CgroupResources): Promise<void> {
+  update(name: string, resources: CgroupResources): Promise<void> {
+    return settle(() => {
+      this.write(name, resources);
+    });
+  }
+
+  private write(name: string, resources: CgroupResources): void {
     for (const { subsystem, file, value } of settingFiles(resources)) {
       const dir = this.dirOf(subsystem, name);
       if (dir === undefined) continue;
-      await writeFile(path.join(dir, file), subsystem === 'pids' && value <= 0 ? 'max' : String(value));
+      writeFileSync(path.join(dir, file), subsystem === 'pids' && value <= 0 ? 'max' : String(value));
     }
   }
 
-  async read(name: string): Promise<CgroupResources> {
-    const value = async (subsystem: string, file: string): Promise<number | undefined> => {
-      const dir = this.dirOf(subsystem, name);
-      return dir === undefined ? undefined : Number((await readFile(path.join(dir, file), 'utf8')).trim());
-    };
-    const found: Record<string, number | undefined> = {
-      cpuShares: await value('cpu', 'cpu.shares'),
-      cpuPeriodUs: await value('cpu', 'cpu.cfs_period_us'),
-      cpuQuotaUs: await value('cpu', 'cpu.cfs_quota_us'),
-      memoryLimitBytes: await value('memory', 'memory.limit_in_bytes'),
-    };
-    return Object.fromEntries(Object.entries(found).filter(([, v]) => v !== undefined));
+  read(name: string): Promise<CgroupResources> {
+    return settle(() => {
+      const value = (subsystem: string, file: string): number | undefined => {
+        const dir = this.dirOf(subsystem, name);
+        return dir === undefined ? undefined : Number(readFileSync(path.join(dir, file), 'utf8').trim());
+      };
+      const found: Record<string, number | undefined> = {
+        cpuShares: value('cpu', 'cpu.shares'),
+        cpuPeriodUs: value('cpu', 'cpu.cfs_period_us'),
+        cpuQuotaUs: value('cpu', 'cpu.cfs_quota_us'),
+        memoryLimitBytes: value('memory', 'memory.limit_in_bytes'),
+      };
+      return Object.fromEntries(Object.entries(found).filter(([, v]) => v !== undefined));
+    });
   }
 
-  // Both check by synchronous stat (see isPresent): pod cgroups are checked at every sync and removal.
   exists(name: string): Promise<boolean> {
     return settle(() => this.dirs(name).every(isPresent));
   }
@@ -166,50 +161,61 @@ export class V1CgroupFs implements CgroupFs {
     return settle(() => this.dirs(name).some(isPresent));
   }
 
-  async children(name: string): Promise<string[]> {
-    const found = new Set<string>();
-    for (const dir of this.dirs(name)) for (const child of await subdirs(dir)) found.add(child);
-    return [...found].sort();
+  children(name: string): Promise<string[]> {
+    return settle(() => [...new Set(this.dirs(name).flatMap(subdirs))].sort());
   }
 
-  async pids(name: string): Promise<number[]> {
-    const found = new Set<number>();
-    for (const dir of this.dirs(name)) for (const pid of await pidsUnder(dir)) found.add(pid);
-    return [...found];
+  pids(name: string): Promise<number[]> {
+    return settle(() => [...new Set(this.dirs(name).flatMap(pidsUnder))]);
   }
 
-  async destroy(name: string): Promise<void> {
-    for (const dir of this.dirs(name)) await removeTree(dir);
+  destroy(name: string): Promise<void> {
+    return settle(() => {
+      for (const dir of this.dirs(name)) removeTree(dir);
+    });
+  }
+}
+
+/** Each level of a cpuset cgroup made in turn, copying cpus and mems from its parent when empty. */
+function createCpuset(mountpoint: string, name: string): void {
+  let dir = mountpoint;
+  for (const part of name.split('/').filter((p) => p !== '')) {
+    const parent = dir;
+    dir = path.join(dir, part);
+    mkdirSync(dir, { recursive: true });
+    for (const file of ['cpuset.cpus', 'cpuset.mems']) {
+      const own = readFileSync(path.join(dir, file), 'utf8').trim();
+      if (own === '') writeFileSync(path.join(dir, file), readFileSync(path.join(parent, file), 'utf8').trim());
+    }
   }
 }
 
 /** Child directories; none when the directory does not exist. */
-async function subdirs(dir: string): Promise<string[]> {
+function subdirs(dir: string): string[] {
   try {
-    return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   } catch (error) {
     if (isNotFound(error)) return [];
     throw error;
   }
 }
 
-async function pidsUnder(dir: string): Promise<number[]> {
+function pidsUnder(dir: string): number[] {
   let own: number[];
   try {
-    own = (await readFile(path.join(dir, 'cgroup.procs'), 'utf8')).split('\n').filter((l) => l.trim() !== '').map(Number);
+    own = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter((l) => l.trim() !== '').map(Number);
   } catch (error) {
     if (isNotFound(error)) return [];
     throw error;
   }
-  const below = await Promise.all((await subdirs(dir)).map((child) => pidsUnder(path.join(dir, child))));
-  return [...own, ...below.flat()];
+  return [...own, ...subdirs(dir).flatMap((child) => pidsUnder(path.join(dir, child)))];
 }
 
 /** rmdir of a cgroup directory and its descendants, deepest first (cgroupfs removes the control files itself). */
-async function removeTree(dir: string): Promise<void> {
-  for (const child of await subdirs(dir)) await removeTree(path.join(dir, child));
+function removeTree(dir: string): void {
+  for (const child of subdirs(dir)) removeTree(path.join(dir, child));
   try {
-    await rmdir(dir);
+    rmdirSync(dir);
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
