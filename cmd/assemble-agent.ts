@@ -49,10 +49,9 @@ import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/res
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource, type ServiceSource } from '../controllers/services/service-source.js';
 import { createApiRuntimeHandlers } from '../controllers/runtimeclass/api-runtime-handlers.js';
-import { createPodHousekeeping, lateRemovedPodFilter } from './removed-pods.js';
-import { enqueuer } from './pod-events.js';
+import { createPodHousekeeping } from './removed-pods.js';
+import { createPodEventPath } from './pod-events.js';
 import type { PeriodicLoop } from '../util/periodic-loop.js';
-import { lateSyncPreempter } from './sync-preemption.js';
 import { ETC_HOSTS_PATH } from '../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../reconcilers/events/api-event-recorder.js';
 import { createPullCredentials } from '../reconcilers/images/pull-secrets.js';
@@ -357,9 +356,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const core: Core = { settings, logger, clock, kube, cri, runtimeVersion, metrics };
   const queue = createReconcileQueue({ redisUrl: settings.redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
   metrics.watchQueue(queue);
-  const preempter = lateSyncPreempter(queue, logger.child({ component: 'reconcile-queue' }));
-  const removedPods = lateRemovedPodFilter(queue);
-  const enqueue = enqueuer(queue, logger, preempter, removedPods);
+  const podEvents = createPodEventPath(queue, logger);
+  const { enqueue } = podEvents;
   // What each reconcile reported of the runtime: PLEG drops the echo of the reconciler's own work.
   const sightings = new RuntimeSightings();
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), onPodChanged: enqueue, sightings, runInFlight: (uid) => queue.runInFlight(uid), metrics: metrics.pleg });
@@ -376,8 +374,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
   const { podSync, status, events } = buildPodSync(core, { store, queue, enqueue, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings });
-  preempter.bind({ store, lifecycle: podSync.lifecycle, evictions: podSync.evictions });
-  removedPods.bind({ store, lifecycle: podSync.lifecycle });
+  podEvents.bind({ store, lifecycle: podSync.lifecycle, evictions: podSync.evictions, status });
   const housekeeping = createPodHousekeeping({ forgetRemovedPods: () => podSync.reconciler.forgetRemovedPods((uid) => queue.runInFlight(uid)), clock, logger: logger.child({ component: 'housekeeping' }) });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {

@@ -223,7 +223,7 @@ describe('PodReconciler with the fake runtime', () => {
     h.status.setPodStatus = (pod, status) => {
       const states = (status.containerStatuses ?? []).map((c) => (c.state?.terminated ? 'terminated' : c.state?.running ? 'running' : 'waiting'));
       seen.push(`${h.runtime.callsTo('stopPodSandbox').length} sandbox stops: ${status.phase ?? ''} [${states.join(' ')}]`);
-      return write(pod, status);
+      write(pod, status);
     };
     for (const c of await h.runtime.listContainers()) h.runtime.setContainerExited(c.id, 0);
     await h.reconciler().reconcile(ref);

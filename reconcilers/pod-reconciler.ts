@@ -358,18 +358,18 @@ export class PodReconciler {
     const plan = computePodActions({ pod: resize.pod, observed, terminating: stop.mustStop, probes: this.probeVerdictsOf(resize.pod, observed), resizeRestarts: resize.actions.restarts });
     scope.log.debug({ plan }, 'computed pod actions');
     if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && this.options.admission?.isPaused() === true) {
-      await this.hold(pod, observed, scope.log);
+      this.hold(pod, observed, scope.log);
       return {};
     }
     const gracePeriodSeconds = this.enterLifecycle(scope.key, pod, stop);
     this.reportSandboxChange(pod, plan, observed);
     const how = statusHowOf(resize.pod, stop);
-    if (stopsOnly(plan)) await this.writeStatus(scope, pod, observed, how);
+    if (stopsOnly(plan)) this.writeStatus(scope, pod, observed, how);
     const { result, setupError } = await this.executePlan(scope, { pod: resize.pod, plan, observed, gracePeriodSeconds });
     this.options.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
     const resized = await this.actuateResize(scope, resize, setupError === undefined && !stop.mustStop);
     const after = await this.observeAfter(scope, { plan, resized, observed, result, setupError });
-    const written = await this.writeStatus(scope, pod, after, how);
+    const written = this.writeStatus(scope, pod, after, how);
     const left = await this.finishIfStopped(scope, pod, { after, written, mustStop: stop.mustStop });
     this.reportIfSettled({ pod: resize.pod, after: left, mustStop: stop.mustStop, setupError });
     throwSetupError(setupError);
@@ -504,14 +504,14 @@ export class PodReconciler {
    * Leaves a new pod Pending (containers waiting in ContainerCreating) while the agent is paused.
    * No requeue: unpausing resyncs every pod, and the periodic resync is the safety net.
    */
-  private async hold(pod: V1Pod, observed: ObservedPod, log: Logger): Promise<void> {
+  private hold(pod: V1Pod, observed: ObservedPod, log: Logger): void {
     log.info('nodelet is paused: not starting the pod');
     this.options.events.record(pod, {
       type: 'Normal',
       reason: 'NodeletPaused',
       message: 'nodelet on this node is paused (NodeAgent spec.paused): the pod starts once it is unpaused',
     });
-    await this.options.status.setPodStatus(pod, this.statusOf(pod, observed, { podIsTerminal: false }));
+    this.options.status.setPodStatus(pod, this.statusOf(pod, observed, { podIsTerminal: false }));
   }
 
   private reportSandboxChange(pod: V1Pod, plan: PodActions, observed: ObservedPod): void {
@@ -538,7 +538,7 @@ export class PodReconciler {
     const after = await this.observeKnown(scope, observed);
     const done = !hasRunningParts(after);
     if (done) lifecycle.terminated(key);
-    await this.writeStatus(scope, pod, after, { podIsTerminal: done });
+    this.writeStatus(scope, pod, after, { podIsTerminal: done });
     this.reported(after);
     if (!done) throw new Error(`pod ${key.uid} still has running parts after being killed`);
     await this.options.executor.removePod(after, signal);
@@ -621,12 +621,15 @@ export class PodReconciler {
     return Math.min(recorded, this.options.store.finalDeletionGraceSeconds?.(key.uid) ?? Number.POSITIVE_INFINITY);
   }
 
-  /** Generates the pod's status and hands it to the status manager; returns it. */
-  private async writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): Promise<V1PodStatus> {
-    // A cancelled run writes nothing: another run of this UID may be writing already.
+  /**
+   * Generates the pod's status and hands it to the status manager, which writes it in the
+   * background (the run does not wait for the API server); returns it.
+   */
+  private writeStatus(scope: RunScope, pod: V1Pod, observed: ObservedPod, how: StatusHow): V1PodStatus {
+    // A cancelled run hands over nothing: the run that replaced it reports the newer state.
     scope.signal?.throwIfAborted();
     const status = this.statusOf(pod, observed, how);
-    await this.options.status.setPodStatus(pod, status);
+    this.options.status.setPodStatus(pod, status);
     return status;
   }
 

@@ -57,7 +57,7 @@ export function trackPodStarts(writer: StatusWriter & { podStatus(uid: string): 
     setPodStatus: (pod: V1Pod, status: V1PodStatus) => {
       const uid = pod.metadata?.uid ?? '';
       tracker.statusChanged(uid, writer.podStatus(uid) ?? pod.status, status);
-      return writer.setPodStatus(pod, status);
+      writer.setPodStatus(pod, status);
     },
     deletePod: (pod) => writer.deletePod(pod),
     forget: (uid) => {

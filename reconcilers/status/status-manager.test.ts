@@ -56,16 +56,53 @@ describe('StatusManager: full statuses', () => {
   it('writes a new status once, with the pod UID as a precondition, and skips an identical one', async () => {
     const api = new FlakyApi();
     const { m } = manager(api);
-    await m.setPodStatus(pod, running);
-    await m.setPodStatus(pod, { ...running, startTime: new Date('2026-01-01T00:00:00Z') });
+    m.setPodStatus(pod, running);
+    await m.settled();
+    m.setPodStatus(pod, { ...running, startTime: new Date('2026-01-01T00:00:00Z') });
+    await m.settled();
     assert.equal(api.patches.length, 1);
     assert.deepEqual(api.last().metadata, { uid: 'u1' });
+  });
+
+  it('hands a status over without waiting for the API server, writes one pod\'s statuses in order, and stop waits for them', async () => {
+    const api = new FlakyApi();
+    const { m } = manager(api);
+    m.start();
+    let open = (): void => undefined;
+    api.gate = new Promise<void>((resolve) => (open = resolve));
+    m.setPodStatus(pod, running);
+    await settle();
+    m.setPodStatus(pod, { ...running, phase: 'Succeeded' });
+    assert.equal(m.podStatus('u1')?.phase, 'Succeeded', 'the newest status is held at once');
+    assert.equal(api.patches.length, 0, 'the first write is still in flight');
+    let stopped = false;
+    const stopping = m.stop().then(() => (stopped = true));
+    await settle();
+    assert.equal(stopped, false, 'stop waits for the writes in flight');
+    open();
+    await stopping;
+    assert.deepEqual(api.patches.map((p) => p.status.phase), ['Running', 'Succeeded']);
+    assert.equal(m.pendingCount(), 0);
+  });
+
+  it('tells the echo of its own write from another writer\'s status: the newest status handed over, as the API holds it', async () => {
+    const api = new FlakyApi();
+    const { m } = manager(api);
+    assert.equal(m.holdsNewest({ ...pod, status: running }), false, 'no status handed over yet');
+    m.setPodStatus(pod, running);
+    await m.settled();
+    const echo: V1Pod = { ...pod, status: { ...running, startTime: new Date('2026-01-01T00:00:00Z'), nominatedNodeName: 'not-ours' } };
+    assert.equal(m.holdsNewest(echo), true, 'the write as the API server holds it (second precision, fields of other writers beside it)');
+    assert.equal(m.holdsNewest({ ...pod, status: { ...running, phase: 'Failed' } }), false, 'another writer changed an owned field');
+    m.setPodStatus(pod, { ...running, phase: 'Succeeded' });
+    assert.equal(m.holdsNewest(echo), false, 'an older write is not the newest status');
   });
 
   it('does not write a status the API server already holds', async () => {
     const api = new FlakyApi();
     const { m } = manager(api);
-    await m.setPodStatus({ ...pod, status: running }, running);
+    m.setPodStatus({ ...pod, status: running }, running);
+    await m.settled();
     assert.equal(api.patches.length, 0);
   });
 
@@ -74,8 +111,10 @@ describe('StatusManager: full statuses', () => {
     const { m, clock } = manager(api);
     m.start();
     api.down = true;
-    await m.setPodStatus(pod, running);
-    await m.setPodStatus(pod, { ...running, phase: 'Succeeded' });
+    m.setPodStatus(pod, running);
+    await m.settled();
+    m.setPodStatus(pod, { ...running, phase: 'Succeeded' });
+    await m.settled();
     assert.equal(m.pendingCount(), 1);
     await clock.advance(1000);
     assert.equal(m.pendingCount(), 1, 'still down: still pending');
@@ -91,7 +130,8 @@ describe('StatusManager: full statuses', () => {
     const api = new FlakyApi();
     const { m } = manager(api);
     api.down = true;
-    await m.setPodStatus(pod, { phase: 'Failed' });
+    m.setPodStatus(pod, { phase: 'Failed' });
+    await m.settled();
     await assert.rejects(m.deletePod(pod));
     assert.equal(api.deletes.length, 0);
     api.down = false;
@@ -124,7 +164,8 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
   it('writes a readiness change at once, recomputing ContainersReady and Ready and stamping only the conditions that changed', async () => {
     const api = new FlakyApi();
     const { m, clock } = manager(api);
-    await m.setPodStatus(app, fullStatus(undefined));
+    m.setPodStatus(app, fullStatus(undefined));
+    await m.settled();
     assert.equal(conditionOf(api.last(), 'Ready')?.status, 'True');
     await clock.advance(7_500);
     await m.setContainerReadiness(key, 'containerd://c-app', false);
@@ -155,7 +196,8 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
   it('reports a container neither started nor ready while its startup probe has not succeeded', async () => {
     const api = new FlakyApi();
     const { m } = manager(api);
-    await m.setPodStatus(app, fullStatus(undefined));
+    m.setPodStatus(app, fullStatus(undefined));
+    await m.settled();
     await m.setContainerStartup(key, 'c-app', false);
     assert.equal(appStatus(api.last())?.started, false);
     assert.equal(appStatus(api.last())?.ready, false);
@@ -167,7 +209,8 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
     const { m } = manager(api);
     await m.setContainerReadiness(key, 'c-app', false);
     assert.equal(api.patches.length, 0, 'no status held yet: nothing to update');
-    await m.setPodStatus(app, fullStatus(undefined, T0, observation([sandbox()], [container(app, 'app', { id: 'c-app-2' }), container(app, 'sidecar')])));
+    m.setPodStatus(app, fullStatus(undefined, T0, observation([sandbox()], [container(app, 'app', { id: 'c-app-2' }), container(app, 'sidecar')])));
+    await m.settled();
     await m.setContainerReadiness(key, 'containerd://c-app-1', false);
     assert.equal(api.patches.length, 1);
     assert.equal(appStatus(api.last())?.ready, true);
@@ -176,14 +219,16 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
   it('keeps a readiness result through later full statuses, however they were generated', async () => {
     const api = new FlakyApi();
     const { m, clock, store } = manager(api);
-    await m.setPodStatus(app, fullStatus(undefined));
+    m.setPodStatus(app, fullStatus(undefined));
+    await m.settled();
     await m.setContainerReadiness(key, 'c-app', false);
     await clock.advance(3_000);
     // A reconcile's status generated from the store reports it…
     assert.equal(fullStatus(store).containerStatuses?.find((c) => c.name === 'app')?.ready, false);
     // …and one generated before the result (a race with a reconcile in flight) cannot undo it.
     const staleWithNewIp = fullStatus(undefined, T0, observation([sandbox({ ip: '10.214.0.6' })], [container(app, 'app'), container(app, 'sidecar')]));
-    await m.setPodStatus({ ...app, status: staleWithNewIp }, staleWithNewIp);
+    m.setPodStatus({ ...app, status: staleWithNewIp }, staleWithNewIp);
+    await m.settled();
     assert.equal(api.patches.length, 3);
     assert.equal(api.last().status.podIP, '10.214.0.6');
     assert.equal(appStatus(api.last())?.ready, false);
@@ -194,7 +239,8 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
     const api = new FlakyApi();
     const { m, clock } = manager(api);
     // All within one second: the flip back is identical to the status first written.
-    await m.setPodStatus(app, fullStatus(undefined, new Date(clock.now())));
+    m.setPodStatus(app, fullStatus(undefined, new Date(clock.now())));
+    await m.settled();
     let release = (): void => undefined;
     api.gate = new Promise<void>((resolve) => (release = resolve));
     const first = m.setContainerReadiness(key, 'c-app', false);
@@ -209,7 +255,8 @@ describe('StatusManager: setContainerReadiness / setContainerStartup', () => {
   it('forgets the status it held for a pod', async () => {
     const api = new FlakyApi();
     const { m } = manager(api);
-    await m.setPodStatus(app, fullStatus(undefined));
+    m.setPodStatus(app, fullStatus(undefined));
+    await m.settled();
     m.forget(key.uid);
     await m.setContainerReadiness(key, 'c-app', false);
     assert.equal(api.patches.length, 1);
@@ -244,7 +291,8 @@ describe('StatusManager: static pods write through their mirror pods', () => {
   it('keeps the status pending until the mirror pod exists, writes it there (mirror UID as precondition), and again to a re-created mirror pod', async () => {
     const { m, api, clock, mirror } = staticSetup();
     m.start();
-    await m.setPodStatus(pod, running);
+    m.setPodStatus(pod, running);
+    await m.settled();
     assert.equal(api.patches.length, 0, 'no mirror pod: nothing written');
     assert.equal(m.pendingCount(), 1);
     mirror.uid = 'm1';
@@ -252,10 +300,12 @@ describe('StatusManager: static pods write through their mirror pods', () => {
     assert.deepEqual(api.targets, ['ns/web/m1']);
     assert.deepEqual(api.last().metadata, { uid: 'm1' });
     assert.equal(m.pendingCount(), 0);
-    await m.setPodStatus(pod, running);
+    m.setPodStatus(pod, running);
+    await m.settled();
     assert.equal(api.patches.length, 1, 'the same status to the same mirror pod is not written twice');
     mirror.uid = 'm2';
-    await m.setPodStatus(pod, running);
+    m.setPodStatus(pod, running);
+    await m.settled();
     assert.deepEqual(api.targets, ['ns/web/m1', 'ns/web/m2'], 'a re-created mirror pod gets the status again');
     await m.stop();
   });
@@ -263,7 +313,8 @@ describe('StatusManager: static pods write through their mirror pods', () => {
   it('never deletes a static pod through the API', async () => {
     const { m, api, mirror } = staticSetup();
     mirror.uid = 'm1';
-    await m.setPodStatus(pod, running);
+    m.setPodStatus(pod, running);
+    await m.settled();
     await m.deletePod(pod);
     assert.deepEqual(api.deletes, []);
   });

@@ -3,9 +3,11 @@
  * the pod has terminated on this node (as the kubelet's status manager does).
  *
  * - Reconciles hand it the full status they generated; it keeps the newest per pod UID (a version
- *   number orders them) and writes it. A write that fails (API server down, timeouts) stays
- *   pending and is retried by its own periodic loop, so a reconcile never fails because the API
- *   server is unreachable, and statuses catch up when it returns.
+ *   number orders them) and writes it in the background, as the kubelet's status manager does
+ *   (`SetPodStatus` only signals its sync loop): a reconcile does not wait for the API server, so
+ *   its worker is free for the next pod while the write is in flight. A write that fails (API
+ *   server down, timeouts) stays pending and is retried by its own periodic loop, so a reconcile
+ *   never fails because the API server is unreachable, and statuses catch up when it returns.
  * - Probers hand it one container's readiness or startup result (`setContainerReadiness`,
  *   `setContainerStartup`, the kubelet's names): it records the result in the pod's
  *   {@link ContainerReadinessStore}, updates the last status it holds when that container ID is
@@ -34,8 +36,11 @@ export { canonicalStatus, podStatusApi, statusPatch, type PodStatusApi } from '.
 
 /** Writes pod statuses and deletes terminated pods. */
 export interface StatusWriter {
-  /** Hands over the newest status of `pod`; written now if possible, else retried in the background. */
-  setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void>;
+  /**
+   * Hands over the newest status of `pod`. The write starts at once and goes on in the background
+   * (retried while it fails); writes of one pod land in the order handed over.
+   */
+  setPodStatus(pod: V1Pod, status: V1PodStatus): void;
   /**
    * Writes any pending status of the pod, then deletes the pod object (UID precondition, no grace).
    * Resolves true once the API server deleted the object (or it was gone already), false for a
@@ -117,6 +122,8 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
   private readonly held = new Map<string, Held>();
   /** Serialises writes per UID (a reconcile, a probe result and the retry loop may all write). */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Writes started by `setPodStatus` and not settled yet (awaited by `stop` and `settled`). */
+  private readonly background = new Set<Promise<void>>();
   private version = 0;
   private readonly retryLoop: PeriodicLoop;
 
@@ -138,9 +145,15 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     this.retryLoop.start();
   }
 
-  /** Stops the retry loop for good, waiting for a round in flight. */
+  /** Stops the retry loop for good, waiting for a round in flight and for the writes in flight. */
   async stop(): Promise<void> {
     await this.retryLoop.stop();
+    await this.settled();
+  }
+
+  /** Resolves once every status handed over so far was written, or failed and was left pending. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.background]);
   }
 
   /**
@@ -151,18 +164,34 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     return this.held.get(uid)?.status;
   }
 
+  /**
+   * Whether `pod`, as the API server sent it, holds the newest status handed over for it (its owned
+   * part, at the API server's precision): the echo of this manager's own write. False for a pod it
+   * holds no status of.
+   */
+  holdsNewest(pod: V1Pod): boolean {
+    const held = this.held.get(pod.metadata?.uid ?? '');
+    return held !== undefined && canonicalStatus(pod.status) === canonicalStatus(held.status);
+  }
+
   /** UIDs whose newest status is not written yet. */
   pendingCount(): number {
     return this.pending.size;
   }
 
-  async setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
+  setPodStatus(pod: V1Pod, status: V1PodStatus): void {
     const key = podKeyOf(pod);
     const { readiness } = this.options;
     const applied = applyProbeResults(pod, status, readiness.resultsOf(key.uid), this.now());
     readiness.prune(key.uid, currentContainerIds([...(applied.initContainerStatuses ?? []), ...(applied.containerStatuses ?? [])]));
     this.held.set(key.uid, { key, pod, status: applied });
-    await this.enqueue(key, applied, pod.status);
+    this.inBackground(this.enqueue(key, applied, pod.status));
+  }
+
+  /** Keeps a write that nobody awaits where `settled` finds it until it settles (it never rejects). */
+  private inBackground(write: Promise<void>): void {
+    const tracked: Promise<void> = write.finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
   }
 
   setContainerReadiness(key: PodKey, containerId: string, ready: boolean): Promise<void> {
@@ -227,7 +256,7 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     await this.enqueue(held.key, updated, undefined);
   }
 
-  /** Makes `status` the pod's pending status and writes it, unless nothing owned would change. */
+  /** Makes `status` the pod's pending status and writes it, unless nothing owned would change. Never rejects. */
   private async enqueue(key: PodKey, status: V1PodStatus, apiStatus: V1PodStatus | undefined): Promise<void> {
     const canonical = canonicalStatus(status);
     // With a write in flight the API will hold that one next: queue behind it whatever it is.

@@ -94,6 +94,23 @@ describe('canonicalStatus', () => {
     assert.equal(canonicalStatus({ conditions: [ready, initialized] }), canonicalStatus({ conditions: [gate, initialized, ready] }));
     assert.notEqual(canonicalStatus({ conditions: [ready] }), canonicalStatus({ conditions: [ready, initialized] }));
   });
+
+  it('finds a status equal to its form as the API server sends it back: nulls, empty maps and empty lists left out', () => {
+    const handedOver: V1PodStatus = {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: T0 }],
+      containerStatuses: [{ name: 'app', image: 'busybox', imageID: '', ready: true, restartCount: 0, allocatedResources: {}, resources: { requests: {}, limits: {} }, state: { running: { startedAt: T0 } } }],
+      podIPs: [],
+    };
+    const returned = JSON.parse(JSON.stringify({
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: T0, lastProbeTime: null }],
+      containerStatuses: [{ name: 'app', image: 'busybox', imageID: '', ready: true, restartCount: 0, resources: {}, state: { running: { startedAt: T0 } } }],
+    })) as V1PodStatus;
+    assert.equal(canonicalStatus(handedOver), canonicalStatus(returned));
+    const notReady = { ...returned, containerStatuses: [{ ...returned.containerStatuses![0]!, ready: false }] };
+    assert.notEqual(canonicalStatus(handedOver), canonicalStatus(notReady), 'false and 0 are values, not empty');
+  });
 });
 
 describe('isPodGone', () => {

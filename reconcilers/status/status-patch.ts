@@ -44,27 +44,42 @@ const CONDITION_FIELDS = ['status', 'reason', 'message', 'lastTransitionTime', '
 /** Fields compared as they are to decide whether a status changed (conditions are filtered first). */
 const COMPARED_FIELDS = [...SCALAR_FIELDS, ...IP_LISTS, ...ATOMIC_LISTS] as const;
 
-function dateReplacer(_key: string, value: unknown): unknown {
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/**
+ * `value` in the form the API server sends it back: dates at its one-second precision, nulls,
+ * empty maps and empty lists left out (it omits empty optional fields and sends the ones it has no
+ * value for as null, such as a condition's `lastProbeTime`), keys sorted. Undefined when nothing is
+ * left.
+ */
+function normalized(value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
   if (value instanceof Date) return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(value)) return value.replace(/\.\d+Z$/, 'Z');
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)));
+  if (typeof value === 'string' && TIMESTAMP.test(value)) return value.replace(/\.\d+Z$/, 'Z');
+  if (Array.isArray(value)) {
+    const items = value.map(normalized).filter((item) => item !== undefined);
+    return items.length === 0 ? undefined : items;
+  }
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .map(([key, item]) => [key, normalized(item)] as const)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return entries.length === 0 ? undefined : Object.fromEntries(entries);
   }
   return value;
 }
 
 /**
- * JSON of the owned part of a status (owned conditions only, sorted by type), dates at the API
- * server's one-second precision, keys sorted: equal strings mean nothing nodelet owns differs.
+ * JSON of the owned part of a status (owned conditions only, sorted by type) in the form the API
+ * server holds it (see `normalized`): equal strings mean nothing nodelet owns differs, whether both
+ * came from nodelet or one came back from the API server.
  */
 export function canonicalStatus(status: V1PodStatus | undefined): string {
   const picked: Record<string, unknown> = {};
-  for (const field of COMPARED_FIELDS) {
-    const value = status?.[field];
-    if (value !== undefined) picked[field] = value;
-  }
+  for (const field of COMPARED_FIELDS) picked[field] = status?.[field];
   picked.conditions = (status?.conditions ?? []).filter(isWrittenCondition).sort((a, b) => (a.type < b.type ? -1 : 1));
-  return JSON.stringify(picked, dateReplacer);
+  return JSON.stringify(normalized(picked) ?? {});
 }
 
 /** One owned condition with every field it lacks set to null. */

@@ -39,10 +39,9 @@ export class RecordingStatusWriter implements StatusWriter {
     private readonly readiness: ContainerReadinessStore,
     private readonly clock: FakeClock,
   ) {}
-  setPodStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
+  setPodStatus(pod: V1Pod, status: V1PodStatus): void {
     const uid = pod.metadata?.uid ?? '';
     this.record(pod, applyProbeResults(pod, status, this.readiness.resultsOf(uid), new Date(this.clock.now())));
-    return Promise.resolve();
   }
   setContainerReadiness(key: PodKey, containerId: string, ready: boolean): Promise<void> {
     return this.setResult(key, containerId, { ready });

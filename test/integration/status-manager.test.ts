@@ -125,7 +125,8 @@ describe('status manager against the real API server', () => {
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     const m = manager();
-    await m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     const afterStale = await readPod('gated');
     assert.deepEqual(conditionTypes(afterStale), ['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready', GATE].sort());
@@ -133,11 +134,13 @@ describe('status manager against the real API server', () => {
 
     // From a fresh view the gate is met: Ready. Then PodReadyToStartContainers is no longer reported.
     const fresh = generated(afterStale, observed(afterStale, ['main']));
-    await m.setPodStatus(afterStale, fresh);
+    m.setPodStatus(afterStale, fresh);
+    await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     assert.equal(conditionOf(await readPod('gated'), 'Ready')?.status, 'True');
     const withoutOne = { ...fresh, conditions: fresh.conditions?.filter((c) => c.type !== 'PodReadyToStartContainers') };
-    await m.setPodStatus(await readPod('gated'), withoutOne);
+    m.setPodStatus(await readPod('gated'), withoutOne);
+    await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     const final = await readPod('gated');
     assert.deepEqual(conditionTypes(final), ['ContainersReady', 'Initialized', 'Ready', GATE].sort());
@@ -149,7 +152,8 @@ describe('status manager against the real API server', () => {
     const created = await createPod('lists', (p) => p.spec!.containers.push({ name: 'helper', image: 'docker.io/library/busybox:1.35' }));
     const m = manager();
     // helper not created yet: Ready False with a reason and a message.
-    await m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     const first = await readPod('lists');
     assert.deepEqual(first.status?.containerStatuses?.map((c) => c.name), ['main', 'helper']);
@@ -157,7 +161,8 @@ describe('status manager against the real API server', () => {
 
     // Both run now, in a new sandbox with a new IP; helper is no longer reported at all.
     const second = generated(first, observed(first, ['main', 'helper'], '10.214.0.6'));
-    await m.setPodStatus(first, { ...second, containerStatuses: second.containerStatuses?.filter((c) => c.name === 'main') });
+    m.setPodStatus(first, { ...second, containerStatuses: second.containerStatuses?.filter((c) => c.name === 'main') });
+    await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written (an IP list merged with the old one is invalid)');
     const after2 = await readPod('lists');
     assert.deepEqual(after2.status?.containerStatuses?.map((c) => c.name), ['main'], 'a container status nodelet no longer reports stayed');
@@ -182,7 +187,8 @@ describe('status manager against the real API server', () => {
     const created = await createPod('probed');
     const key = podKeyOf(created);
     const m = manager();
-    await m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    m.setPodStatus(created, generated(created, observed(created, ['main'])));
+    await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     const before = await readPod('probed');
     assert.equal(before.status?.containerStatuses?.[0]?.ready, true);
