@@ -171,7 +171,9 @@ export interface ReconcileQueue {
   onResync(listener: ResyncListener): () => void;
   /**
    * Stops: lets active reconciles finish for up to `shutdownTimeoutMs`, then aborts their signals
-   * and leaves their jobs to stalled recovery by the next agent; closes every connection.
+   * and leaves their jobs to stalled recovery by the next agent; closes every connection. A Redis
+   * that stops answering holds no step longer than `redisStepTimeoutMs`: its connections are then
+   * dropped, as after a forced stop.
    */
   close(): Promise<void>;
 }
@@ -205,6 +207,8 @@ export interface ReconcileQueueOptions {
   readonly stall?: StallSettings;
   /** How long `close()` waits for active reconciles. Default 30000. */
   readonly shutdownTimeoutMs?: number;
+  /** How long `close()` waits for Redis to answer one step before dropping the connections. Default 5000. */
+  readonly redisStepTimeoutMs?: number;
   /** How often to check that Redis still holds the queue (see `onResync`). Default 10000. */
   readonly stateCheckIntervalMs?: number;
   /** Clock for run durations, the state check and the shutdown timeout. Default the system clock. */
@@ -236,6 +240,8 @@ class BullReconcileQueue implements ReconcileQueue {
   private worker: Worker<ReconcileJobData, RunRecord> | undefined;
   private workerRedis: Redis | undefined;
   private closing: Promise<void> | undefined;
+  /** Set once a shutdown step found Redis not answering (logged once). */
+  private redisSilent = false;
   /** This instance's worker name: host, process and a random part, unique per instance. */
   private readonly workerName = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -365,22 +371,43 @@ class BullReconcileQueue implements ReconcileQueue {
     return this.closing;
   }
 
+  /**
+   * Each step that waits on Redis is bounded: a Redis that accepts connections but does not answer
+   * (stopped, swapping, a partition that resets nothing) would otherwise hold the agent's exit for
+   * as long as it lasts. Once a step runs out, every connection is dropped, which fails the
+   * commands still waiting, and the remaining steps end at once; the next agent's stalled check
+   * recovers any job left active.
+   */
   private async shutdown(): Promise<void> {
-    await this.watcher.stop();
+    let answering = await this.redisAnswersWithin(this.watcher.stop());
+    if (!answering) this.dropConnections();
     const forced = this.worker ? await this.stopWorker(this.worker) : false;
-    await this.queue.close().catch((err: unknown) => {
-      this.logger.debug({ err }, 'closing the queue failed');
-    });
+    answering &&= await this.redisAnswersWithin(
+      this.queue.close().catch((err: unknown) => {
+        this.logger.debug({ err }, 'closing the queue failed');
+      }),
+    );
     for (const redis of [this.producer, this.workerRedis]) {
       if (redis === undefined) continue;
-      if (forced) {
-        redis.disconnect();
-      } else {
-        await redis.quit().catch(() => {
-          redis.disconnect();
-        });
-      }
+      answering &&= !forced && (await this.redisAnswersWithin(quitOrDisconnect(redis)));
+      if (!answering) redis.disconnect();
     }
+  }
+
+  /** Whether `step` settled within the Redis step bound; logs once when Redis stopped answering. */
+  private async redisAnswersWithin(step: Promise<unknown>): Promise<boolean> {
+    const timeoutMs = this.options.redisStepTimeoutMs ?? 5_000;
+    const settled = await settlesWithin(step, { clock: this.clock, timeoutMs });
+    if (!settled && !this.redisSilent) {
+      this.redisSilent = true;
+      this.logger.warn({ timeoutMs }, 'Redis does not answer at shutdown: dropping its connections; the next agent recovers any job left active');
+    }
+    return settled;
+  }
+
+  /** Drops every connection at once: their waiting commands fail instead of waiting for Redis. */
+  private dropConnections(): void {
+    for (const redis of [this.producer, this.workerRedis]) redis?.disconnect();
   }
 
   /**
@@ -393,9 +420,12 @@ class BullReconcileQueue implements ReconcileQueue {
     const deadline = this.clock.now() + timeoutMs;
     // pause(true) only stops fetching; BullMQ's own waiting (pause(false), close(false)) keeps
     // renewing the locks of runs that never end, and pause(false) reconnects when they do.
-    await worker.pause(true).catch((err: unknown) => {
-      this.logger.debug({ err }, 'pausing the worker failed');
-    });
+    const paused = await this.redisAnswersWithin(
+      worker.pause(true).catch((err: unknown) => {
+        this.logger.debug({ err }, 'pausing the worker failed');
+      }),
+    );
+    if (!paused) this.dropConnections();
     const drained = await settlesWithin(this.inFlight.idle(), { clock: this.clock, timeoutMs: deadline - this.clock.now() });
     if (drained) {
       const closed = await settlesWithin(worker.close(false), { clock: this.clock, timeoutMs: Math.max(deadline - this.clock.now(), 1_000) });
@@ -403,9 +433,12 @@ class BullReconcileQueue implements ReconcileQueue {
     }
     this.logger.warn({ timeoutMs, running: this.inFlight.size }, 'reconciles still running at shutdown; aborting them, the next agent recovers their jobs');
     worker.cancelAllJobs('nodelet shutting down');
-    await worker.close(true).catch((err: unknown) => {
-      this.logger.debug({ err }, 'closing the worker failed');
-    });
+    const closed = await this.redisAnswersWithin(
+      worker.close(true).catch((err: unknown) => {
+        this.logger.debug({ err }, 'closing the worker failed');
+      }),
+    );
+    if (!closed) this.dropConnections();
     return true;
   }
 
@@ -444,4 +477,14 @@ class BullReconcileQueue implements ReconcileQueue {
 function validConcurrency(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${n}`);
   return n;
+}
+
+/** QUIT, or a dropped connection when QUIT fails. */
+function quitOrDisconnect(redis: Redis): Promise<void> {
+  return redis.quit().then(
+    () => undefined,
+    () => {
+      redis.disconnect();
+    },
+  );
 }

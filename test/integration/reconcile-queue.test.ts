@@ -1,7 +1,8 @@
 /**
  * The reconcile queue against a real Redis (REDIS_URL, default redis://127.0.0.1:16379).
  * Every test uses a fresh key prefix and node name and obliterates its keys afterwards. The flush
- * test flushes only database FLUSH_DB; the restart test runs its own redis-server on RESTART_PORT.
+ * test flushes only database FLUSH_DB; the restart test runs its own redis-server on RESTART_PORT,
+ * the shutdown test on SILENT_PORT.
  * Time bounds are "eventually" limits, never performance assertions. Orphaned jobs of dead agents:
  * reconcile-queue-orphans.test.ts.
  */
@@ -32,6 +33,8 @@ import {
 const FLUSH_DB = 13;
 /** Where the restart test runs (and kills) a redis-server of its own. */
 const RESTART_PORT = 16390;
+/** Where the shutdown test runs (and stops answering) a redis-server of its own. */
+const SILENT_PORT = 16391;
 function urlWithDb(url: string, db: number): string {
   const u = new URL(url);
   u.pathname = `/${db}`;
@@ -381,6 +384,32 @@ void describe('reconcile queue (real Redis)', () => {
     await eventually(() => started, 'the run started');
     await queue.close();
     await eventually(() => aborted, 'the run was aborted by the shutdown', 5_000);
+  });
+
+  void it('closes when its Redis stops answering (SIGSTOP: connections open, no replies), dropping the connections', async (t) => {
+    if (await redisAnswers(SILENT_PORT)) {
+      t.skip(`something already listens on ${SILENT_PORT}`);
+      return;
+    }
+    const server = await startRedis(SILENT_PORT);
+    try {
+      const f = fixture(`redis://127.0.0.1:${SILENT_PORT}`);
+      const recorder = new Recorder();
+      const queue = f.queue({ redisStepTimeoutMs: 500 });
+      await queue.start(recorder.handler('a'));
+      await recorder.event(queue, pod('before'));
+      await eventually(() => recorder.runsOf('before').length === 1, 'the enqueue ran');
+      server.kill('SIGSTOP');
+      let closed = false;
+      const closing = queue.close().then(() => (closed = true));
+      // Without the bound every step waits for a reply that only comes after SIGCONT.
+      await eventually(() => closed, 'close() returned while Redis does not answer', 15_000);
+      await closing;
+    } finally {
+      server.kill('SIGCONT');
+      await cleanUpFixtures();
+      await stopRedis(server);
+    }
   });
 
   void it('survives a flush of its Redis database, asks for a resync, and works for new enqueues', async () => {
