@@ -6,7 +6,7 @@
  * (see DEFAULT_INTRO in report.ts and the prose there for what is measured).
  *
  *   node --import tsx bench/pod-startup.ts [--sizes 30,110,250] [--rounds 3] [--steady-s 300]
- *     [--steady-life-s 30] [--idle-s 30] [--idle-pods 110] [--fresh-pods 5] [--raw-concurrency N]
+ *     [--steady-life-s 30] [--idle-s 30] [--idle-pods 110] [--fresh-pods 20] [--raw-concurrency N]
  *     [--timeout-s 600] [--no-kubelet] [--doc PATH | --no-doc]
  *
  * Needs the test cluster's environment (`source .cluster/env`) and, for the kubelet, the kubelet
@@ -52,7 +52,7 @@ function parseSettings(argv: string[]): Settings {
       'steady-life-s': { type: 'string', default: '30' },
       'idle-s': { type: 'string', default: '30' },
       'idle-pods': { type: 'string', default: '110' },
-      'fresh-pods': { type: 'string', default: '5' },
+      'fresh-pods': { type: 'string', default: '20' },
       'raw-concurrency': { type: 'string' },
       'timeout-s': { type: 'string', default: '600' },
       'no-kubelet': { type: 'boolean', default: false },
