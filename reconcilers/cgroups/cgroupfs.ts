@@ -19,6 +19,7 @@ import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSyn
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupResources } from './pod-cgroup-config.js';
+import { settleSync } from '../../util/sync-call.js';
 
 /** One mounted v1 hierarchy. */
 export interface CgroupHierarchy {
@@ -75,14 +76,6 @@ function isPresent(dir: string): boolean {
   return statSync(dir, { throwIfNoEntry: false }) !== undefined;
 }
 
-/** The result of a synchronous call as a promise: a throw becomes a rejection, as the interface promises. */
-function settle<T>(check: () => T): Promise<T> {
-  try {
-    return Promise.resolve(check());
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
-}
 
 function isNotFound(error: unknown): boolean {
   return error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT';
@@ -114,7 +107,7 @@ export class V1CgroupFs implements CgroupFs {
   }
 
   create(name: string, resources: CgroupResources): Promise<void> {
-    return settle(() => {
+    return settleSync(() => {
       for (const h of this.hierarchies) {
         if (h.subsystems.includes('cpuset')) createCpuset(h.mountpoint, name);
         else mkdirSync(path.join(h.mountpoint, name), { recursive: true });
@@ -124,7 +117,7 @@ export class V1CgroupFs implements CgroupFs {
   }
 
   update(name: string, resources: CgroupResources): Promise<void> {
-    return settle(() => {
+    return settleSync(() => {
       this.write(name, resources);
     });
   }
@@ -138,7 +131,7 @@ export class V1CgroupFs implements CgroupFs {
   }
 
   read(name: string): Promise<CgroupResources> {
-    return settle(() => {
+    return settleSync(() => {
       const value = (subsystem: string, file: string): number | undefined => {
         const dir = this.dirOf(subsystem, name);
         return dir === undefined ? undefined : Number(readFileSync(path.join(dir, file), 'utf8').trim());
@@ -154,23 +147,23 @@ export class V1CgroupFs implements CgroupFs {
   }
 
   exists(name: string): Promise<boolean> {
-    return settle(() => this.dirs(name).every(isPresent));
+    return settleSync(() => this.dirs(name).every(isPresent));
   }
 
   existsAnywhere(name: string): Promise<boolean> {
-    return settle(() => this.dirs(name).some(isPresent));
+    return settleSync(() => this.dirs(name).some(isPresent));
   }
 
   children(name: string): Promise<string[]> {
-    return settle(() => [...new Set(this.dirs(name).flatMap(subdirs))].sort());
+    return settleSync(() => [...new Set(this.dirs(name).flatMap(subdirs))].sort());
   }
 
   pids(name: string): Promise<number[]> {
-    return settle(() => [...new Set(this.dirs(name).flatMap(pidsUnder))]);
+    return settleSync(() => [...new Set(this.dirs(name).flatMap(pidsUnder))]);
   }
 
   destroy(name: string): Promise<void> {
-    return settle(() => {
+    return settleSync(() => {
       for (const dir of this.dirs(name)) removeTree(dir);
     });
   }

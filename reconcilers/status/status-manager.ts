@@ -85,6 +85,8 @@ interface Held {
   readonly key: PodKey;
   readonly pod: V1Pod;
   readonly status: V1PodStatus;
+  /** `canonicalStatus(status)`: computed once, compared with each write and each echo. */
+  readonly canonical: string;
 }
 
 export interface StatusManagerOptions {
@@ -170,8 +172,7 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
    * holds no status of.
    */
   holdsNewest(pod: V1Pod): boolean {
-    const held = this.held.get(pod.metadata?.uid ?? '');
-    return held !== undefined && canonicalStatus(pod.status) === canonicalStatus(held.status);
+    return this.held.get(pod.metadata?.uid ?? '')?.canonical === canonicalStatus(pod.status);
   }
 
   /** UIDs whose newest status is not written yet. */
@@ -184,8 +185,7 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     const { readiness } = this.options;
     const applied = applyProbeResults(pod, status, readiness.resultsOf(key.uid), this.now());
     readiness.prune(key.uid, currentContainerIds([...(applied.initContainerStatuses ?? []), ...(applied.containerStatuses ?? [])]));
-    this.held.set(key.uid, { key, pod, status: applied });
-    this.inBackground(this.enqueue(key, applied, pod.status));
+    this.inBackground(this.enqueue(this.hold(key, pod, applied), pod.status));
   }
 
   /** Keeps a write that nobody awaits where `settled` finds it until it settles (it never rejects). */
@@ -252,13 +252,19 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
     }
     const updated = applyProbeResults(held.pod, held.status, readiness.resultsOf(key.uid), this.now());
     if (updated === held.status) return;
-    this.held.set(key.uid, { ...held, status: updated });
-    await this.enqueue(held.key, updated, undefined);
+    await this.enqueue(this.hold(held.key, held.pod, updated), undefined);
+  }
+
+  /** Makes `status` the last status held for the pod. */
+  private hold(key: PodKey, pod: V1Pod, status: V1PodStatus): Held {
+    const held: Held = { key, pod, status, canonical: canonicalStatus(status) };
+    this.held.set(key.uid, held);
+    return held;
   }
 
   /** Makes `status` the pod's pending status and writes it, unless nothing owned would change. Never rejects. */
-  private async enqueue(key: PodKey, status: V1PodStatus, apiStatus: V1PodStatus | undefined): Promise<void> {
-    const canonical = canonicalStatus(status);
+  private async enqueue(held: Held, apiStatus: V1PodStatus | undefined): Promise<void> {
+    const { key, status, canonical } = held;
     // With a write in flight the API will hold that one next: queue behind it whatever it is.
     const idle = !this.inFlight.has(key.uid);
     if (idle && (this.written.get(key.uid) === this.writtenKey(key, canonical) || (apiStatus !== undefined && canonicalStatus(apiStatus) === canonical))) {

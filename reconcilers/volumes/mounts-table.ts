@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { settleSync } from '../../util/sync-call.js';
 
 const run = promisify(execFile);
 
@@ -42,11 +43,7 @@ export function parseMountInfo(text: string): MountEntry[] {
  * per 64 KiB chunk, plus open, stat and close, for a table read at every pod's removal.
  */
 export function readMounts(): Promise<MountEntry[]> {
-  try {
-    return Promise.resolve(parseMountInfo(readFileSync('/proc/self/mountinfo', 'utf8')));
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
+  return settleSync(() => parseMountInfo(readFileSync('/proc/self/mountinfo', 'utf8')));
 }
 
 /** The mount at exactly `dir`, the last one if stacked. */
