@@ -89,7 +89,7 @@ import {
   redisSentinel,
   workerConnection,
 } from './redis.js';
-import type { JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
+import type { ConnectionFamily, JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
 import { InFlightRuns, TerminalRunFailure, createProcessor, type ReconcileRunMetrics } from './runner.js';
 import { RunPreemption } from './preemption.js';
 import { recoverOrphanedJobs } from './orphan-recovery.js';
@@ -229,7 +229,7 @@ class BullReconcileQueue implements ReconcileQueue {
   private readonly prefix: string;
   private readonly logger: Logger;
   private readonly history: JobHistory;
-  private readonly producer: Redis;
+  private readonly producer: ConnectionFamily;
   private readonly queue: Queue<ReconcileJobData, RunRecord>;
   private readonly watcher: ResyncWatcher;
   private readonly failures = new FailureCounter();
@@ -238,7 +238,9 @@ class BullReconcileQueue implements ReconcileQueue {
   private readonly clock: Clock;
   private concurrency: number;
   private worker: Worker<ReconcileJobData, RunRecord> | undefined;
-  private workerRedis: Redis | undefined;
+  private workerRedis: ConnectionFamily | undefined;
+  /** The worker's forced close, once Redis was found not answering (see `dropConnections`). */
+  private workerForcedClose: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   /** Set once a shutdown step found Redis not answering (logged once). */
   private redisSilent = false;
@@ -390,7 +392,7 @@ class BullReconcileQueue implements ReconcileQueue {
     for (const redis of [this.producer, this.workerRedis]) {
       if (redis === undefined) continue;
       answering &&= !forced && (await this.redisAnswersWithin(quitOrDisconnect(redis)));
-      if (!answering) redis.disconnect();
+      if (!answering) redis.dropAll();
     }
   }
 
@@ -405,9 +407,19 @@ class BullReconcileQueue implements ReconcileQueue {
     return settled;
   }
 
-  /** Drops every connection at once: their waiting commands fail instead of waiting for Redis. */
+  /**
+   * Drops every connection at once, BullMQ's blocking connection included: their waiting commands
+   * fail instead of waiting for Redis. The worker is put into its (forced) close first, or its loop
+   * would reconnect the blocking connection, and that connection would wait for Redis past the
+   * agent's exit. Runs in flight go on; their jobs are left active for the next agent.
+   */
   private dropConnections(): void {
-    for (const redis of [this.producer, this.workerRedis]) redis?.disconnect();
+    if (this.worker !== undefined) {
+      this.workerForcedClose ??= this.worker.close(true).catch((err: unknown) => {
+        this.logger.debug({ err }, 'closing the worker failed');
+      });
+    }
+    for (const redis of [this.producer, this.workerRedis]) redis?.dropAll();
   }
 
   /**

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PRODUCER_ROLE, WORKER_ROLE, connectRedis, connectionOptions, parseSentinelAddresses, sentinelSettings } from './redis.js';
+import {
+  ConnectionDroppedError,
+  ConnectionFamily,
+  PRODUCER_ROLE,
+  WORKER_ROLE,
+  connectRedis,
+  connectionOptions,
+  parseSentinelAddresses,
+  sentinelSettings,
+} from './redis.js';
 
 const SENTINEL = { sentinels: [{ host: 'sentinel-0.queue', port: 26379 }, { host: '10.0.0.7', port: 26380 }], masterName: 'nodelet' };
 
@@ -38,6 +47,24 @@ describe('Redis connection options', () => {
     assert.equal(redis.options.db, 3);
     assert.equal(redis.options.maxRetriesPerRequest, null);
     assert.notEqual(redis.options.host, 'ignored.example');
+  });
+});
+
+describe('a connection family (dropped at shutdown)', () => {
+  it('drops a connection and every duplicate, made before or after the drop, and none connects again', async () => {
+    // lazyConnect: nothing connects until asked; port 1 on loopback refuses if anything tried,
+    // once (retryStrategy), so a connect() let through fails with ECONNREFUSED instead.
+    const base = new ConnectionFamily({ host: '127.0.0.1', port: 1, lazyConnect: true, retryStrategy: () => null, connectionName: 'nodelet-worker' });
+    const before = base.duplicate({ connectionName: 'blocking' });
+    assert.equal(before.options.connectionName, 'blocking', "a duplicate takes the override, as ioredis' own");
+    assert.equal(before.options.port, 1);
+    base.dropAll();
+    const after = base.duplicate();
+    for (const [name, connection] of Object.entries({ base, before, after })) {
+      // BullMQ reconnects its blocking connection by calling connect(): refused, not attempted.
+      await assert.rejects(connection.connect(), ConnectionDroppedError, name);
+      assert.equal(connection.status, 'end', name);
+    }
   });
 });
 

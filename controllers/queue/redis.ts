@@ -121,15 +121,55 @@ export function connectionOptions(role: ConnectionRole, sentinel: SentinelSettin
 }
 
 /**
+ * A connection that remembers the connections duplicated from it, so that they can be dropped
+ * together and for good. BullMQ's Worker duplicates the connection it is given for its blocking
+ * reads and reconnects that duplicate itself (after a blocking read it gave up on, even one it
+ * started waiting for before the drop): a dropped connection refuses to connect again, or such a
+ * reconnect would leave a connection open past the agent's exit.
+ */
+export class ConnectionFamily extends Redis {
+  private readonly duplicates = new Set<ConnectionFamily>();
+  private dropped = false;
+
+  /** A copy of this connection (ioredis' own `duplicate`), dropped with it. */
+  override duplicate(override?: Partial<RedisOptions>): ConnectionFamily {
+    const copy = new ConnectionFamily({ ...this.options, ...override });
+    if (this.dropped) copy.dropAll();
+    this.duplicates.add(copy);
+    return copy;
+  }
+
+  override connect(callback?: Parameters<Redis['connect']>[0]): Promise<void> {
+    if (this.dropped) return Promise.reject(new ConnectionDroppedError());
+    return super.connect(callback);
+  }
+
+  /** Drops this connection and every duplicate at once: their waiting commands fail, none connects again. */
+  dropAll(): void {
+    this.dropped = true;
+    this.disconnect();
+    for (const copy of this.duplicates) copy.dropAll();
+  }
+}
+
+/** A dropped {@link ConnectionFamily} was asked to connect again. */
+export class ConnectionDroppedError extends Error {
+  constructor() {
+    super('the Redis connection was dropped at shutdown and does not connect again');
+    this.name = 'ConnectionDroppedError';
+  }
+}
+
+/**
  * A connection of `role` to the URL's Redis, or to the master the sentinels name. In Sentinel mode
  * the URL's host is ignored; its password and `/<db>` still apply.
  */
-export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: SentinelSettings): Redis {
+export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: SentinelSettings): ConnectionFamily {
   const options = connectionOptions(role, sentinel);
-  if (sentinel === undefined) return new Redis(redisUrl, options);
+  if (sentinel === undefined) return new ConnectionFamily(redisUrl, options);
   const url = new URL(redisUrl);
   const db = Number.parseInt(url.pathname.slice(1), 10);
-  return new Redis({
+  return new ConnectionFamily({
     ...options,
     ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
     ...(Number.isInteger(db) ? { db } : {}),
@@ -147,12 +187,12 @@ export const PRODUCER_ROLE: ConnectionRole = { connectionName: 'nodelet-queue', 
 export const WORKER_ROLE: ConnectionRole = { connectionName: 'nodelet-worker', maxRetriesPerRequest: null };
 
 /** A connection for the producer side; see {@link PRODUCER_ROLE}. */
-export function producerConnection(redisUrl: string, sentinel?: SentinelSettings): Redis {
+export function producerConnection(redisUrl: string, sentinel?: SentinelSettings): ConnectionFamily {
   return connectRedis(redisUrl, PRODUCER_ROLE, sentinel);
 }
 
 /** A connection for a BullMQ Worker; see {@link WORKER_ROLE}. */
-export function workerConnection(redisUrl: string, sentinel?: SentinelSettings): Redis {
+export function workerConnection(redisUrl: string, sentinel?: SentinelSettings): ConnectionFamily {
   return connectRedis(redisUrl, WORKER_ROLE, sentinel);
 }
 

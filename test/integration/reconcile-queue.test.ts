@@ -28,6 +28,7 @@ import {
   produce,
   randomWork,
 } from './helpers/reconcile-queue-fixture.js';
+import { openConnectionsTo } from './helpers/own-sockets.js';
 
 /** The only database the flush test empties. */
 const FLUSH_DB = 13;
@@ -395,16 +396,25 @@ void describe('reconcile queue (real Redis)', () => {
     try {
       const f = fixture(`redis://127.0.0.1:${SILENT_PORT}`);
       const recorder = new Recorder();
-      const queue = f.queue({ redisStepTimeoutMs: 500 });
+      // The default bound (5 s), as long as a blocking read (BullMQ's drainDelay): by the time a step
+      // runs out, BullMQ's loop has given up on its read and reconnected the blocking connection,
+      // which the shutdown must drop too (with a 500 ms bound the drop came first).
+      const queue = f.queue();
       await queue.start(recorder.handler('a'));
       await recorder.event(queue, pod('before'));
       await eventually(() => recorder.runsOf('before').length === 1, 'the enqueue ran');
+      // The producer, the worker and BullMQ's blocking connection (a duplicate of the worker's).
+      assert.equal(openConnectionsTo(SILENT_PORT), 3, 'connections to Redis before the shutdown');
       server.kill('SIGSTOP');
       let closed = false;
       const closing = queue.close().then(() => (closed = true));
       // Without the bound every step waits for a reply that only comes after SIGCONT.
       await eventually(() => closed, 'close() returned while Redis does not answer', 15_000);
       await closing;
+      // Every connection closes (ioredis destroys a socket its peer leaves half-closed after 2 s),
+      // BullMQ's blocking connection included, or it would keep the agent's process alive after
+      // its shutdown, until Redis answered again.
+      await eventually(() => openConnectionsTo(SILENT_PORT) === 0, 'every connection to Redis closed after close()', 10_000);
     } finally {
       server.kill('SIGCONT');
       await cleanUpFixtures();
