@@ -76,7 +76,6 @@ function isPresent(dir: string): boolean {
   return statSync(dir, { throwIfNoEntry: false }) !== undefined;
 }
 
-
 function isNotFound(error: unknown): boolean {
   return error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT';
 }

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
+import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { NODE_NAME, apply, createNamespace, crictl, eventually, kubectl, requireCluster } from '../e2e/helpers.js';
 import { clusterUp, daemonPid, ensureClusterUp, stopHarnessAgent } from './harness.js';
 import { deleteNamespaceAndWait } from './state.js';
@@ -68,11 +69,12 @@ async function podStatusWrites(): Promise<number> {
 
 /** The UIDs with a reconcile job that completed after `sinceMs`, from the queue's history. */
 async function reconciledSince(redis: Redis, sinceMs: number): Promise<Set<string>> {
-  const ids = await redis.zrangebyscore(`nodelet:nodelet-reconcile-${NODE_NAME}:completed`, sinceMs, '+inf');
+  const ids = await redis.zrangebyscore(`nodelet:${reconcileQueueName(NODE_NAME)}:completed`, sinceMs, '+inf');
   return new Set(ids.map((id) => id.slice(0, id.indexOf('.'))));
 }
 
-function runningContainers(p: V1Pod): string[] {
+/** The IDs of the pod's containers, running or not, as the status names them. */
+function containerIds(p: V1Pod): string[] {
   return (p.status?.containerStatuses ?? []).map((s) => (s.containerID ?? '').replace('containerd://', ''));
 }
 
@@ -113,7 +115,7 @@ describe('pod statuses across an agent restart', () => {
     const pods = await allPods();
     assert.deepEqual(pods.map((p) => p.metadata?.namespace).filter((ns) => ns !== namespace), [], 'no other pod in the cluster whose status could be written meanwhile');
     const uids = new Set(pods.map((p) => p.metadata?.uid ?? ''));
-    const containersBefore = new Map(pods.map((p) => [p.metadata?.name ?? '', runningContainers(p)]));
+    const containersBefore = new Map(pods.map((p) => [p.metadata?.name ?? '', containerIds(p)]));
 
     // As the kubelet, a restarted agent keeps a container Ready only if it started more than 10 s
     // before the agent did; a younger one is probed again (a real change, written twice).
@@ -145,9 +147,9 @@ describe('pod statuses across an agent restart', () => {
     for (const p of final) {
       const name = p.metadata?.name ?? '';
       assert.ok(settled(p), `${name}: still ${name === DONE ? 'Succeeded' : 'Running and Ready'}`);
-      assert.deepEqual(runningContainers(p), containersBefore.get(name), `${name}: the same containers`);
+      assert.deepEqual(containerIds(p), containersBefore.get(name), `${name}: the same containers`);
       if (name === DONE) continue;
-      const [id] = runningContainers(p);
+      const [id] = containerIds(p);
       const state = (JSON.parse(await crictl(['inspect', id ?? ''])) as { status: { state: string } }).status.state;
       assert.equal(state, 'CONTAINER_RUNNING', `${name}: still running in the runtime`);
     }
