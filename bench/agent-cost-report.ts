@@ -1,5 +1,6 @@
 /** The summary table of bench/agent-cost.ts: min / median / max per label and batch size. */
 import { median, spreadText } from './compare.js';
+import { seriesTotal } from './exposition.js';
 
 /** One batch of N pods through the agent, as bench/agent-cost.ts records it. */
 export interface CostSample {
@@ -30,14 +31,10 @@ export interface AgentCounters {
 
 /** Sums the two counters over every label set of a Prometheus text exposition (the agent's `/metrics`). */
 export function agentCounters(exposition: string): AgentCounters {
-  let reconciles = 0;
-  let criCalls = 0;
-  for (const line of exposition.split('\n')) {
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (line.startsWith('nodelet_reconcile_job_duration_seconds_count')) reconciles += value;
-    else if (line.startsWith('kubelet_runtime_operations_total')) criCalls += value;
-  }
-  return { reconciles, criCalls };
+  return {
+    reconciles: seriesTotal(exposition, 'nodelet_reconcile_job_duration_seconds_count') ?? 0,
+    criCalls: seriesTotal(exposition, 'kubelet_runtime_operations_total') ?? 0,
+  };
 }
 
 /** min / median / max of an optional per-pod figure, or – when no sample of the group has it. */

@@ -34,9 +34,10 @@ round; while one path is measured no other pod runs on either node.
   containerd nor the API server.
 - **idle**: in the batch of 110 pods, 10 s after the last is Running, the agent's CPU over a window
   (\`--idle-s\`), in millicores, and its RSS at the end of it.
-- **status freshness**: pods (restartPolicy Never) whose container exits on its own 2, 3, 4, ... s
-  after it starts; per pod the wall-clock time a watch first saw the container terminated in the
-  API minus the exit time the runtime recorded (CRI \`finishedAt\`).
+- **status freshness**: pods (restartPolicy Never) whose containers exit on their own at set points
+  of the host's clock, one relist interval of the agent plus 1/K of it apart; per pod the
+  wall-clock time a watch first saw the container terminated in the API minus the exit time the
+  runtime recorded (CRI \`finishedAt\`).
 - **steady 1 pod/s**: one pod created every second on a fixed schedule for \`--steady-s\`, each
   deleted once Running and \`--steady-life-s\` after its create; p50 and p99 create → Running, and the
   agent's CPU per pod over the run.

@@ -5,15 +5,24 @@
  * terminated in the API minus the exit time the node's runtime recorded (CRI
  * ContainerStatus.finishedAt, nanoseconds; the same machine's clock).
  *
- * Both agents see an exit at their next relist of the runtime, once a second. The pods start
- * together, so exits whole seconds apart would all meet the relist at one phase: one sample, not
- * K. The run times are spread over the relist period instead (2.0, 3.2, 4.4, 5.6, 6.8 s, …), so
- * the K pods sample its phases evenly.
+ * Both agents see an exit at their next relist of the runtime, about once a second, so an exit
+ * waits a share of that period which depends only on where in it the exit falls: its phase. The
+ * exits are set at fixed points of the host's clock, one relist period P apart plus P/K
+ * (`exitAtUptime`), so the K exits of a run fall at K evenly spread phases of the relist period
+ * whatever its offset: the run's p50 is then half the period plus the agent's own delay. P is the
+ * agent's own mean relist interval over a few seconds before the run, from the
+ * `kubelet_pleg_relist_interval_seconds` histogram both agents serve (about 1.005 s for either;
+ * spaced by a nominal 1.05 s, the 20 exits covered only about four fifths of the period). Timed
+ * from each container's start instead, the phases followed the pods' start times, and the p50 of
+ * 20 exits moved by hundreds of milliseconds from run to run on either agent. A container reads
+ * the host's `/proc/uptime` (runc gives it no time namespace) and sleeps until its point.
  */
+import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { AgentNode } from './agent-node.js';
-import { benchPod, createNamespace, deleteAndWait, waitUntil } from './agent-startup.js';
+import { benchPod, createNamespace, deleteAndWait, pause, waitUntil } from './agent-startup.js';
+import { seriesTotal } from './exposition.js';
 import { PodTracker } from './pod-tracker.js';
 
 export interface FreshnessOptions {
@@ -24,9 +33,54 @@ export interface FreshnessOptions {
   readonly log: (line: string) => void;
 }
 
-/** How long pod `i` of `pods` runs: whole seconds apart, plus `i / pods` of the one-second relist period. */
-export function exitAfterSeconds(i: number, pods: number): string {
-  return (2 + i + i / pods).toFixed(2);
+/** Seconds from the pods' create to the first planned exit: time enough for every pod of a run to start. */
+export const EXIT_LEAD_SECONDS = 10;
+
+/** How long the agent's relist interval is averaged over before a run. */
+const RELIST_SAMPLE_MS = 5000;
+
+/**
+ * When pod `i` of `pods` exits, in seconds of the host's uptime: from `first`, one relist period
+ * apart plus `1 / pods` of it, so exit `i` falls `i / pods` of a period later in the relist's
+ * phase than the first. Pure.
+ */
+export function exitAtUptime(first: number, i: number, pods: number, relistPeriodSeconds: number): number {
+  return first + i * relistPeriodSeconds * (1 + 1 / pods);
+}
+
+/** Sum and count of one histogram (every label set) in a Prometheus text exposition, or undefined when absent. Pure. */
+export function histogramTotals(exposition: string, name: string): { readonly sum: number; readonly count: number } | undefined {
+  const sum = seriesTotal(exposition, `${name}_sum`);
+  const count = seriesTotal(exposition, `${name}_count`);
+  return sum === undefined || count === undefined ? undefined : { sum, count };
+}
+
+/** The node agent's mean relist interval over the next few seconds, in seconds (its PLEG metrics, through the API server's node proxy). */
+async function relistPeriodSeconds(core: CoreV1Api, nodeName: string): Promise<number> {
+  const read = async (): Promise<{ readonly sum: number; readonly count: number }> => {
+    const totals = histogramTotals(await core.connectGetNodeProxyWithPath({ name: nodeName, path: 'metrics' }), 'kubelet_pleg_relist_interval_seconds');
+    if (totals === undefined) throw new Error(`node ${nodeName} serves no kubelet_pleg_relist_interval_seconds`);
+    return totals;
+  };
+  const before = await read();
+  await pause(RELIST_SAMPLE_MS);
+  const after = await read();
+  if (after.count - before.count < 2) throw new Error(`node ${nodeName} relisted ${after.count - before.count} times in ${RELIST_SAMPLE_MS} ms`);
+  return (after.sum - before.sum) / (after.count - before.count);
+}
+
+/** The container's script: sleep until the host's uptime reaches `uptime` (at once when it has). */
+export function sleepUntilUptimeScript(uptime: number): string {
+  return `sleep $(awk -v t=${uptime.toFixed(2)} '{ d = t - $1; print (d > 0 ? d : 0) }' /proc/uptime)`;
+}
+
+/** The host's uptime in seconds (`/proc/uptime`, the clock the containers read), with the wall-clock time it was read at. */
+async function readUptime(): Promise<{ readonly uptime: number; readonly epochMs: number }> {
+  const text = await readFile('/proc/uptime', 'utf8');
+  const epochMs = Date.now();
+  const uptime = Number.parseFloat(text.split(' ')[0] ?? '');
+  if (!Number.isFinite(uptime)) throw new Error(`cannot read the host's uptime from /proc/uptime: ${JSON.stringify(text)}`);
+  return { uptime, epochMs };
 }
 
 /** Per pod, exit → seen in the API, in milliseconds. */
@@ -39,7 +93,10 @@ export async function benchStatusFreshness(options: FreshnessOptions): Promise<n
   const names = Array.from({ length: pods }, (_, i) => `fresh-${i}`);
   try {
     log(`${node.target}: status freshness over ${pods} pods in ${namespace}`);
-    await Promise.all(names.map((name, i) => core.createNamespacedPod({ namespace, body: benchPod({ namespace, name, nodeName: node.nodeName, script: `sleep ${exitAfterSeconds(i, pods)}`, restartPolicy: 'Never' }) })));
+    const period = await relistPeriodSeconds(core, node.nodeName);
+    const now = await readUptime();
+    const planned = names.map((_, i) => exitAtUptime(now.uptime + EXIT_LEAD_SECONDS, i, pods, period));
+    await Promise.all(names.map((name, i) => core.createNamespacedPod({ namespace, body: benchPod({ namespace, name, nodeName: node.nodeName, script: sleepUntilUptimeScript(planned[i] ?? 0), restartPolicy: 'Never' }) })));
     await waitUntil(`${pods} containers terminated in the API`, () => names.every((n) => tracker.terminatedAt.has(n)), timeoutMs);
     const exits = await exitTimesMs(node, namespace);
     const result = names.map((name) => {
@@ -48,12 +105,18 @@ export async function benchStatusFreshness(options: FreshnessOptions): Promise<n
       if (seen === undefined || exited === undefined) throw new Error(`no exit time of ${namespace}/${name} in the runtime of ${node.nodeName}`);
       return performance.timeOrigin + seen - exited;
     });
+    log(`${node.target}: exits ${(period * 1000).toFixed(0)} ms (its relist interval) + 1/${pods} of it apart; the largest distance of one from its planned time ${Math.round(largestMiss(names, exits, planned, now))} ms`);
     await deleteAndWait({ core, node, tracker, namespace, names, timeoutMs });
     return result;
   } finally {
     tracker.stop();
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   }
+}
+
+/** The largest distance, in milliseconds, of an exit from its planned time: large when a pod started after its point. */
+function largestMiss(names: readonly string[], exits: ReadonlyMap<string, number>, planned: readonly number[], now: { readonly uptime: number; readonly epochMs: number }): number {
+  return Math.max(...names.map((name, i) => Math.abs((exits.get(name) ?? 0) - (now.epochMs + ((planned[i] ?? 0) - now.uptime) * 1000))));
 }
 
 /** Pod name → when its container exited, by the runtime (epoch milliseconds). */
