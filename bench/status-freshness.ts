@@ -11,11 +11,14 @@
  * (`exitAtUptime`), so the K exits of a run fall at K evenly spread phases of the relist period
  * whatever its offset: the run's p50 is then half the period plus the agent's own delay. P is the
  * agent's own mean relist interval over a few seconds before the run, from the
- * `kubelet_pleg_relist_interval_seconds` histogram both agents serve (about 1.005 s for either;
- * spaced by a nominal 1.05 s, the 20 exits covered only about four fifths of the period). Timed
- * from each container's start instead, the phases followed the pods' start times, and the p50 of
- * 20 exits moved by hundreds of milliseconds from run to run on either agent. A container reads
- * the host's `/proc/uptime` (runc gives it no time namespace) and sleeps until its point.
+ * `kubelet_pleg_relist_interval_seconds` histogram both agents serve (the bench prints it per
+ * run: 1002 to 1003 ms on either agent in the run of docs/benchmarks.md). Spaced by a nominal
+ * 1 + 1/K s instead, the exits step through the period by 1/K of it only when it is exactly 1 s,
+ * and cover less of it the further it is from that. Timed from each container's start instead,
+ * the phases followed the pods' start times, and the p50 of 20 exits moved from run to run on
+ * either agent (nodelet's from 0.43 to 0.74 s over the three rounds of the run f19966b reports).
+ * A container reads the host's `/proc/uptime` (runc gives it no time namespace) and sleeps until
+ * its point.
  */
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
