@@ -27,7 +27,15 @@ export interface BatchOptions {
   readonly timeoutMs: number;
   /** With every pod Running: wait `settleMs`, then take the agent's CPU and RSS over `windowMs`. */
   readonly idle?: { readonly settleMs: number; readonly windowMs: number };
+  /** Told when the creates go out and when every pod has settled (bench/cpu-split.ts takes its snapshots there). */
+  readonly createWindow?: CreateWindow;
   readonly log: (line: string) => void;
+}
+
+/** Hooks around a batch's create phase: awaited just before the first create and just after the last pod settles. */
+export interface CreateWindow {
+  opened(): Promise<void>;
+  closed(): Promise<void>;
 }
 
 export interface IdleResult {
@@ -112,9 +120,11 @@ export async function benchAgentBatch(options: BatchOptions): Promise<BatchResul
     const cpu0 = await cpuSeconds(node.pid);
     rss.start();
     log(`${node.target}: creating ${count} pods in ${namespace}`);
+    await options.createWindow?.opened();
     const createdAt = performance.now();
     await Promise.all(names.map((name) => core.createNamespacedPod({ namespace, body: benchPod({ namespace, name, nodeName: node.nodeName, script: SLEEPER_SCRIPT, restartPolicy: 'Always' }) })));
     await waitUntil(`${count} pods Running or rejected`, () => tracker.settled() >= count, timeoutMs);
+    await options.createWindow?.closed();
     const create = summarize([...tracker.runningAt.values()].map((at) => at - createdAt));
     const cpu1 = await cpuSeconds(node.pid);
     const idle = options.idle === undefined ? undefined : await idleWindow(node.pid, options.idle);

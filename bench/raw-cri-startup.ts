@@ -17,7 +17,7 @@ import { buildContainerConfig } from '../reconcilers/container-config.js';
 import { LABEL_NODE } from '../reconcilers/runtime-labels.js';
 import { buildSandboxConfig } from '../reconcilers/sandbox-config.js';
 import { DEFAULT_MASKED_PATHS } from '../reconcilers/security-context.js';
-import { BENCH_IMAGE, SLEEPER_SCRIPT } from './agent-startup.js';
+import { BENCH_IMAGE, SLEEPER_SCRIPT, type CreateWindow } from './agent-startup.js';
 import { inPool, summarize, type LatencySummary } from './stats.js';
 
 /** The node label value of the benchmark's own sandboxes: not the agent's node, so it leaves them alone. */
@@ -29,6 +29,8 @@ export interface RawRunOptions {
   readonly count: number;
   /** Pods in flight at once; `undefined`: all of them. */
   readonly concurrency: number | undefined;
+  /** Told when the first pod's start begins and when the last pod has started. */
+  readonly createWindow?: CreateWindow;
   readonly log: (line: string) => void;
 }
 
@@ -81,11 +83,13 @@ export async function benchRawCri(options: RawRunOptions): Promise<RawRunResult>
   const latencies: number[] = [];
   try {
     log(`raw CRI: starting ${count} pods, ${concurrency === undefined ? 'all at once' : `${concurrency} at a time`}`);
+    await options.createWindow?.opened();
     const startedAt = performance.now();
     await inPool(pods, concurrency, async (pod) => {
       sandboxIds.push(await startPod(runtime, pod, { imageRef, logRoot }));
       latencies.push(performance.now() - startedAt);
     });
+    await options.createWindow?.closed();
     const create = summarize(latencies);
     log(`raw CRI: removing ${count} pods`);
     const teardownFrom = performance.now();
