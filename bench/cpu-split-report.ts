@@ -106,6 +106,17 @@ export function ceilingPodsPerSecond(s: CpuSplitSample, cores: number): number {
   return (cores * s.pods) / s.split.busySeconds;
 }
 
+/** nodelet's value ÷ the other path's, per round that has both (the paths of a round ran back to back). */
+export function roundRatios(samples: readonly CpuSplitSample[], other: Target, value: (s: CpuSplitSample) => number): number[] {
+  return samples.flatMap((s) => {
+    const peer = s.target === 'nodelet' ? samples.find((p) => p.target === other && p.round === s.round) : undefined;
+    return peer === undefined ? [] : [value(s) / value(peer)];
+  });
+}
+
+const machinePerPodMs = (s: CpuSplitSample): number => perPodMs(s.split.busySeconds, s);
+const throughput = (s: CpuSplitSample): number => s.running / s.windowSeconds;
+
 /** The results block for docs/benchmarks.md. */
 export function renderCpuSplit(report: CpuSplitReport): string {
   const { machine, samples } = report;
@@ -119,6 +130,10 @@ export function renderCpuSplit(report: CpuSplitReport): string {
     });
     return `| ${label} | ${cells.join(' | ')} |`;
   };
+  const ratioText = (other: Target, value: (s: CpuSplitSample) => number): string => {
+    const sp = spread(roundRatios(samples, other, value));
+    return sp === undefined ? 'n/a' : `**${sp.median.toFixed(2)}×** (${sp.min.toFixed(2)}–${sp.max.toFixed(2)})`;
+  };
   return [
     CPU_SPLIT_BEGIN_MARKER,
     '## Where the CPU goes while pods start: results',
@@ -130,14 +145,22 @@ export function renderCpuSplit(report: CpuSplitReport): string {
     `| --- | ${targets.map(() => '--:').join(' | ')} |`,
     ...CPU_GROUPS.map((g) => row(g, (s) => perPodMs(s.split.groups[g], s), 1)),
     row('**all processes above**', (s) => perPodMs(accounted(s), s), 1),
-    row('**machine busy** (/proc/stat)', (s) => perPodMs(s.split.busySeconds, s), 1),
+    row('**machine busy** (/proc/stat)', machinePerPodMs, 1),
     '',
     `| the window | ${targets.join(' | ')} |`,
     `| --- | ${targets.map(() => '--:').join(' | ')} |`,
     row('seconds', (s) => s.windowSeconds, 2),
     row('machine busy, % of all cores', busyShare, 1),
-    row('throughput, pods Running ÷ window, pods/s', (s) => s.running / s.windowSeconds, 2),
+    row('throughput, pods Running ÷ window, pods/s', throughput, 2),
     row(`ceiling at that CPU per pod, ${machine.cpus} cores ÷ machine busy per pod, pods/s`, (s) => ceilingPodsPerSecond(s, machine.cpus), 2),
+    '',
+    'nodelet ÷ the other path, median of the per-round ratios (range):',
+    '',
+    '| measure | ÷ kubelet | ÷ raw CRI |',
+    '| --- | --- | --- |',
+    `| machine busy per pod | ${ratioText('kubelet', machinePerPodMs)} | ${ratioText('raw CRI', machinePerPodMs)} |`,
+    `| ceiling, pods/s | ${ratioText('kubelet', (s) => ceilingPodsPerSecond(s, machine.cpus))} | ${ratioText('raw CRI', (s) => ceilingPodsPerSecond(s, machine.cpus))} |`,
+    `| throughput | ${ratioText('kubelet', throughput)} | ${ratioText('raw CRI', throughput)} |`,
     CPU_SPLIT_END_MARKER,
   ].join('\n');
 }
