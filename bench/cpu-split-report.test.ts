@@ -75,5 +75,9 @@ describe('the CPU split', () => {
     assert.match(block, /ceiling at that CPU per pod, 2 cores ÷ machine busy per pod, pods\/s \| 8\.33 \/ \*\*9\.09\*\* \/ 10\.00 \| 12\.50/);
     assert.doesNotMatch(block, /\| nodelet \| kubelet/, 'no column for a path without samples');
     assert.match(block, /\| machine busy per pod \| n\/a \| \*\*1\.25×\*\* \(1\.25–1\.25\) \|/, 'only round 1 has raw CRI: 200 ÷ 160');
+    const small = { ...sample('nodelet', 1, 1, 4), pods: 30 };
+    const twoSizes = renderCpuSplit({ machine: info, command: 'npm run bench:cpu', samples: [small, { ...sample('kubelet', 1, 1, 5), pods: 30 }, ...samples] });
+    assert.match(twoSizes, /30 and 100 pods created at once/);
+    assert.match(twoSizes, /### 30 pods\n\n\| ms of CPU per pod \| nodelet \| kubelet \|[^#]*\| machine busy per pod \| \*\*0\.80×\*\* \(0\.80–0\.80\) \| n\/a \|[^#]*### 100 pods\n\n\| ms of CPU per pod \| nodelet \| raw CRI \|/, 'each size its own tables and ratios, 4 ÷ 5 at 30 pods');
   });
 });

@@ -117,12 +117,9 @@ export function roundRatios(samples: readonly CpuSplitSample[], other: Target, v
 const machinePerPodMs = (s: CpuSplitSample): number => perPodMs(s.split.busySeconds, s);
 const throughput = (s: CpuSplitSample): number => s.running / s.windowSeconds;
 
-/** The results block for docs/benchmarks.md. */
-export function renderCpuSplit(report: CpuSplitReport): string {
-  const { machine, samples } = report;
+/** The tables of one batch size: CPU per pod by part and path, the window, and nodelet's ratios. */
+function renderSize(samples: readonly CpuSplitSample[], cores: number): string[] {
   const targets = (['nodelet', 'kubelet', 'raw CRI'] as const).filter((t) => samples.some((s) => s.target === t));
-  const pods = samples[0]?.pods ?? 0;
-  const rounds = Math.max(0, ...samples.map((s) => s.round));
   const row = (label: string, value: (s: CpuSplitSample) => number, digits: number): string => {
     const cells = targets.map((t) => {
       const sp = spread(samples.filter((s) => s.target === t).map(value));
@@ -134,12 +131,9 @@ export function renderCpuSplit(report: CpuSplitReport): string {
     const sp = spread(roundRatios(samples, other, value));
     return sp === undefined ? 'n/a' : `**${sp.median.toFixed(2)}×** (${sp.min.toFixed(2)}–${sp.max.toFixed(2)})`;
   };
+  const ceiling = (s: CpuSplitSample): number => ceilingPodsPerSecond(s, cores);
   return [
-    CPU_SPLIT_BEGIN_MARKER,
-    '## Where the CPU goes while pods start: results',
-    '',
-    `Run ${machine.date} on ${machine.cpus} × ${machine.cpuModel}, ${machine.os}, kernel ${machine.kernel}; nodelet ${machine.nodelet}, Node.js ${machine.node}, ${machine.containerd}, Kubernetes ${machine.kubernetes}.`,
-    `Command: \`${report.command}\`: ${pods} pods created at once per path, ${rounds} round${rounds === 1 ? '' : 's'}, paths alternating (rotated each round); from the first create to the last pod Running, min / **median** / max over the rounds.`,
+    `### ${samples[0]?.pods ?? 0} pods`,
     '',
     `| ms of CPU per pod | ${targets.join(' | ')} |`,
     `| --- | ${targets.map(() => '--:').join(' | ')} |`,
@@ -152,15 +146,32 @@ export function renderCpuSplit(report: CpuSplitReport): string {
     row('seconds', (s) => s.windowSeconds, 2),
     row('machine busy, % of all cores', busyShare, 1),
     row('throughput, pods Running ÷ window, pods/s', throughput, 2),
-    row(`ceiling at that CPU per pod, ${machine.cpus} cores ÷ machine busy per pod, pods/s`, (s) => ceilingPodsPerSecond(s, machine.cpus), 2),
+    row(`ceiling at that CPU per pod, ${cores} cores ÷ machine busy per pod, pods/s`, ceiling, 2),
     '',
     'nodelet ÷ the other path, median of the per-round ratios (range):',
     '',
     '| measure | ÷ kubelet | ÷ raw CRI |',
     '| --- | --- | --- |',
     `| machine busy per pod | ${ratioText('kubelet', machinePerPodMs)} | ${ratioText('raw CRI', machinePerPodMs)} |`,
-    `| ceiling, pods/s | ${ratioText('kubelet', (s) => ceilingPodsPerSecond(s, machine.cpus))} | ${ratioText('raw CRI', (s) => ceilingPodsPerSecond(s, machine.cpus))} |`,
+    `| ceiling, pods/s | ${ratioText('kubelet', ceiling)} | ${ratioText('raw CRI', ceiling)} |`,
     `| throughput | ${ratioText('kubelet', throughput)} | ${ratioText('raw CRI', throughput)} |`,
+    '',
+  ];
+}
+
+/** The results block for docs/benchmarks.md: one part per batch size, in the order they ran. */
+export function renderCpuSplit(report: CpuSplitReport): string {
+  const { machine, samples } = report;
+  const sizes = [...new Set(samples.map((s) => s.pods))];
+  const rounds = Math.max(0, ...samples.map((s) => s.round));
+  return [
+    CPU_SPLIT_BEGIN_MARKER,
+    '## Where the CPU goes while pods start: results',
+    '',
+    `Run ${machine.date} on ${machine.cpus} × ${machine.cpuModel}, ${machine.os}, kernel ${machine.kernel}; nodelet ${machine.nodelet}, Node.js ${machine.node}, ${machine.containerd}, Kubernetes ${machine.kubernetes}.`,
+    `Command: \`${report.command}\`: ${sizes.join(' and ')} pods created at once per path, ${rounds} round${rounds === 1 ? '' : 's'}, paths alternating (rotated each round); from the first create to the last pod Running, min / **median** / max over the rounds.`,
+    '',
+    ...sizes.flatMap((size) => renderSize(samples.filter((s) => s.pods === size), machine.cpus)),
     CPU_SPLIT_END_MARKER,
   ].join('\n');
 }

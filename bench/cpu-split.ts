@@ -8,7 +8,7 @@
  * by part: the agent, its queue, the control plane, the runtime with the containers, kernel
  * threads, the benchmark's own client.
  *
- *   npm run bench:cpu -- [--pods 110] [--rounds 3] [--doc PATH | --no-doc]
+ *   npm run bench:cpu -- [--sizes 30,110] [--rounds 3] [--doc PATH | --no-doc]
  *
  * Needs the test cluster (`npm run cluster:up`); bench/run.sh brings the kubelet node up and down.
  */
@@ -34,7 +34,7 @@ const BETWEEN_MS = 10_000;
 const TIMEOUT_MS = 600_000;
 
 interface Settings {
-  readonly pods: number;
+  readonly sizes: readonly number[];
   readonly rounds: number;
   readonly doc: string | undefined;
   readonly command: string;
@@ -50,17 +50,17 @@ function requireEnv(name: string): string {
   return value;
 }
 
-function positive(text: string, flag: string): number {
-  const value = Number.parseInt(text, 10);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${flag} wants a positive integer, got ${text}`);
-  return value;
+function positiveInts(text: string, flag: string): number[] {
+  const values = text.split(',').map((v) => Number.parseInt(v.trim(), 10));
+  if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${flag} wants positive integers, got ${text}`);
+  return values;
 }
 
 function parseSettings(argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
     options: {
-      pods: { type: 'string', default: '110' },
+      sizes: { type: 'string', default: '30,110' },
       rounds: { type: 'string', default: '3' },
       doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'benchmarks.md') },
       'no-doc': { type: 'boolean', default: false },
@@ -68,8 +68,8 @@ function parseSettings(argv: string[]): Settings {
   });
   const options = argv.filter((a) => a !== '--no-doc').join(' ');
   return {
-    pods: positive(values.pods, '--pods'),
-    rounds: positive(values.rounds, '--rounds'),
+    sizes: positiveInts(values.sizes, '--sizes'),
+    rounds: positiveInts(values.rounds, '--rounds')[0] ?? 3,
     doc: values['no-doc'] ? undefined : values.doc,
     command: `npm run bench:cpu${options === '' ? '' : ` -- ${options}`}`,
   };
@@ -112,15 +112,15 @@ async function waitForIdleNodes(paths: Paths): Promise<void> {
   await waitUntil('idle agent nodes (no pod on either)', idle, 120_000);
 }
 
-async function measure(paths: Paths, target: Target, settings: Settings, round: number): Promise<CpuSplitSample> {
+async function measure(paths: Paths, target: Target, pods: number, round: number): Promise<CpuSplitSample> {
   const window = new SnapshotWindow();
   const node = paths.nodes.find((n) => n.target === target);
   if (node === undefined) {
-    const result = await benchRawCri({ runtime: paths.raw.runtime, images: paths.raw.image, count: settings.pods, concurrency: paths.rawConcurrency, createWindow: window, log });
-    return window.result({ target, round, pods: settings.pods, running: result.create.count }, { agentPid: undefined, benchPid: process.pid, withQueue: false });
+    const result = await benchRawCri({ runtime: paths.raw.runtime, images: paths.raw.image, count: pods, concurrency: paths.rawConcurrency, createWindow: window, log });
+    return window.result({ target, round, pods, running: result.create.count }, { agentPid: undefined, benchPid: process.pid, withQueue: false });
   }
-  const result = await benchAgentBatch({ kubeConfig: paths.kubeConfig, node, count: settings.pods, timeoutMs: TIMEOUT_MS, createWindow: window, log });
-  return window.result({ target, round, pods: settings.pods, running: settings.pods - result.rejected }, { agentPid: node.pid, benchPid: process.pid, withQueue: target === 'nodelet' });
+  const result = await benchAgentBatch({ kubeConfig: paths.kubeConfig, node, count: pods, timeoutMs: TIMEOUT_MS, createWindow: window, log });
+  return window.result({ target, round, pods, running: pods - result.rejected }, { agentPid: node.pid, benchPid: process.pid, withQueue: target === 'nodelet' });
 }
 
 /** Throws when an agent restarted during the run: its pid would no longer name its process, and its CPU would count as other. */
@@ -153,11 +153,13 @@ async function main(): Promise<void> {
     const machine = await describeMachine({ runtime: paths.raw.runtime, kubeConfig: paths.kubeConfig, repoDir: REPO_DIR });
     const samples: CpuSplitSample[] = [];
     for (let round = 1; round <= settings.rounds; round += 1) {
-      for (const target of roundOrder<Target>(['nodelet', 'kubelet', 'raw CRI'], round - 1)) {
-        await waitForIdleNodes(paths);
-        log(`round ${round} of ${settings.rounds}: ${target}, ${settings.pods} pods`);
-        samples.push(await measure(paths, target, settings, round));
-        await pause(BETWEEN_MS);
+      for (const pods of settings.sizes) {
+        for (const target of roundOrder<Target>(['nodelet', 'kubelet', 'raw CRI'], round - 1)) {
+          await waitForIdleNodes(paths);
+          log(`round ${round} of ${settings.rounds}: ${target}, ${pods} pods`);
+          samples.push(await measure(paths, target, pods, round));
+          await pause(BETWEEN_MS);
+        }
       }
     }
     await checkSameAgents(paths.nodes);
