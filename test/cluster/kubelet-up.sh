@@ -202,6 +202,7 @@ write_kubelet_env() {
 export KUBELET_NODE_NAME='$KUBELET_NODE_NAME'
 export KUBELET_CRI_ENDPOINT='unix://$KUBELET_CONTAINERD_SOCK'
 export KUBELET_PID_FILE='$(pid_file kubelet)'
+export KUBELET_CLUSTER_DNS='$KUBELET_CLUSTER_DNS'
 ENV
 }
 
