@@ -23,6 +23,7 @@ import { agentPid, nodeServerOptions, rssBytes } from './agent-process.js';
 import type { AgentNode } from './agent-node.js';
 import { benchAgentBatch } from './agent-startup.js';
 import { agentCounters, renderCostSummary, type AgentCounters, type CostSample } from './agent-cost-report.js';
+import { positiveInts } from './args.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 
@@ -34,12 +35,6 @@ function requireEnv(name: string): string {
   const value = process.env[name];
   if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env`);
   return value;
-}
-
-function positiveInts(text: string, flag: string): number[] {
-  const values = text.split(',').map((v) => Number.parseInt(v.trim(), 10));
-  if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${flag} wants positive integers, got ${text}`);
-  return values;
 }
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

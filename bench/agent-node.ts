@@ -3,7 +3,9 @@
  * kubelet-up.sh), each with its agent process and its own containerd.
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { RuntimeService } from '../cri/types.js';
 
 /** One agent's node, as the benchmark sees it. */
@@ -48,4 +50,43 @@ export async function activePodsOn(kubeConfig: KubeConfig, nodeName: string): Pr
 export async function nodeInfo(kubeConfig: KubeConfig, nodeName: string): Promise<{ version: string; runtime: string }> {
   const node = await kubeConfig.makeApiClient(CoreV1Api).readNode({ name: nodeName });
   return { version: node.status?.nodeInfo?.kubeletVersion ?? 'unknown', runtime: node.status?.nodeInfo?.containerRuntimeVersion ?? 'unknown' };
+}
+
+/** An environment variable the cluster's env files set; throws naming them when it is missing. */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env and .cluster/kubelet/env (bench/run.sh does)`);
+  return value;
+}
+
+/** The benchmark's agent nodes and a CRI client of each node's runtime (close every one of `clients`). */
+export interface ConnectedNodes {
+  /** nodelet's node first, then the kubelet's when asked for. */
+  readonly nodes: AgentNode[];
+  readonly clients: CriClient[];
+  /** The client of nodelet's node's containerd, which raw CRI drives too. */
+  readonly nodeletRuntime: CriClient;
+}
+
+/** nodelet's node (the harness's pid file under `clusterDir`) and, `withKubelet`, the kubelet's (its env file's). */
+export async function connectNodes(options: { clusterDir: string; withKubelet: boolean }): Promise<ConnectedNodes> {
+  const nodeletRuntime = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
+  const nodes: AgentNode[] = [
+    { target: 'nodelet', nodeName: requireEnv('NODE_NAME'), pid: await pidFromFile(path.join(options.clusterDir, 'pids', 'nodelet.pid'), 'nodelet'), runtime: nodeletRuntime.runtime, sandboxGoneWhen: 'removed' },
+  ];
+  const clients = [nodeletRuntime];
+  if (options.withKubelet) {
+    const kubeletRuntime = createCriClient({ endpoint: requireEnv('KUBELET_CRI_ENDPOINT'), defaultTimeoutMs: 120_000 });
+    clients.push(kubeletRuntime);
+    nodes.push({ target: 'kubelet', nodeName: requireEnv('KUBELET_NODE_NAME'), pid: await pidFromFile(requireEnv('KUBELET_PID_FILE'), 'kubelet'), runtime: kubeletRuntime.runtime, sandboxGoneWhen: 'stopped' });
+  }
+  return { nodes, clients, nodeletRuntime };
+}
+
+/** Throws when an agent restarted during the run: its CPU and memory figures would be meaningless. */
+export async function checkAgentsStillRunning(nodes: readonly AgentNode[]): Promise<void> {
+  for (const node of nodes) {
+    const cmdline = await readFile(`/proc/${node.pid}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.includes(node.target)) throw new Error(`the ${node.target} agent (pid ${node.pid}) exited during the run`);
+  }
 }

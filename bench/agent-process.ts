@@ -42,7 +42,8 @@ export async function agentConcurrency(pid: number): Promise<number> {
 
 let clockTicks: number | undefined;
 
-async function ticksPerSecond(): Promise<number> {
+/** The kernel's clock ticks per second (`getconf CLK_TCK`), the unit of `/proc`'s CPU times; read once. */
+export async function ticksPerSecond(): Promise<number> {
   if (clockTicks === undefined) {
     const { stdout } = await run('getconf', ['CLK_TCK']);
     clockTicks = Number.parseInt(stdout.trim(), 10) || 100;

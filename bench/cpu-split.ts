@@ -12,21 +12,21 @@
  *
  * Needs the test cluster (`npm run cluster:up`); bench/run.sh brings the kubelet node up and down.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createCriClient, type CriClient } from '../cri/grpc-client.js';
+import type { CriClient } from '../cri/grpc-client.js';
 import { agentConcurrency } from './agent-process.js';
-import { activePodsOn, pidFromFile, type AgentNode } from './agent-node.js';
+import { activePodsOn, checkAgentsStillRunning, connectNodes, requireEnv, type AgentNode } from './agent-node.js';
 import { benchAgentBatch, pause, waitUntil, type CreateWindow } from './agent-startup.js';
 import { roundOrder, type Target } from './compare.js';
 import { CPU_SPLIT_BEGIN_MARKER, CPU_SPLIT_END_MARKER, renderCpuSplit, splitCpu, type CpuRoles, type CpuSplitSample } from './cpu-split-report.js';
 import { takeCpuSnapshot, type CpuSnapshot } from './machine-cpu.js';
 import { describeMachine } from './machine.js';
 import { benchRawCri, removeRawLeftovers } from './raw-cri-startup.js';
-import { updateDocument } from './report.js';
+import { writeResultsBlock } from './report.js';
+import { positiveInts } from './args.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 /** Pause between two batches, so one's tail (its runtime's cleanup) is not the next one's load. */
@@ -42,18 +42,6 @@ interface Settings {
 
 function log(line: string): void {
   process.stderr.write(`[bench:cpu ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-}
-
-function requireEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env and .cluster/kubelet/env (npm run bench:cpu does)`);
-  return value;
-}
-
-function positiveInts(text: string, flag: string): number[] {
-  const values = text.split(',').map((v) => Number.parseInt(v.trim(), 10));
-  if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${flag} wants positive integers, got ${text}`);
-  return values;
 }
 
 function parseSettings(argv: string[]): Settings {
@@ -123,26 +111,11 @@ async function measure(paths: Paths, target: Target, pods: number, round: number
   return window.result({ target, round, pods, running: pods - result.rejected }, { agentPid: node.pid, benchPid: process.pid, withQueue: target === 'nodelet' });
 }
 
-/** Throws when an agent restarted during the run: its pid would no longer name its process, and its CPU would count as other. */
-async function checkSameAgents(nodes: readonly AgentNode[]): Promise<void> {
-  for (const node of nodes) {
-    const cmdline = await readFile(`/proc/${node.pid}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.includes(node.target)) throw new Error(`the ${node.target} agent (pid ${node.pid}) exited during the run`);
-  }
-}
-
 async function connect(): Promise<Paths> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(requireEnv('KUBECONFIG'));
-  const clusterDir = process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster');
-  const raw = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
-  const kubeletRuntime = createCriClient({ endpoint: requireEnv('KUBELET_CRI_ENDPOINT'), defaultTimeoutMs: 120_000 });
-  const nodeletPid = await pidFromFile(path.join(clusterDir, 'pids', 'nodelet.pid'), 'nodelet');
-  const nodes: AgentNode[] = [
-    { target: 'nodelet', nodeName: requireEnv('NODE_NAME'), pid: nodeletPid, runtime: raw.runtime, sandboxGoneWhen: 'removed' },
-    { target: 'kubelet', nodeName: requireEnv('KUBELET_NODE_NAME'), pid: await pidFromFile(requireEnv('KUBELET_PID_FILE'), 'kubelet'), runtime: kubeletRuntime.runtime, sandboxGoneWhen: 'stopped' },
-  ];
-  return { kubeConfig, nodes, raw, rawConcurrency: await agentConcurrency(nodeletPid), clients: [raw, kubeletRuntime] };
+  const { nodes, clients, nodeletRuntime } = await connectNodes({ clusterDir: process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster'), withKubelet: true });
+  return { kubeConfig, nodes, raw: nodeletRuntime, rawConcurrency: await agentConcurrency(nodes[0]?.pid ?? 0), clients };
 }
 
 async function main(): Promise<void> {
@@ -162,12 +135,11 @@ async function main(): Promise<void> {
         }
       }
     }
-    await checkSameAgents(paths.nodes);
+    await checkAgentsStillRunning(paths.nodes);
     const block = renderCpuSplit({ machine, command: settings.command, samples });
     process.stdout.write(`${block}\n`);
     if (settings.doc !== undefined) {
-      const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
-      await writeFile(settings.doc, updateDocument(existing, block, { begin: CPU_SPLIT_BEGIN_MARKER, end: CPU_SPLIT_END_MARKER }));
+      await writeResultsBlock(settings.doc, block, { begin: CPU_SPLIT_BEGIN_MARKER, end: CPU_SPLIT_END_MARKER });
       log(`results written to ${path.relative(process.cwd(), settings.doc)}`);
     }
   } finally {

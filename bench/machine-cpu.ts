@@ -3,9 +3,8 @@
  * so far (`/proc/<pid>/stat`) and the machine's busy and idle time (`/proc/stat`). The parsers
  * are pure; `takeCpuSnapshot` reads `/proc`.
  */
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
+import { ticksPerSecond } from './agent-process.js';
 
 /** One process's CPU time so far. */
 export interface ProcessCpu {
@@ -61,16 +60,6 @@ export function parseMachineStat(text: string, ticksPerSecond: number): MachineC
   if (line === undefined) throw new Error('no cpu line in /proc/stat');
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
   return { busySeconds: (user + nice + system + irq + softirq + steal) / ticksPerSecond, idleSeconds: (idle + iowait) / ticksPerSecond };
-}
-
-let clockTicks: number | undefined;
-
-async function ticksPerSecond(): Promise<number> {
-  if (clockTicks === undefined) {
-    const { stdout } = await promisify(execFile)('getconf', ['CLK_TCK']);
-    clockTicks = Number.parseInt(stdout.trim(), 10) || 100;
-  }
-  return clockTicks;
 }
 
 /** Every process's CPU time and the machine's, read now. A process that exits meanwhile is left out. */

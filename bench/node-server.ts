@@ -15,7 +15,7 @@
  *   node --import tsx bench/node-server.ts [--rounds 3] [--exec-repeats 5] [--followers 50] [--doc PATH | --no-doc]
  */
 import { execFile } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { request, type RequestOptions } from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -26,7 +26,7 @@ import { agentPid, nodeServerOptions, rssBytes } from './agent-process.js';
 import { describeMachine } from './machine.js';
 import { BENCH_IMAGE } from './agent-startup.js';
 import { SERVER_BEGIN_MARKER, SERVER_END_MARKER, renderServerResults, type ExecPath, type LogPath, type Sample } from './node-server-report.js';
-import { updateDocument } from './report.js';
+import { writeResultsBlock } from './report.js';
 import { percentile } from './stats.js';
 
 const run = promisify(execFile);
@@ -246,8 +246,7 @@ async function main(): Promise<void> {
     const block = renderServerResults({ machine, logBytes, execRepeats: settings.execRepeats, followers: settings.followers, ...results });
     process.stdout.write(`${block}\n`);
     if (settings.doc !== undefined) {
-      const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
-      await writeFile(settings.doc, updateDocument(existing, block, { begin: SERVER_BEGIN_MARKER, end: SERVER_END_MARKER }));
+      await writeResultsBlock(settings.doc, block, { begin: SERVER_BEGIN_MARKER, end: SERVER_END_MARKER });
       log(`results written to ${path.relative(process.cwd(), settings.doc)}`);
     }
   } finally {

@@ -12,18 +12,17 @@
  * Needs the test cluster's environment (`source .cluster/env`) and, for the kubelet, the kubelet
  * node's (`source .cluster/kubelet/env`); bench/run.sh does both.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import { agentConcurrency } from './agent-process.js';
-import { nodeInfo, pidFromFile, type AgentNode } from './agent-node.js';
+import { checkAgentsStillRunning, connectNodes, nodeInfo, requireEnv } from './agent-node.js';
 import { renderComparison, type ComparisonReport } from './compare-report.js';
 import { describeMachine } from './machine.js';
 import { removeRawLeftovers } from './raw-cri-startup.js';
-import { updateDocument } from './report.js';
+import { writeResultsBlock } from './report.js';
 import { runRounds, type RunSettings } from './side-by-side.js';
+import { positiveInts } from './args.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 
@@ -32,12 +31,6 @@ interface Settings extends RunSettings {
   readonly rawConcurrencyFlag: number | undefined;
   readonly doc: string | undefined;
   readonly options: string;
-}
-
-function positiveInts(text: string, flag: string): number[] {
-  const values = text.split(',').map((v) => Number.parseInt(v.trim(), 10));
-  if (values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${flag} wants positive integers, got ${text}`);
-  return values;
 }
 
 const one = (text: string, flag: string): number => positiveInts(text, flag)[0] ?? 1;
@@ -77,50 +70,15 @@ function parseSettings(argv: string[]): Settings {
   };
 }
 
-function requireEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set: source .cluster/env and .cluster/kubelet/env (npm run bench does)`);
-  return value;
-}
-
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-}
-
-interface Nodes {
-  readonly nodes: AgentNode[];
-  readonly clients: CriClient[];
-  readonly nodeletRuntime: CriClient;
-}
-
-async function connectNodes(withKubelet: boolean): Promise<Nodes> {
-  const clusterDir = process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster');
-  const nodeletRuntime = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 120_000 });
-  const nodes: AgentNode[] = [
-    { target: 'nodelet', nodeName: requireEnv('NODE_NAME'), pid: await pidFromFile(path.join(clusterDir, 'pids', 'nodelet.pid'), 'nodelet'), runtime: nodeletRuntime.runtime, sandboxGoneWhen: 'removed' },
-  ];
-  const clients = [nodeletRuntime];
-  if (withKubelet) {
-    const kubeletRuntime = createCriClient({ endpoint: requireEnv('KUBELET_CRI_ENDPOINT'), defaultTimeoutMs: 120_000 });
-    clients.push(kubeletRuntime);
-    nodes.push({ target: 'kubelet', nodeName: requireEnv('KUBELET_NODE_NAME'), pid: await pidFromFile(requireEnv('KUBELET_PID_FILE'), 'kubelet'), runtime: kubeletRuntime.runtime, sandboxGoneWhen: 'stopped' });
-  }
-  return { nodes, clients, nodeletRuntime };
-}
-
-/** Throws when an agent restarted during the run: its CPU and memory numbers would be meaningless. */
-async function checkSamePids(nodes: readonly AgentNode[]): Promise<void> {
-  for (const node of nodes) {
-    const stat = await readFile(`/proc/${node.pid}/cmdline`, 'utf8').catch(() => '');
-    if (!stat.includes(node.target)) throw new Error(`the ${node.target} agent (pid ${node.pid}) exited during the run`);
-  }
 }
 
 async function main(): Promise<void> {
   const parsed = parseSettings(process.argv.slice(2));
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(requireEnv('KUBECONFIG'));
-  const { nodes, clients, nodeletRuntime } = await connectNodes(parsed.withKubelet);
+  const { nodes, clients, nodeletRuntime } = await connectNodes({ clusterDir: process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster'), withKubelet: parsed.withKubelet });
   try {
     const workers = await agentConcurrency(nodes[0]?.pid ?? 0);
     const settings: Settings = { ...parsed, rawConcurrency: parsed.rawConcurrencyFlag ?? workers };
@@ -130,7 +88,7 @@ async function main(): Promise<void> {
     const kubeletNode = nodes.find((n) => n.target === 'kubelet');
     const kubelet = kubeletNode === undefined ? undefined : await nodeInfo(kubeConfig, kubeletNode.nodeName);
     const { samples, notes } = await runRounds({ kubeConfig, nodes, raw: { runtime: nodeletRuntime.runtime, images: nodeletRuntime.image }, settings, log });
-    await checkSamePids(nodes);
+    await checkAgentsStillRunning(nodes);
     if (kubeletNode === undefined) notes.push('No kubelet node in this run (--no-kubelet): the nodelet ÷ kubelet ratios are n/a.');
     const report: ComparisonReport = {
       machine,
@@ -142,8 +100,7 @@ async function main(): Promise<void> {
     const block = renderComparison(report);
     process.stdout.write(`${block}\n`);
     if (settings.doc !== undefined) {
-      const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
-      await writeFile(settings.doc, updateDocument(existing, block));
+      await writeResultsBlock(settings.doc, block);
       log(`results written to ${path.relative(process.cwd(), settings.doc)}`);
     }
   } finally {

@@ -9,7 +9,6 @@
  *
  *   node --import tsx bench/probe-cpu.ts [--pods 110] [--rounds 3] [--window-s 60] [--doc PATH | --no-doc]
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -17,7 +16,7 @@ import { createCriClient } from '../cri/grpc-client.js';
 import { RssSampler, agentPid, cpuSeconds } from './agent-process.js';
 import { describeMachine } from './machine.js';
 import { PROBE_BEGIN_MARKER, PROBE_END_MARKER, renderProbeResults, type ProbeSample } from './probe-cpu-report.js';
-import { updateDocument } from './report.js';
+import { writeResultsBlock } from './report.js';
 import { BENCH_IMAGE } from './agent-startup.js';
 import { inPool } from './stats.js';
 
@@ -158,8 +157,7 @@ async function main(): Promise<void> {
     const block = renderProbeResults({ machine, pods: settings.pods, periodSeconds: PERIOD_SECONDS, samples });
     process.stdout.write(`${block}\n`);
     if (settings.doc !== undefined) {
-      const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
-      await writeFile(settings.doc, updateDocument(existing, block, { begin: PROBE_BEGIN_MARKER, end: PROBE_END_MARKER }));
+      await writeResultsBlock(settings.doc, block, { begin: PROBE_BEGIN_MARKER, end: PROBE_END_MARKER });
       log(`results written to ${path.relative(process.cwd(), settings.doc)}`);
     }
   } finally {

@@ -22,7 +22,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +29,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import type { PodKey } from '../util/pod-key.js';
-import { updateDocument } from './report.js';
+import { writeResultsBlock } from './report.js';
 import { inPool } from './stats.js';
 import {
   PHASES,
@@ -310,8 +309,7 @@ async function main(): Promise<void> {
     console.log(block);
     console.log(`idle cmd/s/node over all windows: ${spreadText(samples.filter((s) => s.phase === 'idle').map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
     if (settings.doc !== undefined) {
-      const existing = await readFile(settings.doc, 'utf8').catch(() => undefined);
-      await writeFile(settings.doc, updateDocument(existing, block, { begin: REDIS_BEGIN_MARKER, end: REDIS_END_MARKER }));
+      await writeResultsBlock(settings.doc, block, { begin: REDIS_BEGIN_MARKER, end: REDIS_END_MARKER });
       console.log(`results written to ${settings.doc}`);
     }
   } finally {

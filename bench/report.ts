@@ -3,6 +3,8 @@
  * the two markers is replaced on every run; the prose around it is kept (and written with a
  * default intro when the file does not exist yet).
  */
+import { readFile, writeFile } from 'node:fs/promises';
+
 export const BEGIN_MARKER = '<!-- BEGIN pod-startup results: written by bench/pod-startup.ts, do not edit by hand -->';
 export const END_MARKER = '<!-- END pod-startup results -->';
 
@@ -65,6 +67,12 @@ export interface ResultMarkers {
 }
 
 const POD_STARTUP_MARKERS: ResultMarkers = { begin: BEGIN_MARKER, end: END_MARKER };
+
+/** Replaces (or adds) the results block between `markers` in the document at `docPath`, creating it when missing. */
+export async function writeResultsBlock(docPath: string, block: string, markers: ResultMarkers = POD_STARTUP_MARKERS): Promise<void> {
+  const existing = await readFile(docPath, 'utf8').catch(() => undefined);
+  await writeFile(docPath, updateDocument(existing, block, markers));
+}
 
 /** The document with its results block replaced (or appended, or under the default intro when there is no document). */
 export function updateDocument(existing: string | undefined, block: string, markers: ResultMarkers = POD_STARTUP_MARKERS): string {
