@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ceilingPodsPerSecond, classifyProcess, renderCpuSplit, roundRatios, splitCpu, type CpuRoles, type CpuSplitSample } from './cpu-split-report.js';
+import { agentFreeCeilingPodsPerSecond, ceilingPodsPerSecond, classifyProcess, renderCpuSplit, roundRatios, splitCpu, type CpuRoles, type CpuSplitSample } from './cpu-split-report.js';
 import { parseMachineStat, parseProcessStat, type CpuSnapshot, type ProcessCpu } from './machine-cpu.js';
 import type { MachineInfo } from './machine.js';
 
@@ -66,6 +66,7 @@ describe('the CPU split', () => {
     });
     const samples = [sample('nodelet', 1, 2, 20), sample('nodelet', 2, 3, 22), sample('nodelet', 3, 4, 24), sample('raw CRI', 1, 0, 16)];
     assert.equal(ceilingPodsPerSecond(samples[0]!, 2), 10);
+    assert.equal(agentFreeCeilingPodsPerSecond(samples[0]!, 2), 200 / 18, "the machine's 20 s less the agent's 2 s");
     assert.deepEqual(roundRatios([...samples, sample('raw CRI', 3, 0, 12)], 'raw CRI', (s) => s.split.busySeconds), [20 / 16, 24 / 12]);
     const info = { date: 'D', cpus: 2, cpuModel: 'M', memoryGiB: 1, kernel: 'K', os: 'O', node: 'N', containerd: 'C', kubernetes: 'V', nodelet: 'X' } satisfies MachineInfo;
     const block = renderCpuSplit({ machine: info, command: 'npm run bench:cpu', samples });
@@ -75,6 +76,7 @@ describe('the CPU split', () => {
     assert.match(block, /ceiling at that CPU per pod, 2 cores ÷ machine busy per pod, pods\/s \| 8\.33 \/ \*\*9\.09\*\* \/ 10\.00 \| 12\.50/);
     assert.doesNotMatch(block, /\| nodelet \| kubelet/, 'no column for a path without samples');
     assert.match(block, /\| machine busy per pod \| n\/a \| \*\*1\.25×\*\* \(1\.25–1\.25\) \|/, 'only round 1 has raw CRI: 200 ÷ 160');
+    assert.match(block, /\| ceiling if nodelet's agent and queue cost nothing, ÷ the other path's ceiling \| n\/a \| \*\*0\.89×\*\* \(0\.89–0\.89\) \|/, "2 × 100 ÷ (20 − 2) against raw CRI's 2 × 100 ÷ 16");
     const small = { ...sample('nodelet', 1, 1, 4), pods: 30 };
     const twoSizes = renderCpuSplit({ machine: info, command: 'npm run bench:cpu', samples: [small, { ...sample('kubelet', 1, 1, 5), pods: 30 }, ...samples] });
     assert.match(twoSizes, /30 and 100 pods created at once/);

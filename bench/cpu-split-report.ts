@@ -106,11 +106,23 @@ export function ceilingPodsPerSecond(s: CpuSplitSample, cores: number): number {
   return (cores * s.pods) / s.split.busySeconds;
 }
 
-/** nodelet's value ÷ the other path's, per round that has both (the paths of a round ran back to back). */
-export function roundRatios(samples: readonly CpuSplitSample[], other: Target, value: (s: CpuSplitSample) => number): number[] {
+/**
+ * The ceiling nodelet's path would have if its agent and queue cost the machine nothing: the cores
+ * ÷ what the rest of the machine spent per pod. An upper bound on what making the agent cheaper
+ * can buy on this machine.
+ */
+export function agentFreeCeilingPodsPerSecond(s: CpuSplitSample, cores: number): number {
+  return (cores * s.pods) / (s.split.busySeconds - s.split.groups.agent - s.split.groups['queue (Redis)']);
+}
+
+/**
+ * nodelet's value ÷ the other path's, per round that has both (the paths of a round ran back to
+ * back); `peerValue` reads the other path's sample (default: the same measure).
+ */
+export function roundRatios(samples: readonly CpuSplitSample[], other: Target, value: (s: CpuSplitSample) => number, peerValue: (s: CpuSplitSample) => number = value): number[] {
   return samples.flatMap((s) => {
     const peer = s.target === 'nodelet' ? samples.find((p) => p.target === other && p.round === s.round) : undefined;
-    return peer === undefined ? [] : [value(s) / value(peer)];
+    return peer === undefined ? [] : [value(s) / peerValue(peer)];
   });
 }
 
@@ -127,11 +139,12 @@ function renderSize(samples: readonly CpuSplitSample[], cores: number): string[]
     });
     return `| ${label} | ${cells.join(' | ')} |`;
   };
-  const ratioText = (other: Target, value: (s: CpuSplitSample) => number): string => {
-    const sp = spread(roundRatios(samples, other, value));
+  const ratioText = (other: Target, value: (s: CpuSplitSample) => number, peerValue: (s: CpuSplitSample) => number = value): string => {
+    const sp = spread(roundRatios(samples, other, value, peerValue));
     return sp === undefined ? 'n/a' : `**${sp.median.toFixed(2)}×** (${sp.min.toFixed(2)}–${sp.max.toFixed(2)})`;
   };
   const ceiling = (s: CpuSplitSample): number => ceilingPodsPerSecond(s, cores);
+  const agentFree = (s: CpuSplitSample): number => agentFreeCeilingPodsPerSecond(s, cores);
   return [
     `### ${samples[0]?.pods ?? 0} pods`,
     '',
@@ -155,6 +168,7 @@ function renderSize(samples: readonly CpuSplitSample[], cores: number): string[]
     `| machine busy per pod | ${ratioText('kubelet', machinePerPodMs)} | ${ratioText('raw CRI', machinePerPodMs)} |`,
     `| ceiling, pods/s | ${ratioText('kubelet', ceiling)} | ${ratioText('raw CRI', ceiling)} |`,
     `| throughput | ${ratioText('kubelet', throughput)} | ${ratioText('raw CRI', throughput)} |`,
+    `| ceiling if nodelet's agent and queue cost nothing, ÷ the other path's ceiling | ${ratioText('kubelet', agentFree, ceiling)} | ${ratioText('raw CRI', agentFree, ceiling)} |`,
     '',
   ];
 }

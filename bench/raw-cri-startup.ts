@@ -44,8 +44,9 @@ export interface RawRunResult {
 
 const CONTAINER: V1Container = { name: 'main', image: BENCH_IMAGE, command: ['sh', '-c', SLEEPER_SCRIPT] };
 
-function syntheticPod(namespace: string, name: string): V1Pod {
-  return { metadata: { name, namespace, uid: randomUUID() }, spec: { containers: [CONTAINER] } };
+/** A pod object that exists only here, never in the API: what the agent's config builders read. */
+export function syntheticPod(namespace: string, name: string, container: V1Container = CONTAINER): V1Pod {
+  return { metadata: { name, namespace, uid: randomUUID() }, spec: { containers: [container] } };
 }
 
 /** Stops and removes every sandbox the benchmark left behind (an interrupted earlier run included). */
@@ -61,14 +62,28 @@ export async function removeRawLeftovers(runtime: RuntimeService): Promise<numbe
 /** The kubelet's defaults (nodelet's, with no host probing): Unconfined seccomp, the default masked paths. */
 const BENCH_SECURITY = { seccompProfileRoot: '/var/lib/nodelet/seccomp', seccompDefault: false, maskedPaths: DEFAULT_MASKED_PATHS } as const;
 
-async function startPod(runtime: RuntimeService, pod: V1Pod, context: { imageRef: string; logRoot: string }): Promise<string> {
+/** Where a raw pod's image and logs come from. */
+export interface RawPodContext {
+  /** The image's ID in the runtime (ImageStatus), as the agent passes it. */
+  readonly imageRef: string;
+  /** The directory under which each sandbox gets its log directory. */
+  readonly logRoot: string;
+}
+
+/**
+ * Starts the synthetic pod's first container in a sandbox of its own, with the configs the agent
+ * would build for it (labelled with {@link RAW_NODE}): RunPodSandbox + CreateContainer + StartContainer.
+ */
+export async function startRawPod(runtime: RuntimeService, pod: V1Pod, context: RawPodContext): Promise<{ readonly sandboxId: string; readonly containerId: string }> {
+  const container = pod.spec?.containers[0];
+  if (container === undefined) throw new Error(`synthetic pod ${pod.metadata?.name ?? ''} has no container`);
   const sandboxConfig = buildSandboxConfig(pod, { nodeName: RAW_NODE, podLogDir: context.logRoot, attempt: 0, clusterDomain: 'cluster.local' });
   await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
   const sandboxId = await runtime.runPodSandbox(sandboxConfig);
-  const config = buildContainerConfig({ pod, container: CONTAINER, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [], security: BENCH_SECURITY, imageUser: { uid: 0n }, memoryCapacityBytes: os.totalmem() });
+  const config = buildContainerConfig({ pod, container, kind: 'regular', nodeName: RAW_NODE, restartCount: 0, imageRef: context.imageRef, env: [], mounts: [], security: BENCH_SECURITY, imageUser: { uid: 0n }, memoryCapacityBytes: os.totalmem() });
   const containerId = await runtime.createContainer(sandboxId, config, sandboxConfig);
   await runtime.startContainer(containerId);
-  return sandboxId;
+  return { sandboxId, containerId };
 }
 
 /** Starts `count` pods straight through the CRI, measures, and removes them again. */
@@ -86,7 +101,7 @@ export async function benchRawCri(options: RawRunOptions): Promise<RawRunResult>
     await options.createWindow?.opened();
     const startedAt = performance.now();
     await inPool(pods, concurrency, async (pod) => {
-      sandboxIds.push(await startPod(runtime, pod, { imageRef, logRoot }));
+      sandboxIds.push((await startRawPod(runtime, pod, { imageRef, logRoot })).sandboxId);
       latencies.push(performance.now() - startedAt);
     });
     await options.createWindow?.closed();

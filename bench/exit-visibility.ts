@@ -1,0 +1,117 @@
+/**
+ * How long after a container exits the runtime's listing shows it exited
+ * (`npm run bench:exits`; not a test: it asserts nothing about speed). That is the floor under
+ * status freshness (`bench/status-freshness.ts`): an agent's relist can only see an exit once
+ * ListContainers reports it, and containerd 1.6 reports it after handling the task's exit (the
+ * shim's delete of the process included), not at the moment recorded as `finishedAt`.
+ *
+ * Per sample, straight through the CRI (no agent, no API server): a sandbox and a container that
+ * sleeps a moment and exits 0 (`bench/raw-cri-startup.ts`'s configs, labelled with its node name
+ * of its own), then ListContainers for that container every few milliseconds until it shows
+ * CONTAINER_EXITED; the lag is the start of that call minus the container's `finishedAt`. The
+ * sandbox is then stopped and removed. With the kubelet node up (`KUBELET_CRI_ENDPOINT`, as
+ * `npm run bench:exits` brings it up; not with `--no-kubelet`) the same on its containerd,
+ * alternating sample by sample. Printed only.
+ *
+ *   npm run bench:exits -- [--samples 10] [--no-kubelet]
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import type { V1Container } from '@kubernetes/client-node';
+import { createCriClient, type CriClient } from '../cri/grpc-client.js';
+import type { RuntimeService } from '../cri/types.js';
+import { positiveInts } from './args.js';
+import { BENCH_IMAGE, pause } from './agent-startup.js';
+import { removeRawLeftovers, startRawPod, syntheticPod } from './raw-cri-startup.js';
+import { percentile } from './stats.js';
+
+/** How often the listing is read while waiting for the exit. */
+const POLL_MS = 5;
+/** Give up on one sample after this long: the container sleeps far less. */
+const SAMPLE_TIMEOUT_MS = 30_000;
+const SLEEP_SECONDS = 1.3;
+
+interface Runtime {
+  readonly name: string;
+  readonly client: CriClient;
+}
+
+function log(line: string): void {
+  process.stderr.write(`[bench:exits ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+}
+
+/** Milliseconds from the container's recorded exit to the first listing that shows it exited. */
+async function exitLagMs(runtime: RuntimeService, imageRef: string, logRoot: string, name: string): Promise<number> {
+  const container: V1Container = { name: 'main', image: BENCH_IMAGE, command: ['sleep', String(SLEEP_SECONDS)] };
+  const { sandboxId, containerId } = await startRawPod(runtime, syntheticPod('bench-exits', name, container), { imageRef, logRoot });
+  try {
+    const deadline = Date.now() + SAMPLE_TIMEOUT_MS;
+    for (;;) {
+      const asked = Date.now();
+      const [listed] = await runtime.listContainers({ id: containerId });
+      if (listed?.state === 'CONTAINER_EXITED') {
+        const status = await runtime.containerStatus(containerId);
+        // A kill (by anything else on the node) is not the exit this measures.
+        if (status.exitCode !== 0) throw new Error(`container ${containerId} exited with ${status.exitCode}, not 0: something killed it`);
+        return asked - Number(status.finishedAt / 1_000_000n);
+      }
+      if (Date.now() > deadline) throw new Error(`container ${containerId} not listed as exited within ${SAMPLE_TIMEOUT_MS} ms`);
+      await pause(POLL_MS);
+    }
+  } finally {
+    await runtime.stopPodSandbox(sandboxId);
+    await runtime.removePodSandbox(sandboxId);
+  }
+}
+
+function runtimes(withKubelet: boolean): Runtime[] {
+  const endpoints: [string, string | undefined][] = [
+    ['nodelet node', process.env.CONTAINER_RUNTIME_ENDPOINT],
+    ['kubelet node', withKubelet ? process.env.KUBELET_CRI_ENDPOINT : undefined],
+  ];
+  const present = endpoints.filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '');
+  if (present.length === 0) throw new Error('no CONTAINER_RUNTIME_ENDPOINT: source .cluster/env (npm run cluster:up) first');
+  return present.map(([name, endpoint]) => ({ name, client: createCriClient({ endpoint, defaultTimeoutMs: 60_000 }) }));
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { samples: { type: 'string', default: '10' }, 'no-kubelet': { type: 'boolean', default: false } } });
+  const samples = positiveInts(values.samples, '--samples')[0] ?? 10;
+  const targets = runtimes(!values['no-kubelet']);
+  const logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-bench-exits-'));
+  const lags = new Map(targets.map((t) => [t.name, [] as number[]]));
+  try {
+    const ready = await Promise.all(
+      targets.map(async (t) => {
+        await removeRawLeftovers(t.client.runtime);
+        const imageRef = (await t.client.image.imageStatus({ image: BENCH_IMAGE }))?.id;
+        if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime of the ${t.name}: run npm run cluster:up`);
+        return { ...t, imageRef, lags: lags.get(t.name) ?? [] };
+      }),
+    );
+    for (let i = 0; i < samples; i += 1) {
+      // Alternate which runtime goes first, so neither always follows the other's teardown.
+      for (const target of i % 2 === 0 ? ready : [...ready].reverse()) {
+        const lag = await exitLagMs(target.client.runtime, target.imageRef, logRoot, `exit-${i}`);
+        target.lags.push(lag);
+        log(`sample ${i + 1} of ${samples}, ${target.name}: exit listed ${lag} ms after finishedAt`);
+      }
+    }
+  } finally {
+    await Promise.all(targets.map((t) => removeRawLeftovers(t.client.runtime)));
+    for (const t of targets) t.client.close();
+    await rm(logRoot, { recursive: true, force: true });
+  }
+  process.stdout.write(`Command: \`npm run bench:exits -- --samples ${samples}\`: container exit (CRI finishedAt) → ListContainers shows it exited, polled every ${POLL_MS} ms; min / **median** / max\n\n`);
+  process.stdout.write('| runtime | samples | exit → listed as exited, ms |\n| --- | --: | --: |\n');
+  for (const [name, ms] of lags) {
+    process.stdout.write(`| ${name} | ${ms.length} | ${Math.min(...ms)} / **${percentile(ms, 50)}** / ${Math.max(...ms)} |\n`);
+  }
+}
+
+main().catch((e: unknown) => {
+  log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.exitCode = 1;
+});
