@@ -2,25 +2,25 @@
  * How long after a container exits the runtime's listing shows it exited
  * (`npm run bench:exits`; not a test: it asserts nothing about speed). That is the floor under
  * status freshness (`bench/status-freshness.ts`): an agent's relist can only see an exit once
- * ListContainers reports it, and containerd 1.6 reports it after handling the task's exit (the
- * shim's delete of the process included), not at the moment recorded as `finishedAt`.
+ * ListContainers reports it, and containerd 1.6 reports it once it has handled the task's exit,
+ * not at the moment it records as `finishedAt`.
  *
- * Per sample, straight through the CRI (no agent, no API server): a sandbox and a container that
- * sleeps a moment and exits 0 (`bench/raw-cri-startup.ts`'s configs, labelled with its node name
- * of its own), then ListContainers for that container every few milliseconds until it shows
- * CONTAINER_EXITED; the lag is the start of that call minus the container's `finishedAt`. The
- * sandbox is then stopped and removed. With the kubelet node up (`KUBELET_CRI_ENDPOINT`, as
- * `npm run bench:exits` brings it up; not with `--no-kubelet`) the same on its containerd,
- * alternating sample by sample. Printed only.
+ * Per sample, straight through the CRI of nodelet's node (no agent, no API server): a sandbox and
+ * a container that sleeps a moment and exits 0 (`bench/raw-cri-startup.ts`'s configs, labelled
+ * with its node name of its own, which the agent leaves alone), then ListContainers for that
+ * container every few milliseconds until it shows CONTAINER_EXITED; the lag is the start of that
+ * call minus the container's `finishedAt`. The sandbox is then stopped and removed. Printed only.
+ * Not on the kubelet node's containerd: the kubelet kills a running sandbox of a pod it does not
+ * know within seconds (its housekeeping), which cut short the first try of that.
  *
- *   npm run bench:exits -- [--samples 10] [--no-kubelet]
+ *   npm run bench:exits -- [--samples 10]
  */
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { V1Container } from '@kubernetes/client-node';
-import { createCriClient, type CriClient } from '../cri/grpc-client.js';
+import { createCriClient } from '../cri/grpc-client.js';
 import type { RuntimeService } from '../cri/types.js';
 import { positiveInts } from './args.js';
 import { BENCH_IMAGE, pause } from './agent-startup.js';
@@ -32,11 +32,6 @@ const POLL_MS = 5;
 /** Give up on one sample after this long: the container sleeps far less. */
 const SAMPLE_TIMEOUT_MS = 30_000;
 const SLEEP_SECONDS = 1.3;
-
-interface Runtime {
-  readonly name: string;
-  readonly client: CriClient;
-}
 
 function log(line: string): void {
   process.stderr.write(`[bench:exits ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -66,49 +61,30 @@ async function exitLagMs(runtime: RuntimeService, imageRef: string, logRoot: str
   }
 }
 
-function runtimes(withKubelet: boolean): Runtime[] {
-  const endpoints: [string, string | undefined][] = [
-    ['nodelet node', process.env.CONTAINER_RUNTIME_ENDPOINT],
-    ['kubelet node', withKubelet ? process.env.KUBELET_CRI_ENDPOINT : undefined],
-  ];
-  const present = endpoints.filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '');
-  if (present.length === 0) throw new Error('no CONTAINER_RUNTIME_ENDPOINT: source .cluster/env (npm run cluster:up) first');
-  return present.map(([name, endpoint]) => ({ name, client: createCriClient({ endpoint, defaultTimeoutMs: 60_000 }) }));
-}
-
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { samples: { type: 'string', default: '10' }, 'no-kubelet': { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { samples: { type: 'string', default: '10' } } });
   const samples = positiveInts(values.samples, '--samples')[0] ?? 10;
-  const targets = runtimes(!values['no-kubelet']);
+  const endpoint = process.env.CONTAINER_RUNTIME_ENDPOINT;
+  if (endpoint === undefined || endpoint === '') throw new Error('no CONTAINER_RUNTIME_ENDPOINT: source .cluster/env (npm run cluster:up) first');
+  const cri = createCriClient({ endpoint, defaultTimeoutMs: 60_000 });
   const logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-bench-exits-'));
-  const lags = new Map(targets.map((t) => [t.name, [] as number[]]));
+  const lags: number[] = [];
   try {
-    const ready = await Promise.all(
-      targets.map(async (t) => {
-        await removeRawLeftovers(t.client.runtime);
-        const imageRef = (await t.client.image.imageStatus({ image: BENCH_IMAGE }))?.id;
-        if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime of the ${t.name}: run npm run cluster:up`);
-        return { ...t, imageRef, lags: lags.get(t.name) ?? [] };
-      }),
-    );
+    await removeRawLeftovers(cri.runtime);
+    const imageRef = (await cri.image.imageStatus({ image: BENCH_IMAGE }))?.id;
+    if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime: run npm run cluster:up`);
     for (let i = 0; i < samples; i += 1) {
-      // Alternate which runtime goes first, so neither always follows the other's teardown.
-      for (const target of i % 2 === 0 ? ready : [...ready].reverse()) {
-        const lag = await exitLagMs(target.client.runtime, target.imageRef, logRoot, `exit-${i}`);
-        target.lags.push(lag);
-        log(`sample ${i + 1} of ${samples}, ${target.name}: exit listed ${lag} ms after finishedAt`);
-      }
+      const lag = await exitLagMs(cri.runtime, imageRef, logRoot, `exit-${i}`);
+      lags.push(lag);
+      log(`sample ${i + 1} of ${samples}: exit listed ${lag} ms after finishedAt`);
     }
   } finally {
-    await Promise.all(targets.map((t) => removeRawLeftovers(t.client.runtime)));
-    for (const t of targets) t.client.close();
+    await removeRawLeftovers(cri.runtime);
+    cri.close();
     await rm(logRoot, { recursive: true, force: true });
   }
-  process.stdout.write(`Command: \`npm run bench:exits -- --samples ${samples}\`: container exit (CRI finishedAt) → ListContainers shows it exited, polled every ${POLL_MS} ms; min / **median** / max\n\n`);
-  process.stdout.write('| runtime | samples | exit → listed as exited, ms |\n| --- | --: | --: |\n');
-  for (const [name, ms] of lags) {
-    process.stdout.write(`| ${name} | ${ms.length} | ${Math.min(...ms)} / **${percentile(ms, 50)}** / ${Math.max(...ms)} |\n`);
-  }
+  process.stdout.write(`Command: \`npm run bench:exits -- --samples ${samples}\`: container exit (CRI finishedAt) → ListContainers of nodelet's node shows it exited, polled every ${POLL_MS} ms\n`);
+  process.stdout.write(`exit → listed as exited, ms, min / median / max over ${lags.length}: ${Math.min(...lags)} / ${percentile(lags, 50)} / ${Math.max(...lags)}\n`);
 }
 
 main().catch((e: unknown) => {
