@@ -24,7 +24,8 @@ import { createCriClient } from '../cri/grpc-client.js';
 import type { RuntimeService } from '../cri/types.js';
 import { positiveInts } from './args.js';
 import { BENCH_IMAGE, pause } from './agent-startup.js';
-import { removeRawLeftovers, startRawPod, syntheticPod } from './raw-cri-startup.js';
+import { requireEnv } from './agent-node.js';
+import { benchImageRef, removeRawLeftovers, startRawPod, syntheticPod } from './raw-cri-startup.js';
 import { percentile } from './stats.js';
 
 /** How often the listing is read while waiting for the exit. */
@@ -64,15 +65,12 @@ async function exitLagMs(runtime: RuntimeService, imageRef: string, logRoot: str
 async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: { samples: { type: 'string', default: '10' } } });
   const samples = positiveInts(values.samples, '--samples')[0] ?? 10;
-  const endpoint = process.env.CONTAINER_RUNTIME_ENDPOINT;
-  if (endpoint === undefined || endpoint === '') throw new Error('no CONTAINER_RUNTIME_ENDPOINT: source .cluster/env (npm run cluster:up) first');
-  const cri = createCriClient({ endpoint, defaultTimeoutMs: 60_000 });
+  const cri = createCriClient({ endpoint: requireEnv('CONTAINER_RUNTIME_ENDPOINT'), defaultTimeoutMs: 60_000 });
   const logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-bench-exits-'));
   const lags: number[] = [];
   try {
     await removeRawLeftovers(cri.runtime);
-    const imageRef = (await cri.image.imageStatus({ image: BENCH_IMAGE }))?.id;
-    if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime: run npm run cluster:up`);
+    const imageRef = await benchImageRef(cri.image);
     for (let i = 0; i < samples; i += 1) {
       const lag = await exitLagMs(cri.runtime, imageRef, logRoot, `exit-${i}`);
       lags.push(lag);

@@ -62,6 +62,13 @@ export async function removeRawLeftovers(runtime: RuntimeService): Promise<numbe
 /** The kubelet's defaults (nodelet's, with no host probing): Unconfined seccomp, the default masked paths. */
 const BENCH_SECURITY = { seccompProfileRoot: '/var/lib/nodelet/seccomp', seccompDefault: false, maskedPaths: DEFAULT_MASKED_PATHS } as const;
 
+/** The bench image's ID in the runtime, for {@link RawPodContext}; fails when the image is not there. */
+export async function benchImageRef(images: ImageService): Promise<string> {
+  const imageRef = (await images.imageStatus({ image: BENCH_IMAGE }))?.id;
+  if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime: run npm run cluster:up`);
+  return imageRef;
+}
+
 /** Where a raw pod's image and logs come from. */
 export interface RawPodContext {
   /** The image's ID in the runtime (ImageStatus), as the agent passes it. */
@@ -89,8 +96,7 @@ export async function startRawPod(runtime: RuntimeService, pod: V1Pod, context: 
 /** Starts `count` pods straight through the CRI, measures, and removes them again. */
 export async function benchRawCri(options: RawRunOptions): Promise<RawRunResult> {
   const { runtime, count, concurrency, log } = options;
-  const imageRef = (await options.images.imageStatus({ image: BENCH_IMAGE }))?.id;
-  if (imageRef === undefined) throw new Error(`${BENCH_IMAGE} is not in the runtime: run npm run cluster:up`);
+  const imageRef = await benchImageRef(options.images);
   const logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-bench-'));
   const namespace = `bench-raw-${randomBytes(3).toString('hex')}`;
   const pods = Array.from({ length: count }, (_, i) => syntheticPod(namespace, `raw-${String(i).padStart(3, '0')}`));
