@@ -252,12 +252,33 @@ export async function inspectContainer(id: string): Promise<RuntimeContainer> {
   };
 }
 
-/** Every container instance of the pod, in any state, inspected; sorted by name, then attempt. */
-export async function runtimeContainers(uid: string): Promise<RuntimeContainer[]> {
+async function listedContainerIds(uid: string): Promise<string[]> {
   const out = await crictl(['ps', '-a', '--label', `${UID_LABEL}=${uid}`, '-o', 'json']);
-  const items = (JSON.parse(out) as { containers: CrictlListItem[] | null }).containers ?? [];
-  const inspected = await Promise.all(items.map((c) => inspectContainer(c.id)));
-  return inspected.sort((a, b) => a.name.localeCompare(b.name) || a.attempt - b.attempt);
+  return ((JSON.parse(out) as { containers: CrictlListItem[] | null }).containers ?? []).map((c) => c.id);
+}
+
+/**
+ * One listed container, inspected; undefined when the inspection failed and a second listing no
+ * longer has it (the agent removed it between the list and the inspect, as it does when a pod is
+ * torn down). Any other failure rejects: a container still listed must be readable.
+ */
+async function inspectListedContainer(uid: string, id: string): Promise<RuntimeContainer | undefined> {
+  try {
+    return await inspectContainer(id);
+  } catch (error) {
+    if ((await listedContainerIds(uid)).includes(id)) throw error;
+    return undefined;
+  }
+}
+
+/**
+ * Every container instance of the pod, in any state, inspected; sorted by name, then attempt. One
+ * removed while it was being read is left out, as the next listing would leave it out.
+ */
+export async function runtimeContainers(uid: string): Promise<RuntimeContainer[]> {
+  const ids = await listedContainerIds(uid);
+  const inspected = await Promise.all(ids.map((id) => inspectListedContainer(uid, id)));
+  return inspected.filter((c): c is RuntimeContainer => c !== undefined).sort((a, b) => a.name.localeCompare(b.name) || a.attempt - b.attempt);
 }
 
 /**

@@ -96,10 +96,27 @@ async function sandboxesLabelled(label: string): Promise<RuntimeSandbox[]> {
   return ((JSON.parse(out) as { items: CrictlItem[] | null }).items ?? []).map(toSandbox);
 }
 
-async function containersLabelled(label: string): Promise<RuntimeContainer[]> {
+async function listContainersLabelled(label: string): Promise<CrictlItem[]> {
   const out = await crictl(['ps', '-a', '--label', label, '-o', 'json']);
-  const items = (JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? [];
-  return Promise.all(items.map(async (c) => toContainer(c, await exitReasonOf(c))));
+  return (JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? [];
+}
+
+/**
+ * One listed container with its exit reason; undefined when reading the reason failed and a second
+ * listing no longer has it (removed between the list and the inspect). Any other failure rejects.
+ */
+async function withExitReason(label: string, c: CrictlItem): Promise<RuntimeContainer | undefined> {
+  try {
+    return toContainer(c, await exitReasonOf(c));
+  } catch (error) {
+    if ((await listContainersLabelled(label)).some((listed) => listed.id === c.id)) throw error;
+    return undefined;
+  }
+}
+
+async function containersLabelled(label: string): Promise<RuntimeContainer[]> {
+  const read = await Promise.all((await listContainersLabelled(label)).map((c) => withExitReason(label, c)));
+  return read.filter((c): c is RuntimeContainer => c !== undefined);
 }
 
 /** Sandboxes of the namespace's pods (any state). */
