@@ -140,7 +140,7 @@ export function controlSection(control: ControlInfo, nodelet: readonly TestResul
     '',
     ...control.runs.map((r) => `- ${r}`),
     '',
-    `**${rows.length} tests ran on the kubelet: ${rows.filter(({ t }) => t.outcome === 'passed').length} passed; ${both} failed on both nodes; ${bugs} passed on the kubelet and failed on nodelet.**`,
+    `**${rows.length} ${rows.length === 1 ? 'test' : 'tests'} ran on the kubelet: ${rows.filter(({ t }) => t.outcome === 'passed').length} passed; ${both} failed on both nodes; ${bugs} passed on the kubelet and failed on nodelet.**`,
     '',
     '| test | kubelet | nodelet | verdict |',
     '|---|---|---|---|',

@@ -132,6 +132,10 @@ describe('the control section (the same tests on the kubelet)', () => {
   const nodelet = [result('both pass', 'passed'), failed('both fail', 'nc: invalid option -- u'), failed('nodelet only', 'timed out'), result('kubelet fails', 'passed')];
   const kubelet = [result('both pass', 'passed'), failed('both fail', 'nc: invalid option -- u'), result('nodelet only', 'passed'), failed('kubelet fails', 'x'), result('not on nodelet', 'passed')];
   const control = { command: 'npm run conformance -- --node kubelet', runs: ['focus-1: 3 passed'], tests: kubelet };
+  it('says "1 test ran" for a control of one test', () => {
+    const one = { ...control, tests: [failed('both fail', 'nc: invalid option -- u')] };
+    assert.ok(controlSection(one, nodelet).includes('**1 test ran on the kubelet: 0 passed; 1 failed on both nodes; 0 passed on the kubelet and failed on nodelet.**'));
+  });
   it('names a pass on the kubelet that fails on nodelet a nodelet bug, and a failure on both not nodelet\'s', () => {
     assert.deepEqual(
       kubelet.map((t) => verdict(t, nodelet.find((n) => n.name === t.name))),
