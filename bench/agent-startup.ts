@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { RssSampler, cpuSeconds, rssBytes } from './agent-process.js';
-import { sandboxesPending, type AgentNode } from './agent-node.js';
+import { activePodsOn, sandboxesPending, type AgentNode } from './agent-node.js';
 import { PodTracker } from './pod-tracker.js';
 import { summarize, type LatencySummary } from './stats.js';
 
@@ -80,6 +80,12 @@ export async function waitUntil(what: string, done: () => Promise<boolean> | boo
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await pause(100);
   }
+}
+
+/** Waits until no pod is active on any of the agents' nodes, so one batch's tail is not the next one's load. */
+export async function waitForIdleNodes(kubeConfig: KubeConfig, nodes: readonly AgentNode[]): Promise<void> {
+  const idle = async (): Promise<boolean> => (await Promise.all(nodes.map((n) => activePodsOn(kubeConfig, n.nodeName)))).every((c) => c.bench + c.other === 0);
+  await waitUntil('idle agent nodes (no pod on either)', idle, 120_000);
 }
 
 /** A fresh namespace named after the batch, once its default service account exists. */

@@ -18,8 +18,8 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { CriClient } from '../cri/grpc-client.js';
 import { agentConcurrency } from './agent-process.js';
-import { activePodsOn, checkAgentsStillRunning, connectNodes, requireEnv, type AgentNode } from './agent-node.js';
-import { benchAgentBatch, pause, waitUntil, type CreateWindow } from './agent-startup.js';
+import { checkAgentsStillRunning, connectNodes, requireEnv, type AgentNode } from './agent-node.js';
+import { benchAgentBatch, pause, waitForIdleNodes, type CreateWindow } from './agent-startup.js';
 import { roundOrder, type Target } from './compare.js';
 import { CPU_SPLIT_BEGIN_MARKER, CPU_SPLIT_END_MARKER, renderCpuSplit, splitCpu, type CpuRoles, type CpuSplitSample } from './cpu-split-report.js';
 import { takeCpuSnapshot, type CpuSnapshot } from './machine-cpu.js';
@@ -95,11 +95,6 @@ interface Paths {
   readonly clients: readonly CriClient[];
 }
 
-async function waitForIdleNodes(paths: Paths): Promise<void> {
-  const idle = async (): Promise<boolean> => (await Promise.all(paths.nodes.map((n) => activePodsOn(paths.kubeConfig, n.nodeName)))).every((c) => c.bench + c.other === 0);
-  await waitUntil('idle agent nodes (no pod on either)', idle, 120_000);
-}
-
 async function measure(paths: Paths, target: Target, pods: number, round: number): Promise<CpuSplitSample> {
   const window = new SnapshotWindow();
   const node = paths.nodes.find((n) => n.target === target);
@@ -128,7 +123,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= settings.rounds; round += 1) {
       for (const pods of settings.sizes) {
         for (const target of roundOrder<Target>(['nodelet', 'kubelet', 'raw CRI'], round - 1)) {
-          await waitForIdleNodes(paths);
+          await waitForIdleNodes(paths.kubeConfig, paths.nodes);
           log(`round ${round} of ${settings.rounds}: ${target}, ${pods} pods`);
           samples.push(await measure(paths, target, pods, round));
           await pause(BETWEEN_MS);

@@ -13,3 +13,20 @@ export function seriesTotal(exposition: string, name: string): number | undefine
   }
   return total;
 }
+
+/**
+ * Each series of counter `name` by the value of its label `label` (series without it are left
+ * out), summed when other labels split one value further. Pure.
+ */
+export function seriesByLabel(exposition: string, name: string, label: string): Map<string, number> {
+  const byValue = new Map<string, number>();
+  const labelPattern = new RegExp(`[{,]${label}="((?:[^"\\\\]|\\\\.)*)"`);
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labelValue = labelPattern.exec(line.slice(0, line.lastIndexOf('}') + 1))?.[1];
+    const value = Number.parseFloat(line.slice(line.lastIndexOf(' ') + 1));
+    if (labelValue === undefined || !Number.isFinite(value)) continue;
+    byValue.set(labelValue, (byValue.get(labelValue) ?? 0) + value);
+  }
+  return byValue;
+}

@@ -6,7 +6,7 @@
 # `npm run bench -- --sizes 10 --rounds 1 --steady-s 20 --no-doc`; with --no-kubelet the kubelet
 # node is left alone (neither brought up nor down).
 # BENCH=probe-cpu (npm run bench:probes) runs bench/probe-cpu.ts instead, and so on; BENCH=cpu-split
-# (npm run bench:cpu) needs the kubelet node too.
+# (npm run bench:cpu) and BENCH=cri-calls (npm run bench:cri-calls) need the kubelet node too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The cluster dir as the harness finds it (NODELET_CLUSTER_DIR, else the repo's .cluster).
@@ -18,7 +18,7 @@ fi
 source "$cluster_env"
 bench=${BENCH:-pod-startup}
 with_kubelet=0
-if [[ $bench == pod-startup || $bench == cpu-split ]]; then
+if [[ $bench == pod-startup || $bench == cpu-split || $bench == cri-calls ]]; then
   with_kubelet=1
   for arg in "$@"; do [[ $arg == --no-kubelet ]] && with_kubelet=0; done
 fi
