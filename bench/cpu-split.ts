@@ -14,7 +14,6 @@
  */
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { CriClient } from '../cri/grpc-client.js';
 import { agentConcurrency } from './agent-process.js';
@@ -26,41 +25,15 @@ import { takeCpuSnapshot, type CpuSnapshot } from './machine-cpu.js';
 import { describeMachine } from './machine.js';
 import { benchRawCri, removeRawLeftovers } from './raw-cri-startup.js';
 import { writeResultsBlock } from './report.js';
-import { positiveInts } from './args.js';
+import { parseBatchBenchSettings } from './args.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 /** Pause between two batches, so one's tail (its runtime's cleanup) is not the next one's load. */
 const BETWEEN_MS = 10_000;
 const TIMEOUT_MS = 600_000;
 
-interface Settings {
-  readonly sizes: readonly number[];
-  readonly rounds: number;
-  readonly doc: string | undefined;
-  readonly command: string;
-}
-
 function log(line: string): void {
   process.stderr.write(`[bench:cpu ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-}
-
-function parseSettings(argv: string[]): Settings {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      sizes: { type: 'string', default: '30,110' },
-      rounds: { type: 'string', default: '3' },
-      doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'benchmarks.md') },
-      'no-doc': { type: 'boolean', default: false },
-    },
-  });
-  const options = argv.filter((a) => a !== '--no-doc').join(' ');
-  return {
-    sizes: positiveInts(values.sizes, '--sizes'),
-    rounds: positiveInts(values.rounds, '--rounds')[0] ?? 3,
-    doc: values['no-doc'] ? undefined : values.doc,
-    command: `npm run bench:cpu${options === '' ? '' : ` -- ${options}`}`,
-  };
 }
 
 /** Snapshots at the create window's ends; `split` is what happened in between. */
@@ -114,7 +87,7 @@ async function connect(): Promise<Paths> {
 }
 
 async function main(): Promise<void> {
-  const settings = parseSettings(process.argv.slice(2));
+  const settings = parseBatchBenchSettings(process.argv.slice(2), 'bench:cpu', path.join(REPO_DIR, 'docs', 'benchmarks.md'));
   const paths = await connect();
   try {
     await removeRawLeftovers(paths.raw.runtime);

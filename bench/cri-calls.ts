@@ -13,11 +13,10 @@
  */
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { checkAgentsStillRunning, connectNodes, requireEnv, type AgentNode } from './agent-node.js';
 import { benchAgentBatch, pause, waitForIdleNodes, type CreateWindow } from './agent-startup.js';
-import { positiveInts } from './args.js';
+import { parseBatchBenchSettings } from './args.js';
 import { roundOrder } from './compare.js';
 import { CRI_CALLS_BEGIN_MARKER, CRI_CALLS_END_MARKER, callsBetween, criCallCounts, renderCriCalls, type CriCallCounts, type CriCallsSample } from './cri-calls-report.js';
 import { describeMachine } from './machine.js';
@@ -28,34 +27,8 @@ const REPO_DIR = path.resolve(import.meta.dirname, '..');
 const BETWEEN_MS = 10_000;
 const TIMEOUT_MS = 600_000;
 
-interface Settings {
-  readonly sizes: readonly number[];
-  readonly rounds: number;
-  readonly doc: string | undefined;
-  readonly command: string;
-}
-
 function log(line: string): void {
   process.stderr.write(`[bench:cri-calls ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-}
-
-function parseSettings(argv: string[]): Settings {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      sizes: { type: 'string', default: '30,110' },
-      rounds: { type: 'string', default: '3' },
-      doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'benchmarks.md') },
-      'no-doc': { type: 'boolean', default: false },
-    },
-  });
-  const options = argv.filter((a) => a !== '--no-doc').join(' ');
-  return {
-    sizes: positiveInts(values.sizes, '--sizes'),
-    rounds: positiveInts(values.rounds, '--rounds')[0] ?? 3,
-    doc: values['no-doc'] ? undefined : values.doc,
-    command: `npm run bench:cri-calls${options === '' ? '' : ` -- ${options}`}`,
-  };
 }
 
 /** Reads the node's agent's CRI call counter at the create window's ends. */
@@ -98,7 +71,7 @@ async function measure(kubeConfig: KubeConfig, node: AgentNode, pods: number, ro
 }
 
 async function main(): Promise<void> {
-  const settings = parseSettings(process.argv.slice(2));
+  const settings = parseBatchBenchSettings(process.argv.slice(2), 'bench:cri-calls', path.join(REPO_DIR, 'docs', 'benchmarks.md'));
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(requireEnv('KUBECONFIG'));
   const { nodes, clients, nodeletRuntime } = await connectNodes({ clusterDir: process.env.CLUSTER_DIR ?? path.join(REPO_DIR, '.cluster'), withKubelet: true });
