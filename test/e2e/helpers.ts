@@ -258,15 +258,15 @@ async function listedContainerIds(uid: string): Promise<string[]> {
 }
 
 /**
- * One listed container, inspected; undefined when the inspection failed and a second listing no
- * longer has it (the agent removed it between the list and the inspect, as it does when a pod is
- * torn down). Any other failure rejects: a container still listed must be readable.
+ * A read of one object a runtime listing named; undefined when the read failed and a second listing
+ * no longer has it (the agent removed it between the list and the read, as it does when a pod is
+ * torn down). Any other failure rejects: an object still listed must be readable.
  */
-async function inspectListedContainer(uid: string, id: string): Promise<RuntimeContainer | undefined> {
+export async function readUnlessRemoved<T>(read: () => Promise<T>, stillListed: () => Promise<boolean>): Promise<T | undefined> {
   try {
-    return await inspectContainer(id);
+    return await read();
   } catch (error) {
-    if ((await listedContainerIds(uid)).includes(id)) throw error;
+    if (await stillListed()) throw error;
     return undefined;
   }
 }
@@ -277,7 +277,7 @@ async function inspectListedContainer(uid: string, id: string): Promise<RuntimeC
  */
 export async function runtimeContainers(uid: string): Promise<RuntimeContainer[]> {
   const ids = await listedContainerIds(uid);
-  const inspected = await Promise.all(ids.map((id) => inspectListedContainer(uid, id)));
+  const inspected = await Promise.all(ids.map((id) => readUnlessRemoved(() => inspectContainer(id), async () => (await listedContainerIds(uid)).includes(id))));
   return inspected.filter((c): c is RuntimeContainer => c !== undefined).sort((a, b) => a.name.localeCompare(b.name) || a.attempt - b.attempt);
 }
 
@@ -297,12 +297,16 @@ export function describeContainer(c: RuntimeContainer): string {
   return `${c.name}#${c.attempt}:${state}${state === 'EXITED' ? `(${c.exitCode})` : ''}`;
 }
 
-export async function runtimePicture(uid: string): Promise<RuntimePicture> {
-  const [sandboxes, containers] = await Promise.all([runtimeSandboxes(uid), runtimeContainers(uid)]);
+function pictureOf(sandboxes: readonly RuntimeSandbox[], containers: readonly RuntimeContainer[]): RuntimePicture {
   return {
     sandboxes: sandboxes.map((s) => `sandbox#${s.attempt}:${s.state.replace(/^SANDBOX_/, '')}`),
     containers: containers.map(describeContainer),
   };
+}
+
+export async function runtimePicture(uid: string): Promise<RuntimePicture> {
+  const [sandboxes, containers] = await Promise.all([runtimeSandboxes(uid), runtimeContainers(uid)]);
+  return pictureOf(sandboxes, containers);
 }
 
 /**
@@ -355,7 +359,9 @@ export async function podWithRuntime(
     const before = await getPod(namespace, name);
     if (before === undefined || !accept(before)) return undefined;
     const uid = before.metadata?.uid ?? '';
-    const [picture, instances] = await Promise.all([runtimePicture(uid), runtimeContainers(uid)]);
+    // One read of the runtime serves both the picture and the newest instance, so they agree.
+    const [sandboxes, instances] = await Promise.all([runtimeSandboxes(uid), runtimeContainers(uid)]);
+    const picture = pictureOf(sandboxes, instances);
     const after = await getPod(namespace, name);
     if (after?.metadata?.resourceVersion !== before.metadata?.resourceVersion) return undefined;
     const newest = instances.filter((c) => c.name === container.name).at(-1);

@@ -4,7 +4,7 @@
  * on them (what "converged" means) are in `census.ts`.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, crictl, eventually, kubectl } from '../e2e/helpers.js';
+import { NODE_NAME, crictl, eventually, kubectl, readUnlessRemoved } from '../e2e/helpers.js';
 
 /** A sandbox as `crictl pods -o json` shows it. */
 export interface RuntimeSandbox {
@@ -101,21 +101,10 @@ async function listContainersLabelled(label: string): Promise<CrictlItem[]> {
   return (JSON.parse(out) as { containers: CrictlItem[] | null }).containers ?? [];
 }
 
-/**
- * One listed container with its exit reason; undefined when reading the reason failed and a second
- * listing no longer has it (removed between the list and the inspect). Any other failure rejects.
- */
-async function withExitReason(label: string, c: CrictlItem): Promise<RuntimeContainer | undefined> {
-  try {
-    return toContainer(c, await exitReasonOf(c));
-  } catch (error) {
-    if ((await listContainersLabelled(label)).some((listed) => listed.id === c.id)) throw error;
-    return undefined;
-  }
-}
-
+/** Each listed container with its exit reason; one removed before its reason could be read is left out. */
 async function containersLabelled(label: string): Promise<RuntimeContainer[]> {
-  const read = await Promise.all((await listContainersLabelled(label)).map((c) => withExitReason(label, c)));
+  const stillListed = async (id: string): Promise<boolean> => (await listContainersLabelled(label)).some((listed) => listed.id === id);
+  const read = await Promise.all((await listContainersLabelled(label)).map((c) => readUnlessRemoved(async () => toContainer(c, await exitReasonOf(c)), () => stillListed(c.id))));
   return read.filter((c): c is RuntimeContainer => c !== undefined);
 }
 
