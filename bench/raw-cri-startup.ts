@@ -13,10 +13,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { ImageService, RuntimeService } from '../cri/types.js';
-import { buildContainerConfig } from '../reconcilers/container-config.js';
-import { LABEL_NODE } from '../reconcilers/runtime-labels.js';
-import { buildSandboxConfig } from '../reconcilers/sandbox-config.js';
-import { DEFAULT_MASKED_PATHS } from '../reconcilers/security-context.js';
+import { buildContainerConfig } from '../reconcilers/container/container-config.js';
+import { LABEL_NODE } from '../reconcilers/model/runtime-labels.js';
+import { buildSandboxConfig } from '../reconcilers/container/sandbox-config.js';
+import { DEFAULT_MASKED_PATHS } from '../reconcilers/container/security-context.js';
 import { BENCH_IMAGE, SLEEPER_SCRIPT, type CreateWindow } from './agent-startup.js';
 import { inPool, summarize, type LatencySummary } from './stats.js';
 

@@ -16,7 +16,7 @@ import { hardReservationBytes, parseThresholds, type EvictionConfig } from '../c
 import { nodeHostSystem } from '../controllers/node/host-info.js';
 import type { NodePressure } from '../controllers/node/node-controller.js';
 import type { EventRecorder } from '../reconcilers/events/event-recorder.js';
-import type { PodSync } from '../reconcilers/pod-sync.js';
+import type { PodSync } from '../reconcilers/pod/pod-sync.js';
 import { readFs, readNode } from '../server/node-stats.js';
 import type { FsFigures } from '../server/stats-formulas.js';
 import type { Clock } from '../util/clock.js';

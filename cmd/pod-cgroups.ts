@@ -8,7 +8,7 @@ import { nodeAllocatable as nodeCapacity } from '../controllers/node/host-info.j
 import { AllocatableView, type Reservations } from '../controllers/node/allocatable.js';
 import { hostCgroupHierarchies, V1CgroupFs } from '../reconcilers/cgroups/cgroupfs.js';
 import { DEFAULT_CFS_PERIOD_US } from '../reconcilers/cgroups/pod-cgroup-config.js';
-import type { PodCgroupSettings } from '../reconcilers/pod-sync.js';
+import type { PodCgroupSettings } from '../reconcilers/pod/pod-sync.js';
 import type { CgroupSettings } from './cgroup-flags.js';
 
 /** Where the NodeAgent's reservations reach the `kubepods` limits. */

@@ -9,7 +9,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Container, ContainerStatus, ContainerFilter } from '../cri/types.js';
-import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../reconcilers/runtime-labels.js';
+import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../reconcilers/model/runtime-labels.js';
 
 /** What the container logs route asks of the runtime. */
 export interface LogRuntime {

@@ -13,7 +13,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Container, ContainerFilter, PodSandbox, PodSandboxFilter } from '../cri/types.js';
-import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../reconcilers/runtime-labels.js';
+import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../reconcilers/model/runtime-labels.js';
 import type { PodKey } from '../util/pod-key.js';
 
 /** What the lookups ask of the runtime. */

@@ -17,7 +17,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { podLimits } from '../../reconcilers/admission/pod-requests.js';
-import { parseQuantity } from '../../reconcilers/quantity.js';
+import { parseQuantity } from '../../reconcilers/model/quantity.js';
 import { formatBinaryQuantity } from './ranking.js';
 
 /** The kubelet's `immediateEvictionGracePeriodSeconds`. */

@@ -7,8 +7,8 @@
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ContainerStats } from '../../cri/types.js';
-import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../../reconcilers/runtime-labels.js';
-import { podLogDirectory } from '../../reconcilers/sandbox-config.js';
+import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../../reconcilers/model/runtime-labels.js';
+import { podLogDirectory } from '../../reconcilers/container/sandbox-config.js';
 import { volumeDir } from '../../reconcilers/volumes/layout.js';
 import { measureDir } from '../../util/dir-usage.js';
 import { podKeyOf } from '../../util/pod-key.js';

@@ -4,7 +4,7 @@
  * it is met, a grace period (0: a hard threshold), and a minimum reclaim. Pure: maps of strings in
  * (`{"memory.available": "100Mi"}`, the kubelet's `evictionHard` form), thresholds out.
  */
-import { InvalidQuantityError, parseQuantity } from '../../reconcilers/quantity.js';
+import { InvalidQuantityError, parseQuantity } from '../../reconcilers/model/quantity.js';
 
 /** The signals nodelet observes (the kubelet's Linux signals; the allocatable and container-fs ones are left out). */
 export const SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;

@@ -12,7 +12,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { CriError } from '../../cri/errors.js';
 import type { PodSandboxConfig } from '../../cri/types.js';
-import { ANNOTATION_RESTART_COUNT, containerLabels, sandboxLabels } from '../../reconcilers/runtime-labels.js';
+import { ANNOTATION_RESTART_COUNT, containerLabels, sandboxLabels } from '../../reconcilers/model/runtime-labels.js';
 import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import type { PodKey } from '../../util/pod-key.js';

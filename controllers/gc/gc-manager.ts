@@ -20,14 +20,14 @@
 import type { Logger } from 'pino';
 import type { Container, ImageService, RuntimeService } from '../../cri/types.js';
 import { isCriNotFound } from '../../cri/errors.js';
-import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_NODE, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, intAnnotation, nodeSelector } from '../../reconcilers/runtime-labels.js';
+import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_NODE, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, intAnnotation, nodeSelector } from '../../reconcilers/model/runtime-labels.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { planContainerGc, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
 import { planImageGc, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
 import { filesystemStats, listPodLogDirectories, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
-import { removeContainerLogs } from '../../reconcilers/container-logs.js';
+import { removeContainerLogs } from '../../reconcilers/model/container-logs.js';
 import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
 import { listPodDirs, removePodDir, type MountTable } from './pod-dirs.js';
 import { readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';

@@ -1,12 +1,12 @@
 /**
  * The log directories GC removes: that of a pod that no longer exists (a removed container's own
- * log files: `reconcilers/container-logs.ts`), and the filesystem figures GC decides on.
+ * log files: `reconcilers/model/container-logs.ts`), and the filesystem figures GC decides on.
  */
 import { readdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodKey } from '../../util/pod-key.js';
 import type { ImageFsStats } from './image-gc-plan.js';
-import { isNotFound } from '../../reconcilers/container-logs.js';
+import { isNotFound } from '../../reconcilers/model/container-logs.js';
 
 /** A pod log directory, `<namespace>_<name>_<uid>`, and the pod it names. */
 export interface PodLogDirectory {

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { CriError } from '../../cri/errors.js';
-import { containerLabels, sandboxLabels } from '../../reconcilers/runtime-labels.js';
+import { containerLabels, sandboxLabels } from '../../reconcilers/model/runtime-labels.js';
 import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import { isLogRotationError, LogRotationManager, type LogRotationPolicy } from './log-rotation-manager.js';

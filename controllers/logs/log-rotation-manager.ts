@@ -20,11 +20,11 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { ContainerLogRuntime, RuntimeService } from '../../cri/types.js';
-import { nodeSelector } from '../../reconcilers/runtime-labels.js';
+import { nodeSelector } from '../../reconcilers/model/runtime-labels.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { compressFile, fileSize, listNames, removeFile, renameFile } from './rotation-files.js';
-import { isUnder } from '../../reconcilers/container-logs.js';
+import { isUnder } from '../../reconcilers/model/container-logs.js';
 import { planRotation, rotationTimestamp, type RotationPlan } from './rotation-plan.js';
 
 /** The kubelet's default `containerLogMonitorInterval`. */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { COMPRESSED_SUFFIX, TEMPORARY_SUFFIX } from './rotation-plan.js';
-import { isNotFound } from '../../reconcilers/container-logs.js';
+import { isNotFound } from '../../reconcilers/model/container-logs.js';
 
 
 /** Size of a file in bytes, undefined when it does not exist. */

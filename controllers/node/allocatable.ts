@@ -7,7 +7,7 @@
  * (the kubelet's `--enforce-node-allocatable=pods`, `cmd/pod-cgroups.ts`); admission keeps pods
  * within allocatable either way.
  */
-import { parseMilliCpu, parseQuantity } from '../../reconcilers/quantity.js';
+import { parseMilliCpu, parseQuantity } from '../../reconcilers/model/quantity.js';
 
 /** Resource name → quantity (`cpu: 500m`, `memory: 1Gi`, `ephemeral-storage: 2Gi`, `pid: 1000`). */
 export type ResourceQuantities = Readonly<Record<string, string>>;

@@ -5,7 +5,7 @@
  * resources held back from pods (`systemReserved`, `kubeReserved`). Pure readers of untrusted JSON:
  * a bad field falls back to the agent's flag value and is reported.
  */
-import { parseMilliCpu, parseQuantity } from '../../reconcilers/quantity.js';
+import { parseMilliCpu, parseQuantity } from '../../reconcilers/model/quantity.js';
 import { isRecord, type FieldReader } from './field-reader.js';
 
 /** `crashLoopBackOff`: the longest wait before restarting a crashed container. */

@@ -5,9 +5,9 @@ import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import { buildSnapshot, diffSnapshots, holdBackChanges, Pleg, runtimeCounts, type PlegRelist } from './pleg.js';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
 import type { ContainerConfig, PodSandbox, PodSandboxFilter } from '../../cri/types.js';
-import { observePod } from '../../reconcilers/observe-pod.js';
-import { emptyObservation } from '../../reconcilers/observed-pod.js';
-import { observedFingerprint, RuntimeSightings } from '../../reconcilers/runtime-sightings.js';
+import { observePod } from '../../reconcilers/runtime/observe-pod.js';
+import { emptyObservation } from '../../reconcilers/model/observed-pod.js';
+import { observedFingerprint, RuntimeSightings } from '../../reconcilers/model/runtime-sightings.js';
 
 const labels = (uid: string) => ({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': `p-${uid}`, 'io.kubernetes.pod.namespace': 'ns', 'nodelet.dev/node': 'n' });
 

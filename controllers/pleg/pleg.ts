@@ -12,7 +12,7 @@
  *   kubelet): the node then reports NotReady.
  * - A change to exactly the state the pod's last reconcile reported (`sightings`) is that
  *   reconcile's own work, already in the pod's status: it is not handed on
- *   (`reconcilers/runtime-sightings.ts`; what it saves: "Agent CPU and memory" in docs/benchmarks.md).
+ *   (`reconcilers/model/runtime-sightings.ts`; what it saves: "Agent CPU and memory" in docs/benchmarks.md).
  * - A change of a pod whose reconcile runs now (`runInFlight`) is held back, not handed on: the
  *   pod's record keeps its previous state, so the first relist after the run compares again. A
  *   change made by the run itself then matches what the run reported and is dropped; any other
@@ -21,8 +21,8 @@
  */
 import type { Logger } from 'pino';
 import type { Container, PodSandbox, RuntimeService } from '../../cri/types.js';
-import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector } from '../../reconcilers/runtime-labels.js';
-import { runtimeFingerprint, runtimePartEntry, type RuntimeSightingsReader } from '../../reconcilers/runtime-sightings.js';
+import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, nodeSelector } from '../../reconcilers/model/runtime-labels.js';
+import { runtimeFingerprint, runtimePartEntry, type RuntimeSightingsReader } from '../../reconcilers/model/runtime-sightings.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -94,7 +94,7 @@ export interface PlegOptions {
   readonly onPodChanged: (pod: PodKey, reason: string) => void;
   /**
    * What the pods' last reconciles reported: a change to exactly that state is their own work,
-   * already in the status, and is not handed to `onPodChanged` (`reconcilers/runtime-sightings.ts`).
+   * already in the status, and is not handed to `onPodChanged` (`reconcilers/model/runtime-sightings.ts`).
    * Absent: every change is handed on.
    */
   readonly sightings?: RuntimeSightingsReader;

@@ -7,7 +7,7 @@
 import type { KubeClient } from '../../kube/client.js';
 import { NodeV1Client } from '../../kube/groups.js';
 import { isNotFound } from '../../util/api-errors.js';
-import { RuntimeClassNotFoundError, type RuntimeHandlerLookup } from '../../reconcilers/runtime-handlers.js';
+import { RuntimeClassNotFoundError, type RuntimeHandlerLookup } from '../../reconcilers/container/runtime-handlers.js';
 
 /** Creates the lookup over the API of `kube`. */
 export function createApiRuntimeHandlers(kube: KubeClient): RuntimeHandlerLookup {

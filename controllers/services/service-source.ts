@@ -1,6 +1,6 @@
 /**
  * The node's view of the cluster's services, for the service environment variables of every
- * container (`reconcilers/service-env.ts`), as the kubelet's service informer: every namespace,
+ * container (`reconcilers/container/service-env.ts`), as the kubelet's service informer: every namespace,
  * headless services left out by the server (`fieldSelector=spec.clusterIP!=None`, kubelet
  * issue 122394). `hasSynced()` turns true after the first full list and stays true; until then no
  * container starts (the kubelet's `serviceHasSynced`). After an error the informer restarts with
@@ -13,7 +13,7 @@ import { ListWatchInformer } from '../../kube/informer.js';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
-import type { ServiceLister } from '../../reconcilers/service-env.js';
+import type { ServiceLister } from '../../reconcilers/container/service-env.js';
 import { ObservedWatch } from '../pod-sources/pod-watch.js';
 
 /** Only services with a cluster IP give variables; headless ones are not even listed. */

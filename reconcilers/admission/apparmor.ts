@@ -5,7 +5,7 @@
  * unconfined. The host is checked once, at agent start-up, as the kubelet does.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { APPARMOR_ANNOTATION_PREFIX, appArmorSpecOf } from '../security-context.js';
+import { APPARMOR_ANNOTATION_PREFIX, appArmorSpecOf } from '../container/security-context.js';
 import { ADMITTED, type AdmitResult, type PodAdmitHandler } from './admit.js';
 
 export const APPARMOR_REASON = 'AppArmor';

@@ -6,7 +6,7 @@
  * agent last posted, which the eviction manager refreshes as soon as its conditions change.
  */
 import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { podQosClass } from '../qos.js';
+import { podQosClass } from '../model/qos.js';
 import { ADMITTED, type PodAdmitHandler } from './admit.js';
 import { tolerates } from './taints.js';
 

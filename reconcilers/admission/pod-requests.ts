@@ -9,7 +9,7 @@
  * Amounts are numbers keyed by resource name: CPU in millicores, everything else in base units.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { parseMilliCpu, parseQuantity } from '../quantity.js';
+import { parseMilliCpu, parseQuantity } from '../model/quantity.js';
 
 /** Resource name → amount (CPU in millicores, other resources in base units). */
 export type ResourceAmounts = Map<string, number>;

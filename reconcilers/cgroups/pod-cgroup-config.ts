@@ -19,8 +19,8 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { podRequests } from '../admission/pod-requests.js';
-import { podQosClass, type QosClass } from '../qos.js';
-import { parseMilliCpu, parseQuantity } from '../quantity.js';
+import { podQosClass, type QosClass } from '../model/qos.js';
+import { parseMilliCpu, parseQuantity } from '../model/quantity.js';
 
 /** The kernel's bounds and the kubelet's constants for cpu.shares and the CFS quota. */
 export const MIN_SHARES = 2;

@@ -14,7 +14,7 @@ import type { V1Container, V1LifecycleHandler, V1Pod } from '@kubernetes/client-
 import type { ExecSyncResult } from '../../cri/types.js';
 import { basePod, UID } from '../../test/doubles/pod-fixtures.js';
 import { createReconcilerHarness, ref, type ReconcilerHarness } from '../../test/doubles/reconciler-harness.js';
-import { isContainerStartError } from '../sync-errors.js';
+import { isContainerStartError } from '../model/sync-errors.js';
 
 function exit(code: number, stdout = ''): ExecSyncResult {
   return { stdout: Buffer.from(stdout), stderr: Buffer.alloc(0), exitCode: code };

@@ -16,7 +16,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
-import { ContainerStartError, isCancellation } from '../sync-errors.js';
+import { ContainerStartError, isCancellation } from '../model/sync-errors.js';
 import { FAILED_POST_START_HOOK, POST_START_EVENT_MESSAGE } from './hook-messages.js';
 import { hookOf } from './hook-spec.js';
 import { runHook, type HookRunnerDeps } from './run-hook.js';

@@ -27,7 +27,7 @@ import type { RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { resolvePort } from '../probes/run-probe.js';
-import { errorMessage } from '../sync-errors.js';
+import { errorMessage } from '../model/sync-errors.js';
 import { execExitError, execHookFailure, httpHookFailure, invalidHandlerFailure } from './hook-messages.js';
 import type { HookAction } from './hook-spec.js';
 import { httpGet, isHttpResponseToHttpsClient } from './http-get.js';

@@ -4,7 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Image, ImageService, ImageSpec } from '../../cri/types.js';
 import { createFakeClock, settle, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { RecordingEventRecorder } from '../../test/doubles/recording-event-recorder.js';
-import { ContainerStartError } from '../sync-errors.js';
+import { ContainerStartError } from '../model/sync-errors.js';
 import { ImagePuller } from './image-puller.js';
 import { PullGate } from './pull-gate.js';
 

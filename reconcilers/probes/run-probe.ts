@@ -20,7 +20,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { V1Container } from '@kubernetes/client-node';
 import type { RuntimeService } from '../../cri/types.js';
-import { errorMessage } from '../sync-errors.js';
+import { errorMessage } from '../model/sync-errors.js';
 import { grpcHealthCheck } from './grpc-health.js';
 import type { ProbeAction, ProbeSettings } from './probe-spec.js';
 import type { ProbeResult } from './probe-worker-state.js';

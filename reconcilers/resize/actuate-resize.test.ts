@@ -9,7 +9,7 @@ import type { ContainerStats, LinuxContainerResources } from '../../cri/types.js
 import { actuateResize, isResizeActuationError } from './actuate-resize.js';
 import type { ContainerUpdate, ResizeActions } from './compute-resize-actions.js';
 import { PodResourceState } from './resource-state.js';
-import { valuesOf } from './resources.js';
+import { valuesOf } from '../model/resource-values.js';
 
 const MiB = 2 ** 20;
 const pod: V1Pod = { metadata: { uid: 'u', name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'c' }] } };

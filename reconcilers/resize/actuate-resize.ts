@@ -16,10 +16,10 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ContainerStats, RuntimeService, StatsRuntime } from '../../cri/types.js';
-import { linuxResources } from '../container-config.js';
+import { linuxResources } from '../container/container-config.js';
 import type { ContainerUpdate, ResizeActions } from './compute-resize-actions.js';
 import type { PodResourceState } from './resource-state.js';
-import { requirementsOf, type ResourceValues } from './resources.js';
+import { requirementsOf, type ResourceValues } from '../model/resource-values.js';
 
 /** The pod cgroup's part of a resize; see the header. */
 export interface PodCgroupResizer {

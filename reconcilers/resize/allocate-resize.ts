@@ -13,7 +13,7 @@
  */
 import type { V1Node, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
 import { insufficientMessage, insufficientResources } from '../admission/resources-fit.js';
-import { sameValues, valuesOf } from './resources.js';
+import { sameValues, valuesOf } from '../model/resource-values.js';
 
 export type AllocationDecision =
   | { readonly kind: 'unchanged' }

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { basePod, container, exited, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
-import type { ObservedContainer } from '../observed-pod.js';
+import type { ObservedContainer } from '../model/observed-pod.js';
 import { computeResizeActions, isResizeInProgress } from './compute-resize-actions.js';
-import { ANNOTATION_RESOURCES, valuesOf, type ResourceValues } from './resources.js';
+import { ANNOTATION_RESOURCES, valuesOf, type ResourceValues } from '../model/resource-values.js';
 
 const created = (cpu: string, memory: string): ObservedContainer['annotations'] => ({
   [ANNOTATION_RESOURCES]: JSON.stringify(valuesOf({ requests: { cpu, memory }, limits: { cpu, memory } })),

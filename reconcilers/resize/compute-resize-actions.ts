@@ -15,10 +15,10 @@
  *   mid-way; memory is applied before CPU.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { isSidecar } from '../compute-init-actions.js';
-import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
-import { latestContainer } from '../observed-pod.js';
-import { createdWith, sameValues, valuesOf, type ResourceValues } from './resources.js';
+import { isSidecar } from '../runtime/compute-init-actions.js';
+import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
+import { latestContainer } from '../model/observed-pod.js';
+import { createdWith, sameValues, valuesOf, type ResourceValues } from '../model/resource-values.js';
 
 /** One in-place update of one resource of one container. */
 export interface ContainerUpdate {

@@ -25,7 +25,7 @@ import type { RuntimeService, StatsRuntime } from '../../cri/types.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
-import type { ObservedPod } from '../observed-pod.js';
+import type { ObservedPod } from '../model/observed-pod.js';
 import { actuateResize, isResizeActuationError, type PodCgroupResizer } from './actuate-resize.js';
 import { decideAllocation } from './allocate-resize.js';
 import { computeResizeActions, currentValues, isResizeInProgress, NO_RESIZE, type CurrentValuesOf, type ResizeActions } from './compute-resize-actions.js';

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { PodResourceState, RESOURCE_STATE_FILE } from './resource-state.js';
-import { valuesOf } from './resources.js';
+import { valuesOf } from '../model/resource-values.js';
 
 function pod(cpu: string): V1Pod {
   return { metadata: { uid: 'u', name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'c', resources: { requests: { cpu, 'example.com/gpu': '1' }, limits: { cpu } } }] } };

@@ -23,7 +23,7 @@ import type { V1Container, V1Pod, V1ResourceRequirements } from '@kubernetes/cli
 import type { Logger } from 'pino';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { cpuMemoryOnly, type ResourceValues } from './resources.js';
+import { cpuMemoryOnly, type ResourceValues } from '../model/resource-values.js';
 
 export const RESOURCE_STATE_FILE = 'pod_resources_state.json';
 

@@ -14,7 +14,7 @@
  * has not yet seen (newer than its last status) survives one more full status.
  */
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { isSidecar } from '../compute-init-actions.js';
+import { isSidecar } from '../runtime/compute-init-actions.js';
 import { recomputeReadiness } from './pod-conditions.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';

@@ -4,8 +4,8 @@
  * failure from the last reconcile (image pull, config error) shows as `waiting` with its reason.
  */
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import type { ObservedContainer, ObservedPod } from '../observed-pod.js';
-import { statusResources, type ResourceValues } from '../resize/resources.js';
+import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
+import { statusResources, type ResourceValues } from '../model/resource-values.js';
 import { predatesAgent, probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
 import { isTerminal } from './pod-conditions.js';
 

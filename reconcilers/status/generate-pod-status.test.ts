@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { generatePodStatus, type GeneratePodStatusInput } from './generate-pod-status.js';
-import type { ObservedPod } from '../observed-pod.js';
+import type { ObservedPod } from '../model/observed-pod.js';
 import { basePod, container, exited, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
 
 const NOW = new Date('2026-01-01T00:05:00Z');

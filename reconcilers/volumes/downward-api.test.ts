@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1DownwardAPIVolumeFile, V1Pod } from '@kubernetes/client-node';
 import { downwardApiPayload, podFieldValue } from './downward-api.js';
-import { isUnsupportedResourceFieldError } from '../resource-field.js';
+import { isUnsupportedResourceFieldError } from '../model/resource-field.js';
 import { formatMap, goQuote } from '../../util/go-quote.js';
 
 const allocatable = { milliCpu: 3000, memoryBytes: 2 * 2 ** 30 };

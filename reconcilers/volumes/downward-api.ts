@@ -4,7 +4,7 @@
  * requests of CPU and memory, an unset limit being the node's allocatable amount).
  */
 import type { V1DownwardAPIVolumeFile, V1Pod, V1ResourceFieldSelector } from '@kubernetes/client-node';
-import { resourceFieldValue, type NodeAllocatable } from '../resource-field.js';
+import { resourceFieldValue, type NodeAllocatable } from '../model/resource-field.js';
 import { formatMap } from '../../util/go-quote.js';
 import { cleanPayloadPath, fileMode, type Payload } from './payload.js';
 

@@ -11,7 +11,7 @@
  */
 import { promises as fs } from 'node:fs';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { parseQuantity } from '../quantity.js';
+import { parseQuantity } from '../model/quantity.js';
 import path from 'node:path';
 import { statIfExists } from './fs-util.js';
 import { mountAt, mountTmpfs } from './mounts-table.js';

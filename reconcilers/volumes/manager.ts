@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { writeAtomically } from './atomic-writer.js';
 import { configMapPayload } from './configmap.js';
 import { downwardApiPayload } from './downward-api.js';
-import type { NodeAllocatable } from '../resource-field.js';
+import type { NodeAllocatable } from '../model/resource-field.js';
 import os from 'node:os';
 import { memoryVolumeBytes, prepareEmptyDir } from './empty-dir.js';
 import { unmountAllUnder } from './mounts-table.js';

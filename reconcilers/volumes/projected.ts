@@ -6,7 +6,7 @@
 import type { V1Pod, V1ProjectedVolumeSource, V1ServiceAccountTokenProjection, V1VolumeProjection } from '@kubernetes/client-node';
 import { configMapPayload } from './configmap.js';
 import { downwardApiPayload } from './downward-api.js';
-import type { NodeAllocatable } from '../resource-field.js';
+import type { NodeAllocatable } from '../model/resource-field.js';
 import { describeCause } from './errors.js';
 import { cleanPayloadPath, DEFAULT_FILE_MODE, fileMode, mergePayload, type Payload } from './payload.js';
 import { secretPayload } from './secret.js';

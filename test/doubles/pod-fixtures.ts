@@ -3,8 +3,8 @@
  * observations. Not used by production code.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { hashContainerSpec } from '../../reconcilers/container-hash.js';
-import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../../reconcilers/observed-pod.js';
+import { hashContainerSpec } from '../../reconcilers/model/container-hash.js';
+import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../../reconcilers/model/observed-pod.js';
 
 export const UID = 'uid-1';
 

@@ -4,7 +4,7 @@
  * recording status writer and a temporary root directory: the component-test bed of the
  * reconciler tests. Not used by production code.
  */
-import type { RuntimeSightingsWriter } from '../../reconcilers/runtime-sightings.js';
+import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sightings.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,16 +13,16 @@ import { pino } from 'pino';
 import { FakeRuntime } from './fake-runtime.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { RecordingEventRecorder } from './recording-event-recorder.js';
-import type { PodReconciler, PodStore } from '../../reconcilers/pod-reconciler.js';
+import type { PodReconciler, PodStore } from '../../reconcilers/pod/pod-reconciler.js';
 import type { PodStartMetrics } from '../../reconcilers/status/pod-start-tracker.js';
-import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod-sync.js';
+import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults, ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/status/container-readiness.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
 import { UID } from './pod-fixtures.js';
 import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
-import { RuntimeClassNotFoundError } from '../../reconcilers/runtime-handlers.js';
+import { RuntimeClassNotFoundError } from '../../reconcilers/container/runtime-handlers.js';
 
 /**
  * Records every status and deletion, keeps the store's pod in step like the informer would, and

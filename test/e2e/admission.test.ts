@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { parseMilliCpu } from '../../reconcilers/quantity.js';
+import { parseMilliCpu } from '../../reconcilers/model/quantity.js';
 import { NODE_NAME, apply, containersOf, createNamespace, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, sandboxesOf, waitForPhase } from './helpers.js';
 
 function pod(namespace: string, name: string, spec: Record<string, unknown>, container: Record<string, unknown> = {}): object {

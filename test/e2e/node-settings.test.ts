@@ -33,7 +33,7 @@ import {
   waitForPhase,
 } from './helpers.js';
 import { patchNodeAgentSpec, waitNodeAgentSettingsApplied } from './nodeagent-spec.js';
-import { parseMilliCpu } from '../../reconcilers/quantity.js';
+import { parseMilliCpu } from '../../reconcilers/model/quantity.js';
 
 async function readNode(): Promise<V1Node> {
   return JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as V1Node;

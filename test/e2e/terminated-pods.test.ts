@@ -19,7 +19,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { parseMilliCpu } from '../../reconcilers/quantity.js';
+import { parseMilliCpu } from '../../reconcilers/model/quantity.js';
 import { NODE_NAME, apply, busyboxPod, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, hostMountsUnder, kubectl, podEvents, requireCluster, waitForPhase } from './helpers.js';
 
 /**

@@ -45,7 +45,7 @@ import { newNodeAgent } from '../../controllers/nodeagent/types.js';
 import { createNodeController, type NodeController } from '../../controllers/node/node-controller.js';
 import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
 import { createApiRuntimeHandlers } from '../../controllers/runtimeclass/api-runtime-handlers.js';
-import { isRuntimeClassNotFound } from '../../reconcilers/runtime-handlers.js';
+import { isRuntimeClassNotFound } from '../../reconcilers/container/runtime-handlers.js';
 import { createServiceSource, SERVICE_FIELD_SELECTOR } from '../../controllers/services/service-source.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';

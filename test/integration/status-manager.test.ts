@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { isAlreadyExists, isInvalidField, isNotFound } from '../../util/api-errors.js';
 import { systemClock } from '../../util/clock.js';
 import { podKeyOf } from '../../util/pod-key.js';
-import type { ObservedContainer, ObservedPod } from '../../reconcilers/observed-pod.js';
+import type { ObservedContainer, ObservedPod } from '../../reconcilers/model/observed-pod.js';
 import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
 import { generatePodStatus } from '../../reconcilers/status/generate-pod-status.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';

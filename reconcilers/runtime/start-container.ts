@@ -1,0 +1,253 @@
+/**
+ * Starts one container of a pod, as the kubelet's `startContainer` does: check the restart
+ * backoff (a container that exited waits 10 s, doubling to 5 min: CrashLoopBackOff), ensure the
+ * image, resolve env and mounts (with the pod's managed /etc/hosts), create, start, run the
+ * postStart hook (a failed one kills the container: `hooks/post-start.ts`) — with the kubelet's
+ * events at each step.
+ */
+import type { LifecycleMetrics } from '../hooks/run-hook.js';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { KeyValue, Mount, NamespaceOptions, PodSandboxConfig, RuntimeService } from '../../cri/types.js';
+import type { Clock } from '../../util/clock.js';
+import type { ContainerToStart } from './compute-pod-actions.js';
+import { buildContainerConfig } from '../container/container-config.js';
+import { resolveContainerEnv, type EnvSourceApi } from '../container/container-env.js';
+import { hashContainerSpec } from '../model/container-hash.js';
+import type { ServiceLister } from '../container/service-env.js';
+import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
+import type { EnsuredImage, ImagePuller } from '../images/image-puller.js';
+import { latestContainer, type ObservedPod } from '../model/observed-pod.js';
+import { formatDuration, type RestartBackoff } from '../model/restart-backoff.js';
+import { POST_START_KILL_MESSAGE } from '../hooks/hook-messages.js';
+import { runPostStartHook } from '../hooks/post-start.js';
+import type { PodKiller } from './kill-pod.js';
+import { podGracePeriodSeconds, podNamespaces } from '../container/sandbox-config.js';
+import { ephemeralAsContainer, ephemeralNamespaces } from './ephemeral-containers.js';
+import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
+import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
+import { prepareContainerMounts, type PreparedVolumes } from '../volumes/index.js';
+import type { HostsMountRequest, PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
+import { imageUserOf, verifyRunAsNonRoot, type ContainerSecuritySettings, type ImageUser } from '../container/security-context.js';
+
+export interface ContainerStarterOptions {
+  readonly runtime: RuntimeService;
+  readonly puller: ImagePuller;
+  readonly envApi: EnvSourceApi;
+  /** The node's cached services: every container's service variables. */
+  readonly services: ServiceLister;
+  readonly events: EventRecorder;
+  readonly restartBackoff: RestartBackoff;
+  readonly clock: Clock;
+  readonly nodeName: string;
+  readonly nodeIp: string;
+  readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
+  /** nodelet's root directory; per-container files live under `<rootDir>/pods/<uid>/containers/`. */
+  readonly rootDir: string;
+  /** How containers are confined (seccomp, masked paths). */
+  readonly security: ContainerSecuritySettings;
+  readonly logger: Logger;
+  /** Keeps the pod's managed /etc/hosts and gives its mount. */
+  readonly dns: PodDnsConfigurer;
+  /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
+  readonly lifecycleMetrics?: LifecycleMetrics;
+}
+
+export interface StartRequest {
+  readonly pod: V1Pod;
+  readonly target: ContainerToStart;
+  readonly observed: ObservedPod;
+  readonly sandboxId: string;
+  readonly sandboxConfig: PodSandboxConfig;
+  readonly prepared: PreparedVolumes;
+  readonly podIps: readonly string[];
+  /** Cancels the image pull and the runtime calls. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The spec of the container a plan entry names. */
+export function specOf(pod: V1Pod, target: ContainerToStart): V1Container | undefined {
+  switch (target.kind) {
+    case 'init':
+      return pod.spec?.initContainers?.[target.index];
+    case 'regular':
+      return pod.spec?.containers[target.index];
+    case 'ephemeral': {
+      const ephemeral = pod.spec?.ephemeralContainers?.[target.index];
+      return ephemeral === undefined ? undefined : ephemeralAsContainer(ephemeral);
+    }
+  }
+}
+
+/** The container's namespaces: the pod's, or for an ephemeral container its target's process namespace. */
+function namespacesOf(request: StartRequest, container: V1Container): NamespaceOptions {
+  const namespaces = podNamespaces(request.pod);
+  if (request.target.kind !== 'ephemeral') return namespaces;
+  return ephemeralNamespaces(request.pod.spec?.ephemeralContainers?.[request.target.index] ?? container, namespaces, request.observed);
+}
+
+/** Backoff key: pod UID, container name and spec hash (a changed spec starts without waiting). */
+export function restartBackoffKey(podUid: string, container: V1Container): string {
+  return `${podUid}/${container.name}/${hashContainerSpec(container)}`;
+}
+
+function podDescription(pod: V1Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}
+
+export class ContainerStarter {
+  /** `killer` stops a container whose postStart hook failed (its preStop hook runs too, as in the kubelet). */
+  constructor(
+    private readonly options: ContainerStarterOptions,
+    private readonly killer: Pick<PodKiller, 'stop'>,
+  ) {}
+
+  /**
+   * Starts the container and returns its runtime ID (undefined when the spec has no such
+   * container), or throws a `ContainerStartError` with the kubelet's reason; a cancelled run
+   * throws its cancellation as is.
+   */
+  async start(request: StartRequest): Promise<{ readonly id: string } | undefined> {
+    const { pod, signal } = request;
+    const container = specOf(pod, request.target);
+    if (container === undefined) return undefined;
+    this.checkRestartBackoff(request, container);
+    const fieldPath = containerFieldPath(pod, container.name);
+    const image = await this.options.puller.ensureImage(pod, container, signal);
+    const imageRef = image.ref;
+    const options = signal === undefined ? {} : { signal };
+    const { env, mounts } = await this.configStep(pod, container.name, async () => {
+      const env = await resolveContainerEnv({
+        pod,
+        container,
+        api: this.options.envApi,
+        services: this.options.services,
+        podIps: request.podIps,
+        nodeIp: this.options.nodeIp,
+        nodeAllocatable: this.options.nodeAllocatable,
+      });
+      const volumeMounts = await mountsOf(container, request.prepared, env);
+      // The pod's managed /etc/hosts (written now: the sandbox and its IP exist), after the volumes as in the kubelet.
+      const hosts = await this.hostsMount({ pod, container, podIps: request.podIps });
+      return { env, mounts: hosts === undefined ? volumeMounts : [...volumeMounts, hosts] };
+    });
+    // After env and mounts, as the kubelet's generateContainerConfig checks them.
+    const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, image, signal));
+    const namespaces = await this.configStep(pod, container.name, () => Promise.resolve(namespacesOf(request, container)));
+    const termination = await prepareTerminationMessageFile({
+      rootDir: this.options.rootDir,
+      podUid: pod.metadata?.uid ?? '',
+      containerName: container.name,
+      restartCount: request.target.restartCount,
+      containerPath: container.terminationMessagePath ?? '/dev/termination-log',
+    });
+    const base = buildContainerConfig({
+      pod,
+      container,
+      kind: request.target.kind,
+      nodeName: this.options.nodeName,
+      restartCount: request.target.restartCount,
+      imageRef,
+      env,
+      mounts: [...mounts, termination.mount],
+      security: this.options.security,
+      imageUser,
+      memoryCapacityBytes: this.options.nodeAllocatable.memoryBytes,
+      namespaces,
+    });
+    const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
+    const step = { pod, name: container.name, signal };
+    const id = await this.runtimeStep({ ...step, reason: 'CreateContainerError' }, () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig, options));
+    this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
+    await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
+    this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
+    // The kubelet's step 4: the start waits for the postStart hook; a failure kills the container
+    // and throws `PostStartHookError`.
+    const podIp = request.podIps[0] ?? '';
+    const kill = (p: V1Pod, containerId: string, s: AbortSignal | undefined): Promise<void> => this.killAfterPostStart(p, { id: containerId, name: container.name }, podIp, s);
+    await runPostStartHook({ ...this.options, kill }, { pod, container, containerId: id, podIp, signal });
+    return { id };
+  }
+
+  /**
+   * The user the image runs as (ImageStatus, as the kubelet's `getImageUser`), checked against
+   * runAsNonRoot: a container that would run as root, or as a user name that cannot be checked,
+   * fails with `CreateContainerConfigError` and the kubelet's message. The record the presence
+   * check read serves when there is one (the kubelet reads ImageStatus again; it says the same).
+   */
+  private async checkImageUser(pod: V1Pod, container: V1Container, image: EnsuredImage, signal: AbortSignal | undefined): Promise<ImageUser> {
+    const user = imageUserOf(image.record ?? (await this.options.puller.imageStatus(image.ref, signal)));
+    const refusal = verifyRunAsNonRoot(pod, container, user);
+    if (refusal !== undefined) throw new ContainerStartError(container.name, 'CreateContainerConfigError', refusal);
+    return user;
+  }
+
+  /** The kubelet's `killContainer(…, "FailedPostStartHook", …)`: the pod's grace period, its preStop hook. */
+  private killAfterPostStart(pod: V1Pod, c: { id: string; name: string }, podIp: string, signal: AbortSignal | undefined): Promise<void> {
+    const request = { pod, reason: 'postStart hook failed', eventMessage: POST_START_KILL_MESSAGE, podIp, ...(signal === undefined ? {} : { signal }) };
+    return this.killer.stop(request, { ...c, state: 'CONTAINER_RUNNING' }, podGracePeriodSeconds(pod));
+  }
+
+  /** A container that exited waits out its backoff (measured from its exit) before it restarts. */
+  private checkRestartBackoff(request: StartRequest, container: V1Container): void {
+    const latest = latestContainer(request.observed, container.name);
+    if (latest?.state !== 'CONTAINER_EXITED' || latest.finishedAt === undefined) return;
+    const key = restartBackoffKey(request.pod.metadata?.uid ?? '', container);
+    const finishedMs = latest.finishedAt.getTime();
+    const nowMs = this.options.clock.now();
+    const blocked = this.options.restartBackoff.blockedUntil(key, finishedMs, nowMs);
+    if (blocked !== undefined) {
+      const pod = podDescription(request.pod);
+      this.options.events.record(request.pod, {
+        type: 'Warning',
+        reason: 'BackOff',
+        message: `Back-off restarting failed container ${container.name} in pod ${pod}`,
+        fieldPath: containerFieldPath(request.pod, container.name),
+      });
+      const message = `back-off ${formatDuration(blocked.backoffMs)} restarting failed container=${container.name} pod=${pod}`;
+      throw new ContainerStartError(container.name, 'CrashLoopBackOff', message, { retryAfterMs: blocked.untilMs - nowMs });
+    }
+    this.options.restartBackoff.next(key, finishedMs);
+  }
+
+  /** The /etc/hosts mount; a hosts file that cannot be written is the container's config error, as in the kubelet. */
+  private async hostsMount(request: HostsMountRequest): Promise<Mount | undefined> {
+    try {
+      return await this.options.dns.hostsMount(request);
+    } catch (error) {
+      throw new ContainerStartError(request.container.name, 'CreateContainerConfigError', `failed to write /etc/hosts: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  /** Runs a config-building step; its `CreateContainerConfigError` is also reported as an event. */
+  private async configStep<T>(pod: V1Pod, name: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof ContainerStartError) {
+        this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message: `Error: ${error.message}`, fieldPath: containerFieldPath(pod, name) });
+      }
+      throw error;
+    }
+  }
+
+  private async runtimeStep<T>(s: { pod: V1Pod; name: string; signal: AbortSignal | undefined; reason: 'CreateContainerError' | 'RunContainerError' }, step: () => Promise<T>): Promise<T> {
+    const { pod, name, reason } = s;
+    try {
+      return await step();
+    } catch (error) {
+      // A cancelled run is not the container's fault: no event, no waiting reason.
+      if (isCancellation(error, s.signal)) throw error;
+      this.options.events.record(pod, { type: 'Warning', reason: 'Failed', message: `Error: ${errorMessage(error)}`, fieldPath: containerFieldPath(pod, name) });
+      throw new ContainerStartError(name, reason, errorMessage(error), { cause: error });
+    }
+  }
+}
+
+async function mountsOf(container: V1Container, prepared: PreparedVolumes, env: readonly KeyValue[]): Promise<Mount[]> {
+  try {
+    return await prepareContainerMounts(container, prepared, { env: Object.fromEntries(env.map((e) => [e.key, e.value])) });
+  } catch (error) {
+    throw new ContainerStartError(container.name, 'CreateContainerConfigError', errorMessage(error), { cause: error });
+  }
+}
