@@ -94,10 +94,12 @@ class SimNode {
 
   /** `resyncPhase` in [0, 1): where in the resync period this node's resyncs fall. */
   async start(podsPerNode: number, resyncPhase: number): Promise<void> {
-    await this.queue.start(async () => {
-      await sleep(RECONCILE_MS);
-      this.counters.runs += 1;
-      return {};
+    await this.queue.start({
+      reconcile: async () => {
+        await sleep(RECONCILE_MS);
+        this.counters.runs += 1;
+        return {};
+      },
     });
     for (let i = 0; i < podsPerNode; i += 1) this.addPod();
     this.timers.push(setInterval(() => void this.queue.counts().catch(() => undefined), HEALTH_PERIOD_MS));

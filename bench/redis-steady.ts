@@ -25,7 +25,7 @@ try {
   const empty = parseInfo(await admin.info('everything'));
   const queue = createReconcileQueue({ redisUrl: url, nodeName: 'steady', concurrency: 4, logger: pino({ level: 'silent' }) });
   let runs = 0;
-  await queue.start(() => { runs += 1; return Promise.resolve({}); });
+  await queue.start({ reconcile: () => { runs += 1; return Promise.resolve({}); } });
   const pods = Array.from({ length: Number(values.pods) }, (_, i) => ({ uid: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, namespace: 'bench', name: `pod-${i}` }));
   const total = pods.length * Number(values.runs);
   for (let r = 0; r < Number(values.runs); r += 1) {

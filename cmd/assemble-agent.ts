@@ -417,7 +417,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await services.start();
     // Before any pod: sandboxes are created under kubepods.
     await podSync.cgroups?.start();
-    await queue.start((key, context) => podSync.reconciler.reconcile(key, context.signal === undefined ? {} : { signal: context.signal }));
+    await queue.start(podSync.reconciler);
     await store.start();
     staticPods?.mirrors.start();
     // After the store: /pods and the logs routes answer from it.

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import type { PodLifecycle } from '../reconcilers/lifecycle/pod-lifecycle.js';
 import { nothingLeftToSync } from '../reconcilers/lifecycle/removed-pods.js';
-import type { PodStore } from '../reconcilers/pod/pod-reconciler.js';
+import type { PodStore } from '../reconcilers/pod/reconciler-deps.js';
 import type { Clock } from '../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../util/periodic-loop.js';
 import type { PodKey } from '../util/pod-key.js';

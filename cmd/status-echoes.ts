@@ -9,7 +9,7 @@
  * manager exist, so the view the filter reads is bound late, as the removed-pod filter's is.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { PodStore } from '../reconcilers/pod/pod-reconciler.js';
+import type { PodStore } from '../reconcilers/pod/reconciler-deps.js';
 import type { PodKey } from '../util/pod-key.js';
 
 /** What the filter reads: the desired pods and the status manager. */

@@ -8,7 +8,7 @@ import type { ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import type { PodEvictions } from '../reconcilers/lifecycle/evictions.js';
 import type { PodLifecycle } from '../reconcilers/lifecycle/pod-lifecycle.js';
 import { syncPreemptionReason } from '../reconcilers/lifecycle/sync-preemption.js';
-import type { PodStore } from '../reconcilers/pod/pod-reconciler.js';
+import type { PodStore } from '../reconcilers/pod/reconciler-deps.js';
 import type { PodKey } from '../util/pod-key.js';
 
 /** What the decision reads: the desired pods, the lifecycle kernel and the node's evictions. */

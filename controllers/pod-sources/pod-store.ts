@@ -18,7 +18,7 @@
  *   store adds `resyncAll`, which names every pod of every source once.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { PodStore } from '../../reconcilers/pod/pod-reconciler.js';
+import type { PodStore } from '../../reconcilers/pod/reconciler-deps.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 
 /** One source of desired pods. */

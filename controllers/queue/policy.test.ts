@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FailureCounter, outcomeOf, planNextRun, type RunOutcome, type RunPlan } from './policy.js';
-import { TerminalReconcileError } from './errors.js';
+import { TerminalReconcileError } from '../../util/reconcile.js';
 import { KeyedSerializer } from './runner.js';
 
 const policy = { initialMs: 1_000, maxMs: 300_000 };

@@ -6,8 +6,7 @@
  * `reconcileHandler`.
  */
 import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
-import { isTerminalReconcileError } from './errors.js';
-import type { ReconcileResult } from './reconcile-queue.js';
+import { isTerminalReconcileError, type ReconcileResult } from '../../util/reconcile.js';
 
 /** The reconcile queue's default per-UID backoff: 1 s after the first failure, doubling, at most 5 min. */
 export const DEFAULT_RECONCILE_BACKOFF: BackoffPolicy = { initialMs: 1_000, maxMs: 300_000 };

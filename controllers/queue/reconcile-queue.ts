@@ -101,35 +101,10 @@ import { settlesWithin } from '../../util/timeout.js';
 import { ReconcileQueueStateError } from './errors.js';
 import type { Redis } from 'ioredis';
 import type { PodKey } from '../../util/pod-key.js';
+import type { Reconciler } from '../../util/reconcile.js';
 
-export { TerminalReconcileError, isTerminalReconcileError } from './errors.js';
 export type { ResyncCause, ResyncListener } from './state-watch.js';
 export type { RunRecord, RunMetric, ReconcileRunMetrics } from './runner.js';
-
-/** Identifies a pod: the UID is the key, namespace/name are for humans. */
-export type { PodKey } from '../../util/pod-key.js';
-
-/** What a reconcile returns on success. */
-export interface ReconcileResult {
-  /** Run the UID again after this many milliseconds (forgets the failure backoff). Absent or ≤ 0: no requeue. */
-  readonly requeueAfterMs?: number;
-}
-
-/** What a reconcile is told besides the pod. */
-export interface ReconcileContext {
-  /** Why the job was enqueued (the event that created it). */
-  readonly reason: string;
-  /** 1 + the UID's consecutive failed reconciles before this one. */
-  readonly attempt: number;
-  /** Aborted when the run should stop: shutdown timed out, or the run lost its lock. */
-  readonly signal?: AbortSignal;
-}
-
-/**
- * Reconciles one pod. Resolves `{}` or `{ requeueAfterMs }`; throws to be retried with backoff,
- * or throws a {@link TerminalReconcileError} to stop retrying.
- */
-export type ReconcileHandler = (ref: PodKey, context: ReconcileContext) => Promise<ReconcileResult>;
 
 /** Job counts of the node's queue. */
 export interface QueueCounts {
@@ -159,8 +134,8 @@ export interface ReconcileQueue {
   preempt(uid: string, why: string): boolean;
   /** Whether this process runs a reconcile of `uid` now (housekeeping leaves such a UID to its run). */
   runInFlight(uid: string): boolean;
-  /** Starts this instance's workers, calling `handler` for each job; resolves once Redis is reachable. Call once. */
-  start(handler: ReconcileHandler): Promise<void>;
+  /** Starts this instance's workers, calling `reconciler` for each job; resolves once Redis is reachable. Call once. */
+  start(reconciler: Reconciler): Promise<void>;
   /** Changes how many different UIDs this instance reconciles at once (an integer ≥ 1). */
   setConcurrency(n: number): void;
   /** Job counts of the queue (all instances). */
@@ -296,14 +271,14 @@ class BullReconcileQueue implements ReconcileQueue {
     return this.preemption.inFlight(uid);
   }
 
-  async start(handler: ReconcileHandler): Promise<void> {
+  async start(reconciler: Reconciler): Promise<void> {
     this.assertOpen('start');
     if (this.worker) throw new ReconcileQueueStateError('reconcile queue already started');
     const stall = { ...DEFAULT_STALL, ...this.options.stall };
     const workerRedis = workerConnection(this.options.redisUrl, this.options.sentinel);
     logConnectionErrors(workerRedis, this.logger, 'worker');
     const processor = createProcessor({
-      handler,
+      reconciler,
       failures: this.failures,
       backoff: { ...DEFAULT_RECONCILE_BACKOFF, ...this.options.backoff },
       clock: this.clock,

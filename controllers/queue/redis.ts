@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { JobsOptions, KeepJobs } from 'bullmq';
 import type { Logger } from 'pino';
-import type { PodKey } from './reconcile-queue.js';
+import type { PodKey } from '../../util/pod-key.js';
 import type { SentinelStore } from './state-watch.js';
 
 /** What a job carries: the UID plus namespace/name for humans, and why it was enqueued. Never the pod. */

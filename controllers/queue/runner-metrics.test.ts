@@ -9,10 +9,9 @@ import { describe, it } from 'node:test';
 import type { Job } from 'bullmq';
 import { pino } from 'pino';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
-import { TerminalReconcileError } from './errors.js';
 import { DEFAULT_RECONCILE_BACKOFF, FailureCounter } from './policy.js';
 import type { ReconcileJobData } from './redis.js';
-import type { ReconcileResult } from './reconcile-queue.js';
+import { TerminalReconcileError, type ReconcileResult } from '../../util/reconcile.js';
 import { createProcessor, type RunMetric, type RunRecord } from './runner.js';
 
 function fakeJob(): Job<ReconcileJobData, RunRecord> {
@@ -40,7 +39,7 @@ describe('reconcile run metrics', () => {
       () => Promise.reject(new TerminalReconcileError('bad spec')),
     ];
     const processor = createProcessor({
-      handler: () => (results.shift() ?? (() => Promise.resolve({})))(),
+      reconciler: { reconcile: () => (results.shift() ?? (() => Promise.resolve({})))() },
       failures: new FailureCounter(),
       backoff: DEFAULT_RECONCILE_BACKOFF,
       clock,

@@ -13,7 +13,7 @@ import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import { DEFAULT_RECONCILE_BACKOFF, FailureCounter } from './policy.js';
 import { isRunPreemptedError, RunPreemption } from './preemption.js';
 import type { ReconcileJobData } from './redis.js';
-import type { ReconcileHandler } from './reconcile-queue.js';
+import type { Reconciler } from '../../util/reconcile.js';
 import { createProcessor, type RunMetric, type RunRecord } from './runner.js';
 
 interface Recorded {
@@ -41,23 +41,25 @@ function fakeJob(uid: string): Recorded {
   return { job: job as unknown as Job<ReconcileJobData, RunRecord>, logs, delayedTo };
 }
 
-/** A handler that waits until its signal aborts, then throws the abort reason (as a CRI call does); it records each reason. */
-function untilAborted(reasons: unknown[]): ReconcileHandler {
-  return (_ref, { signal }) =>
-    new Promise((_resolve, reject) => {
-      signal?.addEventListener('abort', () => {
-        reasons.push(signal.reason);
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      });
-    });
+/** A reconciler that waits until its signal aborts, then throws the abort reason (as a CRI call does); it records each reason. */
+function untilAborted(reasons: unknown[]): Reconciler {
+  return {
+    reconcile: (_ref, { signal }) =>
+      new Promise((_resolve, reject) => {
+        signal?.addEventListener('abort', () => {
+          reasons.push(signal.reason);
+          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+        });
+      }),
+  };
 }
 
-function setup(handler: ReconcileHandler): { preemption: RunPreemption; failures: FailureCounter; runs: RunMetric[]; processor: ReturnType<typeof createProcessor> } {
+function setup(reconciler: Reconciler): { preemption: RunPreemption; failures: FailureCounter; runs: RunMetric[]; processor: ReturnType<typeof createProcessor> } {
   const preemption = new RunPreemption();
   const failures = new FailureCounter();
   const runs: RunMetric[] = [];
   const processor = createProcessor({
-    handler,
+    reconciler,
     failures,
     backoff: DEFAULT_RECONCILE_BACKOFF,
     clock: createFakeClock(),
@@ -114,9 +116,11 @@ describe('preempting a reconcile run', () => {
 
   it('keeps the result of a run that finished before noticing its preemption', async () => {
     const late: { preemption?: RunPreemption } = {};
-    const s = setup(() => {
-      late.preemption?.preempt('u1', 'late');
-      return Promise.resolve({});
+    const s = setup({
+      reconcile: () => {
+        late.preemption?.preempt('u1', 'late');
+        return Promise.resolve({});
+      },
     });
     late.preemption = s.preemption;
     const target = fakeJob('u1');

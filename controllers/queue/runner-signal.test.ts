@@ -27,17 +27,19 @@ describe('a reconcile signal with many calls in flight', () => {
     process.on('warning', onWarning);
     try {
       const processor = createProcessor({
-        handler: async (_ref, { signal }) => {
-          // 40 containers stopped together: each call listens until it settles.
-          await Promise.all(
-            Array.from({ length: 40 }, async () => {
-              const onAbort = (): void => undefined;
-              signal?.addEventListener('abort', onAbort, { once: true });
-              await new Promise((resolve) => setImmediate(resolve));
-              signal?.removeEventListener('abort', onAbort);
-            }),
-          );
-          return {};
+        reconciler: {
+          reconcile: async (_ref, { signal }) => {
+            // 40 containers stopped together: each call listens until it settles.
+            await Promise.all(
+              Array.from({ length: 40 }, async () => {
+                const onAbort = (): void => undefined;
+                signal?.addEventListener('abort', onAbort, { once: true });
+                await new Promise((resolve) => setImmediate(resolve));
+                signal?.removeEventListener('abort', onAbort);
+              }),
+            );
+            return {};
+          },
         },
         failures: new FailureCounter(),
         backoff: DEFAULT_RECONCILE_BACKOFF,

@@ -12,7 +12,8 @@ import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import { RunPreemption } from './preemption.js';
 import type { ReconcileJobData } from './redis.js';
-import type { PodKey, ReconcileHandler, ReconcileResult } from './reconcile-queue.js';
+import type { PodKey } from '../../util/pod-key.js';
+import type { Reconciler, ReconcileResult } from '../../util/reconcile.js';
 
 /** What the queue records about one run: a job log line per run, and the job's return value. */
 export interface RunRecord {
@@ -54,7 +55,7 @@ export interface ReconcileRunMetrics {
 
 /** What {@link createProcessor} needs. */
 export interface RunnerDeps {
-  readonly handler: ReconcileHandler;
+  readonly reconciler: Reconciler;
   readonly failures: FailureCounter;
   readonly backoff: BackoffPolicy;
   readonly clock: Clock;
@@ -121,7 +122,7 @@ export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();
     // Preemptible only once it runs: a run still waiting behind the UID's previous one reads the newest state anyway.
-    const { settled, preempted } = await perUid.run(uid, () => runPreemptible(preemption, uid, signal, (runSignal) => deps.handler(ref, { reason, attempt, signal: runSignal })));
+    const { settled, preempted } = await perUid.run(uid, () => runPreemptible(preemption, uid, signal, (runSignal) => deps.reconciler.reconcile(ref, { reason, attempt, signal: runSignal })));
     const durationMs = deps.clock.now() - startedMs;
     const outcome = outcomeOf(settled, preempted);
     const plan = planNextRun(outcome, failuresBefore, deps.backoff);

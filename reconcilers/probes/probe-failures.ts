@@ -6,7 +6,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodKey } from '../../util/pod-key.js';
-import type { ProbeFailure, ProbeVerdicts } from '../runtime/compute-pod-actions.js';
+import type { ProbeFailure, ProbeVerdicts } from './probe-verdicts.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { ObservedPod } from '../model/observed-pod.js';
 import type { ContainerProbeResult } from '../status/container-readiness.js';

@@ -12,7 +12,8 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { hashContainerSpec } from '../model/container-hash.js';
-import type { ContainerToKill, ContainerToStart, ProbeVerdicts } from './compute-pod-actions.js';
+import type { ContainerToKill, ContainerToStart } from './pod-actions.js';
+import type { ProbeVerdicts } from '../probes/probe-verdicts.js';
 import { latestContainer, type ObservedPod } from '../model/observed-pod.js';
 
 export interface InitActions {

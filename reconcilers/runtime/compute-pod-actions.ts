@@ -29,69 +29,9 @@ import { computeInitActions, initContainersForNewSandbox } from './compute-init-
 import { hashContainerSpec } from '../model/container-hash.js';
 import { ephemeralContainersOf, ephemeralContainersToStart } from './ephemeral-containers.js';
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../model/observed-pod.js';
+import { NO_PROBE_VERDICTS, type ProbeFailure, type ProbeVerdicts } from '../probes/probe-verdicts.js';
+import type { ContainerToKill, ContainerToStart, PodActions } from './pod-actions.js';
 import { latestContainer } from '../model/observed-pod.js';
-
-export interface ContainerToKill {
-  readonly id: string;
-  readonly name: string;
-  /** Human-readable reason, used in events and logs. */
-  readonly reason: string;
-  /** The `Killing` event's message when it is not the default "Stopping container <name>". */
-  readonly eventMessage?: string;
-  /** Overrides the pod's grace period (a probe's own `terminationGracePeriodSeconds`). */
-  readonly gracePeriodSeconds?: number;
-}
-
-/** A liveness or startup probe that failed for one container instance. */
-export interface ProbeFailure {
-  readonly type: 'liveness' | 'startup';
-  /** The probe's `terminationGracePeriodSeconds`, if it sets one. */
-  readonly gracePeriodSeconds?: number;
-}
-
-/** What the probers say about the running containers, by container ID. */
-export interface ProbeVerdicts {
-  /** Containers whose liveness or startup probe failed: they must be killed. */
-  readonly failures: ReadonlyMap<string, ProbeFailure>;
-  /** Running containers whose startup probe has not succeeded yet. */
-  readonly notStarted: ReadonlySet<string>;
-}
-
-export const NO_PROBE_VERDICTS: ProbeVerdicts = { failures: new Map(), notStarted: new Set() };
-
-export interface ContainerToStart {
-  /** Which list of the pod spec the container is in. */
-  readonly kind: 'init' | 'regular' | 'ephemeral';
-  /** Index in `pod.spec.initContainers`, `pod.spec.containers` or `pod.spec.ephemeralContainers`. */
-  readonly index: number;
-  readonly name: string;
-  readonly reason: string;
-  /** Restart count the new container gets (one more than the newest existing instance's). */
-  readonly restartCount: number;
-}
-
-/** The plan of one reconcile. Every field is a decision; the executor follows it in order. */
-export interface PodActions {
-  /** Stop every container and every sandbox of the pod before anything else. */
-  readonly killPod: boolean;
-  readonly killPodReason: string;
-  /** Create a new sandbox (after killing the pod if `killPod`). */
-  readonly createSandbox: boolean;
-  /** The ready sandbox to start containers in when no new one is created. */
-  readonly sandboxId: string | undefined;
-  /** Attempt number of the sandbox to create. */
-  readonly sandboxAttempt: number;
-  /** Containers to stop (when the pod itself is not killed). */
-  readonly containersToKill: readonly ContainerToKill[];
-  /**
-   * Spec containers to create and start: ephemeral containers first (as the kubelet's SyncPod, so
-   * an init container that cannot start does not hold them back), then init containers (in order),
-   * then app containers.
-   */
-  readonly containersToStart: readonly ContainerToStart[];
-  /** Every regular init container has succeeded: app containers may run. */
-  readonly initialized: boolean;
-}
 
 export interface ComputePodActionsInput {
   readonly pod: V1Pod;

@@ -17,7 +17,7 @@
  */
 import type { V1Container, V1EphemeralContainer, V1Pod } from '@kubernetes/client-node';
 import type { NamespaceOptions } from '../../cri/types.js';
-import type { ContainerToStart } from './compute-pod-actions.js';
+import type { ContainerToStart } from './pod-actions.js';
 import { latestContainer, type ObservedPod } from '../model/observed-pod.js';
 import { ContainerStartError } from '../model/sync-errors.js';
 

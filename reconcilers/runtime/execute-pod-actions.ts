@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { CallOptions, DnsConfig, PodSandboxConfig, RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
-import type { PodActions } from './compute-pod-actions.js';
+import type { PodActions } from './pod-actions.js';
 import type { EnvSourceApi } from '../container/container-env.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { ServiceLister } from '../container/service-env.js';

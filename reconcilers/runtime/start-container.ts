@@ -10,7 +10,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KeyValue, Mount, NamespaceOptions, PodSandboxConfig, RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
-import type { ContainerToStart } from './compute-pod-actions.js';
+import type { ContainerToStart } from './pod-actions.js';
 import { buildContainerConfig } from '../container/container-config.js';
 import { resolveContainerEnv, type EnvSourceApi } from '../container/container-env.js';
 import { hashContainerSpec } from '../model/container-hash.js';

@@ -10,8 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
 import { pino } from 'pino';
-import { TerminalReconcileError, createReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
-import type { PodKey, ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
+import { createReconcileQueue, type ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
+import type { PodKey } from '../../util/pod-key.js';
+import { TerminalReconcileError } from '../../util/reconcile.js';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { RunningDashboard } from '../../dashboard/server.js';
@@ -81,11 +82,13 @@ describe('the dashboard over a scripted node’s queue', () => {
 
   it('finds the queue of a node that appears while it runs, next to the agent’s', async () => {
     queue = createReconcileQueue({ redisUrl: REDIS_URL, nodeName: NODE, concurrency: 2, logger: queueLogger, backoff: { initialMs: 100, maxMs: 400 } });
-    await queue.start((ref, context) => {
-      calls.set(ref.name, (calls.get(ref.name) ?? 0) + 1);
-      if (ref.name === 'doomed') return Promise.reject(new TerminalReconcileError(`volume "data" has an unknown type (run ${calls.get(ref.name)})`));
-      if (context.attempt <= 2) return Promise.reject(new Error(`sandbox not ready (attempt ${context.attempt})`));
-      return Promise.resolve({});
+    await queue.start({
+      reconcile: (ref, context) => {
+        calls.set(ref.name, (calls.get(ref.name) ?? 0) + 1);
+        if (ref.name === 'doomed') return Promise.reject(new TerminalReconcileError(`volume "data" has an unknown type (run ${calls.get(ref.name)})`));
+        if (context.attempt <= 2) return Promise.reject(new Error(`sandbox not ready (attempt ${context.attempt})`));
+        return Promise.resolve({});
+      },
     });
     await queue.enqueue(FLAKY, 'pod added');
     await queue.enqueue(DOOMED, 'pod added');

@@ -52,7 +52,7 @@ void describe('reconcile queue: jobs orphaned by a dead agent (real Redis)', () 
     const recorder = new Recorder();
     // The stalled check cannot recover it in this test's time: the lock lives 15 s, checks are a minute apart.
     const survivor = f.queue({ stall: { stalledIntervalMs: 60_000 } });
-    await survivor.start(recorder.handler('survivor'));
+    await survivor.start(recorder.reconciler('survivor'));
     await eventually(() => recorder.runsOf(ref.uid).length === 1, 'the orphaned job ran again', 5_000);
     assert.ok(recorder.runsOf(ref.uid)[0]!.start - killedAt < 5_000);
     await f.drained(survivor);
@@ -73,7 +73,7 @@ void describe('reconcile queue: jobs orphaned by a dead agent (real Redis)', () 
     const recorder = new Recorder();
     const survivor = f.queue({ stall: { stalledIntervalMs: 60_000 } });
     const startedAt = performance.now();
-    await survivor.start(recorder.handler('survivor'));
+    await survivor.start(recorder.reconciler('survivor'));
     await eventually(() => recorder.runsOf(ref.uid).length === 1, 'the orphaned job ran again', 5_000);
     assert.ok(recorder.runsOf(ref.uid)[0]!.start - startedAt < 5_000);
     await f.drained(survivor);
@@ -88,7 +88,7 @@ void describe('reconcile queue: jobs orphaned by a dead agent (real Redis)', () 
       assert.ok(job?.processedBy !== undefined, 'the live agent took the job under its name');
       const recorder = new Recorder();
       const other = f.queue({ stall: { lockDurationMs: 1_000, stalledIntervalMs: 300 } });
-      await other.start(recorder.handler('other'));
+      await other.start(recorder.reconciler('other'));
       await recorder.event(other, ref, 'updated');
       await sleep(1_500);
       assert.equal(recorder.runs.length, 0, 'nobody ran the UID beside the live run');
@@ -113,11 +113,13 @@ void describe('reconcile queue: jobs orphaned by a dead agent (real Redis)', () 
     for (let i = 0; i < 2; i++) {
       const agent = f.queue({ stall, shutdownTimeoutMs: 100 });
       let started = false;
-      await agent.start(async () => {
-        started = true;
-        starts.push(performance.now());
-        await sleep(3_600_000, undefined, { ref: false });
-        return {};
+      await agent.start({
+        reconcile: async () => {
+          started = true;
+          starts.push(performance.now());
+          await sleep(3_600_000, undefined, { ref: false });
+          return {};
+        },
       });
       if (i === 0) await agent.enqueue(ref, 'created');
       await eventually(() => started, `run ${i + 1} started`, 10_000);
@@ -126,7 +128,7 @@ void describe('reconcile queue: jobs orphaned by a dead agent (real Redis)', () 
     }
     const recorder = new Recorder();
     const survivor = f.queue({ stall });
-    await survivor.start(recorder.handler('survivor'));
+    await survivor.start(recorder.reconciler('survivor'));
     await eventually(() => recorder.runsOf(ref.uid).length === 1, 'the job ran again after its lock expired', 15_000);
     // The first death was recovered at once; the second waited for the 4 s lock to expire.
     assert.ok(starts[1]! - crashes[0]! < 3_000, `the first orphan ran again ${Math.round(starts[1]! - crashes[0]!)} ms after its agent died`);

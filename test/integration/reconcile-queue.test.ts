@@ -13,7 +13,8 @@ import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { TerminalReconcileError, type ResyncCause } from '../../controllers/queue/reconcile-queue.js';
+import type { ResyncCause } from '../../controllers/queue/reconcile-queue.js';
+import { TerminalReconcileError } from '../../util/reconcile.js';
 import {
   REDIS_URL,
   Recorder,
@@ -49,7 +50,7 @@ void describe('reconcile queue (real Redis)', () => {
     const f = fixture();
     const recorder = new Recorder();
     const queue = f.queue({ concurrency: 8 });
-    await queue.start(recorder.handler('a', randomWork));
+    await queue.start(recorder.reconciler('a', randomWork));
     await produce(recorder, [queue], { events: 200, uids: 20 });
     await f.drained(queue);
     assertNoOverlap(recorder.runs);
@@ -61,8 +62,8 @@ void describe('reconcile queue (real Redis)', () => {
     const recorder = new Recorder();
     const a = f.queue({ concurrency: 4 });
     const b = f.queue({ concurrency: 4 });
-    await a.start(recorder.handler('a', randomWork));
-    await b.start(recorder.handler('b', randomWork));
+    await a.start(recorder.reconciler('a', randomWork));
+    await b.start(recorder.reconciler('b', randomWork));
     await produce(recorder, [a, b], { events: 200, uids: 20 });
     await f.drained(a);
     assertNoOverlap(recorder.runs);
@@ -76,7 +77,7 @@ void describe('reconcile queue (real Redis)', () => {
     const recorder = new Recorder();
     const queue = f.queue({ concurrency: 1 });
     await queue.start(
-      recorder.handler('a', async () => {
+      recorder.reconciler('a', async () => {
         await sleep(60);
         return {};
       }),
@@ -103,7 +104,7 @@ void describe('reconcile queue (real Redis)', () => {
     const queue = f.queue();
     // The burst is over long before one reconcile is: that is what a burst means here.
     await queue.start(
-      recorder.handler('a', async () => {
+      recorder.reconciler('a', async () => {
         await sleep(200);
         return {};
       }),
@@ -121,7 +122,7 @@ void describe('reconcile queue (real Redis)', () => {
     const recorder = new Recorder();
     const queue = f.queue({ backoff: { initialMs: 60_000, maxMs: 60_000 } });
     await queue.start(
-      recorder.handler('a', (_ref, _ctx, nth) => (nth === 0 ? Promise.reject(new Error('runtime unavailable')) : Promise.resolve({}))),
+      recorder.reconciler('a', (_ref, _ctx, nth) => (nth === 0 ? Promise.reject(new Error('runtime unavailable')) : Promise.resolve({}))),
     );
     const ref = pod('backoff');
     await recorder.event(queue, ref, 'created');
@@ -144,7 +145,7 @@ void describe('reconcile queue (real Redis)', () => {
     let releaseFirst!: () => void;
     const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
     const fail = async (): Promise<never> => { await firstGate; throw new Error('failed to create task: /tmp/runc-process123: no such file'); };
-    await queue.start(recorder.handler('a', (ref, _ctx, nth) => (ref.uid !== 'echo' || nth > 0 ? Promise.resolve({}) : fail())));
+    await queue.start(recorder.reconciler('a', (ref, _ctx, nth) => (ref.uid !== 'echo' || nth > 0 ? Promise.resolve({}) : fail())));
     const ref = pod('echo');
     await recorder.event(queue, ref, 'created');
     await eventually(async () => (await queue.counts()).active === 1, 'the first run started');
@@ -166,7 +167,7 @@ void describe('reconcile queue (real Redis)', () => {
     let releaseFirst!: () => void;
     const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
     await queue.start(
-      recorder.handler('a', async (_ref, _ctx, nth) => {
+      recorder.reconciler('a', async (_ref, _ctx, nth) => {
         if (nth > 0) return {};
         await firstGate;
         throw new Error('image pull failed');
@@ -189,7 +190,7 @@ void describe('reconcile queue (real Redis)', () => {
     const f = fixture();
     const recorder = new Recorder();
     const queue = f.queue();
-    await queue.start(recorder.handler('a', (_ref, _ctx, nth) => Promise.resolve(nth === 0 ? { requeueAfterMs: 400 } : {})));
+    await queue.start(recorder.reconciler('a', (_ref, _ctx, nth) => Promise.resolve(nth === 0 ? { requeueAfterMs: 400 } : {})));
     await recorder.event(queue, pod('requeue'));
     await eventually(async () => (await queue.counts()).delayed === 1, 'the requeue waits in delayed');
     const [delayed] = await f.inspector().getJobs(['delayed']);
@@ -204,7 +205,7 @@ void describe('reconcile queue (real Redis)', () => {
     const f = fixture();
     const recorder = new Recorder();
     const queue = f.queue();
-    await queue.start(recorder.handler('a', (_ref, _ctx, nth) => Promise.resolve(nth === 0 ? { requeueAfterMs: 30_000 } : {})));
+    await queue.start(recorder.reconciler('a', (_ref, _ctx, nth) => Promise.resolve(nth === 0 ? { requeueAfterMs: 30_000 } : {})));
     const ref = pod('requeue-then-event');
     await recorder.event(queue, ref, 'created');
     await eventually(async () => (await queue.counts()).delayed === 1, 'the requeue waits in delayed');
@@ -223,7 +224,7 @@ void describe('reconcile queue (real Redis)', () => {
     let releaseFirst!: () => void;
     const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
     await queue.start(
-      recorder.handler('a', async (_ref, _ctx, nth) => {
+      recorder.reconciler('a', async (_ref, _ctx, nth) => {
         if (nth > 0) return {};
         await firstGate;
         return { requeueAfterMs: 30_000 };
@@ -245,7 +246,7 @@ void describe('reconcile queue (real Redis)', () => {
     const f = fixture();
     const recorder = new Recorder();
     const queue = f.queue({ backoff: { initialMs: 50, maxMs: 1_000 } });
-    await queue.start(recorder.handler('a', () => Promise.reject(new TerminalReconcileError('invalid volume spec'))));
+    await queue.start(recorder.reconciler('a', () => Promise.reject(new TerminalReconcileError('invalid volume spec'))));
     await recorder.event(queue, pod('terminal'));
     await eventually(async () => (await queue.counts()).failed === 1, 'the job failed');
     await sleep(300);
@@ -263,7 +264,7 @@ void describe('reconcile queue (real Redis)', () => {
     const recorder = new Recorder();
     const queue = f.queue({ backoff: { initialMs: 200, maxMs: 600 } });
     await queue.start(
-      recorder.handler('a', (_ref, _ctx, nth) => (nth < 4 ? Promise.reject(new Error(`failure ${nth + 1}`)) : Promise.resolve({}))),
+      recorder.reconciler('a', (_ref, _ctx, nth) => (nth < 4 ? Promise.reject(new Error(`failure ${nth + 1}`)) : Promise.resolve({}))),
     );
     await recorder.event(queue, pod('retry'), 'created');
     await eventually(async () => (await queue.counts()).completed === 1, 'the job completed after its retries');
@@ -309,10 +310,12 @@ void describe('reconcile queue (real Redis)', () => {
     let releaseHung!: () => void;
     const hung = new Promise<void>((resolve) => (releaseHung = resolve));
     let hungStarted = false;
-    await crashed.start(async () => {
-      hungStarted = true;
-      await hung; // ignores its abort signal, like a process that froze and then died
-      return {};
+    await crashed.start({
+      reconcile: async () => {
+        hungStarted = true;
+        await hung; // ignores its abort signal, like a process that froze and then died
+        return {};
+      },
     });
     const ref = pod('stalled');
     await recorder.event(crashed, ref, 'created');
@@ -322,7 +325,7 @@ void describe('reconcile queue (real Redis)', () => {
 
     const survivor = f.queue({ stall });
     await survivor.start(
-      recorder.handler('survivor', async () => {
+      recorder.reconciler('survivor', async () => {
         await sleep(100);
         return {};
       }),
@@ -351,13 +354,15 @@ void describe('reconcile queue (real Redis)', () => {
     let abortedAfterMs: number | undefined;
     let reason: unknown;
     let started = false;
-    await queue.start(async (_ref, context) => {
-      started = true;
-      const t0 = performance.now();
-      await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => { resolve(); }, { once: true }));
-      abortedAfterMs = performance.now() - t0;
-      reason = context.signal?.reason;
-      return {};
+    await queue.start({
+      reconcile: async (_ref, context) => {
+        started = true;
+        const t0 = performance.now();
+        await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => { resolve(); }, { once: true }));
+        abortedAfterMs = performance.now() - t0;
+        reason = context.signal?.reason;
+        return {};
+      },
     });
     await queue.enqueue(pod('lock-lost'), 'created');
     await eventually(() => started, 'the run started');
@@ -375,11 +380,13 @@ void describe('reconcile queue (real Redis)', () => {
     const queue = f.queue({ shutdownTimeoutMs: 300 });
     let aborted = false;
     let started = false;
-    await queue.start(async (_ref, context) => {
-      started = true;
-      await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => { resolve(); }, { once: true }));
-      aborted = context.signal?.aborted === true;
-      return {};
+    await queue.start({
+      reconcile: async (_ref, context) => {
+        started = true;
+        await new Promise<void>((resolve) => context.signal?.addEventListener('abort', () => { resolve(); }, { once: true }));
+        aborted = context.signal?.aborted === true;
+        return {};
+      },
     });
     await queue.enqueue(pod('shutdown'), 'created');
     await eventually(() => started, 'the run started');
@@ -400,7 +407,7 @@ void describe('reconcile queue (real Redis)', () => {
       // runs out, BullMQ's loop has given up on its read and reconnected the blocking connection,
       // which the shutdown must drop too (with a 500 ms bound the drop came first).
       const queue = f.queue();
-      await queue.start(recorder.handler('a'));
+      await queue.start(recorder.reconciler('a'));
       await recorder.event(queue, pod('before'));
       await eventually(() => recorder.runsOf('before').length === 1, 'the enqueue ran');
       // The producer, the worker and BullMQ's blocking connection (a duplicate of the worker's).
@@ -434,7 +441,7 @@ void describe('reconcile queue (real Redis)', () => {
     let releaseSlow!: () => void;
     const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
     await queue.start(
-      recorder.handler('a', async (ref) => {
+      recorder.reconciler('a', async (ref) => {
         if (ref.uid === 'slow' && recorder.runsOf('slow').length === 0) await slowGate;
         return {};
       }),
@@ -471,7 +478,7 @@ void describe('reconcile queue (real Redis)', () => {
       queue.onResync((cause) => {
         causes.push(cause);
       });
-      await queue.start(recorder.handler('a'));
+      await queue.start(recorder.reconciler('a'));
       await recorder.event(queue, pod('before'));
       await eventually(() => recorder.runsOf('before').length === 1, 'the first enqueue ran');
 

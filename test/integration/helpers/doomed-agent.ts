@@ -15,10 +15,12 @@ if (redisUrl === undefined || prefix === undefined || nodeName === undefined || 
 }
 const stall = lockMs === undefined ? {} : { stall: { lockDurationMs: Number(lockMs) } };
 const queue = createReconcileQueue({ redisUrl, prefix, nodeName, concurrency: 1, logger: pino({ level: 'silent' }), ...stall });
-await queue.start(async (ref) => {
-  process.stdout.write(`running ${ref.uid}\n`);
-  // Hold the run (and its lock, renewed by the worker) until the test kills the process.
-  await new Promise<void>((resolve) => setTimeout(resolve, 3_600_000));
-  return {};
+await queue.start({
+  reconcile: async (ref) => {
+    process.stdout.write(`running ${ref.uid}\n`);
+    // Hold the run (and its lock, renewed by the worker) until the test kills the process.
+    await new Promise<void>((resolve) => setTimeout(resolve, 3_600_000));
+    return {};
+  },
 });
 await queue.enqueue({ uid, namespace: 'default', name: `pod-${uid}` }, 'created');

@@ -9,15 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import {
-  createReconcileQueue,
-  type PodKey,
-  type ReconcileContext,
-  type ReconcileQueue,
-  type ReconcileQueueOptions,
-  type ReconcileResult,
-  type RunRecord,
-} from '../../../controllers/queue/reconcile-queue.js';
+import { createReconcileQueue, type ReconcileQueue, type ReconcileQueueOptions, type RunRecord } from '../../../controllers/queue/reconcile-queue.js';
+import type { PodKey } from '../../../util/pod-key.js';
+import type { ReconcileContext, Reconciler, ReconcileResult } from '../../../util/reconcile.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
 export const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -55,11 +49,11 @@ export class Recorder {
   /** Runs started per UID, so `behave` can act differently on the first, second… run. */
   private readonly startedRuns = new Map<string, number>();
 
-  handler(
+  reconciler(
     instance: string,
     behave: (ref: PodKey, context: ReconcileContext, nth: number) => Promise<ReconcileResult> = () => Promise.resolve({}),
-  ): (ref: PodKey, context: ReconcileContext) => Promise<ReconcileResult> {
-    return async (ref, context) => {
+  ): Reconciler {
+    const reconcile = async (ref: PodKey, context: ReconcileContext): Promise<ReconcileResult> => {
       const start = performance.now();
       const version = this.store.get(ref.uid);
       const nth = this.startedRuns.get(ref.uid) ?? 0;
@@ -70,6 +64,7 @@ export class Recorder {
         this.runs.push({ uid: ref.uid, start, end: performance.now(), version, attempt: context.attempt, reason: context.reason, instance });
       }
     };
+    return { reconcile };
   }
 
   /** Writes a new version of `ref` to the store, then enqueues it: what an informer event does. */
