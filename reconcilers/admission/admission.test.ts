@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { admitHandlers, admitPod, isInvalidSysctlPatternError, sysctlAllowlist, type AdmitResult } from './index.js';
-import { kernelAtLeast, normalizeSysctlName, safeSysctls } from './sysctls.js';
+import { kernelAtLeast, safeSysctls } from './sysctls.js';
+import { normalizeSysctlName } from '../model/sysctl-name.js';
 import { APPARMOR_NOT_ENABLED } from './apparmor.js';
 
 type PodSpec = NonNullable<V1Pod['spec']>;

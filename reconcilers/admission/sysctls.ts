@@ -7,6 +7,7 @@
  */
 import type { AdmitResult, PodAdmitHandler } from './admit.js';
 import { ADMITTED } from './admit.js';
+import { normalizeSysctlName } from '../model/sysctl-name.js';
 
 export const SYSCTL_FORBIDDEN_REASON = 'SysctlForbidden';
 
@@ -54,16 +55,6 @@ export class InvalidSysctlPatternError extends Error {
 
 export function isInvalidSysctlPatternError(error: unknown): error is InvalidSysctlPatternError {
   return error instanceof InvalidSysctlPatternError;
-}
-
-/**
- * The dot form of a sysctl name: `net/ipv4/conf/eno2.100/rp_filter` → `net.ipv4.conf.eno2/100.rp_filter`
- * (when the first separator is a slash, slashes and dots swap), as the kubelet normalizes them.
- */
-export function normalizeSysctlName(name: string): string {
-  const first = name.search(/[./]/);
-  if (first === -1 || name[first] === '.') return name;
-  return name.replace(/[./]/g, (c) => (c === '.' ? '/' : '.'));
 }
 
 function namespaceOf(name: string): SysctlNamespace | undefined {

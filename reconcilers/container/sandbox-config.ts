@@ -8,7 +8,7 @@ import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandb
 import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from '../model/runtime-labels.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { hasPrivilegedContainer, podSupplementalGroups, runtimeSELinuxOption } from './security-context.js';
-import { normalizeSysctlName } from '../admission/sysctls.js';
+import { normalizeSysctlName } from '../model/sysctl-name.js';
 import { podHostName } from '../dns/host-files.js';
 
 export interface SandboxConfigOptions {

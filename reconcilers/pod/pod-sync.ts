@@ -29,7 +29,7 @@ import { CONTAINER_RESTART_BACKOFF, RestartBackoff } from '../model/restart-back
 import { ContainerStartFailures } from '../runtime/start-failures.js';
 import { ProbeFailures } from '../probes/probe-failures.js';
 import { ProberManager } from '../probes/prober-manager.js';
-import type { ContainerReadinessStore } from '../status/container-readiness.js';
+import type { ContainerReadinessStore } from '../probes/container-readiness.js';
 import type { ContainerStatusSetter, StatusWriter } from '../status/status-manager.js';
 import { PodStartTracker, trackPodStarts, type PodStartMetrics } from '../status/pod-start-tracker.js';
 import type { PodKey } from '../../util/pod-key.js';

@@ -16,7 +16,7 @@ import type { ProbeFailures } from '../probes/probe-failures.js';
 import type { PodResizer } from '../resize/pod-resizer.js';
 import type { PodActionsExecutor } from '../runtime/execute-pod-actions.js';
 import type { ContainerStartFailures } from '../runtime/start-failures.js';
-import type { ContainerResultsReader } from '../status/container-readiness.js';
+import type { ContainerResultsReader } from '../probes/container-readiness.js';
 import type { StatusWriter } from '../status/status-manager.js';
 import type { VolumeManager } from '../volumes/index.js';
 

@@ -5,7 +5,7 @@
  */
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import net from 'node:net';
-import type { ProbeOutcome } from './run-probe.js';
+import type { ProbeOutcome } from './probe-outcome.js';
 
 const CHECK_PATH = '/grpc.health.v1.Health/Check';
 const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'] as const;

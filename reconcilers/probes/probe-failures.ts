@@ -9,7 +9,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import type { ProbeFailure, ProbeVerdicts } from './probe-verdicts.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { ObservedPod } from '../model/observed-pod.js';
-import type { ContainerProbeResult } from '../status/container-readiness.js';
+import type { ContainerProbeResult } from './container-readiness.js';
 
 export class ProbeFailures implements PodLifecycleObserver {
   private readonly byPod = new Map<string, Map<string, ProbeFailure>>();

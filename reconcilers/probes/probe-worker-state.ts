@@ -15,7 +15,7 @@
  * - A result is published only after `successThreshold` / `failureThreshold` identical results in
  *   a row. After a liveness or startup failure the worker holds until a new container ID appears.
  */
-import { predatesAgent } from '../status/container-readiness.js';
+import { predatesAgent } from './container-readiness.js';
 import type { ProbeSettings, ProbeType } from './probe-spec.js';
 
 export type ProbeResult = 'success' | 'failure' | 'unknown';

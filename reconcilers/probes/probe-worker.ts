@@ -13,11 +13,12 @@ import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
-import { criContainerId } from '../status/container-readiness.js';
+import { criContainerId } from './container-readiness.js';
 import type { ProbeFailures } from './probe-failures.js';
 import type { ProbeSettings } from './probe-spec.js';
 import { applyResult, decideTick, INITIAL_WORKER_STATE, type ProbeResult, type ProbeTargetView, type ProbeWorkerState } from './probe-worker-state.js';
-import { runProbe, type ProbeOutcome } from './run-probe.js';
+import { runProbe } from './run-probe.js';
+import type { ProbeOutcome } from './probe-outcome.js';
 
 /** Where probe results go. */
 export interface ProbeSinks {

@@ -16,7 +16,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { TimerHandle } from '../../util/clock.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { containerFieldPath } from '../events/event-recorder.js';
-import { isSidecar } from '../runtime/compute-init-actions.js';
+import { isSidecar } from '../model/sidecar.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import { containerProbes, isInvalidProbeError, type ProbeSettings } from './probe-spec.js';
 import { ProbeWorker, type ProbeWorkerDeps } from './probe-worker.js';

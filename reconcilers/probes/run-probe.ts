@@ -23,21 +23,14 @@ import type { RuntimeService } from '../../cri/types.js';
 import { errorMessage } from '../model/sync-errors.js';
 import { grpcHealthCheck } from './grpc-health.js';
 import type { ProbeAction, ProbeSettings } from './probe-spec.js';
-import type { ProbeResult } from './probe-worker-state.js';
 import { timerMs } from '../../util/clock.js';
+import type { ProbeOutcome } from './probe-outcome.js';
 
-/** The kubelet's cap on probe output kept for events and logs. */
-export const MAX_PROBE_OUTPUT_BYTES = 10 * 1024;
 /** `kube-probe/<major>.<minor>`, as the kubelet of the version nodelet follows sends. */
 export const PROBE_USER_AGENT = 'kube-probe/1.36';
 
-export interface ProbeOutcome {
-  readonly result: ProbeResult;
-  /** What the kubelet would print after "Liveness probe failed: ". */
-  readonly output: string;
-  /** A success the kubelet warns about (an HTTP redirect it did not follow): the warning's text. */
-  readonly warning?: string;
-}
+/** The kubelet's cap on probe output kept for events and logs. */
+export const MAX_PROBE_OUTPUT_BYTES = 10 * 1024;
 
 /** What a probe runs against. */
 export interface ProbeTarget {

@@ -15,7 +15,7 @@
  *   mid-way; memory is applied before CPU.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { isSidecar } from '../runtime/compute-init-actions.js';
+import { isSidecar } from '../model/sidecar.js';
 import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
 import { latestContainer } from '../model/observed-pod.js';
 import { createdWith, sameValues, valuesOf, type ResourceValues } from '../model/resource-values.js';

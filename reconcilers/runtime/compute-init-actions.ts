@@ -12,6 +12,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { hashContainerSpec } from '../model/container-hash.js';
+import { isSidecar } from '../model/sidecar.js';
 import type { ContainerToKill, ContainerToStart } from './pod-actions.js';
 import type { ProbeVerdicts } from '../probes/probe-verdicts.js';
 import { latestContainer, type ObservedPod } from '../model/observed-pod.js';
@@ -25,10 +26,6 @@ export interface InitActions {
   readonly failed: boolean;
   /** Init containers (sidecars or a running init container) that are running and stay. */
   readonly keepRunning: number;
-}
-
-export function isSidecar(container: V1Container): boolean {
-  return container.restartPolicy === 'Always';
 }
 
 function nextRestartCount(observed: ObservedPod, name: string): number {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { computePodActions } from './compute-pod-actions.js';
-import { type PodActions } from './pod-actions.js';
+import type { PodActions } from './pod-actions.js';
 import { hashContainerSpec } from '../model/container-hash.js';
 import type { ObservedPod } from '../model/observed-pod.js';
 import { basePod, container, exited, observation, sandbox } from '../../test/doubles/pod-fixtures.js';

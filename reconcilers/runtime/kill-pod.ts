@@ -25,7 +25,7 @@ import type { Logger } from 'pino';
 import type { CallOptions, RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
-import { isSidecar } from './compute-init-actions.js';
+import { isSidecar } from '../model/sidecar.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
 import { runPreStopHook } from '../hooks/pre-stop.js';
 import type { LifecycleMetrics } from '../hooks/run-hook.js';

@@ -5,9 +5,15 @@
  * manager: the pod lifecycle tells it when to forget a pod.
  */
 import type { PodKey } from '../../util/pod-key.js';
-import type { ContainerStartFailure } from '../status/container-statuses.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { ContainerStartError } from '../model/sync-errors.js';
+
+/** Why the last attempt to start a container failed (kubelet's reason cache entry). */
+export interface ContainerStartFailure {
+  /** A kubelet reason: `ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`, `CreateContainerConfigError`, … */
+  readonly reason: string;
+  readonly message: string;
+}
 
 const NONE: ReadonlyMap<string, ContainerStartFailure> = new Map();
 

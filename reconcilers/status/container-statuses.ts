@@ -6,15 +6,10 @@
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
 import { statusResources, type ResourceValues } from '../model/resource-values.js';
-import { predatesAgent, probedFlags, probesOf, type ContainerProbeResult } from './container-readiness.js';
+import { predatesAgent, type ContainerProbeResult } from '../probes/container-readiness.js';
+import { probedFlags, probesOf } from './probe-status.js';
 import { isTerminal } from './pod-conditions.js';
-
-/** Why the last attempt to start a container failed (kubelet's reason cache entry). */
-export interface ContainerStartFailure {
-  /** A kubelet reason: `ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`, `CreateContainerConfigError`, … */
-  readonly reason: string;
-  readonly message: string;
-}
+import type { ContainerStartFailure } from '../runtime/start-failures.js';
 
 export interface ContainerStatusContext {
   readonly pod: V1Pod;

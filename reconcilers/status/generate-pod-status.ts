@@ -15,15 +15,16 @@
  *   sandbox is gone), startTime set once.
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
-import { computeInitActions, isSidecar } from '../runtime/compute-init-actions.js';
-import type { ContainerProbeResult } from './container-readiness.js';
-import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStartFailure, type ContainerStatusContext } from './container-statuses.js';
+import { computeInitActions } from '../runtime/compute-init-actions.js';
+import { isSidecar } from '../model/sidecar.js';
+import type { ContainerProbeResult } from '../probes/container-readiness.js';
+import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStatusContext } from './container-statuses.js';
+import type { ContainerStartFailure } from '../runtime/start-failures.js';
 import { condition, DISRUPTION_TARGET, isOwnedCondition, TERMINATION_BY_KUBELET, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
 import { hasRunningParts, latestSandbox, type ObservedContainer, type ObservedPod } from '../model/observed-pod.js';
 import type { ResourceValues } from '../model/resource-values.js';
 import { podQosClass } from '../model/qos.js';
 
-export type { ContainerStartFailure } from './container-statuses.js';
 
 export interface GeneratePodStatusInput {
   readonly pod: V1Pod;

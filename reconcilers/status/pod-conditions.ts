@@ -5,7 +5,7 @@
  * `GeneratePodReadyCondition` serve both `generateAPIPodStatus` and `SetContainerReadiness`).
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
-import { isSidecar } from '../runtime/compute-init-actions.js';
+import { isSidecar } from '../model/sidecar.js';
 import { goQuote } from '../../util/go-quote.js';
 
 /**

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { createFakeClock, settle, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { basePod, container, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { ContainerReadinessStore } from './container-readiness.js';
+import { ContainerReadinessStore } from '../probes/container-readiness.js';
 import { generatePodStatus } from './generate-pod-status.js';
 import { StatusManager, type PodStatusApi } from './status-manager.js';
 

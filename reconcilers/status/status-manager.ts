@@ -29,7 +29,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
-import { applyProbeResults, criContainerId, currentContainerIds, type ContainerProbeResult, type ContainerReadinessStore } from './container-readiness.js';
+import { applyProbeResults, currentContainerIds } from './probe-status.js';
+import { criContainerId, type ContainerProbeResult, type ContainerReadinessStore } from '../probes/container-readiness.js';
 import { canonicalStatus, statusPatch, type PodStatusApi } from './status-patch.js';
 
 export { canonicalStatus, podStatusApi, statusPatch, type PodStatusApi } from './status-patch.js';

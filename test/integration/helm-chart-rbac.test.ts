@@ -49,7 +49,7 @@ import { isRuntimeClassNotFound } from '../../reconcilers/container/runtime-hand
 import { createServiceSource, SERVICE_FIELD_SELECTOR } from '../../controllers/services/service-source.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
-import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
+import { ContainerReadinessStore } from '../../reconcilers/probes/container-readiness.js';
 import { createVolumeSourceApi } from '../../reconcilers/volumes/api.js';
 import { apiAccessReviewer, apiTokenReviewer } from '../../server/api-reviewers.js';
 import { helm, CHART_DIR } from './helm-chart-helpers.js';

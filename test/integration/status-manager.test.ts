@@ -20,7 +20,7 @@ import { isAlreadyExists, isInvalidField, isNotFound } from '../../util/api-erro
 import { systemClock } from '../../util/clock.js';
 import { podKeyOf } from '../../util/pod-key.js';
 import type { ObservedContainer, ObservedPod } from '../../reconcilers/model/observed-pod.js';
-import { ContainerReadinessStore } from '../../reconcilers/status/container-readiness.js';
+import { ContainerReadinessStore } from '../../reconcilers/probes/container-readiness.js';
 import { generatePodStatus } from '../../reconcilers/status/generate-pod-status.js';
 import { StatusManager, podStatusApi, statusPatch } from '../../reconcilers/status/status-manager.js';
 import { isPodGone } from '../../reconcilers/status/status-patch.js';

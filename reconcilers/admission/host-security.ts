@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { APPARMOR_NOT_ENABLED, type AppArmorHost } from '../admission/index.js';
-import { hostMaskedPaths, parseCpuList } from './security-context.js';
+import { APPARMOR_NOT_ENABLED, type AppArmorHost } from './index.js';
+import { hostMaskedPaths, parseCpuList } from '../container/security-context.js';
 
 /** The file reads the probe makes; the real filesystem by default. */
 export interface HostFiles {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ContainerReadinessStore, criContainerId, probedFlags } from './container-readiness.js';
+import { ContainerReadinessStore, criContainerId } from './container-readiness.js';
+import { probedFlags } from '../status/probe-status.js';
 
 describe('ContainerReadinessStore', () => {
   it('keeps one flag when the other is recorded, under the bare runtime ID', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { appArmorHost, probeHostSecurity, type HostFiles } from './host-security.js';
-import { DEFAULT_MASKED_PATHS } from './security-context.js';
+import { DEFAULT_MASKED_PATHS } from '../container/security-context.js';
 
 function files(entries: Record<string, string>): HostFiles {
   return { exists: (p) => p in entries, read: (p) => entries[p] };
