@@ -15,6 +15,7 @@ import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './nod
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
 import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
 import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
+import type { ManifestUrlSettings } from '../controllers/pod-sources/url-source.js';
 import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
 
@@ -74,14 +75,6 @@ export interface AgentSettings {
   readonly manifestUrl: ManifestUrlSettings | undefined;
   /** Pod cgroups under the QoS hierarchy (`--cgroups-per-qos`, `--cgroup-root`, …); undefined: the runtime's default placement. */
   readonly cgroups: CgroupSettings | undefined;
-}
-
-/** The kubelet's `--manifest-url` and its companion flags. */
-export interface ManifestUrlSettings {
-  readonly url: string;
-  /** In the order given; a name may repeat. */
-  readonly headers: readonly (readonly [string, string])[];
-  readonly periodMs: number;
 }
 
 /** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--rotate-server-certificates`, `--client-ca-file`. */

@@ -18,6 +18,7 @@ import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { GcManager, isGcRemovalError, type GcManagerOptions } from './gc-manager.js';
 import { gcPolicyOf } from './gc-policy.js';
+import { NO_POD_EVENTS, podEventsTo } from '../../test/doubles/pod-events.js';
 
 const NODE = 'node-a';
 const PAUSE = 'registry.k8s.io/pause:3.10';
@@ -79,7 +80,7 @@ function setup(extra: Partial<GcManagerOptions> = {}): Setup {
         return Promise.resolve();
       },
     },
-    onGonePod: (key) => handedOver.push(key),
+    podEvents: podEventsTo((key) => handedOver.push(key)),
     sandboxImage: PAUSE,
     policy: POLICY,
     clock,
@@ -276,7 +277,7 @@ describe('GcManager: orphaned pod directories', () => {
     await podDirWith('named');
     await podDirWith('bare');
     await mkdir(path.join(logRoot, 'ns_web_named'));
-    const gc = new GcManager({ runtime: s.runtime, images: s.runtime, nodeName: NODE, podLogDir: logRoot, rootDir, pods: { has: () => false, synced: () => true, confirmGone: (key) => { keys.push(key); return Promise.resolve(false); } }, onGonePod: () => undefined, sandboxImage: PAUSE, policy: POLICY, clock: s.clock, logger: pino({ level: 'silent' }), mounts: { read: () => Promise.resolve([]), unmount: () => Promise.resolve() } });
+    const gc = new GcManager({ runtime: s.runtime, images: s.runtime, nodeName: NODE, podLogDir: logRoot, rootDir, pods: { has: () => false, synced: () => true, confirmGone: (key) => { keys.push(key); return Promise.resolve(false); } }, podEvents: NO_POD_EVENTS, sandboxImage: PAUSE, policy: POLICY, clock: s.clock, logger: pino({ level: 'silent' }), mounts: { read: () => Promise.resolve([]), unmount: () => Promise.resolve() } });
     await gc.collectContainers();
     // (The log directory GC asks about `named` by the same key.)
     const asked = [...new Set(keys.map((k) => `${k.uid} ${k.namespace}/${k.name}`))].sort();

@@ -32,6 +32,7 @@ import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
 import { listPodDirs, removePodDir, type MountTable } from './pod-dirs.js';
 import { readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
 import type { OrphanPass } from '../../reconcilers/cgroups/pod-cgroups.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 
 /** The pod cgroups' orphan pass (`reconcilers/cgroups/pod-cgroups.ts`). */
 export interface OrphanPodCgroups {
@@ -68,7 +69,7 @@ export interface GcManagerOptions {
   readonly rootDir: string;
   readonly pods: GcPodSource;
   /** Hands a pod gone from every source to the reconciler (enqueue it). */
-  readonly onGonePod: (pod: PodKey, reason: string) => void;
+  readonly podEvents: PodEventSink;
   /** The sandbox (pause) image reference: never removed. */
   readonly sandboxImage: string;
   readonly policy: GcPolicy;
@@ -217,7 +218,7 @@ export class GcManager {
   private handOverGonePods(uids: readonly string[], labels: readonly Readonly<Record<string, string>>[]): void {
     for (const uid of uids) {
       const key = podKeyOfLabels(labels.find((l) => l[LABEL_POD_UID] === uid) ?? { [LABEL_POD_UID]: uid });
-      this.options.onGonePod(key, 'garbage collection: the pod is gone from every source but the runtime still has parts of it');
+      this.options.podEvents.emit({ kind: 'remains-found', key });
     }
   }
 

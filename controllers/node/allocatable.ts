@@ -4,7 +4,7 @@
  * zero. Pure: the Node's status reports it, and admission and `resourceFieldRef` defaults use it.
  *
  * With `--cgroups-per-qos` the `kubepods` cgroup is limited to capacity less the reservations
- * (the kubelet's `--enforce-node-allocatable=pods`, `cmd/pod-cgroups.ts`); admission keeps pods
+ * (the kubelet's `--enforce-node-allocatable=pods`, `cmd/assembly/pod-cgroups.ts`); admission keeps pods
  * within allocatable either way.
  */
 import { parseMilliCpu, parseQuantity } from '../../reconcilers/model/quantity.js';

@@ -8,6 +8,12 @@ import type { ContainerConfig, PodSandbox, PodSandboxFilter } from '../../cri/ty
 import { observePod } from '../../reconcilers/runtime/observe-pod.js';
 import { emptyObservation } from '../../reconcilers/model/observed-pod.js';
 import { observedFingerprint, RuntimeSightings } from '../../reconcilers/model/runtime-sightings.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
+
+/** A sink that notes each runtime change as `<uid>:<change>`, and any other event as `<uid>:<kind>`. */
+function runtimeEventsInto(seen: string[]): PodEventSink {
+  return { emit: (e) => seen.push(`${e.key.uid}:${e.kind === 'runtime-changed' ? e.change : e.kind}`) };
+}
 
 const labels = (uid: string) => ({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': `p-${uid}`, 'io.kubernetes.pod.namespace': 'ns', 'nodelet.dev/node': 'n' });
 
@@ -28,11 +34,11 @@ describe('PLEG snapshots', () => {
       { kind: 'container', id: 'c1', state: 'CONTAINER_EXITED', labels: labels('a') },
       { kind: 'sandbox', id: 's3', state: 'SANDBOX_READY', labels: labels('c') },
     ]);
-    const changes = diffSnapshots(before, after).map((c) => [c.pod.uid, c.reason]);
+    const changes = diffSnapshots(before, after).map((c) => [c.pod.uid, c.change]);
     assert.deepEqual(changes.sort(), [
-      ['a', 'runtime: containers changed'],
-      ['b', 'runtime: pod vanished'],
-      ['c', 'runtime: pod appeared'],
+      ['a', 'changed'],
+      ['b', 'vanished'],
+      ['c', 'appeared'],
     ]);
   });
 
@@ -58,11 +64,11 @@ describe('holdBackChanges', () => {
 
   it('keeps the previous record of every held pod (none for one that appeared) and hands on the rest', () => {
     const { snapshot, handOn } = holdBackChanges(previous, current, changes, (uid) => uid !== 'c');
-    assert.deepEqual(handOn.map((c) => `${c.pod.uid}:${c.reason}`), ['c:runtime: pod vanished']);
+    assert.deepEqual(handOn.map((c) => `${c.pod.uid}:${c.change}`), ['c:vanished']);
     assert.equal(snapshot.get('a')?.fingerprint, previous.get('a')?.fingerprint);
     assert.equal(snapshot.has('b'), false);
     assert.equal(snapshot.has('c'), false);
-    assert.deepEqual(diffSnapshots(snapshot, current).map((c) => `${c.pod.uid}:${c.reason}`), ['a:runtime: containers changed', 'b:runtime: pod appeared'], 'the next relist finds the held changes again');
+    assert.deepEqual(diffSnapshots(snapshot, current).map((c) => `${c.pod.uid}:${c.change}`), ['a:changed', 'b:appeared'], 'the next relist finds the held changes again');
   });
 
   it('hands everything on and keeps the current snapshot when nothing is held', () => {
@@ -79,21 +85,21 @@ describe('Pleg against the fake runtime', () => {
     const sandboxConfig = { metadata: { name: 'p-a', uid: 'a', namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels('a'), annotations: {} };
     await runtime.runPodSandbox(sandboxConfig);
     const seen: string[] = [];
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`) });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), podEvents: runtimeEventsInto(seen) });
     await pleg.relist();
-    assert.deepEqual(seen, ['a:runtime: pod appeared']);
+    assert.deepEqual(seen, ['a:appeared']);
     await pleg.relist();
     assert.equal(seen.length, 1);
     const [sandbox] = await runtime.listPodSandbox();
     await runtime.stopPodSandbox(sandbox?.id ?? '');
     await pleg.relist();
-    assert.deepEqual(seen.slice(1), ['a:runtime: containers changed']);
+    assert.deepEqual(seen.slice(1), ['a:changed']);
   });
 
   it('turns unhealthy when no relist succeeded for three minutes', async () => {
     const clock = createFakeClock();
     const runtime = new FakeRuntime({ now: () => clock.now() });
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: () => undefined });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), podEvents: { emit: () => undefined } });
     await pleg.relist();
     assert.equal(pleg.healthy(), true);
     await clock.advance(3 * 60_000 + 1);
@@ -104,7 +110,7 @@ describe('Pleg against the fake runtime', () => {
     const clock = createFakeClock();
     const runtime = new FakeRuntime({ now: () => clock.now() });
     const seen: string[] = [];
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), periodMs: 1000, onPodChanged: (pod) => seen.push(pod.uid) });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), periodMs: 1000, podEvents: { emit: (e) => seen.push(e.key.uid) } });
     const lists = () => runtime.callsTo('listPodSandbox').length;
     pleg.start();
     await settle();
@@ -138,7 +144,7 @@ describe('Pleg against the fake runtime', () => {
       }
     }
     const runtime = new GatedRuntime({ now: () => clock.now() });
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: () => undefined });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), podEvents: { emit: () => undefined } });
     pleg.start();
     const onDemand = pleg.relistNow();
     await settle();
@@ -165,7 +171,7 @@ describe('PLEG with the reconciler\'s sightings', () => {
     const runtime = new FakeRuntime({ now: () => clock.now(), images: ['busybox'] });
     const sightings = new RuntimeSightings();
     const seen: string[] = [];
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: (pod, reason) => seen.push(`${pod.uid}:${reason}`), sightings, runInFlight: (uid) => inFlight.has(uid) });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), podEvents: runtimeEventsInto(seen), sightings, runInFlight: (uid) => inFlight.has(uid) });
     await pleg.relist();
     return { runtime, sightings, seen, pleg };
   }
@@ -188,9 +194,9 @@ describe('PLEG with the reconciler\'s sightings', () => {
     sightings.reported('b', observedFingerprint(emptyObservation('b')));
     inFlight.clear();
     await pleg.relist();
-    assert.deepEqual(seen, ['b:runtime: pod appeared'], "a's change was its run's own work; b's was not");
+    assert.deepEqual(seen, ['b:appeared'], "a's change was its run's own work; b's was not");
     await pleg.relist();
-    assert.deepEqual(seen, ['b:runtime: pod appeared'], 'each change handed on once');
+    assert.deepEqual(seen, ['b:appeared'], 'each change handed on once');
   });
 
   it('drops a change to exactly the state a reconcile reported (observed as the reconciler observes), and only once', async () => {
@@ -202,12 +208,12 @@ describe('PLEG with the reconciler\'s sightings', () => {
     // Pod b appeared without a reconcile reporting it: handed on.
     await runtime.runPodSandbox(sandboxConfig('b'));
     await pleg.relist();
-    assert.deepEqual(seen, ['b:runtime: pod appeared']);
+    assert.deepEqual(seen, ['b:appeared']);
     assert.equal(sightings.size(), 0, 'the matched report is consumed');
     // A change nobody reported (the sandbox stopped) is handed on.
     await runtime.stopPodSandbox(sandboxId);
     await pleg.relist();
-    assert.deepEqual(seen.slice(1), ['a:runtime: containers changed']);
+    assert.deepEqual(seen.slice(1), ['a:changed']);
     // The reconciler removes pod a and reports nothing left: the vanishing is its own work.
     for (const c of await runtime.listContainers()) if (c.podSandboxId === sandboxId) await runtime.removeContainer(c.id);
     await runtime.removePodSandbox(sandboxId);
@@ -223,7 +229,7 @@ describe('PLEG with the reconciler\'s sightings', () => {
     await runtime.createContainer(sandboxId, containerConfig('a'), sandboxConfig('a'));
     sightings.reported('a', reportedBefore);
     await pleg.relist();
-    assert.deepEqual(seen, ['a:runtime: pod appeared']);
+    assert.deepEqual(seen, ['a:appeared']);
     assert.equal(sightings.size(), 1);
   });
 });
@@ -254,7 +260,7 @@ describe('PLEG metrics', () => {
     const runtime = new SlowRuntime({ now: () => clock.now() });
     await runtime.runPodSandbox({ metadata: { name: 'p-a', uid: 'a', namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels('a'), annotations: {} });
     const relists: PlegRelist[] = [];
-    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), onPodChanged: () => undefined, metrics: { relisted: (r) => relists.push(r) } });
+    const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), podEvents: { emit: () => undefined }, metrics: { relisted: (r) => relists.push(r) } });
     await pleg.relist();
     await clock.advance(800);
     runtime.injectError('listPodSandbox', new Error('runtime unavailable'));

@@ -2,7 +2,7 @@
  * PLEG, the pod lifecycle event generator (kubelet pkg/kubelet/pleg/generic.go): containerd 1.6
  * has no `GetContainerEvents`, so the runtime is relisted every second and compared with the
  * previous listing. Pods whose sandboxes or containers changed (appeared, changed state, vanished)
- * are handed to `onPodChanged`; the reconcile then looks at the pod as a whole.
+ * are emitted as pod events; the reconcile then looks at the pod as a whole.
  *
  * - The first relist reports every pod the runtime has of this node: after an agent restart, that
  *   is how orphans (pods deleted while the agent was down) reach the reconciler.
@@ -26,6 +26,7 @@ import { runtimeFingerprint, runtimePartEntry, type RuntimeSightingsReader } fro
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
+import type { PodEventSink, RuntimeChange } from '../../reconcilers/model/pod-event.js';
 
 /** One pod as the runtime listing shows it: identity plus a fingerprint of its parts' states. */
 export interface PodRecord {
@@ -34,10 +35,10 @@ export interface PodRecord {
   readonly fingerprint: string;
 }
 
-/** A pod whose record changed between two relists: why, and its fingerprint now (empty when it vanished). */
+/** A pod whose record changed between two relists: how, and its fingerprint now (empty when it vanished). */
 export interface PodChange {
   readonly pod: PodKey;
-  readonly reason: string;
+  readonly change: RuntimeChange;
   readonly fingerprint: string;
 }
 
@@ -91,10 +92,11 @@ export interface PlegOptions {
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly onPodChanged: (pod: PodKey, reason: string) => void;
+  /** Where each change is told (as a `runtime-changed` pod event). */
+  readonly podEvents: PodEventSink;
   /**
    * What the pods' last reconciles reported: a change to exactly that state is their own work,
-   * already in the status, and is not handed to `onPodChanged` (`reconcilers/model/runtime-sightings.ts`).
+   * already in the status, and is not emitted as pod events (`reconcilers/model/runtime-sightings.ts`).
    * Absent: every change is handed on.
    */
   readonly sightings?: RuntimeSightingsReader;
@@ -141,11 +143,11 @@ export function diffSnapshots(previous: Snapshot, current: Snapshot): PodChange[
   const changed: PodChange[] = [];
   for (const [uid, record] of current) {
     const old = previous.get(uid);
-    if (old === undefined) changed.push({ pod: record.pod, reason: 'runtime: pod appeared', fingerprint: record.fingerprint });
-    else if (old.fingerprint !== record.fingerprint) changed.push({ pod: record.pod, reason: 'runtime: containers changed', fingerprint: record.fingerprint });
+    if (old === undefined) changed.push({ pod: record.pod, change: 'appeared', fingerprint: record.fingerprint });
+    else if (old.fingerprint !== record.fingerprint) changed.push({ pod: record.pod, change: 'changed', fingerprint: record.fingerprint });
   }
   for (const [uid, record] of previous) {
-    if (!current.has(uid)) changed.push({ pod: record.pod, reason: 'runtime: pod vanished', fingerprint: '' });
+    if (!current.has(uid)) changed.push({ pod: record.pod, change: 'vanished', fingerprint: '' });
   }
   return changed;
 }
@@ -247,13 +249,13 @@ export class Pleg {
 
   /** Hands every change on but those the pods' last reconciles already reported. */
   private handOn(changes: readonly PodChange[]): void {
-    const { sightings, onPodChanged, logger } = this.options;
+    const { sightings, podEvents, logger } = this.options;
     for (const change of changes) {
       if (sightings?.alreadyReported(change.pod.uid, change.fingerprint) === true) {
-        logger.debug({ podUID: change.pod.uid, reason: change.reason }, 'runtime change already reported by the pod\'s last reconcile');
+        logger.debug({ podUID: change.pod.uid, change: change.change }, 'runtime change already reported by the pod\'s last reconcile');
         continue;
       }
-      onPodChanged(change.pod, change.reason);
+      podEvents.emit({ kind: 'runtime-changed', key: change.pod, change: change.change });
     }
   }
 }

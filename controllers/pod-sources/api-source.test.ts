@@ -4,8 +4,10 @@ import type { ErrorCallback, Informer, KubernetesListObject, ListPromise, Object
 import { unusedKubeClient } from '../../test/doubles/kube-client.js';
 import { pino } from 'pino';
 import { createFakeClock, settle } from '../../test/doubles/fake-clock.js';
-import { createPodSource, isStaleInformerError, type PodEventReason, type PodKey } from './api-source.js';
+import { createPodSource, isStaleInformerError } from './api-source.js';
+import type { PodKey } from '../../util/pod-key.js';
 import type { PodTransport } from './pod-watch.js';
+import { podEventsTo } from '../../test/doubles/pod-events.js';
 
 type Verb = 'add' | 'update' | 'delete' | 'change' | 'error' | 'connect';
 
@@ -90,12 +92,12 @@ function setup(initial: V1Pod[] = []) {
       return informer;
     },
   };
-  const events: [string, PodEventReason][] = [];
+  const events: [string, string][] = [];
   const source = createPodSource({
     kube: unusedKubeClient(),
     nodeName: 'n1',
     logger: pino({ level: 'silent' }),
-    onPod: (ref: PodKey, reason) => events.push([ref.uid, reason]),
+    podEvents: podEventsTo((ref: PodKey, reason) => events.push([ref.uid, reason])),
     clock,
     silenceTimeoutMs: 60_000,
     transport,
@@ -351,10 +353,10 @@ describe('pod source', () => {
       kube: unusedKubeClient(),
       nodeName: 'n1',
       logger: pino({ level: 'silent' }),
-      onPod: (ref) => {
+      podEvents: podEventsTo((ref) => {
         seen.push(ref.uid);
         throw new Error('queue exploded');
-      },
+      }),
       clock,
       transport: {
         list: () => Promise.resolve({ items: [pod('a', 'u1'), pod('b', 'u2')] }),

@@ -25,44 +25,19 @@ import { createInformerSupervisor, createSupervisorState } from './informer-supe
 import { createPodTransport, type PodTransport } from './pod-watch.js';
 import { readinessNeedsReconcile } from '../../reconcilers/status/pod-conditions.js';
 import { isEvictedStatus } from '../../reconcilers/admission/index.js';
+import type { PodEvent, PodEventSink, SourceChange } from '../../reconcilers/model/pod-event.js';
 
-export type { PodKey } from '../../util/pod-key.js';
 export { isStaleInformerError, StaleInformerError } from './informer-supervisor.js';
 
 /**
- * Why `onPod` was called: an informer event (`added`, `updated`, `deleted`), a full list
- * (`relisted`), a UID gone from a list or replaced under its name (`vanished`), or `resyncAll()`.
+ * The event of an update that changed only the pod's status, with the two facts about it that make
+ * it more than another writer's status (`controllers/pod-events/decide.ts`): the pod's Ready
+ * condition disagrees with its readiness gates (another writer set a gate's condition; the
+ * kubelet's `NeedToReconcilePodReadiness`), or the status shows the pod evicted (the kubelet's
+ * `HandlePodReconcile` then removes its dead containers).
  */
-export type PodEventReason = 'added' | 'updated' | 'status-updated' | 'readiness-gate-changed' | 'evicted-status-synced' | 'deleted' | 'relisted' | 'vanished' | 'resync';
-
-/**
- * The reason of an update that changed only the pod's status. It asks for a reconcile only when
- * the pod has none pending: the kubelet does not sync on status-only changes at all, and a sync
- * that fails writes a status (say, a runtime error naming a random path) whose echo must not cut
- * the failure backoff short, or a broken pod is retried as fast as the API answers.
- */
-export const STATUS_ONLY_UPDATE: PodEventReason = 'status-updated';
-
-/**
- * The reason of a status-only update after which the pod's Ready condition disagrees with its
- * readiness gates (another writer set a gate's condition): a full enqueue, which runs the pod again
- * even when a run is in flight, as the kubelet's `HandlePodReconcile` syncs a pod whose readiness
- * `NeedToReconcilePodReadiness`. The Ready condition is nodelet's to write.
- */
-export const READINESS_GATE_CHANGED: PodEventReason = 'readiness-gate-changed';
-
-/**
- * The reason of a status-only update that shows the pod evicted: a full enqueue, as the kubelet's
- * `HandlePodReconcile` reacts to every update of an evicted pod by removing its dead containers
- * (the run that finds the eviction in the API removes them).
- */
-export const EVICTED_STATUS_SYNCED: PodEventReason = 'evicted-status-synced';
-
-/** Why a status-only update is reported: most only when the pod has no run pending (see above). */
-function statusOnlyReason(pod: V1Pod): PodEventReason {
-  if (readinessNeedsReconcile(pod)) return READINESS_GATE_CHANGED;
-  if (isEvictedStatus(pod.status)) return EVICTED_STATUS_SYNCED;
-  return STATUS_ONLY_UPDATE;
+function statusUpdated(ref: PodKey, pod: V1Pod): PodEvent {
+  return { kind: 'status-updated', key: ref, readinessGatesDisagree: readinessNeedsReconcile(pod), evicted: isEvictedStatus(pod.status) };
 }
 
 /** Options of {@link createPodSource}. */
@@ -70,8 +45,8 @@ export interface PodSourceOptions {
   readonly kube: KubeClient;
   readonly nodeName: string;
   readonly logger: Logger;
-  /** Called for every change; must not throw (a throw is logged) and should only enqueue. */
-  readonly onPod: (ref: PodKey, reason: PodEventReason) => void;
+  /** Where every change of the node's pods is told. */
+  readonly podEvents: PodEventSink;
   readonly clock?: Clock;
   /** Restart delay after informer errors; default 1 s doubling to 30 s. */
   readonly backoff?: BackoffPolicy;
@@ -106,12 +81,16 @@ export function createPodSource(options: PodSourceOptions): PodSource {
   const deletionGraces = new DeletionGraceMemory();
   const state = createSupervisorState(clock);
 
-  function notify(ref: PodKey, reason: PodEventReason): void {
+  function emit(event: PodEvent): void {
     try {
-      options.onPod(ref, reason);
+      options.podEvents.emit(event);
     } catch (err: unknown) {
-      logger.error({ err, podUID: ref.uid, reason }, 'onPod handler threw');
+      logger.error({ err, podUID: event.key.uid, kind: event.kind }, 'the pod event sink threw');
     }
+  }
+
+  function notify(ref: PodKey, change: SourceChange): void {
+    emit({ kind: 'source-changed', key: ref, source: 'api', change });
   }
 
   function applyList(items: readonly V1Pod[]): void {
@@ -126,7 +105,8 @@ export function createPodSource(options: PodSourceOptions): PodSource {
     if (!outcome) return;
     if (outcome.replaced) notify(outcome.replaced, 'vanished');
     if (outcome.kind === 'unchanged') return;
-    notify(outcome.ref, outcome.kind === 'status-updated' ? statusOnlyReason(pod) : outcome.kind);
+    if (outcome.kind === 'status-updated') emit(statusUpdated(outcome.ref, pod));
+    else notify(outcome.ref, outcome.kind);
   }
 
   function applyDelete(pod: V1Pod): void {
@@ -170,7 +150,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
     synced: () => state.everSynced,
     healthy: () => supervisor.healthy(),
     resyncAll(): void {
-      for (const ref of index.refs()) notify(ref, 'resync');
+      for (const ref of index.refs()) emit({ kind: 'resync', key: ref });
     },
   };
 }

@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { createFileSource, type FileSource } from './file-source.js';
+import { podEventsTo } from '../../test/doubles/pod-events.js';
 
 const pod = (name: string, image = 'busybox'): string => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image }] } });
 
@@ -29,7 +30,7 @@ describe('the manifest-directory pod source', () => {
       events.push(`${reason} ${key.name}`);
     };
     // A fake clock: no periodic re-read or debounce fires on its own; the test rescans.
-    source = createFileSource({ dir: directory, nodeName: 'n1', logger: pino({ level: 'silent' }), onPod, clock: createFakeClock() });
+    source = createFileSource({ dir: directory, nodeName: 'n1', logger: pino({ level: 'silent' }), podEvents: podEventsTo(onPod), clock: createFakeClock() });
     return source;
   }
 

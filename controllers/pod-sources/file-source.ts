@@ -22,6 +22,7 @@ import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 import type { DesiredPodSource } from './pod-store.js';
 import { applyStaticPodDefaults, isManifestError, parseManifest } from './static-pod.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 
 /** Options of {@link createFileSource}. */
 export interface FileSourceOptions {
@@ -29,7 +30,8 @@ export interface FileSourceOptions {
   readonly nodeName: string;
   readonly logger: Logger;
   /** Called for every pod added or gone; must not throw and should only enqueue. */
-  readonly onPod: (key: PodKey, reason: 'added' | 'vanished') => void;
+  /** Where each static pod that appears or goes is told. */
+  readonly podEvents: PodEventSink;
   readonly clock?: Clock;
   /** Full re-read period; default 20 s. */
   readonly periodMs?: number;
@@ -103,11 +105,11 @@ export function createFileSource(options: FileSourceOptions): FileSource {
   let started = false;
   let debounce: TimerHandle | undefined;
 
-  const notify = (key: PodKey, reason: 'added' | 'vanished'): void => {
+  const notify = (key: PodKey, change: 'added' | 'vanished'): void => {
     try {
-      options.onPod(key, reason);
+      options.podEvents.emit({ kind: 'source-changed', key, source: 'file', change });
     } catch (err: unknown) {
-      logger.error({ err, podUID: key.uid, reason }, 'onPod handler threw');
+      logger.error({ err, podUID: key.uid, change }, 'the pod event sink threw');
     }
   };
 

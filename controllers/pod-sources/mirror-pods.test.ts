@@ -6,6 +6,7 @@ import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { createMirrorPodManager, type MirrorPodApi } from './mirror-pods.js';
 import { applyStaticPodDefaults, parseManifest } from './static-pod.js';
+import { podEventsTo } from '../../test/doubles/pod-events.js';
 
 const NODE: V1Node = { metadata: { name: 'n1', uid: 'node-uid' } };
 
@@ -41,7 +42,7 @@ function setup(statics: V1Pod[], options: { synced?: boolean | ((source?: string
     staticPods: { list: () => statics, synced: (source) => (typeof options.synced === 'function' ? options.synced(source) : (options.synced ?? true)) },
     apiPods: () => [...api.pods.values()],
     node: () => ('node' in options ? options.node : NODE),
-    requestSync: (key) => synced.push(key),
+    podEvents: podEventsTo((key) => synced.push(key)),
     clock: createFakeClock(),
     logger: pino({ level: 'silent' }),
   });

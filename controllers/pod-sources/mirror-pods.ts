@@ -22,6 +22,7 @@ import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { podDisplayName, podKeyOf, type PodKey } from '../../util/pod-key.js';
 import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, ANNOTATION_CONFIG_SOURCE, isMirrorPod } from './static-pod.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 
 /** The API calls of the mirror manager (node credentials). */
 export interface MirrorPodApi {
@@ -43,7 +44,8 @@ export interface MirrorPodManagerOptions {
   /** This Node as last read; no mirror pod is created before it is known (its UID is the owner). */
   readonly node: () => V1Node | undefined;
   /** Re-syncs a static pod (its status goes to the new mirror pod). */
-  readonly requestSync: (key: PodKey, reason: string) => void;
+  /** Told when a mirror pod was created (its static pod's status can be written now). */
+  readonly podEvents: PodEventSink;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Default 2 s. */
@@ -100,7 +102,7 @@ export function createMirrorPodManager(options: MirrorPodManagerOptions): Mirror
     try {
       await options.api.create(buildMirrorPod(staticPod, node));
       logger.info({ pod: nameOf(staticPod), podUID: staticPod.metadata?.uid }, 'mirror pod created');
-      options.requestSync(podKeyOf(staticPod), 'mirror-pod-created');
+      options.podEvents.emit({ kind: 'mirror-pod-created', key: podKeyOf(staticPod) });
     } catch (err: unknown) {
       if (!isAlreadyExists(err)) throw err;
     }

@@ -4,6 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { PodKey } from '../../util/pod-key.js';
 import { createDesiredPodStore, withoutMirrorPods, type DesiredPodSource } from './pod-store.js';
 import { isMirrorPod } from './static-pod.js';
+import { NO_POD_EVENTS, podEventsTo } from '../../test/doubles/pod-events.js';
 
 /** A source over a plain map, with settable synced/healthy flags. */
 function mapSource(name: string, pods: V1Pod[] = []): DesiredPodSource & { pods: Map<string, V1Pod>; isSynced: boolean; isHealthy: boolean } {
@@ -32,7 +33,7 @@ describe('desired-pod store', () => {
   it('answers from whichever source has the UID, and names that source', () => {
     const api = mapSource('api', [pod('a')]);
     const file = mapSource('file', [pod('s')]);
-    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, file], podEvents: NO_POD_EVENTS });
     assert.equal(store.get('a')?.metadata?.name, 'a');
     assert.equal(store.get('s')?.metadata?.name, 's');
     assert.equal(store.sourceOf('s'), 'file');
@@ -43,7 +44,7 @@ describe('desired-pod store', () => {
   it('calls a pod gone only when no source has it', () => {
     const api = mapSource('api', [pod('a')]);
     const file = mapSource('file', [pod('a', 'static-a')]);
-    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, file], podEvents: NO_POD_EVENTS });
     api.pods.delete('a');
     assert.equal(store.get('a')?.metadata?.name, 'static-a');
     file.pods.delete('a');
@@ -51,7 +52,7 @@ describe('desired-pod store', () => {
   });
 
   it('prefers the first source when two have the UID, and lists it once', () => {
-    const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a', 'from-api')]), mapSource('file', [pod('a', 'from-file')])], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a', 'from-api')]), mapSource('file', [pod('a', 'from-file')])], podEvents: NO_POD_EVENTS });
     assert.equal(store.get('a')?.metadata?.name, 'from-api');
     assert.equal(store.list().length, 1);
   });
@@ -59,7 +60,7 @@ describe('desired-pod store', () => {
   it('is synced only when every source is, and healthy only when every source is', () => {
     const api = mapSource('api');
     const file = mapSource('file');
-    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, file], podEvents: NO_POD_EVENTS });
     assert.equal(store.synced(), true);
     file.isSynced = false;
     assert.equal(store.synced(), false, 'an unsynced source keeps the store unsynced');
@@ -72,7 +73,7 @@ describe('desired-pod store', () => {
     const api = mapSource('api', [pod('a')]);
     const url = mapSource('http');
     url.isSynced = false;
-    const store = createDesiredPodStore({ sources: [api, url], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, url], podEvents: NO_POD_EVENTS });
     assert.equal(store.get('a')?.metadata?.name, 'a', 'the reconciler sees the pod: its owner is the API source');
     api.pods.delete('a');
     assert.equal(store.synced(), false, 'the store as a whole waits for the URL source');
@@ -88,7 +89,7 @@ describe('desired-pod store', () => {
   it('learns owners from list() as well, and follows a UID to the source that has it now', () => {
     const api = mapSource('api', [pod('a')]);
     const file = mapSource('file');
-    const store = createDesiredPodStore({ sources: [api, file], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, file], podEvents: NO_POD_EVENTS });
     store.list();
     api.pods.delete('a');
     file.pods.set('a', pod('a', 'static-a'));
@@ -106,7 +107,7 @@ describe('desired-pod store', () => {
     const api = mapSource('api', [pod('a')]);
     const url = mapSource('http');
     url.isSynced = false;
-    const store = createDesiredPodStore({ sources: [api, url], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, url], podEvents: NO_POD_EVENTS });
     store.resyncAll();
     api.pods.delete('a');
     store.resyncAll();
@@ -117,7 +118,7 @@ describe('desired-pod store', () => {
 
   it('names every pod of every source once on resyncAll', () => {
     const seen: PodKey[] = [];
-    const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a'), pod('b')]), mapSource('file', [pod('s')])], notify: (key) => seen.push(key) });
+    const store = createDesiredPodStore({ sources: [mapSource('api', [pod('a'), pod('b')]), mapSource('file', [pod('s')])], podEvents: podEventsTo((key) => seen.push(key)) });
     store.resyncAll();
     assert.deepEqual(seen.map((k) => k.uid).sort(), ['a', 'b', 's']);
     assert.deepEqual(seen.find((k) => k.uid === 's'), { uid: 's', namespace: 'ns', name: 's' });
@@ -125,7 +126,7 @@ describe('desired-pod store', () => {
 
   it('confirms a pod gone only when no source has it and every origin says so', async () => {
     const api = { ...mapSource('api'), confirmAbsent: (key: PodKey) => Promise.resolve(key.uid !== 'lagging') };
-    const store = createDesiredPodStore({ sources: [api, mapSource('file', [pod('s')])], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [api, mapSource('file', [pod('s')])], podEvents: NO_POD_EVENTS });
     assert.equal(await store.confirmGone({ uid: 'gone', namespace: 'ns', name: 'gone' }), true);
     assert.equal(await store.confirmGone({ uid: 'lagging', namespace: 'ns', name: 'lagging' }), false, 'the origin still has it');
     assert.equal(await store.confirmGone({ uid: 's', namespace: 'ns', name: 's' }), false, 'a source has it');
@@ -134,7 +135,7 @@ describe('desired-pod store', () => {
   it('sees the API source without mirror pods: they are never run, and never make a pod look present', async () => {
     const mirror: V1Pod = { metadata: { uid: 'm', name: 'web-n1', namespace: 'ns', annotations: { 'kubernetes.io/config.mirror': 'h' } }, spec: { containers: [] } };
     const api = { ...mapSource('api', [pod('a'), mirror]), confirmAbsent: (key: PodKey) => Promise.resolve(key.uid !== 'lagging') };
-    const store = createDesiredPodStore({ sources: [withoutMirrorPods(api, isMirrorPod)], notify: () => undefined });
+    const store = createDesiredPodStore({ sources: [withoutMirrorPods(api, isMirrorPod)], podEvents: NO_POD_EVENTS });
     assert.equal(store.get('m'), undefined);
     assert.deepEqual(store.list().map((p) => p.metadata?.uid), ['a']);
     assert.equal(await store.confirmGone({ uid: 'lagging', namespace: 'ns', name: 'x' }), false, "the API source's origin is still asked");

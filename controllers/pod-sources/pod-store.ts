@@ -20,6 +20,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodStore } from '../../reconcilers/pod/reconciler-deps.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 
 /** One source of desired pods. */
 export interface DesiredPodSource {
@@ -108,8 +109,8 @@ export interface DesiredPodStore extends PodStore {
 export interface DesiredPodStoreOptions {
   /** In order of precedence. */
   readonly sources: readonly DesiredPodSource[];
-  /** Called for each pod by `resyncAll`; must not throw. */
-  readonly notify: (key: PodKey, reason: 'resync') => void;
+  /** Where `resyncAll` tells each pod (a `resync` event). */
+  readonly podEvents: PodEventSink;
 }
 
 /** Merges `sources` into one store. */
@@ -152,7 +153,7 @@ export function createDesiredPodStore(options: DesiredPodStoreOptions): DesiredP
     resyncAll(): void {
       const pods = list();
       owners.prune(new Set(pods.map((pod) => pod.metadata?.uid ?? '')));
-      for (const pod of pods) options.notify(podKeyOf(pod), 'resync');
+      for (const pod of pods) options.podEvents.emit({ kind: 'resync', key: podKeyOf(pod) });
     },
     async start(): Promise<void> {
       await Promise.all(sources.map((s) => s.start()));

@@ -12,6 +12,7 @@ import { createFakeClock } from '../../test/doubles/fake-clock.js';
 import { createReconcilerHarness, type ReconcilerHarness } from '../../test/doubles/reconciler-harness.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { createFileSource, type FileSource } from './file-source.js';
+import { podEventsTo } from '../../test/doubles/pod-events.js';
 
 const MANIFEST = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'kube-system' }, spec: { containers: [{ name: 'app', image: 'busybox' }] } });
 
@@ -30,11 +31,11 @@ describe('a static pod through the reconciler', () => {
       nodeName: 'node-a',
       logger: pino({ level: 'silent' }),
       clock: createFakeClock(),
-      onPod: (key) => {
+      podEvents: podEventsTo((key) => {
         keys.push(key);
         h.store.clear();
         for (const pod of source.list()) h.store.set(pod.metadata?.uid ?? '', pod);
-      },
+      }),
     });
   });
 

@@ -23,6 +23,15 @@ import { createPeriodicLoop } from '../../util/periodic-loop.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 import type { DesiredPodSource } from './pod-store.js';
 import { applyStaticPodDefaults, isManifestError, parseManifestBody } from './static-pod.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
+
+/** The kubelet's `--manifest-url` and its companion flags. */
+export interface ManifestUrlSettings {
+  readonly url: string;
+  /** In the order given; a name may repeat. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly periodMs: number;
+}
 
 /** Options of {@link createUrlSource}. */
 export interface UrlSourceOptions {
@@ -32,7 +41,8 @@ export interface UrlSourceOptions {
   readonly nodeName: string;
   readonly logger: Logger;
   /** Called for every pod added or gone; must not throw and should only enqueue. */
-  readonly onPod: (key: PodKey, reason: 'added' | 'vanished') => void;
+  /** Where each static pod that appears or goes is told. */
+  readonly podEvents: PodEventSink;
   readonly clock?: Clock;
   /** Poll period; default 20 s. */
   readonly periodMs?: number;
@@ -74,11 +84,11 @@ export function createUrlSource(options: UrlSourceOptions): UrlSource {
   let healthy = true;
   let failures = 0;
 
-  const notify = (key: PodKey, reason: 'added' | 'vanished'): void => {
+  const notify = (key: PodKey, change: 'added' | 'vanished'): void => {
     try {
-      options.onPod(key, reason);
+      options.podEvents.emit({ kind: 'source-changed', key, source: 'http', change });
     } catch (err: unknown) {
-      logger.error({ err, podUID: key.uid, reason }, 'onPod handler threw');
+      logger.error({ err, podUID: key.uid, change }, 'the pod event sink threw');
     }
   };
 

@@ -32,7 +32,6 @@ import { ProberManager } from '../probes/prober-manager.js';
 import type { ContainerReadinessStore } from '../probes/container-readiness.js';
 import type { ContainerStatusSetter, StatusWriter } from '../status/status-manager.js';
 import { PodStartTracker, trackPodStarts, type PodStartMetrics } from '../status/pod-start-tracker.js';
-import type { PodKey } from '../../util/pod-key.js';
 import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from '../volumes/index.js';
 import { admitHandlers, APPARMOR_NOT_ENABLED, PodAdmitter, type AdmissionSettings } from '../admission/index.js';
@@ -54,6 +53,7 @@ import { PodResizer } from '../resize/pod-resizer.js';
 import { ResizeConditions } from '../resize/resize-conditions.js';
 import { PodResourceState } from '../resize/resource-state.js';
 import type { RuntimeSightingsWriter } from '../model/runtime-sightings.js';
+import type { PodEventSink } from '../model/pod-event.js';
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -135,8 +135,8 @@ export interface PodSyncDeps {
   /** Node-wide image pull limits (live); the kubelet's defaults when absent. */
   readonly pullGate?: PullGate;
   readonly admission?: PodAdmission;
-  /** Asks for a reconcile of a pod (the queue's enqueue): probers use it to get a failure acted on. */
-  readonly requestSync: (key: PodKey, reason: string) => void;
+  /** Where the probers and the resizer tell what asks for a reconcile (a probe failure to act on, a resize that may fit). */
+  readonly podEvents: PodEventSink;
   /** Container confinement and admission rules; {@link defaultPodSecurity} of the root dir when absent. */
   readonly security?: PodSecuritySettings;
   /** Managers from upper layers (e.g. the queue's failure counts) to register on the lifecycle too. */
@@ -240,7 +240,7 @@ function buildAllocation(
     runtime: deps.runtime,
     node: nodeObject,
     admittedPods: () => admitter.activePods(),
-    requestSync: deps.requestSync,
+    podEvents: deps.podEvents,
     ...(deps.stats === undefined ? {} : { stats: deps.stats }),
     // The pod cgroup grows before the containers and shrinks after them.
     ...(cgroups === undefined ? {} : { podCgroups: cgroups }),
@@ -290,7 +290,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
       setContainerReadiness: (key, id, ready) => deps.status.setContainerReadiness(key, id, ready),
       setContainerStartup: (key, id, started) => deps.status.setContainerStartup(key, id, started),
       failures: probeFailures,
-      requestSync: deps.requestSync,
+      podEvents: deps.podEvents,
     },
     events,
     clock,

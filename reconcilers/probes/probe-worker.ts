@@ -19,14 +19,15 @@ import type { ProbeSettings } from './probe-spec.js';
 import { applyResult, decideTick, INITIAL_WORKER_STATE, type ProbeResult, type ProbeTargetView, type ProbeWorkerState } from './probe-worker-state.js';
 import { runProbe } from './run-probe.js';
 import type { ProbeOutcome } from './probe-outcome.js';
+import type { PodEventSink } from '../model/pod-event.js';
 
 /** Where probe results go. */
 export interface ProbeSinks {
   setContainerReadiness(key: PodKey, containerId: string, ready: boolean): Promise<void>;
   setContainerStartup(key: PodKey, containerId: string, started: boolean): Promise<void>;
   readonly failures: ProbeFailures;
-  /** Asks for a reconcile of the pod (a liveness failure to act on, a container that started). */
-  requestSync(key: PodKey, reason: string): void;
+  /** Told what asks for a reconcile of the pod (a liveness failure to act on, a container that started). */
+  readonly podEvents: PodEventSink;
 }
 
 /** What a worker reads on each tick. */
@@ -170,11 +171,11 @@ export class ProbeWorker {
     if (settings.type === 'startup') {
       await sinks.setContainerStartup(key, containerId, result === 'success');
       // What waits for this container to start (the next sidecar, the app containers) may go now.
-      if (result === 'success') sinks.requestSync(key, 'startup probe succeeded');
+      if (result === 'success') sinks.podEvents.emit({ kind: 'probe-result', key, probe: 'startup', result: 'succeeded' });
     }
     if (result === 'failure') {
       sinks.failures.record(key.uid, containerId, { type: settings.type, ...(settings.terminationGracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: settings.terminationGracePeriodSeconds }) });
-      sinks.requestSync(key, `${settings.type} probe failed`);
+      sinks.podEvents.emit({ kind: 'probe-result', key, probe: settings.type, result: 'failed' });
     } else if (result === 'success') {
       sinks.failures.clear(key.uid, containerId);
     }

@@ -32,6 +32,7 @@ import { computeResizeActions, currentValues, isResizeInProgress, NO_RESIZE, typ
 import { ResizeConditions } from './resize-conditions.js';
 import { RESIZE_COMPLETED, RESIZE_DEFERRED, RESIZE_ERROR, RESIZE_INFEASIBLE, RESIZE_STARTED, resizeMessage } from './resize-events.js';
 import type { PodResourceState } from './resource-state.js';
+import type { PodEventSink } from '../model/pod-event.js';
 
 export interface PodResizerOptions {
   readonly state: PodResourceState;
@@ -43,7 +44,8 @@ export interface PodResizerOptions {
   /** The other pods holding node resources (admitted, not terminated), in any form: their allocation is applied here. */
   readonly admittedPods: () => readonly V1Pod[];
   /** Asks for a reconcile of a pod (a Deferred resize may fit once a pod left). */
-  readonly requestSync: (key: PodKey, reason: string) => void;
+  /** Told when a deferred resize may fit now (another pod left the node). */
+  readonly podEvents: PodEventSink;
   /** Container memory usage for the memory-decrease check. */
   readonly stats?: StatsRuntime;
   /** The pod cgroup step (absent with `--cgroups-per-qos=false`; see actuate-resize.ts). */
@@ -163,7 +165,7 @@ export class PodResizer implements PodLifecycleObserver {
 
   private retryDeferred(leaving: PodKey): void {
     for (const [uid, deferred] of this.deferredKeys) {
-      if (uid !== leaving.uid) this.options.requestSync(deferred, 'a pod left the node: retrying a deferred resize');
+      if (uid !== leaving.uid) this.options.podEvents.emit({ kind: 'resize-retry', key: deferred });
     }
   }
 

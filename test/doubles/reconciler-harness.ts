@@ -25,6 +25,7 @@ import type { StatusWriter } from '../../reconcilers/status/status-manager.js';
 import { UID } from './pod-fixtures.js';
 import { createVolumeManager, type VolumeSourceApi } from '../../reconcilers/volumes/index.js';
 import { RuntimeClassNotFoundError } from '../../reconcilers/container/runtime-handlers.js';
+import { podEventsTo } from './pod-events.js';
 
 /**
  * Records every status and deletion, keeps the store's pod in step like the informer would, and
@@ -177,7 +178,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       store: options.podStore?.(store) ?? { get: (uid) => store.get(uid), synced: () => synced.value, confirmGone: (key) => Promise.resolve(!store.has(key.uid) && !stillInOrigin.has(key.uid)), finalDeletionGraceSeconds: (uid) => finalDeletionGraces.get(uid) },
       status,
       probeResults,
-      requestSync: (key, reason) => syncRequests.push({ key, reason }),
+      podEvents: podEventsTo((key, reason) => syncRequests.push({ key, reason })),
       events,
       volumes: createVolumeManager({ rootDir: root, api: noApi, logger }),
       envApi: noApi,

@@ -57,6 +57,7 @@ import { KubeClient } from '../../kube/client.js';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import { loadKubeconfigFile } from '../../kube/kubeconfig.js';
 import { KubeTransport } from '../../kube/transport.js';
+import { podEventsTo } from '../doubles/pod-events.js';
 
 const run = promisify(execFile);
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -203,7 +204,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   });
 
   it('lists and watches the pods bound to its Node', async () => {
-    source = createPodSource({ kube: agentKube, nodeName, logger, onPod: (ref, reason) => seenPods.set(ref.uid, [...(seenPods.get(ref.uid) ?? []), reason]) });
+    source = createPodSource({ kube: agentKube, nodeName, logger, podEvents: podEventsTo((ref, reason) => seenPods.set(ref.uid, [...(seenPods.get(ref.uid) ?? []), reason])) });
     await source.start();
     assert.equal(source.synced(), true);
     pod = await adminCore.createNamespacedPod({

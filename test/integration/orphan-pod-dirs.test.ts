@@ -19,6 +19,7 @@ import { gcPolicyOf } from '../../controllers/gc/gc-policy.js';
 import { mountTmpfs, mountsUnder, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
 import { createFakeClock } from '../doubles/fake-clock.js';
 import { FakeRuntime } from '../doubles/fake-runtime.js';
+import { NO_POD_EVENTS } from '../doubles/pod-events.js';
 
 const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
@@ -68,7 +69,7 @@ describe('orphaned pod directories with real mounts', { skip: isRoot ? false : '
       podLogDir: path.join(base, 'logs'),
       rootDir,
       pods: { has: (u) => u === live, synced: () => true, confirmGone: () => Promise.resolve(true) },
-      onGonePod: () => undefined,
+      podEvents: NO_POD_EVENTS,
       sandboxImage: 'registry.k8s.io/pause:3.10',
       policy: gcPolicyOf({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0 }),
       clock,

@@ -11,9 +11,10 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { isAlreadyExists, isNotFound } from '../../util/api-errors.js';
-import { createPodSource, type PodEventReason, type PodSource } from '../../controllers/pod-sources/api-source.js';
+import { createPodSource, type PodSource } from '../../controllers/pod-sources/api-source.js';
 import { kubeClientFrom } from '../doubles/kube-client.js';
 import type { KubeClient } from '../../kube/client.js';
+import { podEventsTo } from '../doubles/pod-events.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -42,10 +43,10 @@ describe('pod source against the real API server', () => {
   const otherNode = `it-othernode-${suffix}`;
   const kubeConfig = new KubeConfig();
   let core: CoreV1Api;
-  const events: { uid: string; reason: PodEventReason }[] = [];
+  const events: { uid: string; reason: string }[] = [];
   const sources: PodSource[] = [];
 
-  const sawEvent = (uid: string, reason: PodEventReason): true | undefined =>
+  const sawEvent = (uid: string, reason: string): true | undefined =>
     events.some((e) => e.uid === uid && e.reason === reason) ? true : undefined;
 
   async function createPod(name: string, node: string): Promise<V1Pod> {
@@ -66,7 +67,7 @@ describe('pod source against the real API server', () => {
     ignoreNotFound(() => core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
 
   function startSource(config: KubeClient = kubeClientFrom(), node = nodeName): PodSource {
-    const source = createPodSource({ kube: config, nodeName: node, logger, onPod: (ref, reason) => events.push({ uid: ref.uid, reason }) });
+    const source = createPodSource({ kube: config, nodeName: node, logger, podEvents: podEventsTo((ref, reason) => events.push({ uid: ref.uid, reason })) });
     sources.push(source);
     return source;
   }

@@ -10,6 +10,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createUrlSource, type UrlSource } from '../../controllers/pod-sources/url-source.js';
 import { createFakeClock } from '../doubles/fake-clock.js';
+import { podEventsTo } from '../doubles/pod-events.js';
 
 interface Answer {
   readonly status: number;
@@ -65,7 +66,7 @@ describe('the manifest-URL pod source (real HTTP on 127.0.0.1)', () => {
       headers: extra.headers ?? [],
       nodeName: 'Node-1',
       logger: pino({ level: 'info' }, sink),
-      onPod: (key, reason) => events.push(`${reason} ${key.name}`),
+      podEvents: podEventsTo((key, reason) => events.push(`${reason} ${key.name}`)),
       clock: createFakeClock(),
       ...(extra.timeoutMs === undefined ? {} : { timeoutMs: extra.timeoutMs }),
     });

@@ -18,6 +18,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import { createFakeClock } from '../doubles/fake-clock.js';
 import { basePod } from '../doubles/pod-fixtures.js';
 import { createReconcilerHarness, type ReconcilerHarness } from '../doubles/reconciler-harness.js';
+import { NO_POD_EVENTS, podEventsTo } from '../doubles/pod-events.js';
 
 const MANIFEST = JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [{ metadata: { name: 'web', namespace: 'kube-system' }, spec: { containers: [{ name: 'app', image: 'busybox' }] } }] });
 
@@ -60,8 +61,8 @@ describe('URL static pods through the reconciler, and teardown while the URL is 
   });
   beforeEach(async () => {
     keys.length = 0;
-    source = createUrlSource({ url, headers: [], nodeName: 'node-a', logger: pino({ level: 'silent' }), clock: createFakeClock(), onPod: (key) => keys.push(key) });
-    h = await createReconcilerHarness({ podStore: (apiPods) => createDesiredPodStore({ sources: [apiSource(apiPods), source], notify: () => undefined }) });
+    source = createUrlSource({ url, headers: [], nodeName: 'node-a', logger: pino({ level: 'silent' }), clock: createFakeClock(), podEvents: podEventsTo((key) => keys.push(key)) });
+    h = await createReconcilerHarness({ podStore: (apiPods) => createDesiredPodStore({ sources: [apiSource(apiPods), source], podEvents: NO_POD_EVENTS }) });
   });
   afterEach(async () => {
     source.stop();

@@ -1,19 +1,18 @@
 /**
- * Wiring of static pods (`--pod-manifest-path`, `--manifest-url`): the manifest-directory and URL
- * sources, one mirror pod manager over both, and the two hooks the status manager needs (where a
- * static pod's status is written; that a static pod is never deleted through the API). Policy lives
- * in `controllers/pod-sources/`.
+ * Static pods (`--pod-manifest-path`, `--manifest-url`): the manifest-directory and URL sources,
+ * one mirror pod manager over both, and the two hooks the status manager needs (where a static
+ * pod's status is written; that a static pod is never deleted through the API).
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { CoreV1Client } from '../kube/core-v1.js';
+import type { CoreV1Client } from '../../kube/core-v1.js';
 import type { Logger } from 'pino';
-import { createFileSource } from '../controllers/pod-sources/file-source.js';
-import { createMirrorPodManager, type MirrorPodApi, type MirrorPodManager } from '../controllers/pod-sources/mirror-pods.js';
-import type { DesiredPodSource } from '../controllers/pod-sources/pod-store.js';
-import { createUrlSource } from '../controllers/pod-sources/url-source.js';
-import type { Clock } from '../util/clock.js';
-import { podKeyOf, type PodKey } from '../util/pod-key.js';
-import type { ManifestUrlSettings } from './flags.js';
+import { createFileSource } from './file-source.js';
+import { createMirrorPodManager, type MirrorPodApi, type MirrorPodManager } from './mirror-pods.js';
+import type { DesiredPodSource } from './pod-store.js';
+import { createUrlSource, type ManifestUrlSettings } from './url-source.js';
+import type { Clock } from '../../util/clock.js';
+import { podKeyOf, type PodKey } from '../../util/pod-key.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 
 /** Static pods of the agent, or none when neither a manifest directory nor a URL is configured. */
 export interface StaticPods {
@@ -60,23 +59,26 @@ export interface StaticPodsOptions {
   /** The unfiltered API source (mirror pods included). */
   readonly apiSource: DesiredPodSource;
   readonly node: () => V1Node | undefined;
-  readonly enqueue: (key: PodKey, reason: string) => void;
+  /** Where the static sources and the mirror manager tell their pod events. */
+  readonly podEvents: PodEventSink;
   readonly clock: Clock;
   readonly logger: Logger;
 }
 
 /** Builds the static pod parts; undefined when no static source is configured. */
 export function buildStaticPods(options: StaticPodsOptions): StaticPods | undefined {
-  const { enqueue, nodeName, clock, logger } = options;
-  const onPod = (key: PodKey, reason: string): void => {
-    enqueue(key, reason);
-    // A new or removed static pod: its mirror pod follows at once, not at the next round.
-    void mirrors.syncNow();
+  const { podEvents, nodeName, clock, logger } = options;
+  const sourceEvents: PodEventSink = {
+    emit: (event) => {
+      podEvents.emit(event);
+      // A new or removed static pod: its mirror pod follows at once, not at the next round.
+      void mirrors.syncNow();
+    },
   };
   const sources: DesiredPodSource[] = [];
-  if (options.dir !== undefined) sources.push(createFileSource({ dir: options.dir, nodeName, logger, clock, onPod }));
+  if (options.dir !== undefined) sources.push(createFileSource({ dir: options.dir, nodeName, logger, clock, podEvents: sourceEvents }));
   const url = options.manifestUrl;
-  if (url !== undefined) sources.push(createUrlSource({ url: url.url, headers: url.headers, periodMs: url.periodMs, nodeName, logger, clock, onPod }));
+  if (url !== undefined) sources.push(createUrlSource({ url: url.url, headers: url.headers, periodMs: url.periodMs, nodeName, logger, clock, podEvents: sourceEvents }));
   if (sources.length === 0) return undefined;
   const staticPods = mergedStaticPods(sources);
   const mirrors: MirrorPodManager = createMirrorPodManager({
@@ -84,7 +86,7 @@ export function buildStaticPods(options: StaticPodsOptions): StaticPods | undefi
     staticPods,
     apiPods: () => options.apiSource.list(),
     node: options.node,
-    requestSync: enqueue,
+    podEvents,
     clock,
     logger,
   });

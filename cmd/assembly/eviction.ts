@@ -7,20 +7,24 @@
 import { stat } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { CriClient } from '../cri/grpc-client.js';
-import { EvictionManager, type NodeReclaimer } from '../controllers/eviction/eviction-manager.js';
-import { signalObservations, type FsReading, type NodeReadings } from '../controllers/eviction/observations.js';
-import { readLocalStorageUsage, readPodUsage, type PodUsageSources } from '../controllers/eviction/pod-usage.js';
-import type { PressureCondition } from '../controllers/eviction/signals.js';
-import { hardReservationBytes, parseThresholds, type EvictionConfig } from '../controllers/eviction/thresholds.js';
-import { nodeHostSystem } from '../controllers/node/host-info.js';
-import type { NodePressure } from '../controllers/node/node-controller.js';
-import type { EventRecorder } from '../reconcilers/events/event-recorder.js';
-import type { PodSync } from '../reconcilers/pod/pod-sync.js';
-import { readFs, readNode } from '../server/node-stats.js';
-import type { FsFigures } from '../server/stats-formulas.js';
-import type { Clock } from '../util/clock.js';
-import type { PodKey } from '../util/pod-key.js';
+import type { CriClient } from '../../cri/grpc-client.js';
+import { EvictionManager, type NodeReclaimer } from '../../controllers/eviction/eviction-manager.js';
+import { signalObservations, type FsReading, type NodeReadings } from '../../controllers/eviction/observations.js';
+import { readLocalStorageUsage, readPodUsage, type PodUsageSources } from '../../controllers/eviction/pod-usage.js';
+import type { PressureCondition } from '../../controllers/eviction/signals.js';
+import { hardReservationBytes, parseThresholds, type EvictionConfig } from '../../controllers/eviction/thresholds.js';
+import { nodeHostSystem } from '../../controllers/node/host-info.js';
+import type { EventRecorder } from '../../reconcilers/events/event-recorder.js';
+import type { PodSync } from '../../reconcilers/pod/pod-sync.js';
+import { readFs, readNode } from '../../server/node-stats.js';
+import type { FsFigures } from '../../server/stats-formulas.js';
+import type { Clock } from '../../util/clock.js';
+import type { NodeController, NodePressure } from '../../controllers/node/node-controller.js';
+import type { DesiredPodStore } from '../../controllers/pod-sources/pod-store.js';
+import type { GcManager } from '../../controllers/gc/gc-manager.js';
+import type { AgentCore } from './core.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
+import { evictionPodViews } from '../../controllers/eviction/eviction-pods.js';
 
 function fsReading(fs: FsFigures): FsReading {
   return { capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes, inodes: fs.inodes, inodesFree: fs.inodesFree };
@@ -51,15 +55,6 @@ async function hasDedicatedImageFs(cri: CriClient, rootDir: string): Promise<boo
   return root.dev !== images.dev;
 }
 
-/** Pods that may be evicted: admitted and syncing (not terminating, not finished, not already evicted). */
-function activePods(pods: { list(): readonly V1Pod[] }, podSync: PodSync): V1Pod[] {
-  return pods.list().filter((pod) => {
-    const uid = pod.metadata?.uid ?? '';
-    const phase = pod.status?.phase;
-    return podSync.lifecycle.get(uid)?.phase === 'syncing' && pod.metadata?.deletionTimestamp === undefined && phase !== 'Succeeded' && phase !== 'Failed' && podSync.evictions.of(uid) === undefined;
-  });
-}
-
 /** What the eviction manager is built from. */
 export interface EvictionParts {
   readonly config: EvictionConfig;
@@ -71,7 +66,7 @@ export interface EvictionParts {
   readonly podSync: PodSync;
   readonly events: EventRecorder;
   readonly gc: NodeReclaimer;
-  readonly enqueue: (key: PodKey, reason: string) => void;
+  readonly podEvents: PodEventSink;
   /** Posts the Node now (its pressure conditions changed). */
   readonly refreshNode: () => void;
   readonly onEvicted?: (signal: string) => void;
@@ -85,20 +80,13 @@ export function buildEvictionManager(parts: EvictionParts): EvictionManager {
   return new EvictionManager({
     config: parts.config,
     observe: async () => signalObservations(await readNodeReadings(cri, parts.rootDir)),
-    activePods: () => activePods(parts.pods, podSync),
+    ...evictionPodViews({ pods: parts.pods, lifecycle: podSync.lifecycle, evictions: podSync.evictions, podEvents: parts.podEvents }),
     usage: (pods) => readPodUsage(sources, pods),
     localStorage: async (pods) => {
       const usage = await readLocalStorageUsage(sources, pods);
       return { usage, dedicatedImageFs: usage.length > 0 && (await hasDedicatedImageFs(cri, parts.rootDir)) };
     },
     reclaimer: parts.gc,
-    evict: (key, kill) => {
-      if (!podSync.evictions.record(key, kill)) return false;
-      parts.enqueue(key, `evicted: ${kill.message}`);
-      return true;
-    },
-    // Cleaned up: the reconciler stopped it (terminated, its volumes removed) or it is gone.
-    podCleanedUp: (key) => (podSync.lifecycle.get(key.uid)?.phase ?? 'terminated') === 'terminated',
     recordEvent: (pod, message) => {
       parts.events.record(pod, { type: 'Warning', reason: 'Evicted', message });
     },
@@ -129,4 +117,27 @@ export function latePressure(): NodePressure & { bind(source: NodePressure): voi
     conditions: (): readonly PressureCondition[] | readonly string[] => bound?.conditions() ?? [],
     reservedBytes: (capacity) => bound?.reservedBytes(capacity) ?? { memoryBytes: 0, ephemeralStorageBytes: 0 },
   };
+}
+
+/** The eviction manager over the runtime's and the host's figures, counting evictions in /metrics. */
+export function buildEviction(
+  core: AgentCore,
+  parts: { store: DesiredPodStore; podSync: PodSync; events: EventRecorder; gc: GcManager; podEvents: PodEventSink; node: NodeController },
+): EvictionManager {
+  const { settings, cri, metrics, clock, logger } = core;
+  return buildEvictionManager({
+    config: settings.eviction,
+    rootDir: settings.rootDir,
+    podLogDir: settings.podLogDir,
+    cri,
+    pods: parts.store,
+    podSync: parts.podSync,
+    events: parts.events,
+    gc: parts.gc,
+    podEvents: parts.podEvents,
+    refreshNode: () => void parts.node.refreshNow(),
+    onEvicted: (signal) => { metrics.evictions.evicted(signal); },
+    clock,
+    logger: logger.child({ component: 'eviction' }),
+  });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { DesiredPodSource } from '../controllers/pod-sources/pod-store.js';
+import type { DesiredPodSource } from './pod-store.js';
 import { mergedStaticPods } from './static-pods.js';
 
 function source(name: string, synced: boolean, pods: V1Pod[]): DesiredPodSource {

@@ -4,12 +4,12 @@
  * less `--system-reserved` and `--kube-reserved`, not less the eviction threshold, so eviction acts
  * before the kernel's OOM killer), following live changes of the reservations.
  */
-import { nodeAllocatable as nodeCapacity } from '../controllers/node/host-info.js';
-import { AllocatableView, type Reservations } from '../controllers/node/allocatable.js';
-import { hostCgroupHierarchies, V1CgroupFs } from '../reconcilers/cgroups/cgroupfs.js';
-import { DEFAULT_CFS_PERIOD_US } from '../reconcilers/cgroups/pod-cgroup-config.js';
-import type { PodCgroupSettings } from '../reconcilers/pod/pod-sync.js';
-import type { CgroupSettings } from './cgroup-flags.js';
+import { nodeAllocatable as nodeCapacity } from '../../controllers/node/host-info.js';
+import { AllocatableView, type Reservations } from '../../controllers/node/allocatable.js';
+import { hostCgroupHierarchies, V1CgroupFs } from '../../reconcilers/cgroups/cgroupfs.js';
+import { DEFAULT_CFS_PERIOD_US } from '../../reconcilers/cgroups/pod-cgroup-config.js';
+import type { PodCgroupSettings } from '../../reconcilers/pod/pod-sync.js';
+import type { CgroupSettings } from '../cgroup-flags.js';
 
 /** Where the NodeAgent's reservations reach the `kubepods` limits. */
 export interface EnforcedAllocatable {

@@ -1,0 +1,53 @@
+/** The Node's registration, status and lease, and where the NodeAgent's node-policy settings land. */
+import { createHostInfo } from '../../controllers/node/host-info.js';
+import type { Reservations } from '../../controllers/node/allocatable.js';
+import { createNodeController, type NodeController, type NodePressure } from '../../controllers/node/node-controller.js';
+import type { runtimeReadiness } from '../../controllers/node/runtime-readiness.js';
+import type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from '../../controllers/nodeagent/settings.js';
+import type { LiveParts } from '../../controllers/nodeagent/targets.js';
+import type { ImagePullLimits, PullGate } from '../../reconcilers/images/pull-gate.js';
+import { crashLoopBackOffPolicy } from '../../reconcilers/model/restart-backoff.js';
+import type { PodSync } from '../../reconcilers/pod/pod-sync.js';
+import type { AgentCore } from './core.js';
+import type { EnforcedAllocatable } from './pod-cgroups.js';
+
+export function reservationsOf(settings: { readonly systemReserved: ReservedResources; readonly kubeReserved: ReservedResources }): Reservations {
+  return { systemReserved: settings.systemReserved, kubeReserved: settings.kubeReserved };
+}
+
+/** Pull limits of validated image pull settings (flags or NodeAgent `spec.imagePulls`). */
+export function pullLimitsOf(settings: ImagePullSettings): ImagePullLimits {
+  return { concurrency: settings.serializeImagePulls ? 1 : settings.maxParallelImagePulls, qps: settings.registryPullQPS, burst: settings.registryBurst };
+}
+
+/** Where the NodeAgent's node-policy settings land: the Node's allocatable, the restart backoff, the pull gate. */
+export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAllocatable, podSync: PodSync, pullGate: PullGate): Pick<LiveParts, 'node' | 'crashLoopBackOff' | 'imagePulls'> {
+  return {
+    node: {
+      setMaxPods: (n: number) => { node.setMaxPods(n); },
+      setReserved: (r: Reservations) => { allocatable.setReservations(r); node.setReserved(r); },
+    },
+    crashLoopBackOff: { setSettings: (s: CrashLoopBackOffSettings) => { podSync.restartBackoff.setPolicy(crashLoopBackOffPolicy(s.maxContainerRestartPeriodMs)); } },
+    imagePulls: { setSettings: (s: ImagePullSettings) => { pullGate.setLimits(pullLimitsOf(s)); } },
+  };
+}
+
+/** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
+export function buildNodeController(core: AgentCore, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure): NodeController {
+  const { settings, kube, runtimeVersion, logger, clock } = core;
+  return createNodeController({
+    kube,
+    nodeName: settings.nodeName,
+    nodeIp: settings.nodeIp,
+    hostInfo: createHostInfo({ rootDir: settings.rootDir }),
+    runtime: { version: () => Promise.resolve(runtimeVersion), readiness },
+    logger,
+    clock,
+    maxPods: settings.maxPods,
+    reservations: reservationsOf(settings),
+    kubeletPort: settings.nodeServer.port,
+    labels: settings.nodeLabels,
+    taints: settings.registerWithTaints,
+    pressure,
+  });
+}

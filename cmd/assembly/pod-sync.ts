@@ -1,0 +1,103 @@
+/** The per-pod machinery (`reconcilers/pod/pod-sync.ts`) with its API-facing writers: events, pod status, volume sources. */
+import { CoreV1Client } from '../../kube/core-v1.js';
+import type { AllocatableView } from '../../controllers/node/allocatable.js';
+import type { NodeController } from '../../controllers/node/node-controller.js';
+import type { DesiredPodStore } from '../../controllers/pod-sources/pod-store.js';
+import type { StaticPods } from '../../controllers/pod-sources/static-pods.js';
+import type { ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
+import type { ServiceSource } from '../../controllers/services/service-source.js';
+import { createApiRuntimeHandlers } from '../../controllers/runtimeclass/api-runtime-handlers.js';
+import { ETC_HOSTS_PATH } from '../../reconcilers/dns/pod-dns-configurer.js';
+import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
+import type { EventRecorder } from '../../reconcilers/events/event-recorder.js';
+import type { PullGate } from '../../reconcilers/images/pull-gate.js';
+import { createPullCredentials } from '../../reconcilers/images/pull-secrets.js';
+import { probeHostSecurity } from '../../reconcilers/admission/host-security.js';
+import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
+import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sightings.js';
+import { assemblePodSync, type PodCgroupSettings, type PodSync } from '../../reconcilers/pod/pod-sync.js';
+import { ContainerReadinessStore } from '../../reconcilers/probes/container-readiness.js';
+import { StatusManager, podStatusApi } from '../../reconcilers/status/status-manager.js';
+import { createVolumeManager, createVolumeSourceApi } from '../../reconcilers/volumes/index.js';
+import type { PodKey } from '../../util/pod-key.js';
+import type { AgentCore } from './core.js';
+
+/** The per-pod machinery with its API-facing writers. */
+export function buildPodSync(
+  core: AgentCore,
+  parts: {
+    store: DesiredPodStore;
+    queue: ReconcileQueue;
+    podEvents: PodEventSink;
+    admission: { isPaused(): boolean };
+    services: ServiceSource;
+    node: NodeController;
+    staticPods: StaticPods | undefined;
+    allocatable: AllocatableView;
+    pullGate: PullGate;
+    cgroups: PodCgroupSettings | undefined;
+    sightings: RuntimeSightingsWriter;
+  },
+): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
+  const { settings, logger, clock, kube, cri } = core;
+  const api = new CoreV1Client(kube);
+  const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
+  const volumeApi = createVolumeSourceApi(kube);
+  // Probe results: written by the status manager's narrow entry point, read by status generation.
+  const probeResults = new ContainerReadinessStore();
+  // The status manager retries unwritten statuses on its own loop, through API outages.
+  const { staticPods } = parts;
+  const status = new StatusManager({
+    api: podStatusApi(api),
+    clock,
+    logger: logger.child({ component: 'status' }),
+    readiness: probeResults,
+    // A static pod's status goes to its mirror pod.
+    ...(staticPods === undefined ? {} : { statusTarget: (key: PodKey) => staticPods.statusTarget(key), isStatic: (key: PodKey) => staticPods.isStatic(key) }),
+  });
+  const podSync = assemblePodSync({
+    node: {
+      name: settings.nodeName,
+      ip: settings.nodeIp,
+      runtimeName: core.runtimeVersion.runtimeName,
+      allocatable: parts.allocatable,
+      podLogDir: settings.podLogDir,
+      rootDir: settings.rootDir,
+      // Pod name resolution: the NodeAgent's clusterDNS/clusterDomain replace the first two live.
+      dns: { cluster: { servers: settings.clusterDns, domain: settings.clusterDomain }, resolvConf: settings.resolvConf, nodeHostsFile: ETC_HOSTS_PATH },
+    },
+    runtime: cri.runtime,
+    stats: cri.runtime,
+    images: cri.image,
+    store: parts.store,
+    status,
+    probeResults,
+    events,
+    volumes: createVolumeManager({
+      rootDir: settings.rootDir,
+      api: volumeApi,
+      logger,
+      nodeAllocatableMemoryBytes: parts.allocatable.memoryBytes,
+      nodeAllocatableMilliCpu: parts.allocatable.milliCpu,
+    }),
+    pullGate: parts.pullGate,
+    envApi: volumeApi,
+    services: parts.services,
+    sightings: parts.sightings,
+    runtimeHandlers: createApiRuntimeHandlers(kube),
+    credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
+    admission: parts.admission,
+    // Admission reads the Node the node controller last wrote (labels, taints, allocatable) and the store's pods.
+    nodeObject: parts.node,
+    pods: parts.store,
+    security: { ...probeHostSecurity(), allowedUnsafeSysctls: settings.allowedUnsafeSysctls, seccompProfileRoot: settings.seccompProfileRoot, seccompDefault: settings.seccompDefault },
+    clock,
+    logger,
+    podEvents: parts.podEvents,
+    extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
+    podStartMetrics: core.metrics.podStarts,
+    ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
+    lifecycleMetrics: core.metrics.lifecycle,
+  });
+  return { podSync, status, events };
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PodEvent } from '../../reconcilers/model/pod-event.js';
+import type { PodKey } from '../../util/pod-key.js';
+import { decidePodEvent, type PodEventAction, type PodEventFacts } from './decide.js';
+
+const key: PodKey = { uid: 'u1', namespace: 'ns', name: 'p' };
+
+/** One event of every kind (a status-only update by another writer stands for `status-updated`). */
+const EVENTS: Readonly<Record<PodEvent['kind'], PodEvent>> = {
+  'source-changed': { kind: 'source-changed', key, source: 'api', change: 'updated' },
+  'status-updated': { kind: 'status-updated', key, readinessGatesDisagree: false, evicted: false },
+  resync: { kind: 'resync', key },
+  'mirror-pod-created': { kind: 'mirror-pod-created', key },
+  'runtime-changed': { kind: 'runtime-changed', key, change: 'changed' },
+  'probe-result': { kind: 'probe-result', key, probe: 'liveness', result: 'failed' },
+  'remains-found': { kind: 'remains-found', key },
+  evicted: { kind: 'evicted', key, message: 'The node was low on resource: memory.' },
+  'resize-retry': { kind: 'resize-retry', key },
+};
+
+interface Facts {
+  readonly nothingLeft?: boolean;
+  readonly ownEcho?: boolean;
+  readonly moot?: string;
+}
+
+function facts(f: Facts): PodEventFacts {
+  return { nothingLeftToSync: () => f.nothingLeft === true, isOwnStatusEcho: () => f.ownEcho === true, mootSyncReason: () => f.moot };
+}
+
+const ENQUEUE: PodEventAction = { action: 'enqueue' };
+const PREEMPT: PodEventAction = { action: 'preempt-and-enqueue', why: 'the pod is being deleted' };
+const MOOT = 'the pod is being deleted';
+
+/** Every kind but the status-only update: enqueued, or preempt-and-enqueued when the event made the sync in flight moot. */
+const FULL_EVENTS = Object.values(EVENTS).filter((e) => e.kind !== 'status-updated');
+
+describe('decidePodEvent', () => {
+  const cases: { name: string; event: PodEvent; facts: Facts; want: PodEventAction }[] = [
+    ...FULL_EVENTS.map((event) => ({ name: `${event.kind}: enqueue`, event, facts: {}, want: ENQUEUE })),
+    ...FULL_EVENTS.map((event) => ({ name: `${event.kind} that makes the sync in flight moot: preempt, then enqueue`, event, facts: { moot: MOOT }, want: PREEMPT })),
+    ...Object.values(EVENTS).map((event) => ({ name: `${event.kind} of a pod with nothing left to sync: drop`, event, facts: { nothingLeft: true, moot: MOOT, ownEcho: true }, want: { action: 'drop', why: 'nothing-left-to-sync' } as const })),
+    { name: "another writer's status-only update: enqueue if idle", event: EVENTS['status-updated'], facts: {}, want: { action: 'enqueue-if-idle' } },
+    { name: 'a status-only update never preempts, even when a sync would be moot', event: EVENTS['status-updated'], facts: { moot: MOOT }, want: { action: 'enqueue-if-idle' } },
+    { name: 'the echo of nodelet\'s own newest status: drop', event: EVENTS['status-updated'], facts: { ownEcho: true }, want: { action: 'drop', why: 'own-status-echo' } },
+    {
+      name: 'a status-only update whose readiness gates disagree with Ready: enqueue, even when it echoes',
+      event: { kind: 'status-updated', key, readinessGatesDisagree: true, evicted: false },
+      facts: { ownEcho: true },
+      want: ENQUEUE,
+    },
+    { name: 'a status-only update showing the pod evicted: enqueue', event: { kind: 'status-updated', key, readinessGatesDisagree: false, evicted: true }, facts: { ownEcho: true }, want: ENQUEUE },
+    { name: 'a status-only update showing the pod evicted, its sync moot: preempt, then enqueue', event: { kind: 'status-updated', key, readinessGatesDisagree: false, evicted: true }, facts: { moot: MOOT }, want: PREEMPT },
+  ];
+
+  for (const c of cases) {
+    it(c.name, () => {
+      assert.deepEqual(decidePodEvent(c.event, facts(c.facts)), c.want);
+    });
+  }
+
+  it('covers every kind of event', () => {
+    const kinds = new Set(cases.map((c) => c.event.kind));
+    assert.deepEqual([...kinds].sort(), Object.keys(EVENTS).sort());
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * What a pod event does: the one decision of the event path, as the kubelet's `syncLoopIteration`
+ * and `PodWorkers.UpdatePod` decide for every channel. Pure: the facts it reads are asked through
+ * {@link PodEventFacts}, so a table test covers every kind of event.
+ *
+ * - A pod whose work is done (removed from the runtime and its object deleted by this process: the
+ *   echoes of its own deletion) asks for nothing: the housekeeping forgets it (`housekeeping.ts`).
+ * - A status-only update by another writer runs the pod only when it has no run pending
+ *   (`enqueue-if-idle`): the kubelet does not sync on status-only updates at all, and the echo of a
+ *   failing run's own status write must not cut its backoff short. The echo of nodelet's own
+ *   newest status asks for nothing. A status-only update that shows readiness gates disagreeing
+ *   with Ready, or the pod evicted, is a full event (the kubelet's `HandlePodReconcile`).
+ * - Every other event enqueues; if it made the pod's sync in flight moot (the pod started
+ *   terminating, was evicted, or is gone), that sync is cancelled first (`preempt-and-enqueue`).
+ */
+import type { PodEvent } from '../../reconcilers/model/pod-event.js';
+import type { PodKey } from '../../util/pod-key.js';
+
+/** What the dispatcher does with one event. */
+export type PodEventAction =
+  /** Nothing: the event asks for no reconcile. */
+  | { readonly action: 'drop'; readonly why: 'nothing-left-to-sync' | 'own-status-echo' }
+  /** Enqueue only when the pod has no job in any state (never cuts a delay short). */
+  | { readonly action: 'enqueue-if-idle' }
+  /** Enqueue: coalesces with what is pending and makes a delayed job due now. */
+  | { readonly action: 'enqueue' }
+  /** Cancel the pod's sync in flight (its work became moot), then enqueue. */
+  | { readonly action: 'preempt-and-enqueue'; readonly why: string };
+
+/** What the decision reads about the pod an event names. */
+export interface PodEventFacts {
+  /** Removed from the runtime and its object deleted by this process, gone from every source, no run in flight. */
+  nothingLeftToSync(key: PodKey): boolean;
+  /** The pod's object in the store holds the newest status this node handed its status manager. */
+  isOwnStatusEcho(key: PodKey): boolean;
+  /** Why the pod's sync in flight must stop now; undefined when it may finish (or none runs). */
+  mootSyncReason(key: PodKey): string | undefined;
+}
+
+const ENQUEUE: PodEventAction = { action: 'enqueue' };
+
+function enqueueOrPreempt(key: PodKey, facts: PodEventFacts): PodEventAction {
+  const why = facts.mootSyncReason(key);
+  return why === undefined ? ENQUEUE : { action: 'preempt-and-enqueue', why };
+}
+
+/** Decides what `event` does. */
+export function decidePodEvent(event: PodEvent, facts: PodEventFacts): PodEventAction {
+  const { key } = event;
+  if (facts.nothingLeftToSync(key)) return { action: 'drop', why: 'nothing-left-to-sync' };
+  switch (event.kind) {
+    case 'status-updated':
+      if (event.readinessGatesDisagree || event.evicted) return enqueueOrPreempt(key, facts);
+      return facts.isOwnStatusEcho(key) ? { action: 'drop', why: 'own-status-echo' } : { action: 'enqueue-if-idle' };
+    case 'source-changed':
+    case 'resync':
+    case 'mirror-pod-created':
+    case 'runtime-changed':
+    case 'probe-result':
+    case 'remains-found':
+    case 'evicted':
+    case 'resize-retry':
+      return enqueueOrPreempt(key, facts);
+  }
+}

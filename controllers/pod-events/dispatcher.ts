@@ -1,0 +1,83 @@
+/**
+ * The pod event dispatcher: built last, with every view its decision reads, it takes each event
+ * off the bus, decides what it does (`decide.ts`) and does it to the reconcile queue. Enqueues are
+ * not awaited: a failure (Redis down) is logged, and the resync after Redis reconnects repairs it.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { PodEvictions } from '../../reconcilers/lifecycle/evictions.js';
+import type { PodLifecycle } from '../../reconcilers/lifecycle/pod-lifecycle.js';
+import { nothingLeftToSync } from '../../reconcilers/lifecycle/removed-pods.js';
+import { syncPreemptionReason } from '../../reconcilers/lifecycle/sync-preemption.js';
+import { podEventReason, type PodEvent } from '../../reconcilers/model/pod-event.js';
+import type { PodStore } from '../../reconcilers/pod/reconciler-deps.js';
+import { podDisplayName, type PodKey } from '../../util/pod-key.js';
+import type { ReconcileQueue } from '../queue/reconcile-queue.js';
+import { decidePodEvent, type PodEventAction, type PodEventFacts } from './decide.js';
+
+/** What the dispatcher reads and drives. */
+export interface PodEventDispatcherOptions {
+  readonly queue: Pick<ReconcileQueue, 'enqueue' | 'enqueueIfIdle' | 'preempt' | 'runInFlight'>;
+  /** The desired pods of every source. */
+  readonly store: Pick<PodStore, 'get' | 'synced'>;
+  /** The lifecycle kernel's records. */
+  readonly lifecycle: Pick<PodLifecycle, 'get'>;
+  /** The pods the node decided to evict. */
+  readonly evictions: Pick<PodEvictions, 'of'>;
+  /** The status manager: whether an object holds the newest status it was handed. */
+  readonly status: { holdsNewest(pod: V1Pod): boolean };
+  readonly logger: Logger;
+}
+
+/** The facts of {@link decidePodEvent}, read from the agent's views. */
+export function podEventFacts(options: Omit<PodEventDispatcherOptions, 'logger'>): PodEventFacts {
+  const { queue, store, lifecycle, evictions, status } = options;
+  return {
+    nothingLeftToSync: (key) =>
+      nothingLeftToSync({ record: lifecycle.get(key.uid), desired: store.get(key.uid), absenceTrusted: store.synced(key.uid), runInFlight: queue.runInFlight(key.uid) }),
+    isOwnStatusEcho: (key) => {
+      const pod = store.get(key.uid);
+      return pod !== undefined && status.holdsNewest(pod);
+    },
+    mootSyncReason: (key) =>
+      syncPreemptionReason({ record: lifecycle.get(key.uid), desired: store.get(key.uid), absenceTrusted: store.synced(key.uid), evicted: evictions.of(key.uid) !== undefined }),
+  };
+}
+
+export class PodEventDispatcher {
+  private readonly facts: PodEventFacts;
+
+  constructor(private readonly options: PodEventDispatcherOptions) {
+    this.facts = podEventFacts(options);
+  }
+
+  /** Decides what `event` does and does it. Never throws. */
+  dispatch(event: PodEvent): void {
+    this.perform(event, decidePodEvent(event, this.facts));
+  }
+
+  private perform(event: PodEvent, decision: PodEventAction): void {
+    const { key } = event;
+    const reason = podEventReason(event);
+    switch (decision.action) {
+      case 'drop':
+        return;
+      case 'enqueue-if-idle':
+        this.settle(key, reason, this.options.queue.enqueueIfIdle(key, reason));
+        return;
+      case 'preempt-and-enqueue':
+        if (this.options.queue.preempt(key.uid, decision.why)) this.options.logger.info({ podUID: key.uid, pod: podDisplayName(key), why: decision.why }, "cancelled the pod's sync in flight");
+        this.settle(key, reason, this.options.queue.enqueue(key, reason));
+        return;
+      case 'enqueue':
+        this.settle(key, reason, this.options.queue.enqueue(key, reason));
+        return;
+    }
+  }
+
+  private settle(key: PodKey, reason: string, added: Promise<void>): void {
+    added.catch((error: unknown) => {
+      this.options.logger.warn({ err: error, podUID: key.uid, reason }, 'enqueue failed; the next resync retries');
+    });
+  }
+}
