@@ -14,7 +14,9 @@
  * ```
  *
  * Build order: the pod event bus first (every emitter is built with it), the dispatcher last (it
- * is built with every view its decisions read), so no part is bound late. Start order: the
+ * is built with every view its decisions read), so nothing on the event path is bound late (the
+ * one late binding left: the Node reads the eviction manager's pressure, `latePressure`, since the
+ * manager needs the pod machinery, which needs the Node). Start order: the
  * runtime first (its version goes into the Node), then the Node, then the NodeAgent's live
  * settings (a paused node stays paused across a restart), then the queue's workers, then the
  * sources of events (pod sources, PLEG, resync), so no event is handled before the parts it needs
