@@ -14,9 +14,9 @@
  * ```
  *
  * Build order: the pod event bus first (every emitter is built with it), the dispatcher last (it
- * is built with every view its decisions read), so nothing on the event path is bound late (the
- * one late binding left: the Node reads the eviction manager's pressure, `latePressure`, since the
- * manager needs the pod machinery, which needs the Node). Start order: the
+ * is built with every view its decisions read), so no part is bound late: the Node reads the
+ * node's pressure from a state cell made before it, which the eviction manager, built later (it
+ * needs the pod machinery, which needs the Node), writes. Start order: the
  * runtime first (its version goes into the Node), then the Node, then the NodeAgent's live
  * settings (a paused node stays paused across a restart), then the queue's workers, then the
  * sources of events (pod sources, PLEG, resync), so no event is handled before the parts it needs
@@ -26,6 +26,7 @@ import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import { connectKube, type KubeClient } from '../kube/client.js';
 import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
+import { NodePressureState } from '../controllers/eviction/node-pressure-state.js';
 import type { GcManager } from '../controllers/gc/gc-manager.js';
 import type { LogRotationManager } from '../controllers/logs/log-rotation-manager.js';
 import { AllocatableView } from '../controllers/node/allocatable.js';
@@ -55,7 +56,7 @@ import { buildNodeServer } from '../server/start.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { PeriodicLoop } from '../util/periodic-loop.js';
 import { waitForRuntime, type AgentCore } from './assembly/core.js';
-import { buildEviction, hardMemoryReservationBytes, latePressure } from './assembly/eviction.js';
+import { buildEviction, hardMemoryReservationBytes } from './assembly/eviction.js';
 import { buildGc, buildLogRotation, housekeepingTargets } from './assembly/housekeeping.js';
 import { buildNodeController, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
 import { nodeServerParts } from './assembly/node-server.js';
@@ -102,7 +103,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const sightings = new RuntimeSightings();
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), podEvents, sightings, runInFlight: (uid) => queue.runInFlight(uid), metrics: metrics.pleg });
   const readiness = runtimeReadiness(cri.runtime, pleg);
-  const pressure = latePressure();
+  // What the Node reports of the eviction manager's conditions and thresholds (the manager writes it).
+  const pressure = NodePressureState.of(settings.eviction);
   const node = buildNodeController(core, readiness, pressure);
   const { store, staticPods } = buildSources(core, node, podEvents);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
@@ -124,8 +126,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, podEvents, podSync);
   const logRotation = buildLogRotation(core);
-  const eviction = buildEviction(core, { store, podSync, events, gc, podEvents, node });
-  pressure.bind(eviction);
+  const eviction = buildEviction(core, { store, podSync, events, gc, podEvents, node, pressure });
   const dispatcher = new PodEventDispatcher({ queue, store, lifecycle: podSync.lifecycle, evictions: podSync.evictions, status, logger: logger.child({ component: 'pod-events' }) });
   podEvents.attach((event) => { dispatcher.dispatch(event); });
   const live: LiveParts = {

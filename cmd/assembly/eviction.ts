@@ -11,7 +11,6 @@ import type { CriClient } from '../../cri/grpc-client.js';
 import { EvictionManager, type NodeReclaimer } from '../../controllers/eviction/eviction-manager.js';
 import { signalObservations, type FsReading, type NodeReadings } from '../../controllers/eviction/observations.js';
 import { readLocalStorageUsage, readPodUsage, type PodUsageSources } from '../../controllers/eviction/pod-usage.js';
-import type { PressureCondition } from '../../controllers/eviction/signals.js';
 import { hardReservationBytes, parseThresholds, type EvictionConfig } from '../../controllers/eviction/thresholds.js';
 import { nodeHostSystem } from '../../controllers/node/host-info.js';
 import type { EventRecorder } from '../../reconcilers/events/event-recorder.js';
@@ -19,12 +18,13 @@ import type { PodSync } from '../../reconcilers/pod/pod-sync.js';
 import { readFs, readNode } from '../../server/node-stats.js';
 import type { FsFigures } from '../../server/stats-formulas.js';
 import type { Clock } from '../../util/clock.js';
-import type { NodeController, NodePressure } from '../../controllers/node/node-controller.js';
+import type { NodeController } from '../../controllers/node/node-controller.js';
 import type { DesiredPodStore } from '../../controllers/pod-sources/pod-store.js';
 import type { GcManager } from '../../controllers/gc/gc-manager.js';
 import type { AgentCore } from './core.js';
 import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 import { evictionPodViews } from '../../controllers/eviction/eviction-pods.js';
+import type { NodePressureState } from '../../controllers/eviction/node-pressure-state.js';
 
 function fsReading(fs: FsFigures): FsReading {
   return { capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes, inodes: fs.inodes, inodesFree: fs.inodesFree };
@@ -70,6 +70,8 @@ export interface EvictionParts {
   /** Posts the Node now (its pressure conditions changed). */
   readonly refreshNode: () => void;
   readonly onEvicted?: (signal: string) => void;
+  /** The Node's view of the pressure, made before the Node controller. */
+  readonly pressure: NodePressureState;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -93,6 +95,7 @@ export function buildEvictionManager(parts: EvictionParts): EvictionManager {
     onConditionsChanged: () => {
       parts.refreshNode();
     },
+    pressure: parts.pressure,
     ...(parts.onEvicted === undefined ? {} : { onEvicted: parts.onEvicted }),
     clock: parts.clock,
     logger: parts.logger,
@@ -104,25 +107,10 @@ export function hardMemoryReservationBytes(config: EvictionConfig): number {
   return hardReservationBytes(parseThresholds(config), 'memory.available', nodeHostSystem.totalMemoryBytes());
 }
 
-/**
- * The Node's view of the eviction manager, bound once the manager exists (the node controller is
- * built first: the manager's condition changes post the Node).
- */
-export function latePressure(): NodePressure & { bind(source: NodePressure): void } {
-  let bound: NodePressure | undefined;
-  return {
-    bind: (source) => {
-      bound = source;
-    },
-    conditions: (): readonly PressureCondition[] | readonly string[] => bound?.conditions() ?? [],
-    reservedBytes: (capacity) => bound?.reservedBytes(capacity) ?? { memoryBytes: 0, ephemeralStorageBytes: 0 },
-  };
-}
-
 /** The eviction manager over the runtime's and the host's figures, counting evictions in /metrics. */
 export function buildEviction(
   core: AgentCore,
-  parts: { store: DesiredPodStore; podSync: PodSync; events: EventRecorder; gc: GcManager; podEvents: PodEventSink; node: NodeController },
+  parts: { store: DesiredPodStore; podSync: PodSync; events: EventRecorder; gc: GcManager; podEvents: PodEventSink; node: NodeController; pressure: NodePressureState },
 ): EvictionManager {
   const { settings, cri, metrics, clock, logger } = core;
   return buildEvictionManager({
@@ -136,6 +124,7 @@ export function buildEviction(
     gc: parts.gc,
     podEvents: parts.podEvents,
     refreshNode: () => void parts.node.refreshNow(),
+    pressure: parts.pressure,
     onEvicted: (signal) => { metrics.evictions.evicted(signal); },
     clock,
     logger: logger.child({ component: 'eviction' }),

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import type { NodeKill } from '../../reconcilers/lifecycle/evictions.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
+import { NodePressureState } from './node-pressure-state.js';
 import { EvictionManager } from './eviction-manager.js';
 import type { PodUsage } from './ranking.js';
 import type { Observations, PressureCondition } from './signals.js';
@@ -36,7 +37,7 @@ interface Fixture {
   afterGc?: () => void;
 }
 
-function fixture(config: Partial<EvictionConfig> = {}): Fixture {
+function fixture(config: Partial<EvictionConfig> = {}, pressure?: NodePressureState): Fixture {
   const clock = createFakeClock();
   const f: Omit<Fixture, 'manager'> & { manager?: EvictionManager } = { observed: { memory: 4 * GiB, nodefs: 50 * GiB }, pods: [], usage: new Map(), kills: [], conditions: [], gc: [], evictedSignals: [], clock };
   const observe = (): Promise<Observations> =>
@@ -74,6 +75,7 @@ function fixture(config: Partial<EvictionConfig> = {}): Fixture {
     onEvicted: (signal) => f.evictedSignals.push(signal),
     clock,
     logger: pino({ level: 'silent' }),
+    ...(pressure === undefined ? {} : { pressure }),
   });
   return f as Fixture;
 }
@@ -205,6 +207,21 @@ describe('eviction manager', () => {
     assert.deepEqual(f.manager.reservedBytes({ memoryBytes: 8 * GiB, ephemeralStorageBytes: 100 * GiB }), { memoryBytes: 5 * GiB, ephemeralStorageBytes: 10 * GiB });
     await f.manager.synchronize();
     assert.deepEqual(f.manager.conditions(), ['MemoryPressure']);
+    await f.manager.stop();
+  });
+
+  it("tells the Node's pressure cell, made before it, its conditions and its thresholds", async () => {
+    const config = { hard: { 'memory.available': '1Gi' } };
+    const cell = NodePressureState.of({ ...DEFAULT_EVICTION, ...config });
+    const capacity = { memoryBytes: 8 * GiB, ephemeralStorageBytes: 100 * GiB };
+    assert.deepEqual(cell.reservedBytes(capacity), { memoryBytes: GiB, ephemeralStorageBytes: 0 }, 'the flags reserve before the manager exists');
+    assert.deepEqual(cell.conditions(), []);
+    const f = fixture(config, cell);
+    f.observed.memory = 800 * Mi;
+    await f.manager.synchronize();
+    assert.deepEqual(cell.conditions(), ['MemoryPressure']);
+    f.manager.setConfig({ ...DEFAULT_EVICTION, hard: { 'memory.available': '5Gi', 'nodefs.available': '10%' } });
+    assert.deepEqual(cell.reservedBytes(capacity), { memoryBytes: 5 * GiB, ephemeralStorageBytes: 10 * GiB });
     await f.manager.stop();
   });
 });

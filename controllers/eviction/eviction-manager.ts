@@ -30,7 +30,8 @@ import { podDisplayName, podKeyOf, type PodKey } from '../../util/pod-key.js';
 import { LOCAL_STORAGE_GRACE_SECONDS, localStorageViolation, type LocalStorageUsage } from './local-storage.js';
 import { evictionMessage, rankForEviction, type PodUsage } from './ranking.js';
 import { evaluateRound, INITIAL_EVICTION_STATE, isDiskSignal, thresholdsMet, thresholdToReclaim, type EvictionState, type Observations, type PressureCondition } from './signals.js';
-import { hardReservationBytes, parseThresholds, type EvictionConfig, type Threshold } from './thresholds.js';
+import { parseThresholds, type EvictionConfig, type Threshold } from './thresholds.js';
+import { NodePressureState, type MemoryAndStorageBytes } from './node-pressure-state.js';
 
 /** The kubelet's monitoring interval. */
 export const EVICTION_PERIOD_MS = 10_000;
@@ -79,20 +80,15 @@ export interface EvictionManagerDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly periodMs?: number;
+  /** Where the manager's conditions and thresholds are told to the Node; a cell of its own when absent. */
+  readonly pressure?: NodePressureState;
 }
 
-/** What the Node reports of the manager: its conditions and what the hard thresholds reserve. */
-export interface NodePressureSource {
-  conditions(): readonly PressureCondition[];
-  /** Bytes node allocatable holds back for the hard `memory.available` and `nodefs.available` thresholds. */
-  reservedBytes(capacity: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number }): { readonly memoryBytes: number; readonly ephemeralStorageBytes: number };
-}
-
-export class EvictionManager implements NodePressureSource {
+export class EvictionManager {
   private config: EvictionConfig;
   private thresholds: Threshold[];
   private state: EvictionState = INITIAL_EVICTION_STATE;
-  private current: readonly PressureCondition[] = [];
+  private readonly pressure: NodePressureState;
   private stopping = false;
   private readonly loop: PeriodicLoop;
 
@@ -100,6 +96,8 @@ export class EvictionManager implements NodePressureSource {
   constructor(private readonly deps: EvictionManagerDeps) {
     this.config = deps.config;
     this.thresholds = parseThresholds(deps.config);
+    this.pressure = deps.pressure ?? new NodePressureState(this.thresholds);
+    this.pressure.setThresholds(this.thresholds);
     this.loop = createPeriodicLoop({ name: 'eviction', periodMs: deps.periodMs ?? EVICTION_PERIOD_MS, clock: deps.clock, logger: deps.logger, firstRun: 'now', run: async () => {
         await this.synchronize();
       } });
@@ -119,6 +117,7 @@ export class EvictionManager implements NodePressureSource {
   setConfig(config: EvictionConfig): void {
     this.thresholds = parseThresholds(config);
     this.config = config;
+    this.pressure.setThresholds(this.thresholds);
     void this.loop.runNow();
   }
 
@@ -127,14 +126,11 @@ export class EvictionManager implements NodePressureSource {
   }
 
   conditions(): readonly PressureCondition[] {
-    return this.current;
+    return this.pressure.conditions();
   }
 
-  reservedBytes(capacity: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number }): { readonly memoryBytes: number; readonly ephemeralStorageBytes: number } {
-    return {
-      memoryBytes: hardReservationBytes(this.thresholds, 'memory.available', capacity.memoryBytes),
-      ephemeralStorageBytes: hardReservationBytes(this.thresholds, 'nodefs.available', capacity.ephemeralStorageBytes),
-    };
+  reservedBytes(capacity: MemoryAndStorageBytes): MemoryAndStorageBytes {
+    return this.pressure.reservedBytes(capacity);
   }
 
   /** Runs a round now (after one in flight); true when it succeeded. */
@@ -161,9 +157,10 @@ export class EvictionManager implements NodePressureSource {
   }
 
   private updateConditions(conditions: readonly PressureCondition[], observations: Observations): void {
-    if (conditions.join() === this.current.join()) return;
-    this.deps.logger.info({ from: this.current, to: conditions, observations: Object.fromEntries(observations) }, 'eviction: node pressure conditions changed');
-    this.current = conditions;
+    const current = this.pressure.conditions();
+    if (conditions.join() === current.join()) return;
+    this.deps.logger.info({ from: current, to: conditions, observations: Object.fromEntries(observations) }, 'eviction: node pressure conditions changed');
+    this.pressure.setConditions(conditions);
     this.deps.onConditionsChanged(conditions);
   }
 
