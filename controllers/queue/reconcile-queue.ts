@@ -30,7 +30,7 @@
  *   `{}` → completed, backoff forgotten; `{ requeueAfterMs }` → backoff forgotten, the job moves
  *   to delayed and runs again after that delay; a thrown error → the UID's failure count grows and
  *   the job runs again after `base · 2^(failures−1)` (1 s doubling, capped at 5 min by default);
- *   a thrown {@link TerminalReconcileError} → the job fails, no retry (a later event starts over).
+ *   a thrown `TerminalReconcileError` (`util/reconcile.ts`) → the job fails, no retry (a later event starts over).
  *   A requeued or retried job stays the same BullMQ job: moving it from active to delayed keeps
  *   the UID's deduplication key, so nothing can slip in between. Failure counts live in memory
  *   per queue instance, like client-go's rate limiter: an agent restart forgets them.
@@ -63,8 +63,8 @@
  * ```ts
  * const queue = createReconcileQueue({ redisUrl, nodeName, concurrency: 4, logger });
  * queue.onResync(() => enqueueEveryKnownPod(queue));   // store + runtime, reason 'resync'
- * await queue.start((ref, ctx) => reconcilePod(ref, ctx));
- * // in an informer handler: map the event to a UID and nothing else
+ * await queue.start(podReconciler);   // a Reconciler (`util/reconcile.ts`)
+ * // the pod event dispatcher (`controllers/pod-events/`) decides which events enqueue
  * queue.enqueue({ uid, namespace, name }, 'pod updated').catch((err: unknown) => log.warn({ err }));
  * ```
  */

@@ -1,7 +1,7 @@
 /**
  * Builds the per-pod machinery — lifecycle kernel, restart and pull backoffs, image puller,
  * start-failure cache, executor, reconciler — from the collaborators it cannot make itself (the
- * runtime, the API-facing writers, the desired-pod store). `cmd/assemble-agent.ts` calls it with
+ * runtime, the API-facing writers, the desired-pod store). `cmd/assembly/pod-sync.ts` calls it with
  * real clients; component tests call it with fakes, so both run the same wiring.
  *
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
