@@ -30,7 +30,7 @@ import { NodePressureState } from '../controllers/eviction/node-pressure-state.j
 import type { GcManager } from '../controllers/gc/gc-manager.js';
 import type { LogRotationManager } from '../controllers/logs/log-rotation-manager.js';
 import { AllocatableView } from '../controllers/node/allocatable.js';
-import { nodeAllocatable as nodeCapacity } from '../controllers/node/host-info.js';
+import { nodeAllocatable as nodeCapacity, nodeHostSystem } from '../controllers/node/host-info.js';
 import type { NodeController } from '../controllers/node/node-controller.js';
 import { formatRuntimeVersion } from '../controllers/node/node-status.js';
 import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
@@ -56,7 +56,7 @@ import { buildNodeServer } from '../server/start.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { PeriodicLoop } from '../util/periodic-loop.js';
 import { waitForRuntime, type AgentCore } from './assembly/core.js';
-import { buildEviction, hardMemoryReservationBytes } from './assembly/eviction.js';
+import { buildEviction } from './assembly/eviction.js';
 import { buildGc, buildLogRotation, housekeepingTargets } from './assembly/housekeeping.js';
 import { buildNodeController, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
 import { nodeServerParts } from './assembly/node-server.js';
@@ -111,8 +111,10 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const services = createServiceSource({ kube, logger, clock });
   // The NodeAgent's spec.paused closes this gate; reopening it resyncs so held pods start at once.
   const pause = createPauseGate({ onResume: () => { store.resyncAll(); }, logger: logger.child({ component: 'nodeagent' }) });
-  // The per-pod default allocatable: capacity less the flags' hard memory threshold, less reservations (live).
-  const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservationBytes(settings.eviction)), reservationsOf(settings));
+  // The per-pod default allocatable: capacity less the flags' hard memory threshold (the pressure cell holds
+  // the flags' thresholds until the eviction manager exists), less reservations (live).
+  const hardMemoryReservedBytes = pressure.reservedBytes({ memoryBytes: nodeHostSystem.totalMemoryBytes(), ephemeralStorageBytes: 0 }).memoryBytes;
+  const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
   const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings });

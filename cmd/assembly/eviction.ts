@@ -11,8 +11,7 @@ import type { CriClient } from '../../cri/grpc-client.js';
 import { EvictionManager, type NodeReclaimer } from '../../controllers/eviction/eviction-manager.js';
 import { signalObservations, type FsReading, type NodeReadings } from '../../controllers/eviction/observations.js';
 import { readLocalStorageUsage, readPodUsage, type PodUsageSources } from '../../controllers/eviction/pod-usage.js';
-import { hardReservationBytes, parseThresholds, type EvictionConfig } from '../../controllers/eviction/thresholds.js';
-import { nodeHostSystem } from '../../controllers/node/host-info.js';
+import type { EvictionConfig } from '../../controllers/eviction/thresholds.js';
 import type { EventRecorder } from '../../reconcilers/events/event-recorder.js';
 import type { PodSync } from '../../reconcilers/pod/pod-sync.js';
 import { readFs, readNode } from '../../server/node-stats.js';
@@ -100,11 +99,6 @@ export function buildEvictionManager(parts: EvictionParts): EvictionManager {
     clock: parts.clock,
     logger: parts.logger,
   });
-}
-
-/** The hard `memory.available` threshold of the flags in bytes: the per-pod machinery's allocatable leaves it out. */
-export function hardMemoryReservationBytes(config: EvictionConfig): number {
-  return hardReservationBytes(parseThresholds(config), 'memory.available', nodeHostSystem.totalMemoryBytes());
 }
 
 /** The eviction manager over the runtime's and the host's figures, counting evictions in /metrics. */

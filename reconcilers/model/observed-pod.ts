@@ -69,6 +69,11 @@ export function isLiveContainer(container: ObservedContainer): boolean {
   return container.state !== 'CONTAINER_EXITED';
 }
 
+/** Whether the runtime has anything of the pod at all: a sandbox or a container, in any state. */
+export function hasRuntimeObjects(observed: ObservedPod): boolean {
+  return observed.sandboxes.length > 0 || observed.containers.length > 0;
+}
+
 /** Whether anything of the pod may still be running (a ready sandbox or a container that is not exited). */
 export function hasRunningParts(observed: ObservedPod): boolean {
   return observed.sandboxes.some((s) => s.state === 'SANDBOX_READY') || observed.containers.some(isLiveContainer);

@@ -6,7 +6,7 @@
  */
 import { podDisplayName, type PodKey } from '../../util/pod-key.js';
 import { onlyForgettingLeft } from '../lifecycle/removed-pods.js';
-import { emptyObservation, type ObservedPod } from '../model/observed-pod.js';
+import { emptyObservation, hasRuntimeObjects, type ObservedPod } from '../model/observed-pod.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation } from '../model/runtime-labels.js';
 import { restorePod } from '../runtime/restored-pod.js';
 import type { PodReconcilerOptions } from './reconciler-deps.js';
@@ -26,7 +26,7 @@ const UNKNOWN_ORPHAN_GRACE_SECONDS = 1;
 export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope, observed: ObservedPod): Promise<void> {
   const { key, log, signal } = scope;
   const { lifecycle } = deps;
-  if (observed.sandboxes.length > 0 || observed.containers.length > 0) {
+  if (hasRuntimeObjects(observed)) {
     const grace = lifecycle.terminate(key, goneGraceSeconds(deps, key, observed));
     log.info({ gracePeriodSeconds: grace }, 'removing pod that no longer exists in any pod source');
     // The kubelet still runs preStop hooks (and records Killing) for a pod the API dropped at once.

@@ -43,7 +43,7 @@
  */
 import { podDisplayName, type PodKey } from '../../util/pod-key.js';
 import type { ReconcileContext, Reconciler, ReconcileResult } from '../../util/reconcile.js';
-import { emptyObservation, type ObservedPod } from '../model/observed-pod.js';
+import { emptyObservation, hasRuntimeObjects, type ObservedPod } from '../model/observed-pod.js';
 import { cleanUpGonePod, forgetRemovedPods } from './pod-cleanups.js';
 import type { PodReconcilerOptions } from './reconciler-deps.js';
 import { observe, type RunScope } from './run-scope.js';
@@ -52,10 +52,6 @@ import { terminatePod } from './terminate-pod.js';
 
 /** How long to wait before looking again at a pod the store cannot vouch for yet. */
 const UNSYNCED_RETRY_MS = 2000;
-
-function hasAnything(observed: ObservedPod): boolean {
-  return observed.sandboxes.length > 0 || observed.containers.length > 0;
-}
 
 /** The pod reconciler: one UID's run, dispatched to sync (`sync-pod.ts`), terminate (`terminate-pod.ts`) or clean up (`pod-cleanups.ts`). */
 export class PodReconciler implements Reconciler {
@@ -93,7 +89,7 @@ export class PodReconciler implements Reconciler {
       scope.log.debug('pod sources not synced yet: not deciding whether the pod is gone');
       return { requeueAfterMs: UNSYNCED_RETRY_MS };
     }
-    if (hasAnything(observed) && !(await store.confirmGone(scope.key))) {
+    if (hasRuntimeObjects(observed) && !(await store.confirmGone(scope.key))) {
       scope.log.warn('the pod source has not caught up with a pod its origin still has (or cannot be asked): not tearing it down');
       return { requeueAfterMs: UNSYNCED_RETRY_MS };
     }

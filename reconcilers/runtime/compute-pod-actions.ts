@@ -31,7 +31,7 @@ import { ephemeralContainersOf, ephemeralContainersToStart } from './ephemeral-c
 import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../model/observed-pod.js';
 import { NO_PROBE_VERDICTS, type ProbeFailure, type ProbeVerdicts } from '../probes/probe-verdicts.js';
 import type { ContainerToKill, ContainerToStart, PodActions } from './pod-actions.js';
-import { latestContainer } from '../model/observed-pod.js';
+import { hasRuntimeObjects, latestContainer } from '../model/observed-pod.js';
 
 export interface ComputePodActionsInput {
   readonly pod: V1Pod;
@@ -121,7 +121,7 @@ function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActio
   }
   return {
     ...NO_ACTIONS,
-    killPod: observed.sandboxes.length > 0 || observed.containers.length > 0,
+    killPod: hasRuntimeObjects(observed),
     killPodReason: `sandbox changed: ${reason}`,
     createSandbox: true,
     sandboxAttempt: attempt,
