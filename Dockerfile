@@ -26,6 +26,7 @@ COPY reconcilers ./reconcilers
 COPY cri ./cri
 COPY kube ./kube
 COPY dashboard ./dashboard
+COPY approver ./approver
 COPY util ./util
 RUN npm run build
 

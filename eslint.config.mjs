@@ -78,10 +78,26 @@ export default tseslint.config(
   },
   {
     // kube/ is the API client: it builds on util/ alone.
-    files: ['kube/**/*.ts'],
+    files: ['kube/*.ts'],
     ignores: ['kube/**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!../util'], message: 'kube/ imports only util/ from the rest of the project' }] }],
+    },
+  },
+  {
+    // approver/ is the cluster's CSR approver: the API client and the utilities, nothing of the agent.
+    files: ['approver/**/*.ts'],
+    ignores: ['approver/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!../kube', '!../util'], message: 'approver/ imports only kube/ and util/' }] }],
+    },
+  },
+  {
+    // The same one folder down (kube/certificates/).
+    files: ['kube/*/*.ts'],
+    ignores: ['kube/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../../*', '!../../util'], message: 'kube/ imports only util/ from the rest of the project' }] }],
     },
   },
   {

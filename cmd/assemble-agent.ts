@@ -24,7 +24,8 @@
  */
 import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
-import { connectKube, type KubeClient } from '../kube/client.js';
+import type { KubeClient } from '../kube/client.js';
+import { connectAgentKube, type AgentKube } from './assembly/credentials.js';
 import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
 import { NodePressureState } from '../controllers/eviction/node-pressure-state.js';
 import type { GcManager } from '../controllers/gc/gc-manager.js';
@@ -88,8 +89,11 @@ export interface AgentOverrides {
 /** Builds the agent; connects to the runtime first (waits until it answers). */
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
-  // One client for every API call: a kubeconfig file, or the pod's service account.
-  const kube = overrides.kube ?? connectKube(settings.kubeconfig, clock);
+  // One client for every API call: a kubeconfig file, the pod's service account, or the node's own
+  // certificate from a bootstrap credential.
+  // A test's client stays the test's to close.
+  const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger) : { kube: overrides.kube, stop: () => undefined };
+  const { kube } = agentKube;
   const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
@@ -178,6 +182,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await staticPods?.mirrors.stop();
     await stopAll({ server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
+    agentKube.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
   return { store, queue, podSync, metrics, start, stop };

@@ -15,6 +15,7 @@ import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './nod
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
 import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
 import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
+import { CREDENTIAL_FLAGS, certDirOf, parseCredentialFlags, type NodeCredentialSettings } from './credential-flags.js';
 import type { ManifestUrlSettings } from '../controllers/pod-sources/url-source.js';
 import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
@@ -22,8 +23,15 @@ import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResour
 export { FlagError } from '../util/flags.js';
 
 export interface AgentSettings {
-  /** Path of a kubeconfig; in-cluster configuration when absent. */
+  /**
+   * Path of a kubeconfig; in-cluster configuration when absent. With {@link credentials}, where the
+   * node's own kubeconfig is written once its certificate is issued (as the kubelet's).
+   */
   readonly kubeconfig: string | undefined;
+  /** The node's own client certificate from a bootstrap credential (`--bootstrap-*`); undefined: `kubeconfig` as it is. */
+  readonly credentials: NodeCredentialSettings | undefined;
+  /** The node's certificates (`--cert-dir`, default `<root-dir>/pki`). */
+  readonly certDir: string;
   readonly nodeName: string;
   /** The node's InternalIP; the first non-internal IPv4 address of the host when absent. */
   readonly nodeIp: string;
@@ -137,6 +145,7 @@ const FLAGS = {
   ...NODE_POLICY_FLAGS,
   ...EVICTION_FLAGS,
   ...CGROUP_FLAGS,
+  ...CREDENTIAL_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -231,6 +240,8 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const nodeIp = values['node-ip'] ?? '';
   return {
     kubeconfig: kubeconfig === '' ? undefined : kubeconfig,
+    credentials: parseCredentialFlags(values),
+    certDir: certDirOf(values),
     nodeName: (values['node-name'] ?? os.hostname()).toLowerCase(),
     nodeIp: nodeIp === '' ? defaultNodeIp() : nodeIp,
     criEndpoint,

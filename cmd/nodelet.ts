@@ -15,8 +15,13 @@ async function main(argv: readonly string[]): Promise<number> {
     const { runDashboardCommand } = await import('../dashboard/main.js');
     return runDashboardCommand(rest, process.env);
   }
+  if (command === 'approver') {
+    // The cluster's CSR approver for nodelet's nodes (a Deployment of the chart), not the agent.
+    const { runApproverCommand } = await import('../approver/main.js');
+    return runApproverCommand(rest, process.env);
+  }
   if (command !== 'agent') {
-    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard)\n\n${USAGE}`);
+    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard, approver)\n\n${USAGE}`);
     return 2;
   }
   let settings;

@@ -19,7 +19,7 @@ import { metricsRoutes } from './metrics-route.js';
 import { isTimeoutError } from '../util/timeout.js';
 import { QUEUE_READ_TIMEOUT_MS, createNodeMetrics } from './node-metrics.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
-import { makeCertificate } from './x509.js';
+import { makeCertificate } from '../kube/certificates/x509.js';
 
 const now = new Date();
 const serving = makeCertificate({ subject: { commonName: 'node-1' }, altNames: ['127.0.0.1'], usages: ['serverAuth'], isCa: true, notBefore: now, notAfter: new Date(Date.now() + 3600_000) });

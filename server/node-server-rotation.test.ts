@@ -8,7 +8,7 @@ import { createFakeClock } from '../test/doubles/fake-clock.js';
 import { Authenticator } from './authn.js';
 import { NodeAuthorizer } from './authz.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
-import { makeCertificate } from './x509.js';
+import { makeCertificate } from '../kube/certificates/x509.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const now = Date.now();

@@ -21,7 +21,7 @@ import type { LogRuntime } from './container-logs.js';
 import type { StreamRuntime } from './streaming.js';
 import { nodeRoutes } from './handlers.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
-import { makeCertificate, type CertificateAndKey } from './x509.js';
+import { makeCertificate, type CertificateAndKey } from '../kube/certificates/x509.js';
 
 const now = new Date();
 const later = new Date(Date.now() + 3600_000);

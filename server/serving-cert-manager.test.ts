@@ -7,8 +7,9 @@ import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createFakeClock, type FakeClock } from '../test/doubles/fake-clock.js';
 import { createFakeCsrApi, type FakeCsrApi } from '../test/doubles/fake-csr-api.js';
-import { CURRENT_PAIR_FILE, MAX_TIMER_MS, SERVING_SIGNER, ServingCertManager, parsePairFile, rotationDeadline } from './serving-cert-manager.js';
-import { makeCertificate, type CertificateAndKey } from './x509.js';
+import { MAX_TIMER_MS, parsePairFile, rotationDeadline } from '../kube/certificates/certificate-manager.js';
+import { CURRENT_PAIR_FILE, SERVING_SIGNER, ServingCertManager } from './serving-cert-manager.js';
+import { makeCertificate, type CertificateAndKey } from '../kube/certificates/x509.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const ca = makeCertificate({ subject: { commonName: 'test-ca' }, isCa: true, notBefore: new Date(Date.now() - DAY_MS), notAfter: new Date(Date.now() + 3650 * DAY_MS) });

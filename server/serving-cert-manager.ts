@@ -1,217 +1,64 @@
 /**
  * The node server's certificate requested through the CertificateSigningRequest API, as the
- * kubelet's `serverTLSBootstrap` / `--rotate-server-certificates`: a new ECDSA P-256 key, a CSR for
- * signer `kubernetes.io/kubelet-serving` naming `system:node:<node>` (group `system:nodes`) with the
- * node's addresses as SANs; once someone approves it and the signer issues it, the pair is stored
- * as `<root-dir>/pki/nodelet-server-current.pem` and handed to the server, which switches live.
- * A stored pair that is still valid and still names the node is reused at restart. The next
- * rotation falls at 70–84% of the certificate's lifetime (client-go's jittered 70% deadline), so a
- * fleet of nodes does not rotate at once; failures retry with capped exponential backoff, and a
- * request nobody approves within 15 minutes is abandoned for a new one (client-go's wait limit).
+ * kubelet's `serverTLSBootstrap` / `--rotate-server-certificates`: a CSR for signer
+ * `kubernetes.io/kubelet-serving` naming `system:node:<node>` (group `system:nodes`) with the node's
+ * addresses as SANs, made with the node's own credentials, stored as
+ * `<root-dir>/pki/nodelet-server-current.pem` and handed to the server, which switches live. How it
+ * is requested, stored and rotated is kube/certificates/certificate-manager.ts.
  */
-import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { isIP } from 'node:net';
-import path from 'node:path';
-import type { Logger } from 'pino';
-import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
-import type { Clock, TimerHandle } from '../util/clock.js';
-import { makeCsr } from './csr.js';
-import type { CertificateAndKey } from './x509.js';
-
-/** Where a request stands. */
-export type CsrState = { readonly phase: 'pending' } | { readonly phase: 'issued'; readonly certPem: string } | { readonly phase: 'denied' | 'failed'; readonly reason: string };
-
-/** What the manager sends to the certificates.k8s.io API. */
-export interface CsrRequest {
-  readonly csrPem: string;
-  readonly signerName: string;
-  readonly usages: readonly string[];
-}
-
-/** The certificates.k8s.io/v1 calls the manager needs (csr-client.ts talks to the API server). */
-export interface CsrClient {
-  /** Creates a CertificateSigningRequest; resolves with its name. */
-  create(request: CsrRequest): Promise<string>;
-  /** The request's state now. */
-  get(name: string): Promise<CsrState>;
-}
-
-/** What the manager is built from. */
-export interface ServingCertManagerOptions {
-  readonly nodeName: string;
-  /** The node's addresses: InternalIP (and any other IPs) and host names, all put in the SANs. */
-  readonly addresses: readonly string[];
-  /** `<root-dir>/pki`. */
-  readonly pkiDir: string;
-  readonly client: CsrClient;
-  readonly clock: Clock;
-  /** In [0, 1): the rotation jitter. */
-  readonly random: () => number;
-  readonly logger: Logger;
-  /** How often a pending request is looked at (the kubelet watches it). */
-  readonly pollMs?: number;
-  readonly backoff?: BackoffPolicy;
-}
+import { CertificateManager, type CertificateManagerOptions, type CertificateTemplate } from '../kube/certificates/certificate-manager.js';
+import type { CertificateAndKey } from '../kube/certificates/x509.js';
 
 export const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 /** An ECDSA key signs but does not encipher: the kubelet asks for key encipherment only with RSA. */
 export const SERVING_USAGES: readonly string[] = ['digital signature', 'server auth'];
 export const CURRENT_PAIR_FILE = 'nodelet-server-current.pem';
-const WAIT_LIMIT_MS = 15 * 60_000;
-const DEFAULT_POLL_MS = 1000;
-const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 2000, maxMs: 5 * 60_000 };
-/**
- * The longest single wait: node's timers fire at once for delays past 2^31-1 ms (24.8 days), and a
- * year's certificate rotates 8 months out; a long wait is taken in daily steps, each re-checking the
- * deadline against the clock.
- */
-export const MAX_TIMER_MS = 24 * 3600 * 1000;
 
-/** When to rotate: 70% of the lifetime, plus up to a fifth of that again at random. */
-export function rotationDeadline(certPem: string, random: number): number {
-  const cert = new X509Certificate(certPem);
-  const notBefore = Date.parse(cert.validFrom);
-  const total = Date.parse(cert.validTo) - notBefore;
-  return notBefore + total * 0.7 * (1 + 0.2 * random);
+/** What the serving manager is built from. */
+export interface ServingCertManagerOptions extends Omit<CertificateManagerOptions, 'template' | 'dir'> {
+  readonly nodeName: string;
+  /** The node's addresses: InternalIP (and any other IPs) and host names, all put in the SANs. */
+  readonly addresses: readonly string[];
+  /** `<root-dir>/pki`. */
+  readonly pkiDir: string;
 }
 
-/** True when the certificate has not expired and names the node as asked. */
-export function pairFits(pair: CertificateAndKey, nodeName: string, addresses: readonly string[], now: number): boolean {
-  const cert = new X509Certificate(pair.certPem);
-  if (Date.parse(cert.validTo) <= now || !cert.subject.split('\n').includes(`CN=system:node:${nodeName}`)) return false;
-  const sans = (cert.subjectAltName ?? '').split(', ');
-  const keyMatches = createPublicKey(createPrivateKey(pair.keyPem)).export({ type: 'spki', format: 'pem' }) === cert.publicKey.export({ type: 'spki', format: 'pem' });
-  return keyMatches && addresses.every((a) => (isIP(a) === 0 ? sans.includes(`DNS:${a}`) : cert.checkIP(a) !== undefined));
-}
-
-const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[^-]+-----END \1-----\n?/g;
-
-/** The certificate and key blocks of a stored pair file, or undefined when it is not one. */
-export function parsePairFile(content: string): CertificateAndKey | undefined {
-  const blocks = [...content.matchAll(PEM_BLOCK)];
-  const certPem = blocks.find((b) => b[1] === 'CERTIFICATE')?.[0];
-  const keyPem = blocks.find((b) => (b[1] ?? '').endsWith('PRIVATE KEY'))?.[0];
-  return certPem === undefined || keyPem === undefined ? undefined : { certPem, keyPem };
-}
-
-async function readPair(file: string): Promise<CertificateAndKey | undefined> {
-  try {
-    return parsePairFile(await readFile(file, 'utf8'));
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-/** Thrown (and retried with backoff) when a request is denied, fails or waits too long. */
-export class CsrNotIssuedError extends Error {
-  constructor(readonly csrName: string, readonly reason: string) {
-    super(`certificate signing request ${csrName} not issued: ${reason}`);
-    this.name = 'CsrNotIssuedError';
-  }
-}
-
-export function isCsrNotIssuedError(error: unknown): error is CsrNotIssuedError {
-  return error instanceof CsrNotIssuedError;
+/** The node server's certificate template. */
+export function servingTemplate(nodeName: string, addresses: readonly string[]): CertificateTemplate {
+  return {
+    label: 'serving certificate',
+    signerName: SERVING_SIGNER,
+    usages: SERVING_USAGES,
+    subject: { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'] },
+    altNames: addresses,
+    fileName: CURRENT_PAIR_FILE,
+  };
 }
 
 /** See this file's header. */
 export class ServingCertManager {
-  private pair: CertificateAndKey | undefined;
-  private timer: TimerHandle | undefined;
-  /** When the next rotation is due (epoch ms). */
-  private dueAt = 0;
-  private failures = 0;
-  private stopped = false;
-  private readonly listeners: ((pair: CertificateAndKey) => void)[] = [];
+  private readonly manager: CertificateManager;
 
-  constructor(private readonly options: ServingCertManagerOptions) {}
+  constructor(options: ServingCertManagerOptions) {
+    const { nodeName, addresses, pkiDir, ...rest } = options;
+    this.manager = new CertificateManager({ ...rest, template: servingTemplate(nodeName, addresses), dir: pkiDir });
+  }
 
   /** The pair being served, or undefined until the first certificate is issued. */
   current(): CertificateAndKey | undefined {
-    return this.pair;
+    return this.manager.current();
   }
 
   /** Called with each new pair (the server switches its secure context). */
   onRotate(listener: (pair: CertificateAndKey) => void): void {
-    this.listeners.push(listener);
+    this.manager.onRotate(listener);
   }
 
-  private get file(): string {
-    return path.join(this.options.pkiDir, CURRENT_PAIR_FILE);
-  }
-
-  /** Loads a stored pair that still fits, and schedules the next rotation (now, when none fits). */
-  async start(): Promise<void> {
-    const stored = await readPair(this.file);
-    const { nodeName, addresses, clock } = this.options;
-    if (stored !== undefined && pairFits(stored, nodeName, addresses, clock.now())) {
-      this.pair = stored;
-      this.options.logger.info({ file: this.file }, 'serving certificate: reusing the stored pair');
-    }
-    this.schedule(this.pair === undefined ? 0 : rotationDeadline(this.pair.certPem, this.options.random()) - clock.now());
+  start(): Promise<void> {
+    return this.manager.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
-  }
-
-  private schedule(delayMs: number): void {
-    this.dueAt = this.options.clock.now() + Math.max(0, delayMs);
-    this.arm();
-  }
-
-  private arm(): void {
-    if (this.stopped) return;
-    const { clock } = this.options;
-    this.timer = clock.setTimeout(() => {
-      if (clock.now() < this.dueAt) {
-        this.arm();
-        return;
-      }
-      this.rotate().catch((error: unknown) => {
-        this.failures += 1;
-        const delay = backoffDelay(this.options.backoff ?? DEFAULT_BACKOFF, this.failures);
-        this.options.logger.warn({ err: error, retryInMs: delay }, 'serving certificate: rotation failed');
-        this.schedule(delay);
-      });
-    }, Math.min(Math.max(0, this.dueAt - clock.now()), MAX_TIMER_MS));
-  }
-
-  private async rotate(): Promise<void> {
-    const { nodeName, addresses, client } = this.options;
-    const made = makeCsr({ subject: { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'] }, altNames: addresses });
-    const name = await client.create({ csrPem: made.csrPem, signerName: SERVING_SIGNER, usages: SERVING_USAGES });
-    this.options.logger.info({ csr: name }, 'serving certificate: requested, waiting for approval and issuance');
-    const certPem = await this.waitIssued(name, this.options.clock.now() + WAIT_LIMIT_MS);
-    const pair = { certPem, keyPem: made.keyPem };
-    if (!pairFits(pair, nodeName, addresses, this.options.clock.now())) throw new CsrNotIssuedError(name, 'the issued certificate does not match the request');
-    await this.store(pair);
-    this.pair = pair;
-    this.failures = 0;
-    for (const listener of this.listeners) listener(pair);
-    this.options.logger.info({ csr: name, notAfter: new X509Certificate(certPem).validTo }, 'serving certificate: rotated');
-    this.schedule(rotationDeadline(certPem, this.options.random()) - this.options.clock.now());
-  }
-
-  private async waitIssued(name: string, giveUpAt: number): Promise<string> {
-    for (;;) {
-      if (this.stopped) throw new CsrNotIssuedError(name, 'manager stopped');
-      const state = await this.options.client.get(name);
-      if (state.phase === 'issued') return state.certPem;
-      if (state.phase !== 'pending') throw new CsrNotIssuedError(name, `${state.phase}: ${state.reason}`);
-      if (this.options.clock.now() >= giveUpAt) throw new CsrNotIssuedError(name, 'not approved and issued in time');
-      await new Promise<void>((resolve) => {
-        this.timer = this.options.clock.setTimeout(resolve, this.options.pollMs ?? DEFAULT_POLL_MS);
-      });
-    }
-  }
-
-  private async store(pair: CertificateAndKey): Promise<void> {
-    await mkdir(this.options.pkiDir, { recursive: true, mode: 0o700 });
-    await writeFile(`${this.file}.tmp`, pair.certPem + pair.keyPem, { mode: 0o600 });
-    await rename(`${this.file}.tmp`, this.file);
+    this.manager.stop();
   }
 }

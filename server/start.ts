@@ -4,7 +4,6 @@
  * `/pods` and the runtime for container logs.
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from 'pino';
@@ -18,10 +17,10 @@ import type { StreamRuntime } from './streaming.js';
 import { StatsCollector, type ImageFsSource, type StatsSource } from './stats-collector.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import type { NodeMetrics } from './node-metrics.js';
-import { apiCsrClient } from './csr-client.js';
+import { apiCsrClient } from '../kube/certificates/csr-client.js';
 import { ServingCertManager } from './serving-cert-manager.js';
 import { servingCredentials } from './tls.js';
-import type { CertificateAndKey } from './x509.js';
+import type { CertificateAndKey } from '../kube/certificates/x509.js';
 
 /** What the node server is built from. */
 export interface NodeServerParts {
@@ -29,6 +28,8 @@ export interface NodeServerParts {
   readonly nodeIp: string;
   readonly port: number;
   readonly rootDir: string;
+  /** The node's certificates (`--cert-dir`): the requested serving pair and the self-signed one live here. */
+  readonly certDir: string;
   /** Container logs (their sizes in the summary); none reported when absent. */
   readonly podLogDir?: string;
   readonly tlsCertFile: string | undefined;
@@ -69,9 +70,9 @@ interface InitialCredentials {
 }
 
 async function initialCredentials(parts: NodeServerParts): Promise<InitialCredentials> {
-  const pkiDir = path.join(parts.rootDir, 'pki');
+  const pkiDir = parts.certDir;
   if (parts.rotateServerCertificates) {
-    const manager = new ServingCertManager({ nodeName: parts.nodeName, addresses: [parts.nodeIp, parts.nodeName], pkiDir, client: apiCsrClient(parts.kube, parts.nodeName), clock: parts.clock, random: Math.random, logger: parts.logger });
+    const manager = new ServingCertManager({ nodeName: parts.nodeName, addresses: [parts.nodeIp, parts.nodeName], pkiDir, client: apiCsrClient(parts.kube, `nodelet-serving-${parts.nodeName}-`), clock: parts.clock, random: Math.random, logger: parts.logger });
     await manager.start();
     const pair = manager.current();
     return { pair, source: pair === undefined ? 'CSR API (waiting for approval)' : 'CSR API (stored)', rotating: manager };

@@ -19,7 +19,7 @@ import type { NodeReading } from './node-stats.js';
 import { StatsCollector, type StatsSource } from './stats-collector.js';
 import { statsRoutes } from './stats-routes.js';
 import type { Summary } from './summary.js';
-import { makeCertificate } from './x509.js';
+import { makeCertificate } from '../kube/certificates/x509.js';
 
 const now = new Date();
 const serving = makeCertificate({ subject: { commonName: 'node-1' }, altNames: ['127.0.0.1'], usages: ['serverAuth'], isCa: true, notBefore: now, notAfter: new Date(Date.now() + 3600_000) });

@@ -26,7 +26,7 @@ import { NodeAuthorizer } from './authz.js';
 import { nodeRoutes } from './handlers.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import type { StreamRuntime } from './streaming.js';
-import { makeCertificate } from './x509.js';
+import { makeCertificate } from '../kube/certificates/x509.js';
 
 const now = new Date();
 const later = new Date(Date.now() + 3600_000);

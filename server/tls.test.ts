@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect, createServer } from 'node:tls';
 import { SELF_SIGNED_KEY, servingCredentials, type ServingCredentials } from './tls.js';
-import { makeCertificate } from './x509.js';
+import { makeCertificate } from '../kube/certificates/x509.js';
 
 /**
  * A TLS handshake to a server presenting `served`, as a client that verifies the chain against

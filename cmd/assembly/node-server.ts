@@ -10,6 +10,7 @@ export function nodeServerParts(core: AgentCore, store: DesiredPodStore): Omit<P
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     rootDir: settings.rootDir,
+    certDir: settings.certDir,
     podLogDir: settings.podLogDir,
     kube,
     pods: store,

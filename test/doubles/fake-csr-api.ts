@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { CsrClient, CsrRequest, CsrState } from '../../server/serving-cert-manager.js';
-import type { CertificateAndKey } from '../../server/x509.js';
+import type { CsrClient, CsrRequest, CsrState } from '../../kube/certificates/certificate-manager.js';
+import type { CertificateAndKey } from '../../kube/certificates/x509.js';
 
 interface Stored {
   readonly request: CsrRequest;

@@ -9,7 +9,7 @@ import { Authenticator } from '../../server/authn.js';
 import { NodeAuthorizer } from '../../server/authz.js';
 import { createNodeServer, type NodeServer } from '../../server/node-server.js';
 import type { Route } from '../../server/routes.js';
-import { makeCertificate, type CertificateAndKey } from '../../server/x509.js';
+import { makeCertificate, type CertificateAndKey } from '../../kube/certificates/x509.js';
 import { systemClock } from '../../util/clock.js';
 import { FakeAccessReviewer, FakeTokenReviewer } from './fake-access-review.js';
 

@@ -1,16 +1,19 @@
 /**
- * The chart's RBAC is enough, and no more: its ServiceAccount, ClusterRole, Role and bindings are
- * rendered by `helm template` and applied to the test cluster; then nodelet's own modules run with
- * that ServiceAccount's token and make every API call the agent makes, each verb of the rules at
- * least once: register a Node (with the chart's label and taint: nodes create), post its status
- * (nodes/status patch), create its Lease and renew it (leases get, create, update), register again
- * as a restarted agent does, adopting the existing Node and updating its labels (nodes get, patch),
- * list and watch its pods, list and watch services (the service environment variables), write pod
- * status and events (create, then a count patch), read configmaps and secrets, read persistent
+ * The chart's RBAC is enough, and no more: the agent works as its Node (CN=system:node:<node>,
+ * O=system:nodes), so what it may do is the Node authorizer's rules, NodeRestriction, and what the
+ * chart adds for nodes (its own NodeAgent, confined by the chart's admission policy). The chart's
+ * rbac.yaml is rendered by `helm template` and applied to the test cluster; a client certificate for
+ * the node is issued by the controller-manager's kubelet client signer (the request approved with
+ * kubectl here: approval itself is test/e2e/node-isolation.test.ts's); then nodelet's own modules
+ * run with that certificate and make every API call the agent makes: register a Node (with the
+ * chart's label and taint), post its status, create its Lease and renew it, register again as a
+ * restarted agent does, adopting the existing Node and updating its labels, list and watch its
+ * pods, list and watch services (the service environment variables), write pod status and events
+ * (create, then a count patch), read configmaps and secrets its pod references, read persistent
  * volume claims and volumes, request a service account token, delete a pod, read, create, watch
  * and report on its NodeAgent, and review a token and an access as the node server does. Each step
- * asserts its effect on the server, so removing any verb from the rules fails this test. Calls
- * outside the rules must be forbidden.
+ * asserts its effect on the server. Calls outside a node's rights must be forbidden; the agent's
+ * ServiceAccount itself can do nothing but ask for a certificate.
  *
  * Everything is named `rbac-<random>` and removed afterwards; the registered Node carries the
  * nodelet.dev/agent NoSchedule taint (nothing else is scheduled onto it) and lives for seconds.
@@ -57,6 +60,9 @@ import { KubeClient } from '../../kube/client.js';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import { loadKubeconfigFile } from '../../kube/kubeconfig.js';
 import { KubeTransport } from '../../kube/transport.js';
+import { makeCsr } from '../../kube/certificates/csr.js';
+import type { CertificateAndKey } from '../../kube/certificates/x509.js';
+import { CLIENT_SIGNER, CLIENT_USAGES } from '../../kube/node-identity.js';
 import { podEventsTo } from '../doubles/pod-events.js';
 
 const run = promisify(execFile);
@@ -98,24 +104,42 @@ function nodeController(kube: KubeClient, nodeName: string, labels: Record<strin
   });
 }
 
-/** A kubeconfig for the same API server as the admin's, authenticated by a bearer token. */
-function tokenKubeConfig(admin: KubeConfig, token: string): KubeConfig {
+/** A kubeconfig for the same API server as the admin's, authenticated by `user` (a token or a certificate). */
+function userKubeConfig(admin: KubeConfig, user: { token: string } | { certData: string; keyData: string }): KubeConfig {
   const cluster = admin.getCurrentCluster();
   assert.ok(cluster !== null, 'the admin kubeconfig has no current cluster');
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
     clusters: [cluster],
-    users: [{ name: 'nodelet-sa', token }],
-    contexts: [{ name: 'nodelet-sa', cluster: cluster.name, user: 'nodelet-sa' }],
-    currentContext: 'nodelet-sa',
+    users: [{ name: 'nodelet', ...user }],
+    contexts: [{ name: 'nodelet', cluster: cluster.name, user: 'nodelet' }],
+    currentContext: 'nodelet',
   });
   return kubeConfig;
 }
 
-/** The agent's own client to the admin kubeconfig's API server, authenticated by a bearer token only. */
-function tokenKubeClient(adminKubeconfig: string, token: string): KubeClient {
+/** The agent's own client to the admin kubeconfig's API server, with the node's certificate. */
+function nodeKubeClient(adminKubeconfig: string, pair: CertificateAndKey): KubeClient {
   const { server, ca, insecureSkipTlsVerify } = loadKubeconfigFile(adminKubeconfig);
-  return new KubeClient(new KubeTransport({ server, insecureSkipTlsVerify, token, ...(ca === undefined ? {} : { ca }) }));
+  return new KubeClient(new KubeTransport({ server, insecureSkipTlsVerify, clientCert: { data: Buffer.from(pair.certPem) }, clientKey: { data: Buffer.from(pair.keyPem) }, ...(ca === undefined ? {} : { ca }) }));
+}
+
+/** A client certificate for `nodeName` from the controller-manager's kubelet client signer. */
+async function nodeCertificate(nodeName: string, csrName: string): Promise<CertificateAndKey> {
+  const { csrPem, keyPem } = makeCsr({ subject: { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'] }, altNames: [] });
+  const csr = {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { name: csrName },
+    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: CLIENT_SIGNER, usages: [...CLIENT_USAGES] },
+  };
+  await kubectl(['apply', '-f', '-'], JSON.stringify(csr));
+  await kubectl(['certificate', 'approve', csrName]);
+  const certificate = await eventually('the node certificate', async () => {
+    const issued = (await kubectl(['get', 'csr', csrName, '-o', 'jsonpath={.status.certificate}'])).trim();
+    return issued === '' ? undefined : issued;
+  });
+  return { certPem: Buffer.from(certificate, 'base64').toString('utf8'), keyPem };
 }
 
 async function rejectsForbidden(what: string, call: () => Promise<unknown>): Promise<void> {
@@ -129,7 +153,9 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
   const serviceAccount = `${release}-nodelet`;
   const nodeName = `rbac-${suffix}-nodelet`;
   const admin = new KubeConfig();
+  const csrName = `rbac-${suffix}-client`;
   let rbacManifest = '';
+  let serviceAccountToken = '';
   let agentConfig: KubeConfig;
   /** The same service-account token through the agent's own client, for the code under test. */
   let agentKube: KubeClient;
@@ -149,9 +175,10 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     rbacManifest = rendered.stdout;
     await kubectl(['create', 'namespace', namespace]);
     await kubectl(['apply', '-f', '-'], rbacManifest);
-    const token = (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=10m'])).trim();
-    agentConfig = tokenKubeConfig(admin, token);
-    agentKube = tokenKubeClient(process.env.KUBECONFIG, token);
+    serviceAccountToken = (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=10m'])).trim();
+    const pair = await nodeCertificate(nodeName, csrName);
+    agentConfig = userKubeConfig(admin, { certData: Buffer.from(pair.certPem).toString('base64'), keyData: Buffer.from(pair.keyPem).toString('base64') });
+    agentKube = nodeKubeClient(process.env.KUBECONFIG, pair);
     await kubectl(['create', 'configmap', 'cm', '-n', namespace, '--from-literal=k=v']);
     await kubectl(['create', 'secret', 'generic', 'sec', '-n', namespace, '--from-literal=k=v']);
     await eventually('the default service account', () => kubectl(['get', 'serviceaccount', 'default', '-n', namespace]));
@@ -164,6 +191,7 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     await leases.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
     await adminCore.deleteNode({ name: nodeName }).catch(() => undefined);
     await kubectl(['delete', 'nodeagent', nodeName, '--ignore-not-found']).catch(() => undefined);
+    await kubectl(['delete', 'csr', csrName, '--ignore-not-found']).catch(() => undefined);
     if (rbacManifest !== '') await kubectl(['delete', '-f', '-', '--ignore-not-found'], rbacManifest).catch(() => undefined);
     await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']).catch(() => undefined);
   });
@@ -215,6 +243,12 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
           nodeName,
           tolerations: [{ key: 'nodelet.dev/agent', operator: 'Exists' }],
           containers: [{ name: 'main', image: 'busybox:1.35' }],
+          // What the node may read is what its pods reference (the Node authorizer's graph).
+          volumes: [
+            { name: 'cm', configMap: { name: 'cm' } },
+            { name: 'sec', secret: { secretName: 'sec' } },
+            { name: 'claim', persistentVolumeClaim: { claimName: 'claim' } },
+          ],
         },
       },
     });
@@ -280,6 +314,8 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     assert.deepEqual(list.items.map((e: CoreV1Event) => e.count), [2]);
 
     const volumes = createVolumeSourceApi(agentKube);
+    // The authorizer learns the pod's references from a watch: the first read may come before it.
+    await eventually('the pod\'s ConfigMap readable by its node', () => volumes.readConfigMap(namespace, 'cm'));
     assert.equal((await volumes.readConfigMap(namespace, 'cm'))?.data?.k, 'v');
     assert.equal(Buffer.from((await volumes.readSecret(namespace, 'sec'))?.data?.k ?? '', 'base64').toString(), 'v');
     const token = await volumes.requestServiceAccountToken({
@@ -296,8 +332,9 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     await adminCore.createPersistentVolume({ body: { metadata: { name: pvName }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: pvName, hostPath: { path: '/tmp/nodelet-rbac-pv' } } } });
     try {
       await adminCore.createNamespacedPersistentVolumeClaim({ namespace, body: { metadata: { name: 'claim' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: pvName, resources: { requests: { storage: '1Gi' } } } } });
-      assert.equal((await volumes.readPersistentVolumeClaim(namespace, 'claim'))?.metadata?.name, 'claim');
-      assert.equal((await volumes.readPersistentVolume(pvName))?.metadata?.name, pvName);
+      assert.equal((await eventually('the claim readable by the node', () => volumes.readPersistentVolumeClaim(namespace, 'claim')))?.metadata?.name, 'claim');
+      // Readable once the claim is bound to it (the graph's claim → volume edge).
+      assert.equal((await eventually('the bound volume readable by the node', () => volumes.readPersistentVolume(pvName)))?.metadata?.name, pvName);
     } finally {
       await adminCore.deletePersistentVolume({ name: pvName });
     }
@@ -347,13 +384,13 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
     assert.equal(await access.allowed({ ...ask, user }), false);
   });
 
-  it('is refused everything outside its rules', async () => {
+  it("is refused what is not its node's", async () => {
     const core = agentConfig.makeApiClient(CoreV1Api);
     await rejectsForbidden('listing secrets', () => core.listNamespacedSecret({ namespace }));
-    await rejectsForbidden('deleting a Node', () => core.deleteNode({ name: nodeName }));
+    await rejectsForbidden('deleting another Node', () => core.deleteNode({ name: `${nodeName}-other` }));
     await rejectsForbidden('creating a pod', () => core.createNamespacedPod({ namespace, body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] } } }));
     await rejectsForbidden('a lease outside kube-node-lease', () =>
-      agentConfig.makeApiClient(CoordinationV1Api).createNamespacedLease({ namespace, body: { metadata: { name: 'x' }, spec: {} } }),
+      agentConfig.makeApiClient(CoordinationV1Api).createNamespacedLease({ namespace, body: { metadata: { name: nodeName }, spec: {} } }),
     );
     // The spec is the user's: the agent only reads it and writes status.
     await rejectsForbidden('patching a NodeAgent', () =>
@@ -363,5 +400,16 @@ describe("the chart's RBAC, used by nodelet's own modules", () => {
       ),
     );
   });
-});
 
+  it('gives the agent\'s ServiceAccount nothing but the certificate request', async () => {
+    const sa = userKubeConfig(admin, { token: serviceAccountToken });
+    const core = sa.makeApiClient(CoreV1Api);
+    await rejectsForbidden('reading a secret', () => core.readNamespacedSecret({ name: 'sec', namespace }));
+    await rejectsForbidden('listing pods', () => core.listPodForAllNamespaces());
+    await rejectsForbidden('reading its Node', () => core.readNode({ name: nodeName }));
+    await rejectsForbidden('creating a token', () => core.createNamespacedServiceAccountToken({ name: 'default', namespace, body: { spec: { audiences: [] } } }));
+    // What system:node-bootstrapper allows: reading certificate requests.
+    const csrs = JSON.parse(await kubectl(['get', '--raw', '/apis/certificates.k8s.io/v1/certificatesigningrequests'])) as { items: unknown[] };
+    assert.ok(csrs.items.length > 0);
+  });
+});

@@ -29,7 +29,6 @@ import type {
   V1Deployment,
   V1PolicyRule,
   V1Role,
-  V1RoleBinding,
   V1Secret,
   V1Service,
   V1StatefulSet,
@@ -191,16 +190,14 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
   });
 
-  it('requests the serving certificate through the CSR API when agent.rotateServerCertificates is set, with the CSR rights only then', async () => {
+  it('requests the serving certificate through the CSR API when agent.rotateServerCertificates is set, with no CSR right of its own', async () => {
     const objects = await renderChart({ set: ['agent.rotateServerCertificates=true'] });
     const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
     const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
     assert.ok(settings !== 'help');
     assert.equal(settings.nodeServer.rotateServerCertificates, true);
-    const verbs = verbsByResource([oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-agent')]);
-    assert.deepEqual(verbs['certificates.k8s.io/certificatesigningrequests'], ['create', 'get', 'list', 'watch']);
-    // No right to approve or sign: an operator approves.
-    assert.equal(Object.keys(verbs).some((k) => k.startsWith('certificates.k8s.io/') && k !== 'certificates.k8s.io/certificatesigningrequests'), false);
+    // The node requests it as itself: the Node authorizer's rules cover CSRs; the chart adds none.
+    assert.equal(allOf<V1ClusterRole>(objects, 'ClusterRole').filter((r) => r.metadata?.name !== 'rel-nodelet-approver').some((r) => Object.keys(verbsByResource([r])).some((k) => k.startsWith('certificates.k8s.io/'))), false);
   });
 
   it('passes the security settings to the agent: unsafe sysctls and the seccomp default, off unless set', async () => {
@@ -228,7 +225,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(settings.clusterDomain, 'example.local');
   });
 
-  it('passes reservations, image pull limits and a static pod directory to the agent, with the mount and the mirror-pod verb', async () => {
+  it('passes reservations, image pull limits and a static pod directory to the agent, with the mount', async () => {
     const objects = await renderChart({
       set: [
         'node.systemReserved.cpu=100m',
@@ -250,8 +247,6 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(settings.podManifestPath, '/etc/kubernetes/nodelet-manifests');
     assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/etc/kubernetes/nodelet-manifests' && m.readOnly === true));
     assert.ok((ds.spec?.template.spec?.volumes ?? []).some((v) => v.hostPath?.path === '/etc/kubernetes/nodelet-manifests'));
-    const verbs = verbsByResource([oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-agent')]);
-    assert.deepEqual(verbs['core/pods'], ['create', 'delete', 'list', 'watch'], 'mirror pods are created by the agent');
     const defaults = parseSettings(expandArgs((containerOf(daemonSet, 'agent').args ?? []).slice(1), { NODE_NAME: 'w', NODE_IP: '192.0.2.10' }), {});
     assert.ok(defaults !== 'help');
     assert.deepEqual(defaults.imagePulls, { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 });
@@ -334,33 +329,53 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(bridge?.ipam?.dataDir, '/run/nodelet-containerd/cni/networks');
   });
 
-  it('grants exactly the verbs the agent uses, leases only in kube-node-lease', () => {
-    const clusterRole = oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-agent');
-    assert.deepEqual(verbsByResource([clusterRole]), {
-      'core/nodes': ['create', 'get', 'patch'],
-      'core/nodes/status': ['patch'],
-      'core/pods': ['delete', 'list', 'watch'],
-      'core/pods/status': ['patch'],
-      'core/events': ['create', 'patch'],
-      'core/configmaps': ['get'],
-      'core/secrets': ['get'],
-      'core/persistentvolumeclaims': ['get'],
-      'core/persistentvolumes': ['get'],
-      'core/services': ['list', 'watch'],
-      'node.k8s.io/runtimeclasses': ['get'],
-      'core/serviceaccounts/token': ['create'],
-      'nodelet.dev/nodeagents': ['create', 'get', 'watch'],
-      'nodelet.dev/nodeagents/status': ['update'],
-      'authentication.k8s.io/tokenreviews': ['create'],
-      'authorization.k8s.io/subjectaccessreviews': ['create'],
-    });
-    const role = oneOf<V1Role>(objects, 'Role', 'rel-nodelet-agent-lease');
-    assert.equal(role.metadata?.namespace, 'kube-node-lease');
-    assert.deepEqual(verbsByResource([role]), { 'coordination.k8s.io/leases': ['create', 'get', 'update'] });
+  it('gives the agent\'s service account only the bootstrap, and its node identity only its own NodeAgent beyond the Node authorizer', () => {
     const subject = { kind: 'ServiceAccount', name: 'rel-nodelet', namespace: 'nodelet-system' };
-    assert.deepEqual(oneOf<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding').subjects, [subject]);
-    assert.deepEqual(oneOf<V1RoleBinding>(objects, 'RoleBinding').subjects, [subject]);
-    assert.equal(oneOf<V1RoleBinding>(objects, 'RoleBinding').metadata?.namespace, 'kube-node-lease');
+    const bindings = allOf<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding');
+    const bootstrap = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === subject.name && s.kind === 'ServiceAccount'));
+    assert.deepEqual(bootstrap.map((b) => [b.roleRef.name, b.subjects]), [['system:node-bootstrapper', [subject]]]);
+    // No namespaced rights anywhere (leases come from the Node authorizer now).
+    assert.equal(objects.some((o) => o.kind === 'Role' || o.kind === 'RoleBinding'), false);
+    const nodeBinding = oneOf<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'rel-nodelet-node');
+    assert.deepEqual(nodeBinding.subjects, [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' }]);
+    assert.deepEqual(verbsByResource([oneOf<V1ClusterRole>(objects, 'ClusterRole', nodeBinding.roleRef.name)]), {
+      'nodelet.dev/nodeagents': ['create', 'get', 'list', 'watch'],
+      'nodelet.dev/nodeagents/status': ['update'],
+    });
+    const policy = oneOf<KubernetesObject & { spec: { matchConstraints: { resourceRules: { resources: string[]; operations: string[] }[] }; validations: { expression: string; reason: string }[] } }>(objects, 'ValidatingAdmissionPolicy');
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules.map((r) => [r.resources, r.operations]), [[['nodeagents', 'nodeagents/status'], ['CREATE', 'UPDATE', 'DELETE']]]);
+    assert.equal(policy.spec.validations[0]?.reason, 'Forbidden');
+    const policyBinding = oneOf<KubernetesObject & { spec: { policyName: string; validationActions: string[] } }>(objects, 'ValidatingAdmissionPolicyBinding');
+    assert.deepEqual(policyBinding.spec, { policyName: policy.metadata?.name, validationActions: ['Deny'] });
+  });
+
+  it('mounts the service account token into the agent container only, and bootstraps the node identity from it', () => {
+    const pod = daemonSet.spec?.template.spec;
+    assert.equal(pod?.automountServiceAccountToken, false);
+    const mounting = (pod?.containers ?? []).filter((c) => (c.volumeMounts ?? []).some((m) => m.name === 'bootstrap-token'));
+    assert.deepEqual(mounting.map((c) => c.name), ['agent']);
+    const token = (pod?.volumes ?? []).find((v) => v.name === 'bootstrap-token');
+    assert.deepEqual(token?.projected?.sources?.[0]?.serviceAccountToken, { path: 'token', expirationSeconds: 3600 });
+    const agent = containerOf(daemonSet, 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.credentials, { bootstrap: { kind: 'service-account' }, rotate: true });
+    assert.equal(settings.certDir, '/var/lib/nodelet/pki');
+  });
+
+  it('runs the CSR approver with exactly the rights it uses, told which service account and suffix make an agent', () => {
+    const approver = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-approver');
+    const container = approver.spec?.template.spec?.containers[0];
+    assert.deepEqual(container?.args, ['approver', '--agent-service-account=nodelet-system:rel-nodelet', '--node-name-suffix=-nodelet', '--log-level=info']);
+    assert.equal(approver.spec?.template.spec?.securityContext?.runAsNonRoot, true);
+    const role = oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-approver');
+    assert.deepEqual(verbsByResource([role]), {
+      'certificates.k8s.io/certificatesigningrequests': ['get', 'list', 'watch'],
+      'certificates.k8s.io/certificatesigningrequests/approval': ['update'],
+      'certificates.k8s.io/signers': ['approve'],
+      'core/nodes': ['get'],
+    });
+    assert.deepEqual(role.rules?.find((r) => r.resources?.includes('signers'))?.resourceNames, ['kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']);
   });
 
   it('runs an internal Redis StatefulSet without persistence, and points the agent at its Service', () => {
@@ -401,7 +416,7 @@ describe('the nodelet chart, rendered with other values', () => {
     assert.ok(!allOf<V1Service>(objects, 'Service').some((s) => s.metadata?.name === 'rel-nodelet-redis'));
     const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
     assert.equal(envOf(agent, 'REDIS_URL')?.value, 'redis://queue.example:6380/2');
-    const dashboard = oneOf<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
+    const dashboard = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec?.template.spec?.containers[0];
     assert.equal(envOf(dashboard!, 'REDIS_URL')?.value, 'redis://queue.example:6380/2');
   });
 
@@ -426,23 +441,23 @@ describe('the nodelet chart, rendered with other values', () => {
   it('uses an existing token Secret instead of generating one', async () => {
     const objects = await renderChart({ set: ['dashboard.auth.existingSecret=my-token'] });
     assert.equal(allOf(objects, 'Secret').length, 0);
-    const container = oneOf<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
+    const container = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec?.template.spec?.containers[0];
     assert.equal(envOf(container!, 'NODELET_DASHBOARD_TOKEN')?.valueFrom?.secretKeyRef?.name, 'my-token');
   });
 
   it('serves the dashboard without authentication only when auth.disabled is set', async () => {
     const objects = await renderChart({ set: ['dashboard.auth.disabled=true'] });
-    const container = oneOf<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
+    const container = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec?.template.spec?.containers[0];
     assert.ok(container?.args?.includes('--no-auth'));
     assert.equal(envOf(container!, 'NODELET_DASHBOARD_TOKEN'), undefined);
     assert.equal(allOf(objects, 'Secret').length, 0);
-    const settings = dashboardSettings(oneOf<V1Deployment>(objects, 'Deployment'), {});
+    const settings = dashboardSettings(oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard'), {});
     assert.ok(settings !== 'help');
     assert.equal(settings.auth.kind, 'none');
   });
 
   it("passes arguments the dashboard's own flag parser accepts: all interfaces, the token, read-only", async () => {
-    const settings = dashboardSettings(oneOf<V1Deployment>(await renderChart(), 'Deployment'), { NODELET_DASHBOARD_TOKEN: 'from-the-secret' });
+    const settings = dashboardSettings(oneOf<V1Deployment>(await renderChart(), 'Deployment', 'rel-nodelet-dashboard'), { NODELET_DASHBOARD_TOKEN: 'from-the-secret' });
     assert.ok(settings !== 'help');
     assert.deepEqual(settings.listen, { host: '0.0.0.0', port: 8080 });
     assert.equal(settings.redisUrl, 'redis://rel-nodelet-redis.nodelet-system.svc:6379');
@@ -452,7 +467,7 @@ describe('the nodelet chart, rendered with other values', () => {
 
   it('renders no dashboard when it is disabled', async () => {
     const objects = await renderChart({ set: ['dashboard.enabled=false'] });
-    assert.equal(allOf(objects, 'Deployment').length, 0);
+    assert.deepEqual(allOf(objects, 'Deployment').map((d) => d.metadata?.name), ['rel-nodelet-approver']);
     assert.ok(!allOf<V1Service>(objects, 'Service').some((s) => s.metadata?.name === 'rel-nodelet-dashboard'));
   });
 
@@ -563,7 +578,7 @@ describe('the nodelet chart, installed into the test cluster', () => {
   const release = `it-${suffix}`;
   const fullname = `${release}-nodelet`;
   // No node has this label: nothing of the chart is scheduled onto the test node.
-  const nowhere = ['agent.nodeSelector.nodelet\\.dev/never=true', 'redis.nodeSelector.nodelet\\.dev/never=true', 'dashboard.nodeSelector.nodelet\\.dev/never=true'];
+  const nowhere = ['agent.nodeSelector.nodelet\\.dev/never=true', 'redis.nodeSelector.nodelet\\.dev/never=true', 'dashboard.nodeSelector.nodelet\\.dev/never=true', 'approver.nodeSelector.nodelet\\.dev/never=true'];
   let installOutput = '';
 
   before(async () => {
@@ -584,7 +599,7 @@ describe('the nodelet chart, installed into the test cluster', () => {
     assert.equal(manifest.code, 0, manifest.stderr);
     const objects = parseManifests(manifest.stdout);
     const kinds = new Set(objects.map((o) => o.kind));
-    for (const kind of ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'Secret', 'Service', 'DaemonSet', 'StatefulSet', 'Deployment']) {
+    for (const kind of ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ConfigMap', 'Secret', 'Service', 'DaemonSet', 'StatefulSet', 'Deployment']) {
       assert.ok(kinds.has(kind), `the release has no ${kind}`);
     }
     for (const object of objects) {
@@ -608,7 +623,7 @@ describe('the nodelet chart, installed into the test cluster', () => {
   it('has pod templates the API server would admit as pods (priority class, privileges, mounts)', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', namespace]);
     const workloads = parseManifests(manifest.stdout).filter((o) => ['DaemonSet', 'StatefulSet', 'Deployment'].includes(o.kind ?? ''));
-    assert.equal(workloads.length, 3);
+    assert.equal(workloads.length, 4);
     for (const workload of workloads as V1DaemonSet[]) {
       const template = workload.spec?.template;
       const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `dry-run-${workload.kind?.toLowerCase() ?? ''}`, labels: template?.metadata?.labels }, spec: template?.spec };
@@ -640,15 +655,17 @@ describe('the nodelet chart, installed into the test cluster', () => {
     const result = await helm(['install', `${release}-bad`, CHART_DIR, '--namespace', namespace, '--set', 'agent.concurrency=0']);
     assert.notEqual(result.code, 0);
     assert.ok(result.stderr.includes(SCHEMA_ERROR), result.stderr);
-    assert.equal(await exists('clusterrole', `${release}-bad-nodelet-agent`), false);
+    assert.equal(await exists('clusterrole', `${release}-bad-nodelet-node`), false);
   });
 
-  it('removes its cluster-wide objects and the lease Role on uninstall', async () => {
+  it('removes its cluster-wide objects on uninstall', async () => {
     const uninstall = await helm(['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s']);
     assert.equal(uninstall.code, 0, uninstall.stderr);
-    assert.equal(await exists('clusterrole', `${fullname}-agent`), false);
-    assert.equal(await exists('clusterrolebinding', `${fullname}-agent`), false);
-    assert.equal(await exists('role', `${fullname}-agent-lease`, 'kube-node-lease'), false);
+    assert.equal(await exists('clusterrole', `${fullname}-node`), false);
+    assert.equal(await exists('clusterrolebinding', `${fullname}-agent-bootstrap`), false);
+    assert.equal(await exists('clusterrole', `${fullname}-approver`), false);
+    assert.equal(await exists('validatingadmissionpolicy', `${fullname}-own-nodeagent`), false);
+    assert.equal(await exists('validatingadmissionpolicybinding', `${fullname}-own-nodeagent`), false);
     // helm never deletes crds/: the running agent's NodeAgent lives there.
     assert.equal(await exists('crd', 'nodeagents.nodelet.dev'), true);
   });

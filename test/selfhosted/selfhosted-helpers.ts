@@ -41,7 +41,7 @@ export function installValues(env: { bridge: string; subnet: string; redisUrl: s
       cni: { bridge: env.bridge, subnet: env.subnet, ipMasq: false },
     },
     // The API server verifies node server certificates with the cluster CA: ask for one (approved
-    // by this suite, as an operator would).
+    // by the chart's approver, as the agent's client certificate is).
     agent: {
       rotateServerCertificates: true,
       // The harness runs no kube-proxy and blackholes the service range: the in-cluster config's
@@ -50,6 +50,8 @@ export function installValues(env: { bridge: string; subnet: string; redisUrl: s
       extraEnv: [{ name: 'KUBERNETES_SERVICE_HOST', value: env.apiHost }, { name: 'KUBERNETES_SERVICE_PORT', value: env.apiPort }],
     },
     dashboard: { hostNetwork: true, port: DASHBOARD_PORT },
+    // The approver reaches the API server the same way (no kube-proxy here).
+    approver: { extraEnv: [{ name: 'KUBERNETES_SERVICE_HOST', value: env.apiHost }, { name: 'KUBERNETES_SERVICE_PORT', value: env.apiPort }] },
   };
 }
 
@@ -81,44 +83,14 @@ export async function sandboxIds(uid: string, where: 'in-pod' | 'host'): Promise
   return out.split('\n').filter((l) => l !== '');
 }
 
-/** Approves the kubelet-serving CSRs one requester makes, in the background, until stopped. */
-export class CsrApprover {
-  readonly approved: string[] = [];
-  private stopped = false;
-  private readonly loop: Promise<void>;
-
-  constructor(private readonly username: string) {
-    this.loop = this.run();
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      await this.approvePending().catch((error: unknown) => { console.log(`# csr approver: ${String(error)}`); });
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-
-  private async approvePending(): Promise<void> {
-    const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: Csr[] };
-    for (const csr of list.items) {
-      const pending = (csr.status?.conditions ?? []).length === 0;
-      if (pending && csr.spec.username === this.username && csr.spec.signerName === 'kubernetes.io/kubelet-serving') {
-        await kubectl(['certificate', 'approve', csr.metadata.name]);
-        this.approved.push(csr.metadata.name);
-      }
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.loop;
-  }
-}
-
-interface Csr {
-  metadata: { name: string };
-  spec: { username: string; signerName: string };
-  status?: { conditions?: unknown[] };
+/**
+ * Deletes the certificate requests the agent of `release` made (as its ServiceAccount or as its
+ * Node): the API server keeps them an hour after issue, and a later run must see only its own.
+ */
+export async function deleteAgentCsrs(usernames: readonly string[]): Promise<void> {
+  const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: { metadata: { name: string }; spec: { username: string } }[] };
+  const names = list.items.filter((c) => usernames.includes(c.spec.username)).map((c) => c.metadata.name);
+  if (names.length > 0) await kubectl(['delete', 'csr', ...names, '--ignore-not-found']);
 }
 
 /** What an install leaves on the host, each a list of descriptions (empty: nothing). */

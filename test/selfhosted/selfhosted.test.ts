@@ -17,13 +17,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1CertificateSigningRequest, V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { CHART_DIR, REPO_DIR, helm } from '../integration/helm-chart-helpers.js';
 import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome, podEvents, requireCluster } from '../e2e/helpers.js';
 import {
-  CsrApprover,
   DASHBOARD_PORT,
+  deleteAgentCsrs,
   PasswordRedis,
   PULL_SINK,
   describeLeftovers,
@@ -47,6 +47,8 @@ const SELF_POD_CIDR = process.env.SELF_POD_CIDR ?? '';
 const WORKLOAD_NS = 'selfhosted-workload';
 const MARKER = 'hello from the self-hosted node';
 const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
+/** Who the agent is to the API server: its ServiceAccount (the bootstrap), then its Node. */
+const AGENT_USERS = [`system:serviceaccount:${NAMESPACE}:${RELEASE}`, `system:node:${SELF_NODE}`];
 /** The shared bind mounts the suite made (makeSharedMounts): not leftovers of the install. */
 let sharedMounts: string[] = [];
 /** The suite's own Redis with a password (the Redis-password step): stopped in after(), whatever happens. */
@@ -151,7 +153,6 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   const started = Date.now();
   let valuesDir = '';
   let valuesFile = '';
-  let approver: CsrApprover | undefined;
   let agentUid = '';
   let workloadUid = '';
   let identity = '';
@@ -188,17 +189,16 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
       return out.code === 0 && out.stdout.trim() === '' ? true : undefined;
     }, 120_000);
     sharedMounts = await makeSharedMounts();
+    await deleteAgentCsrs(AGENT_USERS);
     const t0 = Date.now();
     const { stdout } = await run('bash', [path.join(REPO_DIR, 'image/import.sh')], { timeout: 15 * 60_000 });
     console.log(`# image/import.sh (build if needed, import into the host's containerd): ${((Date.now() - t0) / 1000).toFixed(1)} s: ${stdout.trim()}`);
     valuesDir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-selfhosted-'));
     valuesFile = path.join(valuesDir, 'values.json');
     await writeFile(valuesFile, JSON.stringify(installValues({ bridge: SELF_BRIDGE, subnet: SELF_POD_CIDR, redisUrl: process.env.REDIS_URL ?? '', apiHost: NODE_IP, apiPort: '6443' })));
-    approver = new CsrApprover(`system:serviceaccount:${NAMESPACE}:${RELEASE}`);
   });
 
   after(async () => {
-    await approver?.stop();
     await cleanUp().finally(async () => passwordRedis?.stop());
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
     console.log(`# selfhosted suite wall time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -221,6 +221,22 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     const ds = JSON.parse(await kubectl(['get', 'daemonset', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as V1DaemonSet;
     // Scheduled on the bootstrap node only: never on its own Node (the chart's affinity).
     assert.equal(ds.status?.desiredNumberScheduled, 1);
+  });
+
+  step("works as its own Node: the client certificate bootstrapped with its pod's token, the serving one requested as the node, both approved by the chart's approver", async () => {
+    const csrs = await eventually('the serving request approved too', async () => {
+      const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
+      const mine = list.items.filter((c) => AGENT_USERS.includes(c.spec.username ?? ''));
+      return mine.some((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving' && c.status?.certificate !== undefined) ? mine : undefined;
+    }, 60_000);
+    const verdicts = csrs.map((c) => `${c.spec.signerName} by ${c.spec.username}: ${(c.status?.conditions ?? []).map((x) => `${x.type}/${x.reason ?? ''}`).join(',')}`).sort();
+    console.log(`# the agent's certificate requests:\n${verdicts.map((v) => `#   ${v}`).join('\n')}`);
+    assert.deepEqual(verdicts, [
+      `kubernetes.io/kube-apiserver-client-kubelet by system:serviceaccount:${NAMESPACE}:${RELEASE}: Approved/NodeletAutoApproved`,
+      `kubernetes.io/kubelet-serving by system:node:${SELF_NODE}: Approved/NodeletAutoApproved`,
+    ]);
+    const client = csrs.find((c) => c.spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet');
+    assert.deepEqual(client?.spec.extra?.['authentication.kubernetes.io/node-name'], [NODE_NAME], "the bootstrap token was bound to the agent's pod on the bootstrap node");
   });
 
   step("keeps the in-pod containerd's pulls on loopback; the workload's images are imported into it", async () => {
@@ -402,6 +418,7 @@ async function cleanUp(): Promise<void> {
   await kubectl(['delete', 'namespace', NAMESPACE, SECOND_NAMESPACE, '--ignore-not-found', '--wait=false']).catch(() => '');
   await kubectl(['delete', 'node', SELF_NODE, '--ignore-not-found']).catch(() => '');
   await kubectl(['delete', 'nodeagent', SELF_NODE, '--ignore-not-found']).catch(() => '');
+  await deleteAgentCsrs(AGENT_USERS).catch(() => undefined);
   let found = await hostLeftovers(SELF_BRIDGE);
   if (found.processes.length === 0 && found.mounts.every((m) => sharedMounts.includes(m))) {
     for (const dir of sharedMounts) await run('umount', [dir]);

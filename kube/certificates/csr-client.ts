@@ -1,12 +1,12 @@
 /**
- * The serving-certificate manager's certificates.k8s.io/v1 calls, with the node's credentials.
+ * A certificate manager's certificates.k8s.io/v1 calls, with the credentials of `kube`.
  * `spec.request` and `status.certificate` are bytes in the API: base64 of the PEM in JSON, and
  * client-node passes such strings through as they are, so the encoding is done here.
  */
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
-import type { KubeClient } from '../kube/client.js';
-import { CertificatesV1Client } from '../kube/groups.js';
-import type { CsrClient, CsrState } from './serving-cert-manager.js';
+import type { KubeClient } from '../client.js';
+import { CertificatesV1Client } from '../groups.js';
+import type { CsrClient, CsrState } from './certificate-manager.js';
 
 /** The state a CSR object is in. */
 export function csrStateOf(csr: V1CertificateSigningRequest): CsrState {
@@ -17,8 +17,13 @@ export function csrStateOf(csr: V1CertificateSigningRequest): CsrState {
   return encoded === '' ? { phase: 'pending' } : { phase: 'issued', certPem: Buffer.from(encoded, 'base64').toString('utf8') };
 }
 
-/** A {@link CsrClient} through `kube` (the node's credentials, so the request names the node). */
-export function apiCsrClient(kube: KubeClient, nodeName: string): CsrClient {
+/**
+ * A {@link CsrClient} through `kube`: the API server records whoever `kube` authenticates as in the
+ * request (`spec.username`, `spec.groups`, `spec.extra`), which is what an approver checks.
+ * `namePrefix` starts the object's generated name (the kubelet's are `csr-<random>`; the purpose
+ * and the node's name say whose it is at a glance).
+ */
+export function apiCsrClient(kube: KubeClient, namePrefix: string): CsrClient {
   const api = new CertificatesV1Client(kube);
   return {
     async create(request) {
@@ -26,8 +31,7 @@ export function apiCsrClient(kube: KubeClient, nodeName: string): CsrClient {
         body: {
           apiVersion: 'certificates.k8s.io/v1',
           kind: 'CertificateSigningRequest',
-          // The kubelet's are `csr-<random>`; the node's name says whose it is at a glance.
-          metadata: { generateName: `nodelet-serving-${nodeName}-` },
+          metadata: { generateName: namePrefix },
           spec: { request: Buffer.from(request.csrPem, 'utf8').toString('base64'), signerName: request.signerName, usages: [...request.usages] },
         },
       });
