@@ -14,10 +14,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# `npm install`, not `npm ci`, until package-lock.json lists the optional platform packages of
-# msgpackr-extract (the registry this repository is developed against has none, so `npm ci` calls
-# the lock out of sync; see test/test-all.sh). `npm install` installs exactly the locked versions.
-RUN npm install --no-audit --no-fund
+# Exactly the lock (npm ci refuses a lock out of sync with package.json).
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY cmd ./cmd
 COPY server ./server
@@ -45,8 +43,8 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-# Production dependencies only (the same `npm install` caveat as above).
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+# Production dependencies only, exactly the lock's.
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY --from=build /src/dist ./dist
 # The CRI client loads the proto at run time, from ../../cri/api.proto relative to dist/cri/.

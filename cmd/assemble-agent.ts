@@ -26,6 +26,7 @@ import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { KubeClient } from '../kube/client.js';
 import { connectAgentKube, type AgentKube } from './assembly/credentials.js';
+import { buildHealthz } from './assembly/healthz.js';
 import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
 import { NodePressureState } from '../controllers/eviction/node-pressure-state.js';
 import type { GcManager } from '../controllers/gc/gc-manager.js';
@@ -90,8 +91,7 @@ export interface AgentOverrides {
 export async function assembleAgent(settings: AgentSettings, logger: Logger, overrides: AgentOverrides = {}): Promise<AssembledAgent> {
   const clock = overrides.clock ?? systemClock;
   // One client for every API call: a kubeconfig file, the pod's service account, or the node's own
-  // certificate from a bootstrap credential.
-  // A test's client stays the test's to close.
+  // certificate from a bootstrap credential (a test's client stays the test's to close).
   const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger) : { kube: overrides.kube, stop: () => undefined };
   const { kube } = agentKube;
   const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
@@ -123,6 +123,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
   const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
+  // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
+  const healthz = buildHealthz(core, { housekeeping, podSource: store, pleg });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
   queue.onResync((cause) => {
     logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
@@ -143,16 +145,10 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     resync: { setPeriodMs: (ms: number) => { resync?.setPeriodMs(ms); } },
   };
 
-  const nodeAgent = buildNodeAgentController({
-    kube,
-    nodeName: settings.nodeName,
-    flags: settings,
-    live,
-    health: { runtimeReadiness: readiness, runtimeVersion: formatRuntimeVersion(runtimeVersion), queue, source: store, node, pleg },
-    clock,
-    logger,
-  });
+  const nodeAgent = buildNodeAgentController({ kube, nodeName: settings.nodeName, flags: settings, live, clock, logger,
+    health: { runtimeReadiness: readiness, runtimeVersion: formatRuntimeVersion(runtimeVersion), queue, source: store, node, pleg } });
   const start = async (): Promise<void> => {
+    healthz?.start();
     // The first resync is one period from now; created first so a NodeAgent period applies to it.
     resync = startResyncLoop({ resyncAll: () => { store.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock, logger: logger.child({ component: 'resync' }) });
     node.start();
@@ -172,6 +168,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await server.start();
     pleg.start();
     housekeeping.start();
+    healthz?.loopsStarted();
     gc.start();
     logRotation.start();
     eviction.start();
@@ -183,6 +180,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     await stopAll({ server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     agentKube.stop();
+    await healthz?.stop();
     logger.info('nodelet agent stopped; pods keep running');
   };
   return { store, queue, podSync, metrics, start, stop };

@@ -2,6 +2,7 @@
  * The agent's settings from flags, then environment, then defaults (util/flags.ts parses them).
  * Invalid values are reported as a `FlagError` naming the flag, before anything starts.
  */
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Taint } from '@kubernetes/client-node';
@@ -62,6 +63,8 @@ export interface AgentSettings {
   readonly seccompProfileRoot: string;
   /** RuntimeDefault seccomp for containers that name no profile (`--seccomp-default`; off, as the kubelet's default). */
   readonly seccompDefault: boolean;
+  /** The local health endpoint (`--healthz-port`, `--healthz-bind-address`); port 0: none. */
+  readonly healthz: { readonly address: string; readonly port: number };
   /** The node server (logs; later exec, attach, port-forward): where it listens and how it authenticates. */
   readonly nodeServer: NodeServerSettings;
   /** The garbage collector's policy (`--image-gc-*`, `--minimum-container-ttl-duration`, …); the NodeAgent's `spec.gc` overrides it. */
@@ -135,6 +138,9 @@ const FLAGS = {
   'tls-private-key-file': { type: 'string', value: 'PATH', description: "the node server's private key" },
   'rotate-server-certificates': { type: 'boolean', description: "request the node server's certificate through the CertificateSigningRequest API (kubelet-serving signer) and rotate it; an operator approves the requests" },
   'client-ca-file': { type: 'string', value: 'PATH', defaultText: 'none: bearer tokens only', description: 'CA bundle for client certificates of the node server' },
+  // As the kubelet's flags of the same names and defaults.
+  'healthz-port': { type: 'string', value: 'PORT', default: '10248', description: 'port of the local /healthz and /readyz (plain HTTP; 0: none)' },
+  'healthz-bind-address': { type: 'string', value: 'IP', default: '127.0.0.1', description: 'address of the local /healthz and /readyz' },
   'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   'manifest-url': { type: 'string', value: 'URL', defaultText: 'none', description: 'URL whose body (a Pod or a PodList) lists more static pods, polled every --http-check-frequency' },
@@ -216,6 +222,13 @@ function parseNodeServer(values: {
   return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir };
 }
 
+/** `--healthz-bind-address` and `--healthz-port`. @throws FlagError on a port out of range or an address that is not an IP. */
+function parseHealthz(address: string, rawPort: string): { address: string; port: number } {
+  if (!/^\d+$/.test(rawPort) || Number(rawPort) > 65535) throw new FlagError(`--healthz-port must be a port from 0 to 65535, got "${rawPort}"`);
+  if (isIP(address) === 0) throw new FlagError(`--healthz-bind-address must be an IP address, got "${address}"`);
+  return { address, port: Number(rawPort) };
+}
+
 /** `--redis-sentinels` and `--redis-sentinel-master` as settings; undefined without sentinels. */
 export function parseRedisSentinel(sentinels: string, masterName: string): SentinelSettings | undefined {
   try {
@@ -261,6 +274,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     allowedUnsafeSysctls: parseAllowedUnsafeSysctls(values['allowed-unsafe-sysctls']),
     seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
     seccompDefault: values['seccomp-default'],
+    healthz: parseHealthz(values['healthz-bind-address'], values['healthz-port']),
     nodeServer: parseNodeServer(values),
     gc: parseGcFlags(values),
     logRotation: parseLogRotationFlags(values),

@@ -4,11 +4,17 @@
  */
 import { pino } from 'pino';
 import { startAgent } from './agent.js';
+import { agentVersion } from '../controllers/node/agent-version.js';
 import { isFlagError } from '../util/flags.js';
 import { USAGE, parseSettings } from './flags.js';
 import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 
 async function main(argv: readonly string[]): Promise<number> {
+  // As `kubelet --version`: what runs, for support and for the image's checks.
+  if (argv[0] === '--version' || argv[0] === 'version') {
+    process.stdout.write(`nodelet ${agentVersion()} (Node.js ${process.version})\n`);
+    return 0;
+  }
   const [command, ...rest] = argv[0] === undefined || argv[0].startsWith('-') ? ['agent', ...argv] : argv;
   if (command === 'dashboard') {
     // Loaded on demand: the agent never loads the dashboard's web stack.
@@ -21,7 +27,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return runApproverCommand(rest, process.env);
   }
   if (command !== 'agent') {
-    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard, approver)\n\n${USAGE}`);
+    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard, approver, version)\n\n${USAGE}`);
     return 2;
   }
   let settings;

@@ -26,15 +26,14 @@ step() {
   fi
 }
 
-# `npm install`, not `npm ci`: the registry this machine reaches has no builds of optional
-# platform packages for other systems (msgpackr-extract-darwin-*, -win32-*, -linux-arm), so the
-# lock lists none and `npm ci` refuses it as out of sync; `npm install` installs exactly the locked
-# versions and skips optional packages it cannot get.
+# `npm ci`: exactly what package-lock.json lists, or a refusal when it is out of sync with
+# package.json (the lock carries every platform's optional packages, msgpackr-extract's included).
+# Skipped when node_modules was installed from this very lock.
 ensure_npm_packages() {
   local stamp=node_modules/.nodelet-lock.sha256 want
   want=$(sha256sum package-lock.json | cut -d' ' -f1)
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then return 0; fi
-  npm install --no-audit --no-fund && echo "$want" >"$stamp"
+  npm ci --no-audit --no-fund && echo "$want" >"$stamp"
 }
 
 cluster_was_up() {

@@ -2,7 +2,7 @@
  * The image `image/build.sh` builds holds what the Dockerfile would put in its image.
  *
  * No Docker engine exists here, so the Dockerfile is read, not run: its runtime stage's `apt-get
- * install` list, COPY lines, `npm install --omit=dev`, WORKDIR, ENV and ENTRYPOINT are parsed, and
+ * install` list, COPY lines, `npm ci --omit=dev`, WORKDIR, ENV and ENTRYPOINT are parsed, and
  * each is turned into the paths it would produce (the build stage's sources into dist/*.js, the
  * lock's production packages into node_modules/, a Debian package into the files `dpkg -L` lists on
  * this host when the host has the same version). Those paths are then looked up in the built
@@ -91,7 +91,7 @@ async function copiedPaths(line: string, build: Stage): Promise<string[]> {
   return paths;
 }
 
-/** package-lock.json entries: production ones (npm install --omit=dev) and dev ones. */
+/** package-lock.json entries: production ones (npm ci --omit=dev) and dev ones. */
 async function lockPackages(): Promise<{ prod: string[]; dev: string[] }> {
   const lock = JSON.parse(await readFile(path.join(REPO_DIR, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { dev?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }>;
@@ -160,7 +160,7 @@ describe('the image built here against the Dockerfile', () => {
   });
 
   it('has the production packages of the lock in node_modules, and no dev package', async () => {
-    assert.ok(runtime.lines.some((l) => /^RUN npm install --omit=dev\b/.test(l)), 'the Dockerfile installs production deps');
+    assert.ok(runtime.lines.some((l) => /^RUN npm ci --omit=dev\b/.test(l)), 'the Dockerfile installs exactly the production deps of the lock');
     const { prod, dev } = await lockPackages();
     const missing = prod.filter((key) => !image.files.has(`${workdir}/${key}/package.json`));
     const present = dev.filter((key) => image.files.has(`${workdir}/${key}/package.json`));

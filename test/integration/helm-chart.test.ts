@@ -363,6 +363,18 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(settings.certDir, '/var/lib/nodelet/pki');
   });
 
+  it("probes the agent on its local health endpoint: startup long enough for the certificate's approval, liveness, readiness", () => {
+    const agent = containerOf(daemonSet, 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.healthz, { address: '127.0.0.1', port: 10268 });
+    const probe = (p: typeof agent.livenessProbe): unknown => p?.httpGet === undefined ? undefined : [p.httpGet.host, p.httpGet.port, p.httpGet.path];
+    assert.deepEqual(probe(agent.startupProbe), ['127.0.0.1', 10268, '/healthz']);
+    assert.deepEqual(probe(agent.livenessProbe), ['127.0.0.1', 10268, '/healthz']);
+    assert.deepEqual(probe(agent.readinessProbe), ['127.0.0.1', 10268, '/readyz']);
+    assert.ok((agent.startupProbe?.periodSeconds ?? 0) * (agent.startupProbe?.failureThreshold ?? 0) >= 15 * 60, 'the startup probe outlasts a 15-minute wait for approval');
+  });
+
   it('runs the CSR approver with exactly the rights it uses, told which service account and suffix make an agent', () => {
     const approver = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-approver');
     const container = approver.spec?.template.spec?.containers[0];

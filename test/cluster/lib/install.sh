@@ -29,8 +29,9 @@ install_packages() {
 
 install_node_modules() {
   [[ -d $REPO_DIR/node_modules ]] && return 0
-  log "installing node_modules (npm install: the lock pins every version; see test/test-all.sh on npm ci)"
-  (cd "$REPO_DIR" && npm install --no-audit --no-fund)
+  log "installing node_modules (npm ci: exactly the lock)"
+  (cd "$REPO_DIR" && npm ci --no-audit --no-fund &&
+    sha256sum package-lock.json | cut -d' ' -f1 >node_modules/.nodelet-lock.sha256)
 }
 
 install_binaries() {
