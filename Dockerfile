@@ -25,6 +25,7 @@ COPY cri ./cri
 COPY kube ./kube
 COPY dashboard ./dashboard
 COPY approver ./approver
+COPY queue-users ./queue-users
 COPY util ./util
 RUN npm run build
 

@@ -93,6 +93,15 @@ export default tseslint.config(
     },
   },
   {
+    // queue-users/ (`nodelet redis-users`) provisions Redis users from Nodes: the queue's ACL rules,
+    // the API client and the utilities, nothing else of the agent.
+    files: ['queue-users/**/*.ts'],
+    ignores: ['queue-users/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!../kube', '!../util', '!../controllers'], message: 'queue-users/ imports only kube/, util/ and the queue (controllers/queue/)' }, { group: ['../controllers/*', '!../controllers/queue'], message: 'queue-users/ imports only the queue of controllers/' }] }],
+    },
+  },
+  {
     // The same one folder down (kube/certificates/).
     files: ['kube/*/*.ts'],
     ignores: ['kube/**/*.test.ts'],

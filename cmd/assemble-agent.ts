@@ -27,6 +27,7 @@ import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { KubeClient } from '../kube/client.js';
 import { connectAgentKube, type AgentKube } from './assembly/credentials.js';
 import { buildHealthz } from './assembly/healthz.js';
+import { buildQueue } from './assembly/queue.js';
 import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
 import { NodePressureState } from '../controllers/eviction/node-pressure-state.js';
 import type { GcManager } from '../controllers/gc/gc-manager.js';
@@ -46,7 +47,7 @@ import { createPodHousekeeping } from '../controllers/pod-events/housekeeping.js
 import { Pleg } from '../controllers/pleg/pleg.js';
 import type { DesiredPodStore } from '../controllers/pod-sources/pod-store.js';
 import { startResyncLoop, type ResyncLoop } from '../controllers/pod-sources/resync-loop.js';
-import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
+import type { ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
 import { createServiceSource } from '../controllers/services/service-source.js';
 import { PullGate } from '../reconcilers/images/pull-gate.js';
 import { RuntimeSightings } from '../reconcilers/model/runtime-sightings.js';
@@ -99,8 +100,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
   const core: AgentCore = { settings, logger, clock, kube, cri, runtimeVersion, metrics };
-  const queue = createReconcileQueue({ redisUrl: settings.redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
-  metrics.watchQueue(queue);
+  const { queue, nodeAnnotations } = await buildQueue(core);
   // Every emitter of pod events is built with the bus; the dispatcher, built last, decides.
   const podEvents = new PodEventBus();
   // What each reconcile reported of the runtime: PLEG drops the echo of the reconciler's own work.
@@ -109,7 +109,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const readiness = runtimeReadiness(cri.runtime, pleg);
   // What the Node reports of the eviction manager's conditions and thresholds (the manager writes it).
   const pressure = NodePressureState.of(settings.eviction);
-  const node = buildNodeController(core, readiness, pressure);
+  const node = buildNodeController(core, readiness, pressure, nodeAnnotations);
   const { store, staticPods } = buildSources(core, node, podEvents);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kube, logger, clock });

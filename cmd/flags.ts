@@ -38,6 +38,11 @@ export interface AgentSettings {
   readonly nodeIp: string;
   readonly criEndpoint: string;
   readonly redisUrl: string;
+  /**
+   * `--redis-node-user`: authenticate to Redis as this node's own ACL user with a password kept
+   * under the root dir, whose hash the Node carries (cmd/assembly/queue.ts).
+   */
+  readonly redisNodeUser: boolean;
   /** Reach Redis through these sentinels (`--redis-sentinels`); undefined: the URL's Redis. */
   readonly redisSentinel: SentinelSettings | undefined;
   readonly rootDir: string;
@@ -110,6 +115,7 @@ const FLAGS = {
   'node-ip': { type: 'string', value: 'IP', env: 'NODE_IP', defaultText: "the host's first IPv4 address", description: "the node's InternalIP" },
   'cri-endpoint': { type: 'string', value: 'URL', env: 'CONTAINER_RUNTIME_ENDPOINT', description: 'CRI runtime socket, unix:///path (required)' },
   'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis for the work queue' },
+  'redis-node-user': { type: 'boolean', description: "authenticate to Redis as this node's own user (nodelet-node-<node>), provisioned by `nodelet redis-users` from the hash on the Node" },
   'redis-sentinels': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_SENTINELS', default: '', description: "Redis Sentinels naming the queue's master (then --redis-url gives only password and db)" },
   'redis-sentinel-master': { type: 'string', value: 'NAME', env: 'REDIS_SENTINEL_MASTER', default: 'mymaster', description: 'the master name the sentinels know' },
   'root-dir': { type: 'string', value: 'DIR', env: 'NODELET_ROOT_DIR', default: '/var/lib/nodelet', description: 'pod data root' },
@@ -259,6 +265,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     nodeIp: nodeIp === '' ? defaultNodeIp() : nodeIp,
     criEndpoint,
     redisUrl: values['redis-url'],
+    redisNodeUser: values['redis-node-user'],
     redisSentinel: parseRedisSentinel(values['redis-sentinels'], values['redis-sentinel-master']),
     rootDir: values['root-dir'],
     podLogDir: values['pod-log-dir'],

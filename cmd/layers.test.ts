@@ -2,7 +2,8 @@
  * The layering rule, checked on every production file: an import only ever points down.
  *   cmd/ → dashboard/ (its own command; reads the queue's record format) → server/ (the node server:
  *   logs; reads the pod store and the runtime) → controllers/ → reconcilers/ → cri/ and kube/ → util/;
- *   approver/ (the cluster's CSR approver, its own command) beside reconcilers/, on kube/ and util/ alone
+ *   approver/ (the cluster's CSR approver, its own command) beside reconcilers/, on kube/ and util/ alone;
+ *   queue-users/ (`nodelet redis-users`, the Redis users of the nodes) beside server/, on the queue's ACL rules
  * (cri/ is the runtime's client, kube/ the API server's: peers that never import each other),
  * and no production file imports a test double (test/).
  *
@@ -21,7 +22,7 @@ import { describe, it } from 'node:test';
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** Rank of each top-level folder: a file may import only folders of a lower or equal rank. */
-const RANK: Readonly<Record<string, number>> = { util: 0, cri: 1, kube: 1, approver: 2, reconcilers: 2, controllers: 3, server: 4, dashboard: 5, cmd: 6 };
+const RANK: Readonly<Record<string, number>> = { util: 0, cri: 1, kube: 1, approver: 2, reconcilers: 2, controllers: 3, server: 4, 'queue-users': 4, dashboard: 5, cmd: 6 };
 
 /**
  * Ranks of the rooms inside a top-level folder. reconcilers/: the lifecycle kernel, then the

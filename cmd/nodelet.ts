@@ -26,8 +26,13 @@ async function main(argv: readonly string[]): Promise<number> {
     const { runApproverCommand } = await import('../approver/main.js');
     return runApproverCommand(rest, process.env);
   }
+  if (command === 'redis-users') {
+    // The Redis users of the nodes' queues, next to the chart's Redis; not the agent.
+    const { runRedisUsersCommand } = await import('../queue-users/main.js');
+    return runRedisUsersCommand(rest, process.env);
+  }
   if (command !== 'agent') {
-    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard, approver, version)\n\n${USAGE}`);
+    process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard, approver, redis-users, version)\n\n${USAGE}`);
     return 2;
   }
   let settings;

@@ -36,7 +36,7 @@ dpkg_opts=(--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/us
   --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
   --dpkgopt='path-exclude=/usr/share/info/*')
 # The project's files that go into /app (the Dockerfile's COPY lines of the runtime stage).
-app_sources=(cmd server controllers reconcilers cri kube dashboard approver util bin)
+app_sources=(cmd server controllers reconcilers cri kube dashboard approver queue-users util bin)
 log() { printf '[image] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 

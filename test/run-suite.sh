@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|faults-scale|image|selfhosted [files...]}
 shift
 case $suite in
-  unit) mapfile -t files < <(find cmd server controllers reconcilers cri kube util dashboard approver bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
+  unit) mapfile -t files < <(find cmd server controllers reconcilers cri kube util dashboard approver queue-users bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
   integration | e2e | faults | faults-scale | image | selfhosted)
     mapfile -t files < <(find "test/$suite" -maxdepth 1 -name '*.test.ts' | sort)
     if [[ -f .cluster/env ]]; then source .cluster/env; fi

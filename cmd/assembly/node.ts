@@ -33,7 +33,7 @@ export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAll
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-export function buildNodeController(core: AgentCore, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure): NodeController {
+export function buildNodeController(core: AgentCore, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure, annotations: Readonly<Record<string, string>>): NodeController {
   const { settings, kube, runtimeVersion, logger, clock } = core;
   return createNodeController({
     kube,
@@ -47,6 +47,7 @@ export function buildNodeController(core: AgentCore, readiness: ReturnType<typeo
     reservations: reservationsOf(settings),
     kubeletPort: settings.nodeServer.port,
     labels: settings.nodeLabels,
+    annotations,
     taints: settings.registerWithTaints,
     pressure,
   });

@@ -22,7 +22,7 @@ const facts: HostFacts = {
   hostname: 'host-a',
 };
 
-function setup(options: { labels?: Record<string, string> } = {}) {
+function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {
   const clock = createFakeClock(Date.parse('2030-01-01T00:00:00Z'));
   const nodeApi = createFakeNodeApi();
   const leaseApi = createFakeLeaseApi();
@@ -42,6 +42,7 @@ function setup(options: { labels?: Record<string, string> } = {}) {
     logger: pino({ level: 'silent' }),
     clock,
     labels: options.labels,
+    ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     taints: [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }],
     agentVersion: 'v0.1.0-nodelet',
     nodeApi,
@@ -98,6 +99,20 @@ describe('node controller', () => {
     });
     assert.deepEqual(nodeApi.calls.slice(0, 3), ['createNode', 'readNode', 'patchNode']);
     await controller.stop();
+  });
+
+  it('registers its own annotations, and brings them up to date on an existing node, keeping others', async () => {
+    const created = setup({ annotations: { 'nodelet.dev/redis-password-sha256': 'aa' } });
+    created.controller.start();
+    await settle();
+    assert.deepEqual(created.nodeApi.nodes.get('worker-1')?.metadata?.annotations, { 'nodelet.dev/redis-password-sha256': 'aa' });
+    await created.controller.stop();
+    const adopted = setup({ annotations: { 'nodelet.dev/redis-password-sha256': 'bb' } });
+    adopted.nodeApi.nodes.set('worker-1', { metadata: { name: 'worker-1', uid: 'old-uid', labels: {}, annotations: { 'nodelet.dev/redis-password-sha256': 'aa', other: 'kept' } }, spec: {} });
+    adopted.controller.start();
+    await settle();
+    assert.deepEqual(adopted.nodeApi.nodes.get('worker-1')?.metadata?.annotations, { 'nodelet.dev/redis-password-sha256': 'bb', other: 'kept' });
+    await adopted.controller.stop();
   });
 
   it('heartbeats status and lease every 10 s', async () => {

@@ -36,6 +36,8 @@ export interface NodeControllerOptions {
   readonly clock?: Clock;
   /** Extra labels set at registration and kept current; NodeRestriction-forbidden keys are refused. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Annotations set at registration and kept current (the hash of the agent's Redis password). */
+  readonly annotations?: Readonly<Record<string, string>>;
   /** Taints set when the Node is created (a node cannot change its own taints afterwards). */
   readonly taints?: readonly V1Taint[];
   readonly maxPods?: number;
@@ -113,6 +115,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     logger,
     clock,
     labels: options.labels ?? {},
+    ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     taints: options.taints ?? [],
     maxPods: options.maxPods,
     ...(options.reservations === undefined ? {} : { reservations: options.reservations }),

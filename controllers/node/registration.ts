@@ -1,7 +1,7 @@
 /**
- * Registering the Node, after the kubelet's registerWithAPIServer: create it with nodelet's labels
- * and taints; if it already exists, bring the labels nodelet owns up to date with a merge patch that
- * names only those keys, so labels others set survive. Taints are only set at creation: under
+ * Registering the Node, after the kubelet's registerWithAPIServer: create it with nodelet's labels,
+ * annotations and taints; if it already exists, bring the labels and annotations nodelet owns up to
+ * date with a merge patch that names only those keys, so what others set survives. Taints are only set at creation: under
  * NodeRestriction a node may not change its own taints.
  */
 import type { V1Node, V1Taint } from '@kubernetes/client-node';
@@ -19,6 +19,8 @@ export interface NodeSpecInput {
   readonly nodeName: string;
   /** Every label nodelet owns: defaults plus configured ones. */
   readonly labels: Readonly<Record<string, string>>;
+  /** Annotations nodelet owns (its Redis password's hash); none by default. */
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly taints: readonly V1Taint[];
 }
 
@@ -27,7 +29,7 @@ export function buildNode(input: NodeSpecInput): V1Node {
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: input.nodeName, labels: { ...input.labels } },
+    metadata: { name: input.nodeName, labels: { ...input.labels }, ...(input.annotations === undefined || Object.keys(input.annotations).length === 0 ? {} : { annotations: { ...input.annotations } }) },
     spec: input.taints.length > 0 ? { taints: [...input.taints] } : {},
   };
 }
@@ -52,10 +54,11 @@ async function reconcileExisting(options: RegisterNodeOptions): Promise<V1Node> 
     logger.warn({ node: nodeName, taints: absentTaints }, 'existing node lacks configured taints; a node may not add its own');
   }
   const labels = labelsToReconcile(existing.metadata?.labels, options.labels);
-  if (Object.keys(labels).length === 0) return existing;
-  logger.info({ node: nodeName, labels }, 'updating labels nodelet owns on the existing node');
+  const annotations = labelsToReconcile(existing.metadata?.annotations, options.annotations ?? {});
+  if (Object.keys(labels).length === 0 && Object.keys(annotations).length === 0) return existing;
+  logger.info({ node: nodeName, labels, annotations: Object.keys(annotations) }, 'updating labels and annotations nodelet owns on the existing node');
   return api.patchNode(
-    { name: nodeName, body: { metadata: { labels } } },
+    { name: nodeName, body: { metadata: { labels, annotations } } },
     PatchType.merge,
   );
 }

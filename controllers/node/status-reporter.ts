@@ -31,6 +31,8 @@ export interface NodeStatusReporterOptions {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly labels: Readonly<Record<string, string>>;
+  /** Annotations nodelet owns on its Node. */
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly taints: readonly V1Taint[];
   readonly maxPods: number | undefined;
   /** Resources held back from pods (`--system-reserved`, `--kube-reserved`); none when absent. */
@@ -95,6 +97,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       nodeName,
       // Defaults last: a configured label cannot override what nodelet must report about the host.
       labels: { ...options.labels, ...defaultNodeLabels(nodeName, facts.architecture) },
+      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
       taints: options.taints,
     });
     return current;

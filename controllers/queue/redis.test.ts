@@ -48,6 +48,13 @@ describe('Redis connection options', () => {
     assert.equal(redis.options.maxRetriesPerRequest, null);
     assert.notEqual(redis.options.host, 'ignored.example');
   });
+
+  it("takes the URL's user too with Sentinel settings (a node's own Redis user)", () => {
+    const redis = connectRedis('redis://nodelet-node-a:pw@ignored.example:1', WORKER_ROLE, SENTINEL);
+    redis.disconnect();
+    assert.equal(redis.options.username, 'nodelet-node-a');
+    assert.equal(redis.options.password, 'pw');
+  });
 });
 
 describe('a connection family (dropped at shutdown)', () => {

@@ -162,7 +162,7 @@ export class ConnectionDroppedError extends Error {
 
 /**
  * A connection of `role` to the URL's Redis, or to the master the sentinels name. In Sentinel mode
- * the URL's host is ignored; its password and `/<db>` still apply.
+ * the URL's host is ignored; its user, password and `/<db>` still apply.
  */
 export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: SentinelSettings): ConnectionFamily {
   const options = connectionOptions(role, sentinel);
@@ -171,6 +171,7 @@ export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: 
   const db = Number.parseInt(url.pathname.slice(1), 10);
   return new ConnectionFamily({
     ...options,
+    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
     ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
     ...(Number.isInteger(db) ? { db } : {}),
   });

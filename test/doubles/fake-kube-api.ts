@@ -88,8 +88,9 @@ export function createFakeNodeApi(): FakeNodeApi {
     patchNode({ name, body }) {
       enter('patchNode');
       const node = stored(name);
-      const labels = (body as { metadata?: { labels?: Record<string, string> } }).metadata?.labels;
-      return Promise.resolve(save({ ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, ...labels } } }));
+      // A merge patch of metadata: the keys it names replace, the others stay.
+      const { labels, annotations } = (body as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } }).metadata ?? {};
+      return Promise.resolve(save({ ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, ...labels }, ...(annotations === undefined ? {} : { annotations: { ...node.metadata?.annotations, ...annotations } }) } }));
     },
     patchNodeStatus({ name, body }) {
       enter('patchNodeStatus');

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { loadYaml, type KubernetesObject, type V1Container, type V1DaemonSet, type V1EnvVar } from '@kubernetes/client-node';
+import { loadYaml, type KubernetesObject, type V1ClusterRole, type V1Container, type V1DaemonSet, type V1EnvVar, type V1PolicyRule, type V1Role } from '@kubernetes/client-node';
 
 const run = promisify(execFile);
 
@@ -101,4 +101,19 @@ export function envOf(container: V1Container, name: string): V1EnvVar | undefine
 /** Expands `$(VAR)` references the way the kubelet does for args, from `values`. */
 export function expandArgs(args: readonly string[], values: Readonly<Record<string, string>>): string[] {
   return args.map((arg) => arg.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => values[name] ?? whole));
+}
+
+/** Rules as "group/resource" → sorted verbs, over every rule of the given roles. */
+export function verbsByResource(roles: readonly (V1ClusterRole | V1Role)[]): Record<string, string[]> {
+  const table: Record<string, string[]> = {};
+  const rules: V1PolicyRule[] = roles.flatMap((role) => role.rules ?? []);
+  for (const rule of rules) {
+    for (const group of rule.apiGroups ?? []) {
+      for (const resource of rule.resources ?? []) {
+        const key = `${group === '' ? 'core' : group}/${resource}`;
+        table[key] = [...new Set([...(table[key] ?? []), ...rule.verbs])].sort();
+      }
+    }
+  }
+  return table;
 }

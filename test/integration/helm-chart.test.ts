@@ -22,13 +22,9 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type {
   KubernetesObject,
-  V1ClusterRole,
-  V1ClusterRoleBinding,
   V1ConfigMap,
   V1DaemonSet,
   V1Deployment,
-  V1PolicyRule,
-  V1Role,
   V1Secret,
   V1Service,
   V1StatefulSet,
@@ -53,21 +49,6 @@ const run = promisify(execFile);
 const KUBELET_SOCKET = '/run/containerd/containerd.sock';
 const SCHEMA_ERROR = "values don't meet the specifications of the schema";
 
-/** Rules as "group/resource" → sorted verbs, over every rule of the given roles. */
-function verbsByResource(roles: readonly (V1ClusterRole | V1Role)[]): Record<string, string[]> {
-  const table: Record<string, string[]> = {};
-  const rules: V1PolicyRule[] = roles.flatMap((role) => role.rules ?? []);
-  for (const rule of rules) {
-    for (const group of rule.apiGroups ?? []) {
-      for (const resource of rule.resources ?? []) {
-        const key = `${group === '' ? 'core' : group}/${resource}`;
-        table[key] = [...new Set([...(table[key] ?? []), ...rule.verbs])].sort();
-      }
-    }
-  }
-  return table;
-}
-
 /** The value of `--name=` in `args`. */
 function flagValue(args: readonly string[], name: string): string | undefined {
   const prefix = `--${name}=`;
@@ -79,7 +60,8 @@ function dashboardSettings(deployment: V1Deployment, secretEnv: Readonly<Record<
   const container = deployment.spec?.template.spec?.containers[0];
   assert.ok(container !== undefined);
   const env: Record<string, string> = { ...secretEnv };
-  for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = variable.value;
+  // As the kubelet: a value may refer to variables defined before it ($(REDIS_PASSWORD) in REDIS_URL).
+  for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = expandArgs([variable.value], env)[0] ?? '';
   const [command, ...argv] = expandArgs(container.args ?? [], env);
   assert.equal(command, 'dashboard');
   return parseDashboardSettings({ argv, env, readFile: () => assert.fail('the chart passes no token file') });
@@ -188,16 +170,6 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.ok(settings !== 'help');
     assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/host/var/log' });
     assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
-  });
-
-  it('requests the serving certificate through the CSR API when agent.rotateServerCertificates is set, with no CSR right of its own', async () => {
-    const objects = await renderChart({ set: ['agent.rotateServerCertificates=true'] });
-    const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
-    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
-    assert.ok(settings !== 'help');
-    assert.equal(settings.nodeServer.rotateServerCertificates, true);
-    // The node requests it as itself: the Node authorizer's rules cover CSRs; the chart adds none.
-    assert.equal(allOf<V1ClusterRole>(objects, 'ClusterRole').filter((r) => r.metadata?.name !== 'rel-nodelet-approver').some((r) => Object.keys(verbsByResource([r])).some((k) => k.startsWith('certificates.k8s.io/'))), false);
   });
 
   it('passes the security settings to the agent: unsafe sysctls and the seccomp default, off unless set', async () => {
@@ -329,76 +301,6 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(bridge?.ipam?.dataDir, '/run/nodelet-containerd/cni/networks');
   });
 
-  it('gives the agent\'s service account only the bootstrap, and its node identity only its own NodeAgent beyond the Node authorizer', () => {
-    const subject = { kind: 'ServiceAccount', name: 'rel-nodelet', namespace: 'nodelet-system' };
-    const bindings = allOf<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding');
-    const bootstrap = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === subject.name && s.kind === 'ServiceAccount'));
-    assert.deepEqual(bootstrap.map((b) => [b.roleRef.name, b.subjects]), [['system:node-bootstrapper', [subject]]]);
-    // No namespaced rights anywhere (leases come from the Node authorizer now).
-    assert.equal(objects.some((o) => o.kind === 'Role' || o.kind === 'RoleBinding'), false);
-    const nodeBinding = oneOf<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'rel-nodelet-node');
-    assert.deepEqual(nodeBinding.subjects, [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' }]);
-    assert.deepEqual(verbsByResource([oneOf<V1ClusterRole>(objects, 'ClusterRole', nodeBinding.roleRef.name)]), {
-      'nodelet.dev/nodeagents': ['create', 'get', 'list', 'watch'],
-      'nodelet.dev/nodeagents/status': ['update'],
-    });
-    const policy = oneOf<KubernetesObject & { spec: { matchConstraints: { resourceRules: { resources: string[]; operations: string[] }[] }; validations: { expression: string; reason: string }[] } }>(objects, 'ValidatingAdmissionPolicy');
-    assert.deepEqual(policy.spec.matchConstraints.resourceRules.map((r) => [r.resources, r.operations]), [[['nodeagents', 'nodeagents/status'], ['CREATE', 'UPDATE', 'DELETE']]]);
-    assert.equal(policy.spec.validations[0]?.reason, 'Forbidden');
-    const policyBinding = oneOf<KubernetesObject & { spec: { policyName: string; validationActions: string[] } }>(objects, 'ValidatingAdmissionPolicyBinding');
-    assert.deepEqual(policyBinding.spec, { policyName: policy.metadata?.name, validationActions: ['Deny'] });
-  });
-
-  it('mounts the service account token into the agent container only, and bootstraps the node identity from it', () => {
-    const pod = daemonSet.spec?.template.spec;
-    assert.equal(pod?.automountServiceAccountToken, false);
-    const mounting = (pod?.containers ?? []).filter((c) => (c.volumeMounts ?? []).some((m) => m.name === 'bootstrap-token'));
-    assert.deepEqual(mounting.map((c) => c.name), ['agent']);
-    const token = (pod?.volumes ?? []).find((v) => v.name === 'bootstrap-token');
-    assert.deepEqual(token?.projected?.sources?.[0]?.serviceAccountToken, { path: 'token', expirationSeconds: 3600 });
-    const agent = containerOf(daemonSet, 'agent');
-    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
-    assert.ok(settings !== 'help');
-    assert.deepEqual(settings.credentials, { bootstrap: { kind: 'service-account' }, rotate: true });
-    assert.equal(settings.certDir, '/var/lib/nodelet/pki');
-  });
-
-  it("probes the agent on its local health endpoint: startup long enough for the certificate's approval, liveness, readiness", () => {
-    const agent = containerOf(daemonSet, 'agent');
-    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
-    assert.ok(settings !== 'help');
-    assert.deepEqual(settings.healthz, { address: '127.0.0.1', port: 10268 });
-    const probe = (p: typeof agent.livenessProbe): unknown => p?.httpGet === undefined ? undefined : [p.httpGet.host, p.httpGet.port, p.httpGet.path];
-    assert.deepEqual(probe(agent.startupProbe), ['127.0.0.1', 10268, '/healthz']);
-    assert.deepEqual(probe(agent.livenessProbe), ['127.0.0.1', 10268, '/healthz']);
-    assert.deepEqual(probe(agent.readinessProbe), ['127.0.0.1', 10268, '/readyz']);
-    assert.ok((agent.startupProbe?.periodSeconds ?? 0) * (agent.startupProbe?.failureThreshold ?? 0) >= 15 * 60, 'the startup probe outlasts a 15-minute wait for approval');
-  });
-
-  it('runs the CSR approver with exactly the rights it uses, told which service account and suffix make an agent', () => {
-    const approver = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-approver');
-    const container = approver.spec?.template.spec?.containers[0];
-    assert.deepEqual(container?.args, ['approver', '--agent-service-account=nodelet-system:rel-nodelet', '--node-name-suffix=-nodelet', '--log-level=info']);
-    assert.equal(approver.spec?.template.spec?.securityContext?.runAsNonRoot, true);
-    const role = oneOf<V1ClusterRole>(objects, 'ClusterRole', 'rel-nodelet-approver');
-    assert.deepEqual(verbsByResource([role]), {
-      'certificates.k8s.io/certificatesigningrequests': ['get', 'list', 'watch'],
-      'certificates.k8s.io/certificatesigningrequests/approval': ['update'],
-      'certificates.k8s.io/signers': ['approve'],
-      'core/nodes': ['get'],
-    });
-    assert.deepEqual(role.rules?.find((r) => r.resources?.includes('signers'))?.resourceNames, ['kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']);
-  });
-
-  it('runs an internal Redis StatefulSet without persistence, and points the agent at its Service', () => {
-    const redis = oneOf<V1StatefulSet>(objects, 'StatefulSet', 'rel-nodelet-redis');
-    const pod = redis.spec?.template.spec;
-    assert.equal(pod?.containers[0]?.image, 'docker.io/library/redis:7-alpine');
-    assert.deepEqual(pod?.volumes, [{ name: 'data', emptyDir: {} }]);
-    assert.equal(redis.spec?.volumeClaimTemplates, undefined);
-    assert.equal(oneOf<V1Service>(objects, 'Service', 'rel-nodelet-redis').spec?.ports?.[0]?.port, 6379);
-  });
-
   it('serves the dashboard behind a generated token, on a ClusterIP Service', () => {
     const deployment = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard');
     const container = deployment.spec?.template.spec?.containers[0];
@@ -446,13 +348,13 @@ describe('the nodelet chart, rendered with other values', () => {
     const objects = await renderChart({ set: ['redis.persistence.enabled=true', 'redis.persistence.size=2Gi'] });
     const redis = oneOf<V1StatefulSet>(objects, 'StatefulSet');
     assert.equal(redis.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage, '2Gi');
-    assert.equal(redis.spec?.template.spec?.volumes, undefined);
+    assert.deepEqual(redis.spec?.template.spec?.volumes?.map((v) => v.name), ['api-token'], 'the data volume is the claim');
     assert.ok(redis.spec?.template.spec?.containers[0]?.args?.includes('--appendonly'));
   });
 
   it('uses an existing token Secret instead of generating one', async () => {
     const objects = await renderChart({ set: ['dashboard.auth.existingSecret=my-token'] });
-    assert.equal(allOf(objects, 'Secret').length, 0);
+    assert.deepEqual(allOf(objects, 'Secret').map((x) => x.metadata?.name), ['rel-nodelet-redis-auth'], 'no token Secret of its own');
     const container = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec?.template.spec?.containers[0];
     assert.equal(envOf(container!, 'NODELET_DASHBOARD_TOKEN')?.valueFrom?.secretKeyRef?.name, 'my-token');
   });
@@ -462,17 +364,17 @@ describe('the nodelet chart, rendered with other values', () => {
     const container = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec?.template.spec?.containers[0];
     assert.ok(container?.args?.includes('--no-auth'));
     assert.equal(envOf(container!, 'NODELET_DASHBOARD_TOKEN'), undefined);
-    assert.equal(allOf(objects, 'Secret').length, 0);
+    assert.deepEqual(allOf(objects, 'Secret').map((x) => x.metadata?.name), ['rel-nodelet-redis-auth'], 'no token Secret');
     const settings = dashboardSettings(oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard'), {});
     assert.ok(settings !== 'help');
     assert.equal(settings.auth.kind, 'none');
   });
 
   it("passes arguments the dashboard's own flag parser accepts: all interfaces, the token, read-only", async () => {
-    const settings = dashboardSettings(oneOf<V1Deployment>(await renderChart(), 'Deployment', 'rel-nodelet-dashboard'), { NODELET_DASHBOARD_TOKEN: 'from-the-secret' });
+    const settings = dashboardSettings(oneOf<V1Deployment>(await renderChart(), 'Deployment', 'rel-nodelet-dashboard'), { NODELET_DASHBOARD_TOKEN: 'from-the-secret', REDIS_PASSWORD: 'from-the-redis-secret' });
     assert.ok(settings !== 'help');
     assert.deepEqual(settings.listen, { host: '0.0.0.0', port: 8080 });
-    assert.equal(settings.redisUrl, 'redis://rel-nodelet-redis.nodelet-system.svc:6379');
+    assert.equal(settings.redisUrl, 'redis://nodelet-dashboard:from-the-redis-secret@rel-nodelet-redis.nodelet-system.svc:6379');
     assert.deepEqual(settings.auth, { kind: 'token', token: 'from-the-secret' });
     assert.equal(settings.allowActions, false);
   });
@@ -654,12 +556,12 @@ describe('the nodelet chart, installed into the test cluster', () => {
     assert.ok(installOutput.includes(`get secret ${fullname}-dashboard-auth`), installOutput);
   });
 
-  it('keeps the dashboard token across an upgrade', async () => {
-    const read = (): Promise<string> => kubectl(['get', 'secret', `${fullname}-dashboard-auth`, '-n', namespace, '-o', 'jsonpath={.data.token}']);
+  it("keeps the dashboard token and Redis' passwords across an upgrade", async () => {
+    const read = (): Promise<string> => kubectl(['get', 'secret', `${fullname}-dashboard-auth`, `${fullname}-redis-auth`, '-n', namespace, '-o', 'jsonpath={.items[*].data}']);
     const before = await read();
     const upgrade = await helm(['upgrade', release, CHART_DIR, '--namespace', namespace, '--wait=false', ...valueArgs({ setString: nowhere })]);
     assert.equal(upgrade.code, 0, upgrade.stderr);
-    assert.notEqual(before, '');
+    assert.match(before, /admin-password.*dashboard-password.*token|token.*admin-password/s);
     assert.equal(await read(), before);
   });
 

@@ -145,6 +145,25 @@ pod spec.
 {{- end }}
 {{- end }}
 
+{{/*
+The dashboard's REDIS_URL: in internal mode as its own Redis user (nodelet-dashboard, kept by
+redis-users), the password from the release's Secret through $(VAR) expansion; otherwise as the
+agents reach Redis.
+*/}}
+{{- define "nodelet.dashboardRedisEnv" -}}
+{{- if eq .Values.redis.mode "internal" }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "nodelet.redisName" . }}-auth
+      key: dashboard-password
+- name: REDIS_URL
+  value: {{ printf "redis://nodelet-dashboard:$(REDIS_PASSWORD)@%s" (trimPrefix "redis://" (include "nodelet.redisBaseUrl" .)) | quote }}
+{{- else }}
+{{- include "nodelet.redisEnv" . }}
+{{- end }}
+{{- end }}
+
 {{- define "nodelet.dashboardAuthSecretName" -}}
 {{- default (printf "%s-dashboard-auth" (include "nodelet.fullname" .)) .Values.dashboard.auth.existingSecret }}
 {{- end }}
