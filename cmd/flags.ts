@@ -15,6 +15,7 @@ import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.
 import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
 import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
+import { PULL_VERIFICATION_POLICIES, type PullVerificationPolicy } from '../reconcilers/images/pull-verification.js';
 import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
 import { CREDENTIAL_FLAGS, certDirOf, parseCredentialFlags, type NodeCredentialSettings } from './credential-flags.js';
 import type { ManifestUrlSettings } from '../controllers/pod-sources/url-source.js';
@@ -72,6 +73,11 @@ export interface AgentSettings {
   readonly healthz: { readonly address: string; readonly port: number };
   /** The node server (logs; later exec, attach, port-forward): where it listens and how it authenticates. */
   readonly nodeServer: NodeServerSettings;
+  /**
+   * When a present image is pulled again with the pod's credentials before use
+   * (`--image-pull-credentials-verification-policy`, the kubelet's imagePullCredentialsVerificationPolicy).
+   */
+  readonly imagePullCredentialsVerificationPolicy: PullVerificationPolicy;
   /** The garbage collector's policy (`--image-gc-*`, `--minimum-container-ttl-duration`, …); the NodeAgent's `spec.gc` overrides it. */
   readonly gc: GcSettings;
   /** Container log rotation (`--container-log-max-size`, `--container-log-max-files`); the NodeAgent's `spec.logRotation` overrides it. */
@@ -147,6 +153,13 @@ const FLAGS = {
   // As the kubelet's flags of the same names and defaults.
   'healthz-port': { type: 'string', value: 'PORT', default: '10248', description: 'port of the local /healthz and /readyz (plain HTTP; 0: none)' },
   'healthz-bind-address': { type: 'string', value: 'IP', default: '127.0.0.1', description: 'address of the local /healthz and /readyz' },
+  // The kubelet's configuration field (KubeletEnsureSecretPulledImages, on by default since 1.35).
+  'image-pull-credentials-verification-policy': {
+    type: 'string',
+    value: 'POLICY',
+    default: 'NeverVerifyPreloadedImages',
+    description: 'NeverVerify, NeverVerifyPreloadedImages or AlwaysVerify: when a pod must pull a present image with its own credentials',
+  },
   'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   'manifest-url': { type: 'string', value: 'URL', defaultText: 'none', description: 'URL whose body (a Pod or a PodList) lists more static pods, polled every --http-check-frequency' },
@@ -228,6 +241,14 @@ function parseNodeServer(values: {
   return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir };
 }
 
+/** `--image-pull-credentials-verification-policy`; the allowlist policy is refused: nodelet has no allowlist. */
+function parsePullVerificationPolicy(raw: string): PullVerificationPolicy {
+  const policy = PULL_VERIFICATION_POLICIES.find((p) => p === raw);
+  if (policy !== undefined) return policy;
+  const why = raw === 'NeverVerifyAllowlistedImages' ? ' (its preloadedImagesVerificationAllowlist is not supported by nodelet)' : '';
+  throw new FlagError(`--image-pull-credentials-verification-policy must be one of ${PULL_VERIFICATION_POLICIES.join(', ')}, got "${raw}"${why}`);
+}
+
 /** `--healthz-bind-address` and `--healthz-port`. @throws FlagError on a port out of range or an address that is not an IP. */
 function parseHealthz(address: string, rawPort: string): { address: string; port: number } {
   if (!/^\d+$/.test(rawPort) || Number(rawPort) > 65535) throw new FlagError(`--healthz-port must be a port from 0 to 65535, got "${rawPort}"`);
@@ -281,6 +302,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     allowedUnsafeSysctls: parseAllowedUnsafeSysctls(values['allowed-unsafe-sysctls']),
     seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
     seccompDefault: values['seccomp-default'],
+    imagePullCredentialsVerificationPolicy: parsePullVerificationPolicy(values['image-pull-credentials-verification-policy']),
     healthz: parseHealthz(values['healthz-bind-address'], values['healthz-port']),
     nodeServer: parseNodeServer(values),
     gc: parseGcFlags(values),

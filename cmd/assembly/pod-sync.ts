@@ -1,4 +1,5 @@
 /** The per-pod machinery (`reconcilers/pod/pod-sync.ts`) with its API-facing writers: events, pod status, volume sources. */
+import path from 'node:path';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import type { AllocatableView } from '../../controllers/node/allocatable.js';
 import type { NodeController } from '../../controllers/node/node-controller.js';
@@ -12,6 +13,7 @@ import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js
 import type { EventRecorder } from '../../reconcilers/events/event-recorder.js';
 import type { PullGate } from '../../reconcilers/images/pull-gate.js';
 import { createPullCredentials } from '../../reconcilers/images/pull-secrets.js';
+import { PulledRecords } from '../../reconcilers/images/pulled-records.js';
 import { probeHostSecurity } from '../../reconcilers/admission/host-security.js';
 import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sightings.js';
@@ -81,6 +83,8 @@ export function buildPodSync(
       nodeAllocatableMilliCpu: parts.allocatable.milliCpu,
     }),
     pullGate: parts.pullGate,
+    // The kubelet's layout: <root>/image_manager/pulled/, one record per image nodelet pulled.
+    pullVerification: { records: new PulledRecords(path.join(settings.rootDir, 'image_manager', 'pulled')), policy: settings.imagePullCredentialsVerificationPolicy },
     envApi: volumeApi,
     services: parts.services,
     sightings: parts.sightings,

@@ -11,6 +11,8 @@ import type { Clock } from '../../util/clock.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
 import { InvalidImageReferenceError, normalizeImageReference, parseImageReference } from './image-reference.js';
 import { IMAGE_PULL_BACKOFF, RestartBackoff } from '../model/restart-backoff.js';
+import { credentialHash, type PulledRecords } from './pulled-records.js';
+import { mustVerifyPull, type PullVerificationPolicy } from './pull-verification.js';
 import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -30,6 +32,10 @@ export interface ImagePullerOptions {
   readonly backoff?: RestartBackoff;
   /** Node-wide pull concurrency and rate; the kubelet's defaults (serialized, 5 QPS, burst 10) when absent. */
   readonly gate?: PullGate;
+  /** What pulled each image (pulled-records.ts); absent: present images are used by any pod, unverified. */
+  readonly pulledRecords?: PulledRecords;
+  /** When a present image must be pulled again with the pod's credentials (pull-verification.ts). */
+  readonly verificationPolicy?: PullVerificationPolicy;
 }
 
 /** A pull refused by the registry pull rate (the kubelet's `pull QPS exceeded`). */
@@ -102,10 +108,13 @@ export class ImagePuller implements PodLifecycleObserver {
     const policy = pullPolicyOf(container);
     if (policy !== 'Always') {
       const present = await this.options.images.imageStatus({ image: normalized }, options);
-      if (present !== undefined) {
-        this.options.events.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
+      if (present !== undefined && !(await this.mustVerify(pod, present.id, normalized))) {
+        // The kubelet's words with KubeletEnsureSecretPulledImages on (its default since 1.35).
+        this.options.events.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine and can be accessed by the pod`, fieldPath });
         return { ref: present.id, record: present };
       }
+      // Absent, or present but pulled with credentials this pod does not hold: with Never both read
+      // the same, as the kubelet's, so a pod learns nothing of images it may not use.
       if (policy === 'Never') {
         const message = `Container image "${image}" is not present with pull policy of Never`;
         this.options.events.record(pod, { type: 'Warning', reason: 'ErrImageNeverPull', message, fieldPath });
@@ -113,6 +122,22 @@ export class ImagePuller implements PodLifecycleObserver {
       }
     }
     return { ref: await this.pull(pod, { container, image, normalized, fieldPath, signal }) };
+  }
+
+  /**
+   * True when the pod may not use the present image as it is: it was pulled with credentials the
+   * pod does not hold (or, under AlwaysVerify, nodelet never pulled it), so it is pulled again
+   * with the pod's own, as the kubelet's KubeletEnsureSecretPulledImages.
+   */
+  private async mustVerify(pod: V1Pod, imageId: string, normalized: string): Promise<boolean> {
+    const records = this.options.pulledRecords;
+    if (records === undefined) return false;
+    const policy = this.options.verificationPolicy ?? 'NeverVerifyPreloadedImages';
+    if (policy === 'NeverVerify') return false;
+    const record = await records.get(imageId);
+    if (record?.anonymous === true) return false;
+    const podHashes = ((await this.options.credentials?.(pod, normalized)) ?? []).map(credentialHash);
+    return mustVerifyPull(policy, record, podHashes);
   }
 
   /** The runtime's record of a present image (its user, for runAsNonRoot); undefined when absent. */
@@ -158,7 +183,10 @@ export class ImagePuller implements PodLifecycleObserver {
     let lastError: unknown;
     for (const auth of credentials.length === 0 ? [undefined] : credentials) {
       try {
-        return await this.options.images.pullImage({ image: target.normalized }, auth, undefined, target.signal === undefined ? {} : { signal: target.signal });
+        const ref = await this.options.images.pullImage({ image: target.normalized }, auth, undefined, target.signal === undefined ? {} : { signal: target.signal });
+        // Which credential pulled it: a later pod without it must pull again to use the image.
+        await this.options.pulledRecords?.recordPull(ref, auth);
+        return ref;
       } catch (error) {
         if (isCancellation(error, target.signal)) throw error;
         lastError = error;

@@ -18,6 +18,8 @@ import type { ServiceLister } from '../container/service-env.js';
 import type { RuntimeHandlerLookup } from '../container/runtime-handlers.js';
 import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from '../dns/pod-dns-configurer.js';
 import { PodActionsExecutor } from '../runtime/execute-pod-actions.js';
+import type { PulledRecords } from '../images/pulled-records.js';
+import type { PullVerificationPolicy } from '../images/pull-verification.js';
 import { ImagePuller, type PullCredentials } from '../images/image-puller.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import { PodEvictions } from '../lifecycle/evictions.js';
@@ -134,6 +136,8 @@ export interface PodSyncDeps {
   readonly credentials?: PullCredentials;
   /** Node-wide image pull limits (live); the kubelet's defaults when absent. */
   readonly pullGate?: PullGate;
+  /** What pulled each image, and when a pod must pull a present one again (KubeletEnsureSecretPulledImages). */
+  readonly pullVerification?: { readonly records: PulledRecords; readonly policy: PullVerificationPolicy };
   readonly admission?: PodAdmission;
   /** Where the probers and the resizer tell what asks for a reconcile (a probe failure to act on, a resize that may fit). */
   readonly podEvents: PodEventSink;
@@ -189,6 +193,7 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
     clock: deps.clock,
     ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
     ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
+    ...(deps.pullVerification === undefined ? {} : { pulledRecords: deps.pullVerification.records, verificationPolicy: deps.pullVerification.policy }),
   });
 }
 

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { NODE_NAME, apply, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, waitForPhase, waitForWaitingReason } from './helpers.js';
+import { NODE_NAME, apply, containersOf, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, waitForPhase, waitForWaitingReason } from './helpers.js';
 
 const REGISTRY = '127.0.0.1:5000';
 const PRIVATE_IMAGE = `${REGISTRY}/private/busybox:1.35`;
@@ -144,17 +144,31 @@ describe('image pull policies and pull secrets against a registry that requires 
     assert.ok(events.filter((e) => e.reason === 'Pulled').every((e) => !(e.message ?? '').includes('already present')), 'Always never uses the present image as is');
   });
 
-  it('does not pull an image that is present with IfNotPresent: Pulled "already present on machine" and no Pulling', async () => {
+  it('does not pull an image that is present with IfNotPresent for a pod holding the secret it was pulled with: Pulled "already present" and no Pulling', async () => {
     await apply(pod({ name: 'if-not-present', namespace, image: PRIVATE_IMAGE, pullSecrets: ['regcred'], pullPolicy: 'IfNotPresent' }));
     await waitForPhase(namespace, 'if-not-present', 'Running');
-    await eventWith(namespace, 'if-not-present', 'Pulled', /^Container image "127\.0\.0\.1:5000\/private\/busybox:1\.35" already present on machine$/);
+    await eventWith(namespace, 'if-not-present', 'Pulled', /^Container image "127\.0\.0\.1:5000\/private\/busybox:1\.35" already present on machine and can be accessed by the pod$/);
     assert.equal(occurrences(await podEvents(namespace, 'if-not-present'), 'Pulling'), 0);
   });
 
-  it('runs a present image with imagePullPolicy Never, without pulling and without a pull secret', async () => {
-    await apply(pod({ name: 'never', namespace, image: PRIVATE_IMAGE, pullPolicy: 'Never' }));
+  it('keeps a secret-pulled image from a pod without the secret (KubeletEnsureSecretPulledImages): IfNotPresent pulls and the registry refuses, Never reads as absent', async () => {
+    assert.ok((await imagesInRuntime()).includes(PRIVATE_IMAGE), 'the image is on the node');
+    await apply(pod({ name: 'no-secret', namespace, image: PRIVATE_IMAGE, pullPolicy: 'IfNotPresent' }));
+    const failed = await eventWith(namespace, 'no-secret', 'Failed', /Failed to pull image/);
+    assert.match(failed.message ?? '', /401 Unauthorized/);
+    await waitForWaitingReason(namespace, 'no-secret', 'ImagePullBackOff');
+    assert.equal(occurrences(await podEvents(namespace, 'no-secret'), 'Pulled'), 0, 'never "already present" for it');
+    const uid = (await getPod(namespace, 'no-secret'))?.metadata?.uid ?? '';
+    assert.deepEqual(await containersOf(uid), [], 'no container was created from the image (crictl)');
+    await apply(pod({ name: 'never-no-secret', namespace, image: PRIVATE_IMAGE, pullPolicy: 'Never' }));
+    await eventWith(namespace, 'never-no-secret', 'ErrImageNeverPull', /^Container image "127\.0\.0\.1:5000\/private\/busybox:1\.35" is not present with pull policy of Never$/);
+    await waitForWaitingReason(namespace, 'never-no-secret', 'ErrImageNeverPull');
+  });
+
+  it('runs a present image with imagePullPolicy Never, without pulling, for a pod with the secret', async () => {
+    await apply(pod({ name: 'never', namespace, image: PRIVATE_IMAGE, pullSecrets: ['regcred'], pullPolicy: 'Never' }));
     await waitForPhase(namespace, 'never', 'Running');
-    await eventWith(namespace, 'never', 'Pulled', /already present on machine/);
+    await eventWith(namespace, 'never', 'Pulled', /already present on machine and can be accessed by the pod/);
     assert.equal(occurrences(await podEvents(namespace, 'never'), 'Pulling'), 0);
   });
 

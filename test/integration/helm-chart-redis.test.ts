@@ -41,8 +41,9 @@ describe('the chart with the default Redis (internal, shared by every node)', ()
     assert.deepEqual(daemonSet.spec?.template.spec?.containers.map((c) => c.name), ['agent', 'runtime']);
     const settings = agentSettings(objects);
     assert.equal(settings.redisUrl, 'redis://rel-nodelet-redis.nodelet-system.svc:6379');
+    assert.equal(settings.redisNodeUser, true, 'as its own Redis user');
     assert.equal(settings.redisSentinel, undefined);
-    assert.equal(allOf<V1Deployment>(objects, 'Deployment').length, 1, 'the dashboard runs');
+    assert.deepEqual(allOf<V1Deployment>(objects, 'Deployment').map((d) => d.metadata?.name).sort(), ['rel-nodelet-approver', 'rel-nodelet-dashboard'], 'the dashboard runs');
   });
 });
 
@@ -76,7 +77,7 @@ describe('the chart with redis.mode sidecar', () => {
 
   it("renders no central dashboard: it could see no node's queue (NOTES say how to see one node's)", async () => {
     const objects = await renderChart({ set: ['redis.mode=sidecar', 'dashboard.enabled=true'] });
-    assert.deepEqual(allOf(objects, 'Deployment'), []);
+    assert.deepEqual(allOf(objects, 'Deployment').map((d) => d.metadata?.name), ['rel-nodelet-approver'], 'no dashboard');
     assert.ok(!allOf<V1Service>(objects, 'Service').some((s) => s.metadata?.name === 'rel-nodelet-dashboard'));
   });
 
@@ -94,7 +95,7 @@ describe('the chart with redis.mode sentinel', () => {
     assert.deepEqual(redisObjects(objects), []);
     const want = { sentinels: [{ host: 'sentinel-0.queue', port: 26379 }, { host: 'fd00::7', port: 26380 }], masterName: 'queue' };
     assert.deepEqual(agentSettings(objects).redisSentinel, want);
-    const dashboard = oneOf<V1Deployment>(objects, 'Deployment').spec!.template.spec!.containers[0]!;
+    const dashboard = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec!.template.spec!.containers[0]!;
     const env = literalEnv(dashboard, { NODELET_DASHBOARD_TOKEN: 't' });
     const settings = parseDashboardSettings({ argv: expandArgs((dashboard.args ?? []).slice(1), { REDIS_URL: env.REDIS_URL ?? '' }), env, readFile: () => '' });
     assert.ok(settings !== 'help');

@@ -65,7 +65,7 @@ describe('the nodelet chart for a node that already has an agent (self-hosted va
 
   it('runs the dashboard on the host network listening on the node IP only, or on listenAddress', async () => {
     const settings = async (set: string[]): Promise<{ hostNetwork: boolean; listen: unknown }> => {
-      const deployment = oneOf<V1Deployment>(await renderChart({ set }), 'Deployment');
+      const deployment = oneOf<V1Deployment>(await renderChart({ set }), 'Deployment', 'rel-nodelet-dashboard');
       const spec = deployment.spec?.template.spec;
       const container = spec?.containers[0];
       assert.ok(container !== undefined);
@@ -84,7 +84,7 @@ describe('the nodelet chart for a node that already has an agent (self-hosted va
   });
 
   it('rolls a host-network dashboard without a surge pod (its port is a host port the old pod holds)', async () => {
-    const strategy = async (set: string[]): Promise<unknown> => oneOf<V1Deployment>(await renderChart({ set }), 'Deployment').spec?.strategy;
+    const strategy = async (set: string[]): Promise<unknown> => oneOf<V1Deployment>(await renderChart({ set }), 'Deployment', 'rel-nodelet-dashboard').spec?.strategy;
     assert.equal(await strategy([]), undefined, "the Deployment's default rolling update off the host network");
     assert.deepEqual(await strategy(['dashboard.hostNetwork=true']), { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } });
   });
