@@ -140,6 +140,7 @@ const SERVING_CASES: readonly Case[] = [
   { name: 'a serving request without server auth is denied', input: spec(SERVING, { usages: ['digital signature'] }), verdict: 'deny', reason: 'InvalidUsages' },
   { name: 'a serving request whose signature does not verify is denied', input: parsed(SERVING, { signatureValid: false }), verdict: 'deny', reason: 'InvalidSignature' },
   { name: 'an unparseable serving request of a nodelet node is denied', input: { ...SERVING, parsed: new InvalidCsrError('garbage') }, verdict: 'deny', reason: 'InvalidRequest' },
+  { name: 'a serving request of a nodelet node that reports no addresses yet waits (ignored, looked at again)', input: { ...SERVING, node: { ...NODE, addresses: [] } }, verdict: 'ignore', reason: 'NodeAddressesNotReported' },
   { name: "a serving request of a node without the nodelet label (a real kubelet's) is ignored", input: { ...SERVING, node: { ...NODE, hasAgentLabel: false } }, verdict: 'ignore', reason: 'NotANodeletNode' },
   { name: "an unlabeled node's request for foreign names is still ignored (not ours to judge)", input: { ...parsed(SERVING, { ipAddresses: ['10.9.9.9'] }), node: { ...NODE, hasAgentLabel: false } }, verdict: 'ignore', reason: 'NotANodeletNode' },
   { name: 'a serving request of a node that does not exist is ignored', input: { ...SERVING, node: undefined }, verdict: 'ignore', reason: 'NodeNotFound' },

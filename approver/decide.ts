@@ -284,6 +284,8 @@ function decideServing(input: CsrDecisionInput): CsrDecision {
   if (node === undefined) return ignore('NotANodeletRequester', `${input.spec.username} is not a node; the nodelet CSR approver leaves its serving request to others.`);
   if (input.node === undefined) return { ...ignore('NodeNotFound', `Node "${node}" does not exist (yet), so there is no telling whether it is a nodelet node; the nodelet CSR approver looks again shortly.`), revisit: true };
   if (!input.node.hasAgentLabel) return ignore('NotANodeletNode', `Node "${node}" does not carry the ${AGENT_NODE_LABEL} label; its serving certificate is not the nodelet CSR approver's to judge.`);
+  // Registered, but its first status (with the addresses) not posted yet: the agent asks as it registers.
+  if (input.node.addresses.length === 0) return { ...ignore('NodeAddressesNotReported', `Node "${node}" reports no addresses yet; the nodelet CSR approver looks again shortly.`), revisit: true };
   const checked = checkServingShape(input, node);
   if (!checked.ok) return checked.decision;
   const foreign = foreignNames(checked.value, node, input.node);
