@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import { InvalidCsrError, parseCsrPem, type ParsedCsr } from '../kube/certificates/csr-parse.js';
 import { segment, type KubeClient } from '../kube/client.js';
 import { ListWatchInformer } from '../kube/informer.js';
+import { InformerRestarts } from '../kube/informer-restarts.js';
 import { isConflict, isNotFound } from '../util/api-errors.js';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import { systemClock, type Clock, type TimerHandle } from '../util/clock.js';
@@ -153,8 +154,7 @@ export class CsrApprover {
   private worker: Promise<void> | undefined;
   private abort = new AbortController();
   private stopped = true;
-  private informerFailures = 0;
-  private restartTimer: TimerHandle | undefined;
+  private readonly restarts: InformerRestarts;
   private resyncTimer: TimerHandle | undefined;
 
   constructor(options: CsrApproverOptions) {
@@ -174,7 +174,8 @@ export class CsrApprover {
     this.informer.on('add', (csr) => { this.onChange(csr); });
     this.informer.on('update', (csr) => { this.onChange(csr); });
     this.informer.on('delete', (csr) => { this.forget(csr.metadata?.name ?? ''); });
-    this.informer.on('error', (err) => { this.onInformerError(err); });
+    this.restarts = new InformerRestarts({ start: () => this.informer.start(), what: 'CertificateSigningRequests', backoff: this.backoff, clock: this.clock, logger: this.logger });
+    this.informer.on('error', (err) => { this.restarts.failed(err); });
   }
 
   /** Starts listing and watching; resolves after the first list attempt (done, or failed and retrying). */
@@ -183,16 +184,15 @@ export class CsrApprover {
     this.stopped = false;
     this.abort = new AbortController();
     this.scheduleResync();
-    await this.runInformer();
+    await this.restarts.start();
   }
 
   /** Stops watching and retrying; resolves once the request being decided, if any, is done. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
-    this.clock.clearTimeout(this.restartTimer);
+    this.restarts.stop();
     this.clock.clearTimeout(this.resyncTimer);
-    this.restartTimer = undefined;
     this.resyncTimer = undefined;
     for (const timer of this.retryTimers.values()) this.clock.clearTimeout(timer);
     this.retryTimers.clear();
@@ -203,28 +203,8 @@ export class CsrApprover {
 
   private async list(): Promise<V1CertificateSigningRequestList> {
     const list = await this.kube.get<V1CertificateSigningRequestList>(CSR_PATH, undefined, this.abort.signal);
-    this.informerFailures = 0;
+    this.restarts.listed();
     return list;
-  }
-
-  private async runInformer(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      await this.informer.start();
-    } catch (err: unknown) {
-      this.onInformerError(err);
-    }
-  }
-
-  private onInformerError(err: unknown): void {
-    if (this.stopped || this.restartTimer !== undefined) return;
-    this.informerFailures += 1;
-    const retryInMs = backoffDelay(this.backoff, this.informerFailures);
-    this.logger.warn({ err, failures: this.informerFailures, retryInMs }, 'listing or watching CertificateSigningRequests failed; restarting');
-    this.restartTimer = this.clock.setTimeout(() => {
-      this.restartTimer = undefined;
-      void this.runInformer();
-    }, retryInMs);
   }
 
   private scheduleResync(): void {
@@ -291,11 +271,6 @@ export class CsrApprover {
     this.logger.warn({ err, csr: name, failures: this.failures.get(name), retryInMs }, 'deciding a CertificateSigningRequest failed; retrying');
   }
 
-  /** Decides again after the backoff, as after a failure, but nothing failed: the facts were not there yet. */
-  private revisitLater(name: string): void {
-    this.scheduleAgain(name);
-  }
-
   /** Queues the request again after the backoff of its attempts so far; returns the delay. */
   private scheduleAgain(name: string): number {
     const failures = (this.failures.get(name) ?? 0) + 1;
@@ -316,7 +291,8 @@ export class CsrApprover {
       const decision = await this.decide(csr);
       if (decision.verdict === 'ignore') {
         this.logger.debug({ csr: name, username: requestFacts(csr).username, reason: decision.reason }, decision.message);
-        if (decision.revisit === true) this.revisitLater(name);
+        // Nothing failed: the facts were not there yet; looked at again after the same backoff.
+        if (decision.revisit === true) this.scheduleAgain(name);
         return;
       }
       try {

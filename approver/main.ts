@@ -5,9 +5,8 @@
  * process exit code (2 for bad flags, 1 when there is no API server to talk to).
  */
 import { pino } from 'pino';
-import { connectKube } from '../kube/client.js';
-import { InvalidKubeconfigError, UnsupportedKubeconfigError } from '../kube/kubeconfig.js';
-import { FlagError, formatUsage, isFlagError, LOG_LEVELS, oneOf, parseFlags, type FlagSpecs } from '../util/flags.js';
+import { connectCommandKube } from '../kube/client.js';
+import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, settingsOrExitCode, type FlagSpecs } from '../util/flags.js';
 import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 import { CsrApprover } from './approver.js';
 import type { ApproverPolicy } from './decide.js';
@@ -84,27 +83,12 @@ export function parseApproverSettings(argv: readonly string[], env: NodeJS.Proce
 
 /** Runs the approver command with the arguments after `approver`. */
 export async function runApproverCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let settings;
-  try {
-    settings = parseApproverSettings(argv, env);
-  } catch (error) {
-    if (!isFlagError(error)) throw error;
-    process.stderr.write(`${error.message}\n\n${APPROVER_USAGE}`);
-    return 2;
-  }
-  if (settings === 'help') {
-    process.stdout.write(APPROVER_USAGE);
-    return 0;
-  }
+  const parsed = settingsOrExitCode(() => parseApproverSettings(argv, env), APPROVER_USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { settings } = parsed;
   const logger = pino({ level: settings.logLevel });
-  let kube;
-  try {
-    kube = connectKube(settings.kubeconfig);
-  } catch (error) {
-    if (!(error instanceof InvalidKubeconfigError || error instanceof UnsupportedKubeconfigError)) throw error;
-    logger.error({ err: error }, 'cannot reach the API server');
-    return 1;
-  }
+  const kube = connectCommandKube(settings.kubeconfig, logger);
+  if (kube === undefined) return 1;
   const approver = new CsrApprover({ kube, policy: settings.policy, logger });
   logger.info({ agentServiceAccounts: settings.policy.agentServiceAccounts, nodeNameSuffix: settings.policy.nodeNameSuffix }, 'CSR approver starting');
   await approver.start();

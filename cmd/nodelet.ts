@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { startAgent } from './agent.js';
 import { agentVersion } from '../controllers/node/agent-version.js';
-import { isFlagError } from '../util/flags.js';
+import { settingsOrExitCode } from '../util/flags.js';
 import { USAGE, parseSettings } from './flags.js';
 import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 
@@ -35,18 +35,9 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`unknown command "${command ?? ''}" (commands: agent, dashboard, approver, redis-users, version)\n\n${USAGE}`);
     return 2;
   }
-  let settings;
-  try {
-    settings = parseSettings(rest, process.env);
-  } catch (error) {
-    if (!isFlagError(error)) throw error;
-    process.stderr.write(`${error.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (settings === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const parsed = settingsOrExitCode(() => parseSettings(rest, process.env), USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { settings } = parsed;
   const logger = pino({ level: settings.logLevel, base: { node: settings.nodeName } });
   const agent = await startAgent(settings, logger);
   await waitForShutdownSignal(logger);

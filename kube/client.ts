@@ -5,7 +5,8 @@
  * with `new Date(…)`, which takes both).
  */
 import type { Clock } from '../util/clock.js';
-import { inClusterEndpoint, loadKubeconfigFile } from './kubeconfig.js';
+import type { Logger } from 'pino';
+import { InvalidKubeconfigError, UnsupportedKubeconfigError, inClusterEndpoint, loadKubeconfigFile } from './kubeconfig.js';
 import { KubeTransport, type Query } from './transport.js';
 
 /** The media types of a patch. */
@@ -56,6 +57,21 @@ export class KubeClient {
 export function connectKube(kubeconfig: string | undefined, clock?: Clock): KubeClient {
   const endpoint = kubeconfig === undefined ? inClusterEndpoint() : loadKubeconfigFile(kubeconfig);
   return new KubeClient(new KubeTransport(endpoint, clock));
+}
+
+/**
+ * {@link connectKube} for a command that runs on its own (the approver, redis-users): a kubeconfig
+ * it cannot use, or no in-cluster configuration, is logged and answered with undefined (the
+ * command exits 1); any other error propagates.
+ */
+export function connectCommandKube(kubeconfig: string | undefined, logger: Logger): KubeClient | undefined {
+  try {
+    return connectKube(kubeconfig);
+  } catch (error) {
+    if (!(error instanceof InvalidKubeconfigError || error instanceof UnsupportedKubeconfigError)) throw error;
+    logger.error({ err: error }, 'cannot reach the API server');
+    return undefined;
+  }
 }
 
 /** A `Date` that serializes with six fractional digits, as the API's MicroTime fields require. */

@@ -7,12 +7,11 @@ import type { V1Node, V1NodeList } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { passwordSha256 } from '../controllers/queue/redis-acl.js';
-import { connectKube, type KubeClient } from '../kube/client.js';
+import { connectCommandKube, type KubeClient } from '../kube/client.js';
 import { ListWatchInformer } from '../kube/informer.js';
-import { InvalidKubeconfigError, UnsupportedKubeconfigError } from '../kube/kubeconfig.js';
-import { backoffDelay } from '../util/backoff.js';
+import { InformerRestarts } from '../kube/informer-restarts.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { formatUsage, isFlagError, LOG_LEVELS, oneOf, parseFlags, type FlagSpecs } from '../util/flags.js';
+import { formatUsage, LOG_LEVELS, oneOf, parseFlags, settingsOrExitCode, type FlagSpecs } from '../util/flags.js';
 import { waitForShutdownSignal } from '../util/shutdown-signal.js';
 import { QueueUsersController, type NodeSource } from './controller.js';
 
@@ -58,30 +57,14 @@ export function parseRedisUsersSettings(argv: readonly string[], env: NodeJS.Pro
 /** Every Node, list+watch, restarted with backoff after a failure. */
 function watchNodes(kube: KubeClient, clock: Clock, logger: Logger): NodeSource & { start(): Promise<void>; stop(): Promise<void> } {
   const informer = new ListWatchInformer<V1Node>({ path: '/api/v1/nodes', list: () => kube.get<V1NodeList>('/api/v1/nodes'), watch: kube.transport, watchQuery: { allowWatchBookmarks: true }, clock });
-  let failures = 0;
-  let stopped = false;
-  const run = async (): Promise<void> => {
-    if (stopped) return;
-    try {
-      await informer.start();
-      failures = 0;
-    } catch (err: unknown) {
-      restart(err);
-    }
-  };
-  const restart = (err: unknown): void => {
-    failures += 1;
-    const retryInMs = backoffDelay({ initialMs: 1000, maxMs: 60_000 }, failures);
-    logger.warn({ err, retryInMs }, 'listing or watching Nodes failed; restarting');
-    clock.setTimeout(() => { void run(); }, retryInMs);
-  };
-  informer.on('error', restart);
+  const restarts = new InformerRestarts({ start: () => informer.start(), what: 'Nodes', backoff: { initialMs: 1000, maxMs: 60_000 }, clock, logger });
+  informer.on('error', (err) => { restarts.failed(err); });
   return {
     list: () => informer.list(),
     onChange: (listener) => { informer.on('change', () => { listener(); }); },
-    start: run,
+    start: () => restarts.start(),
     stop: async () => {
-      stopped = true;
+      restarts.stop();
       await informer.stop();
     },
   };
@@ -89,27 +72,12 @@ function watchNodes(kube: KubeClient, clock: Clock, logger: Logger): NodeSource 
 
 /** Runs the command with the arguments after `redis-users`. */
 export async function runRedisUsersCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let settings;
-  try {
-    settings = parseRedisUsersSettings(argv, env);
-  } catch (error) {
-    if (!isFlagError(error)) throw error;
-    process.stderr.write(`${error.message}\n\n${REDIS_USERS_USAGE}`);
-    return 2;
-  }
-  if (settings === 'help') {
-    process.stdout.write(REDIS_USERS_USAGE);
-    return 0;
-  }
+  const parsed = settingsOrExitCode(() => parseRedisUsersSettings(argv, env), REDIS_USERS_USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { settings } = parsed;
   const logger = pino({ level: settings.logLevel });
-  let kube;
-  try {
-    kube = connectKube(settings.kubeconfig);
-  } catch (error) {
-    if (!(error instanceof InvalidKubeconfigError || error instanceof UnsupportedKubeconfigError)) throw error;
-    logger.error({ err: error }, 'cannot reach the API server');
-    return 1;
-  }
+  const kube = connectCommandKube(settings.kubeconfig, logger);
+  if (kube === undefined) return 1;
   const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-redis-users' });
   redis.on('error', (err: unknown) => { logger.debug({ err }, 'redis connection error'); });
   const nodes = watchNodes(kube, systemClock, logger);

@@ -152,3 +152,24 @@ export function oneOf<T extends string>(flag: string, raw: string, allowed: read
 
 /** The log levels pino accepts, as both commands' `--log-level` offers them. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/**
+ * A command's settings from `parse`, or the exit code to end with instead: 0 after `--help` (the
+ * usage printed on stdout), 2 after a {@link FlagError} (its message and the usage on stderr).
+ * Any other error is not bad input and propagates.
+ */
+export function settingsOrExitCode<T>(parse: () => T | 'help', usage: string): { readonly settings: T } | { readonly exitCode: number } {
+  let settings: T | 'help';
+  try {
+    settings = parse();
+  } catch (error) {
+    if (!isFlagError(error)) throw error;
+    process.stderr.write(`${error.message}\n\n${usage}`);
+    return { exitCode: 2 };
+  }
+  if (settings === 'help') {
+    process.stdout.write(usage);
+    return { exitCode: 0 };
+  }
+  return { settings };
+}

@@ -12,7 +12,7 @@ import { containerFieldPath, type EventRecorder } from '../events/event-recorder
 import { InvalidImageReferenceError, normalizeImageReference, parseImageReference } from './image-reference.js';
 import { IMAGE_PULL_BACKOFF, RestartBackoff } from '../model/restart-backoff.js';
 import { credentialHash, type PulledRecords } from './pulled-records.js';
-import { mustVerifyPull, type PullVerificationPolicy } from './pull-verification.js';
+import { mustVerifyPull, verdictWithoutCredentials, type PullVerificationPolicy } from './pull-verification.js';
 import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -133,9 +133,10 @@ export class ImagePuller implements PodLifecycleObserver {
     const records = this.options.pulledRecords;
     if (records === undefined) return false;
     const policy = this.options.verificationPolicy ?? 'NeverVerifyPreloadedImages';
-    if (policy === 'NeverVerify') return false;
     const record = await records.get(imageId);
-    if (record?.anonymous === true) return false;
+    // The pod's pull secrets are read from the API only when they decide.
+    const known = verdictWithoutCredentials(policy, record);
+    if (known !== undefined) return known;
     const podHashes = ((await this.options.credentials?.(pod, normalized)) ?? []).map(credentialHash);
     return mustVerifyPull(policy, record, podHashes);
   }

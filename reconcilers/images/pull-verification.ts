@@ -13,10 +13,17 @@ export type PullVerificationPolicy = 'NeverVerify' | 'NeverVerifyPreloadedImages
 
 export const PULL_VERIFICATION_POLICIES: readonly PullVerificationPolicy[] = ['NeverVerify', 'NeverVerifyPreloadedImages', 'AlwaysVerify'];
 
-/** True when the pod must pull the present image with its own credentials before using it. */
-export function mustVerifyPull(policy: PullVerificationPolicy, record: PulledRecord | undefined, podCredentialHashes: readonly string[]): boolean {
+/**
+ * The answer when the pod's credentials do not matter (the policy, no record, an anonymous pull),
+ * else undefined: then only the pod's credentials decide, and they need reading.
+ */
+export function verdictWithoutCredentials(policy: PullVerificationPolicy, record: PulledRecord | undefined): boolean | undefined {
   if (policy === 'NeverVerify') return false;
   if (record === undefined) return policy === 'AlwaysVerify';
-  if (record.anonymous) return false;
-  return !podCredentialHashes.some((hash) => record.credentialHashes.includes(hash));
+  return record.anonymous ? false : undefined;
+}
+
+/** True when the pod must pull the present image with its own credentials before using it. */
+export function mustVerifyPull(policy: PullVerificationPolicy, record: PulledRecord | undefined, podCredentialHashes: readonly string[]): boolean {
+  return verdictWithoutCredentials(policy, record) ?? !podCredentialHashes.some((hash) => record?.credentialHashes.includes(hash) === true);
 }
