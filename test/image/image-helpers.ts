@@ -63,3 +63,32 @@ export async function buildImage(): Promise<BuiltImage> {
 export function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
+
+/** The pins of image/versions.env: what the image's node, containerd and runc must report. */
+export interface ImagePins {
+  readonly NODE_VERSION: string;
+  readonly NODE_INTEGRITY: string;
+  readonly CONTAINERD_VERSION: string;
+  readonly RUNC_VERSION: string;
+}
+
+/** Reads image/versions.env (KEY=value lines; comments and blanks skipped). */
+export async function imagePins(): Promise<ImagePins> {
+  const text = await readFile(path.join(REPO_DIR, 'image/versions.env'), 'utf8');
+  const values = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z_]+)=(\S+)$/.exec(line.trim());
+    if (match?.[1] !== undefined && match[2] !== undefined) values.set(match[1], match[2]);
+  }
+  const pin = (key: keyof ImagePins): string => {
+    const value = values.get(key);
+    if (value === undefined) throw new Error(`image/versions.env has no ${key}`);
+    return value;
+  };
+  return {
+    NODE_VERSION: pin('NODE_VERSION'),
+    NODE_INTEGRITY: pin('NODE_INTEGRITY'),
+    CONTAINERD_VERSION: pin('CONTAINERD_VERSION'),
+    RUNC_VERSION: pin('RUNC_VERSION'),
+  };
+}

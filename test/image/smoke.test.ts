@@ -3,9 +3,13 @@
  * it into the cluster's containerd, then two pods run it on the test node, restartPolicy Never:
  *
  * - `tools`: the command overridden to run what the chart's containers run: nodelet's CLI
- *   (`node /app/bin/nodelet.js --help`), `containerd --version`, `runc --version`, `iptables --version`
- *   and a listing of the CNI plugins' directory; each must succeed (the script stops at the first
- *   failure), and each one's output is asserted in `kubectl logs`.
+ *   (`node /app/bin/nodelet.js --help` and `--version`), `node --version`, `containerd --version`,
+ *   `runc --version`, `iptables --version` and a listing of the CNI plugins' directory; each must
+ *   succeed (the script stops at the first failure), and each one's output is asserted in
+ *   `kubectl logs` against the pins of image/versions.env. It also looks for npm, npx, tsc and tsx on
+ *   the PATH and under node's module directories: none may be there.
+ * - `nobody`: the CLI as uid/gid 65534 with runAsNonRoot, as the chart runs its Redis and
+ *   redis-users containers (and 1000, the dashboard's and approver's, in `uid1000`).
  * - `entrypoint`: only `args: [--help]`, so the image's own ENTRYPOINT and WorkingDir
  *   (`node bin/nodelet.js` in /app) are what runs.
  *
@@ -15,6 +19,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -34,12 +39,18 @@ import {
   runtimeContainers,
   type RuntimeContainer,
 } from '../e2e/helpers.js';
-import { REPO_DIR, buildImage, mb, type BuiltImage } from './image-helpers.js';
+import { REPO_DIR, buildImage, imagePins, mb, type BuiltImage } from './image-helpers.js';
 
 const run = promisify(execFile);
 const TOOLS_SCRIPT = [
   'set -e',
   'echo "== nodelet"; node /app/bin/nodelet.js --help',
+  'echo "== version"; node /app/bin/nodelet.js --version',
+  'echo "== node"; node --version',
+  // Prints each build tool found, on the PATH or in a global module directory; nothing is expected.
+  'echo "== build tools"',
+  'for tool in npm npx tsc tsx corepack; do command -v "$tool" || true; done',
+  'ls -d /usr/local/lib/node_modules/* /usr/lib/node_modules/* /app/node_modules/typescript /app/node_modules/tsx 2>/dev/null || true',
   'echo "== containerd"; containerd --version',
   'echo "== runc"; runc --version',
   'echo "== iptables"; iptables --version',
@@ -131,14 +142,33 @@ describe('nodelet image on the test cluster', () => {
     printTimes('first pod of the image (tools script)', run);
     const logs = await kubectl(['logs', '-n', namespace, 'tools']);
     assert.match(logs, /== nodelet\nUsage: nodelet \[agent\] \[flags\]/);
-    assert.match(logs, /== containerd\ncontainerd \S+ 1\.6\.\d+/);
-    assert.match(logs, /== runc\nrunc version 1\.1\.\d+/);
+    const pins = await imagePins();
+    const { version } = JSON.parse(await readFile(path.join(REPO_DIR, 'package.json'), 'utf8')) as { version: string };
+    assert.match(logs, new RegExp(`== version\\nnodelet v${version.replaceAll('.', '\\.')}\\S* \\(Node\\.js v${pins.NODE_VERSION}\\)`));
+    assert.match(logs, new RegExp(`== node\\nv${pins.NODE_VERSION}\\n`));
+    const buildTools = /== build tools\n([\s\S]*?)== containerd/.exec(logs)?.[1]?.trim();
+    assert.equal(buildTools, '', 'no npm, npx, tsc, tsx or corepack in the image');
+    assert.match(logs, new RegExp(`== containerd\\ncontainerd \\S+ ${pins.CONTAINERD_VERSION}\\b`));
+    assert.match(logs, new RegExp(`== runc\\nrunc version ${pins.RUNC_VERSION.replace(/^v/, '')}\\n`));
+    console.log(`# in the image: node v${pins.NODE_VERSION}, containerd ${pins.CONTAINERD_VERSION}, runc ${pins.RUNC_VERSION}, nodelet ${version}; no npm, npx, tsc, tsx or corepack`);
     assert.match(logs, /== iptables\niptables v1\.8\.\d+/);
     const cni = /== cni\n([\s\S]*?)== done/.exec(logs)?.[1]?.split('\n') ?? [];
     for (const plugin of ['bridge', 'host-local', 'portmap', 'loopback']) {
       assert.ok(cni.includes(plugin), `${plugin} in /usr/lib/cni: ${cni.join(' ')}`);
     }
   });
+
+  for (const uid of [65534, 1000]) {
+    it(`runs nodelet's CLI as the non-root user ${uid}, as the chart's unprivileged containers do`, async () => {
+      const name = `uid${uid}`;
+      const securityContext = { runAsUser: uid, runAsGroup: uid, runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+      const done = await runToCompletion(imagePod(name, namespace, short, { args: ['--version'], securityContext }), namespace, name, image);
+      printTimes(`pod of the image as uid ${uid}`, done);
+      assert.match(await kubectl(['logs', '-n', namespace, name]), /^nodelet v\d+\.\d+\.\d+\S* \(Node\.js v\d+/);
+      const [specUid] = (await crictl(['inspect', '-o', 'go-template', '--template', '{{.info.runtimeSpec.process.user.uid}}', done.container.id])).trim().split('\n');
+      assert.equal(specUid, String(uid), 'the runtime ran the process as that user');
+    });
+  }
 
   it('runs nodelet through its own ENTRYPOINT and WorkingDir', async () => {
     const run = await runToCompletion(imagePod('entrypoint', namespace, short, { args: ['--help'] }), namespace, 'entrypoint', image);

@@ -2,8 +2,10 @@
  * Helpers of the Helm chart test: run helm, render `charts/nodelet` with `--set` values, parse the
  * rendered manifests into client-node's typed objects, and look objects up by kind and name.
  */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,4 +118,48 @@ export function verbsByResource(roles: readonly (V1ClusterRole | V1Role)[]): Rec
     }
   }
   return table;
+}
+
+/** The directory of the image's runtime binaries (containerd 2, runc), built and cached by image/build.sh. */
+async function imageRuntimeBin(): Promise<string> {
+  const { stdout } = await run('bash', [path.join(REPO_DIR, 'image/build.sh'), '--runtime-bin'], { timeout: 15 * 60_000 });
+  return stdout.trim();
+}
+
+/**
+ * containerd's own reading of a rendered containerd.toml (`containerd config dump`), by the
+ * containerd the image ships, so a key it does not know or a version it cannot read fails here.
+ */
+export async function containerdConfigDump(toml: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-chart-'));
+  try {
+    const file = path.join(dir, 'containerd.toml');
+    await writeFile(file, toml);
+    const containerd = path.join(await imageRuntimeBin(), 'containerd');
+    const { stdout, stderr } = await run(containerd, ['--config', file, 'config', 'dump'], { timeout: 30_000 });
+    // containerd migrates an older config version on every start, and says so.
+    assert.doesNotMatch(stderr, /Configuration migrated/, 'the chart writes the config version the image\'s containerd reads natively');
+    return stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One key of `containerd config dump` output, quotes removed: `table` is the header as the dump
+ * prints it without brackets (`plugins.'io.containerd.server.v1.grpc'`), '' for the top level.
+ * Undefined when the table or the key is absent.
+ */
+export function dumpedValue(dump: string, table: string, key: string): string | undefined {
+  let current = '';
+  for (const line of dump.split('\n').map((l) => l.trim())) {
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header?.[1] !== undefined) {
+      current = header[1];
+    } else if (current === table) {
+      const value = new RegExp(`^${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} = (.*)$`).exec(line)?.[1];
+      if (value !== undefined) return value.replace(/^'(.*)'$/, '$1');
+    }
+  }
+  return undefined;
 }

@@ -19,6 +19,31 @@ describe("the nodelet chart's security settings, rendered", () => {
     daemonSet = oneOf<V1DaemonSet>(objects, 'DaemonSet');
   });
 
+  it('runs every container as a non-root user but the agent and the runtime, which are privileged as a kubelet and its runtime are', async () => {
+    const renders = [objects, await renderChart({ set: ['redis.mode=sidecar', 'dashboard.enabled=true'] })];
+    const seen: string[] = [];
+    for (const rendered of renders) {
+      for (const workload of [...allOf<V1DaemonSet>(rendered, 'DaemonSet'), ...allOf<V1Deployment>(rendered, 'Deployment'), ...allOf<V1StatefulSet>(rendered, 'StatefulSet')]) {
+        const pod = workload.spec?.template.spec;
+        for (const container of [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])]) {
+          const id = `${workload.kind}/${workload.metadata?.name ?? ''}/${container.name}`;
+          const uid = container.securityContext?.runAsUser ?? pod?.securityContext?.runAsUser;
+          const nonRoot = container.securityContext?.runAsNonRoot ?? pod?.securityContext?.runAsNonRoot;
+          if (workload.kind === 'DaemonSet' && ['agent', 'runtime'].includes(container.name)) {
+            assert.equal(container.securityContext?.privileged, true, id);
+            continue;
+          }
+          assert.ok(uid !== undefined && uid !== 0 && nonRoot === true, `${id} runs as uid ${String(uid)}, runAsNonRoot ${String(nonRoot)}`);
+          assert.notEqual(container.securityContext?.privileged, true, id);
+          assert.equal(container.securityContext?.allowPrivilegeEscalation, false, id);
+          seen.push(`${id}:${uid}`);
+        }
+      }
+    }
+    console.log(`# non-root containers: ${[...new Set(seen)].sort().join(', ')}`);
+    assert.ok(seen.some((c) => c.includes('/redis-server:') || c.includes('/redis:')), `a Redis container among ${seen.join(' ')}`);
+  });
+
   it('requests the serving certificate through the CSR API when agent.rotateServerCertificates is set, with no CSR right of its own', async () => {
     const objects = await renderChart({ set: ['agent.rotateServerCertificates=true'] });
     const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');

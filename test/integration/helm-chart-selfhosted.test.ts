@@ -14,23 +14,12 @@ import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import type { V1ConfigMap, V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import { parseDashboardSettings } from '../../dashboard/settings.js';
-import { CHART_DIR, expandArgs, helm, oneOf, renderChart } from './helm-chart-helpers.js';
+import { CHART_DIR, containerdConfigDump, dumpedValue, expandArgs, helm, oneOf, renderChart } from './helm-chart-helpers.js';
 
 const run = promisify(execFile);
 const SINK = 'server = "http://127.0.0.1:5999"\n';
 const MIRROR = 'server = "http://127.0.0.1:5000"\n';
 
-/** containerd's own view of a rendered config (Debian's containerd, as in the image). */
-async function containerdConfigDump(toml: string): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-chart-'));
-  try {
-    const file = path.join(dir, 'containerd.toml');
-    await writeFile(file, toml);
-    return (await run('containerd', ['--config', file, 'config', 'dump'], { timeout: 30_000 })).stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 describe('the nodelet chart for a node that already has an agent (self-hosted values)', () => {
   it('writes one hosts.toml per registry host, mounted at containerd\'s config_path, only when given', async () => {
@@ -39,7 +28,7 @@ describe('the nodelet chart for a node that already has an agent (self-hosted va
     assert.equal(config.data?.['hosts._default.toml'], SINK);
     assert.equal(config.data?.['hosts.127.0.0.1_5000.toml'], MIRROR);
     const dump = await containerdConfigDump(config.data?.['containerd.toml'] ?? '');
-    assert.match(dump, /config_path = "\/etc\/nodelet\/certs\.d"/);
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.cri.v1.images'.registry", 'config_path'), '/etc/nodelet/certs.d');
     const daemonSet = oneOf<V1DaemonSet>(objects, 'DaemonSet');
     const volume = daemonSet.spec?.template.spec?.volumes?.find((v) => v.name === 'runtime-config');
     const items = Object.fromEntries((volume?.configMap?.items ?? []).map((i) => [i.key, i.path]));
@@ -50,7 +39,7 @@ describe('the nodelet chart for a node that already has an agent (self-hosted va
 
     const plain = oneOf<V1ConfigMap>(await renderChart(), 'ConfigMap', 'rel-nodelet-runtime');
     assert.deepEqual(Object.keys(plain.data ?? {}).sort(), ['10-nodelet.conflist', 'containerd.toml']);
-    assert.doesNotMatch(await containerdConfigDump(plain.data?.['containerd.toml'] ?? ''), /config_path = "\/etc\/nodelet/);
+    assert.equal(dumpedValue(await containerdConfigDump(plain.data?.['containerd.toml'] ?? ''), "plugins.'io.containerd.cri.v1.images'.registry", 'config_path'), '');
   });
 
   it('masquerades pod traffic by default and not with runtime.cni.ipMasq=false', async () => {

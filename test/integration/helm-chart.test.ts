@@ -4,7 +4,8 @@
  * Rendered: `helm lint`, then `helm template` with defaults and with variations; the manifests are
  * parsed into client-node objects and their fields asserted (not snapshots). The rendered agent
  * arguments are fed to the agent's own flag parser; the rendered containerd config is loaded by
- * Debian's containerd (the one the image installs). Invalid values must fail on the schema.
+ * the image's containerd (`image/build.sh --runtime-bin`), which must read it without migrating it.
+ * Invalid values must fail on the schema.
  *
  * Installed: `helm install` into the test cluster, in a namespace of its own, with node selectors
  * that match no node, so none of the chart's pods lands on the test node (their images could not be
@@ -15,8 +16,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -36,6 +36,8 @@ import {
   REPO_DIR,
   allOf,
   containerOf,
+  containerdConfigDump,
+  dumpedValue,
   envOf,
   expandArgs,
   helm,
@@ -47,6 +49,8 @@ import {
 
 const run = promisify(execFile);
 const KUBELET_SOCKET = '/run/containerd/containerd.sock';
+/** The runc runtime's options table, as `containerd config dump` names it. */
+const RUNC_OPTIONS = "plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options";
 const SCHEMA_ERROR = "values don't meet the specifications of the schema";
 
 /** The value of `--name=` in `args`. */
@@ -67,18 +71,6 @@ function dashboardSettings(deployment: V1Deployment, secretEnv: Readonly<Record<
   return parseDashboardSettings({ argv, env, readFile: () => assert.fail('the chart passes no token file') });
 }
 
-/** Loads a containerd config with the containerd on this machine (Debian's, as in the image). */
-async function containerdConfigDump(toml: string): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-chart-'));
-  try {
-    const file = path.join(dir, 'containerd.toml');
-    await writeFile(file, toml);
-    const { stdout } = await run('containerd', ['--config', file, 'config', 'dump'], { timeout: 30_000 });
-    return stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 describe('the nodelet chart, linted and rendered with defaults', () => {
   let objects: KubernetesObject[] = [];
@@ -239,12 +231,18 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.equal(daemonSet.spec?.template.spec?.hostPID, true);
     const config = oneOf<V1ConfigMap>(objects, 'ConfigMap', 'rel-nodelet-runtime');
     const dump = await containerdConfigDump(config.data?.['containerd.toml'] ?? '');
-    assert.match(dump, /^\s*address = "\/run\/nodelet-containerd\/containerd\.sock"$/m);
-    assert.match(dump, /^root = "\/var\/lib\/nodelet-containerd"$/m);
-    assert.match(dump, /^state = "\/run\/nodelet-containerd"$/m);
-    assert.match(dump, /^\s*SystemdCgroup = false$/m);
-    assert.match(dump, /^\s*ShimCgroup = "\/nodelet-shims"$/m);
-    assert.match(dump, /^\s*conf_dir = "\/etc\/nodelet\/cni\/net\.d"$/m);
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.server.v1.grpc'", 'address'), '/run/nodelet-containerd/containerd.sock');
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.server.v1.ttrpc'", 'address'), '/run/nodelet-containerd/containerd.sock.ttrpc');
+    assert.equal(dumpedValue(dump, '', 'root'), '/var/lib/nodelet-containerd');
+    assert.equal(dumpedValue(dump, '', 'state'), '/run/nodelet-containerd');
+    assert.equal(dumpedValue(dump, RUNC_OPTIONS, 'SystemdCgroup'), 'false');
+    assert.equal(dumpedValue(dump, RUNC_OPTIONS, 'ShimCgroup'), '/nodelet-shims');
+    assert.equal(dumpedValue(dump, RUNC_OPTIONS, 'Root'), '/run/nodelet-containerd/runc');
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.cri.v1.runtime'.cni", 'conf_dir'), '/etc/nodelet/cni/net.d');
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.cri.v1.runtime'.cni", 'bin_dirs'), "['/usr/lib/cni']");
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.cri.v1.runtime'", 'netns_mounts_under_state_dir'), 'true');
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.cri.v1.images'.pinned_images", 'sandbox'), 'registry.k8s.io/pause:3.10');
+    assert.equal(dumpedValue(dump, "plugins.'io.containerd.grpc.v1.cri'", 'stream_server_address'), '127.0.0.1');
     assert.ok(!dump.includes(KUBELET_SOCKET), "the runtime's config names the kubelet's socket");
     assert.equal(flagValue(containerOf(daemonSet, 'agent').args ?? [], 'cri-endpoint'), 'unix:///run/nodelet-containerd/containerd.sock');
   });
@@ -252,7 +250,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
   it('switches containerd to the systemd cgroup driver, with D-Bus, when asked', async () => {
     const systemd = await renderChart({ set: ['runtime.containerd.cgroupDriver=systemd'] });
     const dump = await containerdConfigDump(oneOf<V1ConfigMap>(systemd, 'ConfigMap', 'rel-nodelet-runtime').data?.['containerd.toml'] ?? '');
-    assert.match(dump, /^\s*SystemdCgroup = true$/m);
+    assert.equal(dumpedValue(dump, RUNC_OPTIONS, 'SystemdCgroup'), 'true');
     const volumes = oneOf<V1DaemonSet>(systemd, 'DaemonSet').spec?.template.spec?.volumes ?? [];
     assert.deepEqual(volumes.filter((v) => v.name === 'dbus' || v.name === 'systemd-run').map((v) => v.hostPath?.path).sort(), ['/run/dbus', '/run/systemd']);
   });
@@ -439,11 +437,16 @@ describe('the values schema', () => {
 });
 
 describe('the Dockerfile', () => {
-  it('builds on Node 20 LTS, installs the dedicated runtime, and carries dist/ and the CRI proto', async () => {
+  it('builds the pinned runtime and Node.js into a Debian base, and carries dist/ and the CRI proto', async () => {
     const dockerfile = await readFile(path.join(REPO_DIR, 'Dockerfile'), 'utf8');
     const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
-    assert.ok(froms.length > 0 && froms.every((image) => image === 'node:20-bookworm-slim'), `base images: ${froms.join(', ')}`);
-    assert.match(dockerfile, /apt-get install[^\n]*\bcontainerd\b[^\n]*\brunc\b[^\n]*\bcontainernetworking-plugins\b/);
+    assert.deepEqual(froms, ['${GO_IMAGE}', '${NODE_BUILD_IMAGE}', '${DEBIAN_IMAGE}']);
+    assert.match(dockerfile, /^ARG DEBIAN_IMAGE=debian:bookworm-slim@sha256:[0-9a-f]{64}$/m);
+    assert.match(dockerfile, /^RUN bash \/src\/image\/build-runtime\.sh \/out\/bin$/m);
+    assert.match(dockerfile, /^COPY --from=runtime-build \/out\/bin\/ \/usr\/local\/bin\/$/m);
+    assert.match(dockerfile, /^COPY --from=build \/node\/ \/usr\/local\/$/m);
+    assert.match(dockerfile, /apt-get install[^\n]*\bcontainernetworking-plugins\b/);
+    assert.doesNotMatch(dockerfile, /apt-get install[^\n]*\b(containerd|runc|nodejs|npm)\b/);
     assert.match(dockerfile, /--omit=dev/);
     assert.match(dockerfile, /^COPY --from=build \/src\/dist \.\/dist$/m);
     // cri/proto.ts looks for ../../cri/api.proto relative to dist/cri/.

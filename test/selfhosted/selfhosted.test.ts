@@ -20,6 +20,7 @@ import { after, before, describe, it } from 'node:test';
 import type { V1CertificateSigningRequest, V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { CHART_DIR, REPO_DIR, helm } from '../integration/helm-chart-helpers.js';
+import { imagePins } from '../image/image-helpers.js';
 import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome, podEvents, requireCluster } from '../e2e/helpers.js';
 import {
   DASHBOARD_PORT,
@@ -218,6 +219,10 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.deepEqual(node.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`), ['nodelet.dev/agent=true:NoSchedule']);
     assert.equal(node.metadata?.labels?.['nodelet.dev/agent'], 'true');
     assert.equal(node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address, NODE_IP);
+    // The runtime container runs the image's containerd (image/versions.env), which the agent reports.
+    const pins = await imagePins();
+    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, `containerd://${pins.CONTAINERD_VERSION}`);
+    console.log(`# ${SELF_NODE}: containerRuntimeVersion ${node.status?.nodeInfo?.containerRuntimeVersion}, kubeletVersion ${node.status?.nodeInfo?.kubeletVersion}`);
     const ds = JSON.parse(await kubectl(['get', 'daemonset', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as V1DaemonSet;
     // Scheduled on the bootstrap node only: never on its own Node (the chart's affinity).
     assert.equal(ds.status?.desiredNumberScheduled, 1);
