@@ -133,16 +133,52 @@ async function holdImages(images: readonly string[], dir: string): Promise<strin
   return podId;
 }
 
+/** Two orphaned pod directories under the agent's root: a plain one, and one whose memory emptyDir is still mounted. */
+interface Orphans {
+  readonly plain: string;
+  readonly mounted: string;
+  readonly tmpfsAt: string;
+  /** When they were made (ms since the epoch). */
+  readonly createdMs: number;
+}
+
+/** Makes the orphans of the pod-directory test (no pod of the API owns their UIDs). */
+async function plantOrphans(): Promise<Orphans> {
+  const plain = path.join(AGENT_ROOT, 'pods', randomUUID());
+  const mounted = path.join(AGENT_ROOT, 'pods', randomUUID());
+  const tmpfsAt = path.join(mounted, 'volumes', 'kubernetes.io~empty-dir', 'cache');
+  for (const dir of [plain, mounted]) await mkdir(path.join(dir, 'volumes', 'kubernetes.io~empty-dir', 'x'), { recursive: true });
+  await writeFile(path.join(plain, 'volumes', 'kubernetes.io~empty-dir', 'x', 'file'), 'orphaned\n');
+  await mkdir(tmpfsAt);
+  await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tmpfsAt]);
+  await writeFile(path.join(tmpfsAt, 'file'), 'in memory\n');
+  return { plain, mounted, tmpfsAt, createdMs: Date.now() };
+}
+
+/** The keeper of the pod-directory test: a running pod with a memory and a disk emptyDir, both written. */
+function dirKeeperPod(namespace: string): object {
+  const keeper = busyboxPod({ name: 'dir-keeper', namespace, script: 'echo kept > /cache/file; echo kept > /scratch/file; sleep 3600' }) as { spec: { containers: { volumeMounts?: object[] }[]; volumes?: object[] } };
+  keeper.spec.volumes = [{ name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }, { name: 'scratch', emptyDir: {} }];
+  keeper.spec.containers[0]!.volumeMounts = [{ name: 'cache', mountPath: '/cache' }, { name: 'scratch', mountPath: '/scratch' }];
+  return keeper;
+}
+
 describe('garbage collection', { timeout: 12 * 60_000 }, () => {
   let ns = '';
   const tmp: string[] = [];
+  let orphans: Orphans | undefined;
 
+  // The orphaned pod directories and their running neighbour are made first: container GC runs
+  // every 60 s, so its pass lands while the crash loop test waits, not in a wait of its own.
   before(async () => {
     requireCluster();
     ns = await createNamespace('e2e-gc');
+    await apply(dirKeeperPod(ns));
+    orphans = await plantOrphans();
   });
 
   after(async () => {
+    if (orphans !== undefined && (await hostMountsUnder(orphans.mounted)).length > 0) await run('umount', [orphans.tmpfsAt]);
     if (ns !== '') await deleteNamespace(ns);
     for (const dir of tmp) await rm(dir, { recursive: true, force: true });
   });
@@ -245,31 +281,16 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     assert.equal((await getPod(ns, 'keeper'))?.status?.phase, 'Running');
   });
   it('removes orphaned pod directories (unmounting a leftover memory emptyDir), and never a running pod’s', async () => {
-    const keeper = busyboxPod({ name: 'dir-keeper', namespace: ns, script: 'echo kept > /cache/file; echo kept > /scratch/file; sleep 3600' }) as { spec: { containers: { volumeMounts?: object[] }[]; volumes?: object[] } };
-    keeper.spec.volumes = [{ name: 'cache', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }, { name: 'scratch', emptyDir: {} }];
-    keeper.spec.containers[0]!.volumeMounts = [{ name: 'cache', mountPath: '/cache' }, { name: 'scratch', mountPath: '/scratch' }];
-    await apply(keeper);
+    assert.ok(orphans !== undefined);
+    const { plain, mounted, createdMs } = orphans;
     const keeperUid = (await waitForPhase(ns, 'dir-keeper', 'Running')).metadata?.uid ?? '';
     const keeperDir = path.join(AGENT_ROOT, 'pods', keeperUid);
     const keeperEmptyDirs = path.join(keeperDir, 'volumes', 'kubernetes.io~empty-dir');
     await eventually('the keeper to write its files', () => Promise.resolve(existsSync(path.join(keeperEmptyDirs, 'scratch', 'file')) ? true : undefined));
-    // Two orphans: a plain one, and one whose memory emptyDir is still mounted.
-    const plain = path.join(AGENT_ROOT, 'pods', randomUUID());
-    const mounted = path.join(AGENT_ROOT, 'pods', randomUUID());
-    const tmpfsAt = path.join(mounted, 'volumes', 'kubernetes.io~empty-dir', 'cache');
-    for (const dir of [plain, mounted]) await mkdir(path.join(dir, 'volumes', 'kubernetes.io~empty-dir', 'x'), { recursive: true });
-    await writeFile(path.join(plain, 'volumes', 'kubernetes.io~empty-dir', 'x', 'file'), 'orphaned\n');
-    await mkdir(tmpfsAt);
-    await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tmpfsAt]);
-    await writeFile(path.join(tmpfsAt, 'file'), 'in memory\n');
-    const created = Date.now();
-    try {
-      await eventually('container GC to remove both orphaned pod directories', () => Promise.resolve(existsSync(plain) || existsSync(mounted) ? undefined : true), 150_000);
-    } finally {
-      if ((await hostMountsUnder(mounted)).length > 0) await run('umount', [tmpfsAt]);
-    }
+    await eventually('container GC to remove both orphaned pod directories', () => Promise.resolve(existsSync(plain) || existsSync(mounted) ? undefined : true), 150_000);
+    const removedMs = Date.now();
     const leftMounts = await hostMountsUnder(mounted);
-    console.log(`orphaned pod directories removed ${Math.round((Date.now() - created) / 1000)} s after they were made (container GC runs every 60 s); mounts left under the mounted orphan: ${leftMounts.length}`);
+    console.log(`orphaned pod directories seen removed ${Math.round((removedMs - createdMs) / 1000)} s after they were made (container GC runs every 60 s); mounts left under the mounted orphan: ${leftMounts.length}`);
     assert.deepEqual(leftMounts, []);
     // The running pod's directory, files and tmpfs are untouched, and it still runs in the runtime.
     assert.equal(await readFile(path.join(keeperEmptyDirs, 'scratch', 'file'), 'utf8'), 'kept\n');
