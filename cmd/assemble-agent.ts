@@ -64,6 +64,7 @@ import { buildGc, buildLogRotation, housekeepingTargets } from './assembly/house
 import { buildNodeController, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
 import { nodeServerParts } from './assembly/node-server.js';
 import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
+import { buildNodeCredentials } from './assembly/node-credentials.js';
 import { buildPodSync } from './assembly/pod-sync.js';
 import { buildSources } from './assembly/sources.js';
 import type { AgentSettings } from './flags.js';
@@ -93,6 +94,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const clock = overrides.clock ?? systemClock;
   // One client for every API call: a kubeconfig file, the pod's service account, or the node's own
   // certificate from a bootstrap credential (a test's client stays the test's to close).
+  // A credential provider config the kubelet would refuse stops the agent before it registers.
+  const nodeCredentials = await buildNodeCredentials(settings, clock, logger);
   const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger) : { kube: overrides.kube, stop: () => undefined };
   const { kube } = agentKube;
   const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
@@ -121,7 +124,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
-  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings });
+  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
   // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
   const healthz = buildHealthz(core, { housekeeping, podSource: store, pleg });

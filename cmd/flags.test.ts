@@ -124,3 +124,18 @@ describe('parseSettings', () => {
     assert.equal(parseSettings(['--help'], {}), 'help');
   });
 });
+
+describe('--image-credential-provider-config and --image-credential-provider-bin-dir', () => {
+  const base = ['--cri-endpoint', 'unix:///a.sock'];
+  it('configures the plugins only with both, as the kubelet requires', () => {
+    const none = parseSettings(base, {});
+    assert.ok(none !== 'help');
+    assert.equal(none.imageCredentialProviders, undefined);
+    const both = parseSettings([...base, '--image-credential-provider-config', '/etc/nodelet/credential-providers.yaml', '--image-credential-provider-bin-dir', '/opt/credential-providers'], {});
+    assert.ok(both !== 'help');
+    assert.deepEqual(both.imageCredentialProviders, { configPath: '/etc/nodelet/credential-providers.yaml', binDir: '/opt/credential-providers' });
+    for (const one of [['--image-credential-provider-config', '/c.yaml'], ['--image-credential-provider-bin-dir', '/bin']]) {
+      assert.throws(() => parseSettings([...base, ...one], {}), (e: unknown) => e instanceof FlagError && e.message.includes('must be given together'));
+    }
+  });
+});

@@ -78,6 +78,11 @@ export interface AgentSettings {
    * (`--image-pull-credentials-verification-policy`, the kubelet's imagePullCredentialsVerificationPolicy).
    */
   readonly imagePullCredentialsVerificationPolicy: PullVerificationPolicy;
+  /**
+   * Credential provider exec plugins (`--image-credential-provider-config`,
+   * `--image-credential-provider-bin-dir`); undefined: none.
+   */
+  readonly imageCredentialProviders: ImageCredentialProviderSettings | undefined;
   /** The garbage collector's policy (`--image-gc-*`, `--minimum-container-ttl-duration`, …); the NodeAgent's `spec.gc` overrides it. */
   readonly gc: GcSettings;
   /** Container log rotation (`--container-log-max-size`, `--container-log-max-files`); the NodeAgent's `spec.logRotation` overrides it. */
@@ -160,6 +165,8 @@ const FLAGS = {
     default: 'NeverVerifyPreloadedImages',
     description: 'NeverVerify, NeverVerifyPreloadedImages or AlwaysVerify: when a pod must pull a present image with its own credentials',
   },
+  'image-credential-provider-config': { type: 'string', value: 'PATH', defaultText: 'none', description: 'CredentialProviderConfig file, or a directory of them, naming exec plugins that give registry credentials (with --image-credential-provider-bin-dir)' },
+  'image-credential-provider-bin-dir': { type: 'string', value: 'DIR', defaultText: 'none', description: "directory of the credential provider plugins' executables" },
   'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   'manifest-url': { type: 'string', value: 'URL', defaultText: 'none', description: 'URL whose body (a Pod or a PodList) lists more static pods, polled every --http-check-frequency' },
@@ -241,6 +248,21 @@ function parseNodeServer(values: {
   return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir };
 }
 
+/** Where the credential provider plugins are configured and live. */
+export interface ImageCredentialProviderSettings {
+  readonly configPath: string;
+  readonly binDir: string;
+}
+
+/** Both credential provider flags, or neither (the kubelet refuses a config without a bin dir). */
+function parseImageCredentialProviders(configPath: string | undefined, binDir: string | undefined): ImageCredentialProviderSettings | undefined {
+  const config = optionalPath(configPath);
+  const bin = optionalPath(binDir);
+  if (config === undefined && bin === undefined) return undefined;
+  if (config === undefined || bin === undefined) throw new FlagError('--image-credential-provider-config and --image-credential-provider-bin-dir must be given together');
+  return { configPath: config, binDir: bin };
+}
+
 /** `--image-pull-credentials-verification-policy`; the allowlist policy is refused: nodelet has no allowlist. */
 function parsePullVerificationPolicy(raw: string): PullVerificationPolicy {
   const policy = PULL_VERIFICATION_POLICIES.find((p) => p === raw);
@@ -303,6 +325,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     seccompProfileRoot: seccompProfileRoot(values['seccomp-profile-root'], values['root-dir']),
     seccompDefault: values['seccomp-default'],
     imagePullCredentialsVerificationPolicy: parsePullVerificationPolicy(values['image-pull-credentials-verification-policy']),
+    imageCredentialProviders: parseImageCredentialProviders(values['image-credential-provider-config'], values['image-credential-provider-bin-dir']),
     healthz: parseHealthz(values['healthz-bind-address'], values['healthz-port']),
     nodeServer: parseNodeServer(values),
     gc: parseGcFlags(values),

@@ -11,6 +11,7 @@ import { createApiRuntimeHandlers } from '../../controllers/runtimeclass/api-run
 import { ETC_HOSTS_PATH } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
 import type { EventRecorder } from '../../reconcilers/events/event-recorder.js';
+import type { NodePullCredentials } from '../../reconcilers/images/image-puller.js';
 import type { PullGate } from '../../reconcilers/images/pull-gate.js';
 import { createPullCredentials } from '../../reconcilers/images/pull-secrets.js';
 import { PulledRecords } from '../../reconcilers/images/pulled-records.js';
@@ -39,6 +40,8 @@ export function buildPodSync(
     pullGate: PullGate;
     cgroups: PodCgroupSettings | undefined;
     sightings: RuntimeSightingsWriter;
+    /** The credential provider plugins' credentials; undefined: none configured. */
+    nodeCredentials: NodePullCredentials | undefined;
   },
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
@@ -90,6 +93,7 @@ export function buildPodSync(
     sightings: parts.sightings,
     runtimeHandlers: createApiRuntimeHandlers(kube),
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
+    ...(parts.nodeCredentials === undefined ? {} : { nodeCredentials: parts.nodeCredentials }),
     admission: parts.admission,
     // Admission reads the Node the node controller last wrote (labels, taints, allocatable) and the store's pods.
     nodeObject: parts.node,

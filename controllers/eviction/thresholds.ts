@@ -5,6 +5,7 @@
  * (`{"memory.available": "100Mi"}`, the kubelet's `evictionHard` form), thresholds out.
  */
 import { InvalidQuantityError, parseQuantity } from '../../reconcilers/model/quantity.js';
+import { isInvalidGoDuration, parseGoDurationMs } from '../../util/go-duration.js';
 
 /** The signals nodelet observes (the kubelet's Linux signals; the allocatable and container-fs ones are left out). */
 export const SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
@@ -90,11 +91,12 @@ export function parseThresholdValue(field: string, raw: string): ThresholdValue 
 
 /** Go's duration syntax as the kubelet's `evictionSoftGracePeriod` takes it (`1m30s`, `90s`, `500ms`). */
 export function parseDurationMs(field: string, raw: string): number {
-  const text = raw.trim();
-  const units: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
-  if (text === '' || parts.map((p) => p[0]).join('') !== text) throw new InvalidThresholdError(field, `not a duration such as 90s or 1m30s: "${raw}"`);
-  return parts.reduce((sum, p) => sum + Number(p[1]) * (units[p[2] ?? 's'] ?? 0), 0);
+  try {
+    return parseGoDurationMs(raw);
+  } catch (error) {
+    if (isInvalidGoDuration(error)) throw new InvalidThresholdError(field, error.message);
+    throw error;
+  }
 }
 
 function checkSignals(kind: string, map: Readonly<Record<string, string>>): void {

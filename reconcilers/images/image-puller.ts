@@ -23,11 +23,16 @@ export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 /** Finds registry credentials for an image among the pod's pull secrets; none means anonymous. */
 export type PullCredentials = (pod: V1Pod, image: string) => Promise<readonly AuthConfig[]>;
 
+/** The node's own credentials for an image (credential provider plugins), tried after the pod's. */
+export type NodePullCredentials = (image: string, signal?: AbortSignal) => Promise<readonly AuthConfig[]>;
+
 export interface ImagePullerOptions {
   readonly images: ImageService;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly credentials?: PullCredentials;
+  /** The node's credential providers: their credentials follow the pod's (the kubelet's union keyring). */
+  readonly nodeCredentials?: NodePullCredentials;
   /** Failed pulls of an image by a pod wait 10 s, doubling to 5 min, before the next try (ImagePullBackOff). */
   readonly backoff?: RestartBackoff;
   /** Node-wide pull concurrency and rate; the kubelet's defaults (serialized, 5 QPS, burst 10) when absent. */
@@ -177,16 +182,22 @@ export class ImagePuller implements PodLifecycleObserver {
     throw new ContainerStartError(target.container.name, 'ErrImagePull', message, { cause: lastError });
   }
 
-  /** One pull through the rate limit, trying each of the pod's credentials in turn; throws the last failure. */
+  /**
+   * One pull through the rate limit, trying each of the pod's credentials, then each of the
+   * node's, in turn (anonymously when there are none); throws the last failure.
+   */
   private async pullWithCredentials(pod: V1Pod, target: { normalized: string; signal: AbortSignal | undefined }): Promise<string> {
     if (!this.gate.tryTakeToken()) throw new PullQpsExceededError();
-    const credentials = (await this.options.credentials?.(pod, target.normalized)) ?? [];
+    const podCredentials = (await this.options.credentials?.(pod, target.normalized)) ?? [];
+    const nodeCredentials = (await this.options.nodeCredentials?.(target.normalized, target.signal)) ?? [];
+    const attempts = [...podCredentials.map((auth) => ({ auth, nodeWide: false })), ...nodeCredentials.map((auth) => ({ auth, nodeWide: true }))];
     let lastError: unknown;
-    for (const auth of credentials.length === 0 ? [undefined] : credentials) {
+    for (const { auth, nodeWide } of attempts.length === 0 ? [{ auth: undefined, nodeWide: false }] : attempts) {
       try {
         const ref = await this.options.images.pullImage({ image: target.normalized }, auth, undefined, target.signal === undefined ? {} : { signal: target.signal });
-        // Which credential pulled it: a later pod without it must pull again to use the image.
-        await this.options.pulledRecords?.recordPull(ref, auth);
+        // Which credential pulled it: a later pod without it must pull again to use the image,
+        // unless it was the node's own.
+        await this.options.pulledRecords?.recordPull(ref, auth, nodeWide);
         return ref;
       } catch (error) {
         if (isCancellation(error, target.signal)) throw error;

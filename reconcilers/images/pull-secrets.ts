@@ -94,8 +94,11 @@ export function serverAddressFor(registryDomain: string): string {
   return `https://${registryDomain === 'docker.io' ? 'registry-1.docker.io' : registryDomain}`;
 }
 
-/** `127.0.0.1:5000/private/busybox` from `127.0.0.1:5000/private/busybox:1.35`; Docker Hub as `docker.io`. */
-function repositoryOf(image: string): { domain: string; repository: string } | undefined {
+/**
+ * `127.0.0.1:5000/private/busybox` from `127.0.0.1:5000/private/busybox:1.35`; Docker Hub as
+ * `docker.io`: what credentials are looked up for (the kubelet's repoToPull).
+ */
+export function repositoryOf(image: string): { domain: string; repository: string } | undefined {
   try {
     const ref = parseImageReference(image);
     const domain = ref.domain === 'index.docker.io' ? 'docker.io' : ref.domain;

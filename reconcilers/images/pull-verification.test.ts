@@ -41,11 +41,12 @@ function pod(uid: string, pullPolicy = 'IfNotPresent'): { pod: V1Pod; container:
 }
 
 describe('mustVerifyPull', () => {
-  const record = { anonymous: false, credentialHashes: ['h1'] };
+  const record = { anonymous: false, nodeWide: false, credentialHashes: ['h1'] };
   const cases: [PullVerificationPolicy, typeof record | undefined, string[], boolean, string][] = [
     ['NeverVerifyPreloadedImages', undefined, [], false, 'a preloaded image is trusted'],
     ['AlwaysVerify', undefined, [], true, 'AlwaysVerify checks even preloaded images'],
-    ['NeverVerifyPreloadedImages', { anonymous: true, credentialHashes: ['h1'] }, [], false, 'an image pulled anonymously is everyone\'s'],
+    ['NeverVerifyPreloadedImages', { anonymous: true, nodeWide: false, credentialHashes: ['h1'] }, [], false, 'an image pulled anonymously is everyone\'s'],
+    ['NeverVerifyPreloadedImages', { anonymous: false, nodeWide: true, credentialHashes: [] }, [], false, "an image pulled with the node's own credentials is everyone's (NodePodsAccessible)"],
     ['NeverVerifyPreloadedImages', record, [], true, 'a pod without credentials must pull'],
     ['NeverVerifyPreloadedImages', record, ['h2'], true, 'a pod with other credentials must pull'],
     ['NeverVerifyPreloadedImages', record, ['h2', 'h1'], false, 'a pod holding one of them may use it'],
@@ -58,14 +59,14 @@ describe("the image puller and secret-pulled images (the kubelet's KubeletEnsure
   const dirs: string[] = [];
   after(async () => { await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))); });
 
-  async function rig(): Promise<{ registry: PrivateRegistry; events: RecordingEventRecorder; puller: ImagePuller; secrets: Map<string, AuthConfig[]>; dir: string }> {
+  async function rig(nodeCredentials?: AuthConfig[]): Promise<{ registry: PrivateRegistry; events: RecordingEventRecorder; puller: ImagePuller; secrets: Map<string, AuthConfig[]>; dir: string }> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'pulled-'));
     dirs.push(dir);
     const clock = createFakeClock();
     const registry = new PrivateRegistry();
     const events = new RecordingEventRecorder();
     const secrets = new Map<string, AuthConfig[]>();
-    const puller = new ImagePuller({ images: registry, events, clock, gate: new PullGate({ concurrency: 1, qps: 0, burst: 0 }, clock), credentials: (p) => Promise.resolve(secrets.get(p.metadata?.uid ?? '') ?? []), pulledRecords: new PulledRecords(dir), verificationPolicy: 'NeverVerifyPreloadedImages' });
+    const puller = new ImagePuller({ images: registry, events, clock, gate: new PullGate({ concurrency: 1, qps: 0, burst: 0 }, clock), credentials: (p) => Promise.resolve(secrets.get(p.metadata?.uid ?? '') ?? []), pulledRecords: new PulledRecords(dir), verificationPolicy: 'NeverVerifyPreloadedImages', ...(nodeCredentials === undefined ? {} : { nodeCredentials: () => Promise.resolve(nodeCredentials) }) });
     return { registry, events, puller, secrets, dir };
   }
 
@@ -100,8 +101,21 @@ describe("the image puller and secret-pulled images (the kubelet's KubeletEnsure
     secrets.set('one', [SECRET]);
     await puller.ensureImage(pod('one').pod, pod('one').container);
     const restarted = new PulledRecords(dir);
-    assert.deepEqual(await restarted.get('sha256:app'), { anonymous: false, credentialHashes: [credentialHash(SECRET)] });
+    assert.deepEqual(await restarted.get('sha256:app'), { anonymous: false, nodeWide: false, credentialHashes: [credentialHash(SECRET)] });
     assert.equal(await restarted.get('sha256:preloaded'), undefined);
     assert.equal(registry.present, true);
+  });
+
+  it("pulls with the node's credential provider credentials after the pod's own, and then lets every pod use the image", async () => {
+    const { registry, events, puller, secrets, dir } = await rig([OTHER, SECRET]);
+    // The pod's secret is wrong; the node's second credential is the right one.
+    secrets.set('one', [{ ...OTHER, password: 'wrong' }]);
+    assert.equal((await puller.ensureImage(pod('one').pod, pod('one').container)).ref, 'sha256:app');
+    assert.deepEqual(registry.pulls, ['wrong', 'other', 'p'], "the pod's credential first, then the node's in order");
+    assert.deepEqual(await new PulledRecords(dir).get('sha256:app'), { anonymous: false, nodeWide: true, credentialHashes: [] });
+    // A pod without any secret now uses the present image without a pull, as on a kubelet node.
+    assert.equal((await puller.ensureImage(pod('two').pod, pod('two').container)).ref, 'sha256:app');
+    assert.equal(registry.pulls.length, 3);
+    assert.ok(events.events.some((e) => e.podUid === 'two' && e.reason === 'Pulled' && e.message.includes('already present on machine')));
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Whether a pod may use an image already on the node without pulling it, as the kubelet's
  * `imagePullCredentialsVerificationPolicy` (KubeletEnsureSecretPulledImages, on by default since
- * 1.35): an image pulled anonymously is everyone's; one pulled with credentials only theirs who
+ * 1.35): an image pulled anonymously or with the node's own credentials (a credential provider
+ * plugin's) is everyone's; one pulled with a pod's credentials only theirs who
  * hold one of them; one nodelet never pulled ("preloaded") is trusted unless the policy is
  * `AlwaysVerify`. Otherwise the image is pulled again with the pod's own credentials, which the
  * registry refuses when the pod has none for it.
@@ -20,7 +21,7 @@ export const PULL_VERIFICATION_POLICIES: readonly PullVerificationPolicy[] = ['N
 export function verdictWithoutCredentials(policy: PullVerificationPolicy, record: PulledRecord | undefined): boolean | undefined {
   if (policy === 'NeverVerify') return false;
   if (record === undefined) return policy === 'AlwaysVerify';
-  return record.anonymous ? false : undefined;
+  return record.anonymous || record.nodeWide ? false : undefined;
 }
 
 /** True when the pod must pull the present image with its own credentials before using it. */

@@ -16,6 +16,11 @@ import type { AuthConfig } from '../../cri/types.js';
 export interface PulledRecord {
   /** A pull without credentials succeeded: the image is public to this node. */
   readonly anonymous: boolean;
+  /**
+   * A pull with the node's own credentials (a credential provider plugin) succeeded: any pod of
+   * the node may use it, as the kubelet's NodePodsAccessible.
+   */
+  readonly nodeWide: boolean;
   /** Hashes of the credentials that pulled it ({@link credentialHash}). */
   readonly credentialHashes: readonly string[];
 }
@@ -42,7 +47,7 @@ export class PulledRecords {
     let record: PulledRecord | undefined;
     try {
       const parsed = JSON.parse(await readFile(this.file(imageId), 'utf8')) as Partial<PulledRecord>;
-      record = { anonymous: parsed.anonymous === true, credentialHashes: Array.isArray(parsed.credentialHashes) ? parsed.credentialHashes.filter((h): h is string => typeof h === 'string') : [] };
+      record = { anonymous: parsed.anonymous === true, nodeWide: parsed.nodeWide === true, credentialHashes: Array.isArray(parsed.credentialHashes) ? parsed.credentialHashes.filter((h): h is string => typeof h === 'string') : [] };
     } catch (error) {
       // Absent, or unreadable: treated as never pulled by nodelet (the policy decides what that means).
       if (!(error instanceof Error && ('code' in error || error instanceof SyntaxError))) throw error;
@@ -51,15 +56,20 @@ export class PulledRecords {
     return record;
   }
 
-  /** Adds one successful pull of `imageId`: anonymous (`auth` undefined) or with `auth`. */
-  async recordPull(imageId: string, auth: AuthConfig | undefined): Promise<void> {
-    const current = (await this.get(imageId)) ?? { anonymous: false, credentialHashes: [] };
-    const hash = auth === undefined ? undefined : credentialHash(auth);
+  /**
+   * Adds one successful pull of `imageId`: anonymous (`auth` undefined), with a pod's `auth`, or
+   * with the node's own (`nodeWide`: a credential provider's, kept as such, not by hash).
+   */
+  async recordPull(imageId: string, auth: AuthConfig | undefined, nodeWide = false): Promise<void> {
+    const current = (await this.get(imageId)) ?? { anonymous: false, nodeWide: false, credentialHashes: [] };
+    const hash = auth === undefined || nodeWide ? undefined : credentialHash(auth);
     const next: PulledRecord = {
       anonymous: current.anonymous || auth === undefined,
+      nodeWide: current.nodeWide || (auth !== undefined && nodeWide),
       credentialHashes: hash === undefined || current.credentialHashes.includes(hash) ? current.credentialHashes : [...current.credentialHashes, hash],
     };
-    if (next.anonymous === current.anonymous && next.credentialHashes === current.credentialHashes && this.cache.get(imageId) !== undefined) return;
+    const unchanged = next.anonymous === current.anonymous && next.nodeWide === current.nodeWide && next.credentialHashes === current.credentialHashes;
+    if (unchanged && this.cache.get(imageId) !== undefined) return;
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const file = this.file(imageId);
     await writeFile(`${file}.tmp`, JSON.stringify({ image: imageId, ...next }), { mode: 0o600 });

@@ -20,7 +20,7 @@ import { DEFAULT_POD_DNS_SETTINGS, PodDnsConfigurer, type PodDnsSettings } from 
 import { PodActionsExecutor } from '../runtime/execute-pod-actions.js';
 import type { PulledRecords } from '../images/pulled-records.js';
 import type { PullVerificationPolicy } from '../images/pull-verification.js';
-import { ImagePuller, type PullCredentials } from '../images/image-puller.js';
+import { ImagePuller, type NodePullCredentials, type PullCredentials } from '../images/image-puller.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import { PodEvictions } from '../lifecycle/evictions.js';
 import { PodLifecycle } from '../lifecycle/pod-lifecycle.js';
@@ -134,6 +134,8 @@ export interface PodSyncDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly credentials?: PullCredentials;
+  /** The node's credential provider plugins, tried after the pod's secrets. */
+  readonly nodeCredentials?: NodePullCredentials;
   /** Node-wide image pull limits (live); the kubelet's defaults when absent. */
   readonly pullGate?: PullGate;
   /** What pulled each image, and when a pod must pull a present one again (KubeletEnsureSecretPulledImages). */
@@ -192,6 +194,7 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
     events: deps.events,
     clock: deps.clock,
     ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
+    ...(deps.nodeCredentials === undefined ? {} : { nodeCredentials: deps.nodeCredentials }),
     ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
     ...(deps.pullVerification === undefined ? {} : { pulledRecords: deps.pullVerification.records, verificationPolicy: deps.pullVerification.policy }),
   });

@@ -6,6 +6,10 @@
  * The tests run in order: the first needs the private image absent from the node, the later ones
  * need it present. The private image is removed from containerd before and after, so reruns start
  * clean; it has an image ID of its own, so removing it leaves docker.io/library/busybox alone.
+ *
+ * Then the agent's credential provider plugin (test/cluster/credential-provider/, configured by
+ * test/cluster/lib/agent.sh for 127.0.0.1:5000/provided only): pods without secrets pull the
+ * provided image with its credentials; its calls are counted in the log it appends to.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -17,6 +21,8 @@ import { NODE_NAME, apply, containersOf, createNamespace, crictl, deleteNamespac
 const REGISTRY = '127.0.0.1:5000';
 const PRIVATE_IMAGE = `${REGISTRY}/private/busybox:1.35`;
 const PRIVATE_IMAGES = [PRIVATE_IMAGE, `${REGISTRY}/private/busybox:latest`];
+const PROVIDED_IMAGE = `${REGISTRY}/provided/busybox:1.35`;
+const PROVIDER_CALLS = path.join(process.env.CLUSTER_DIR ?? '', 'credential-provider-calls.log');
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
@@ -75,6 +81,15 @@ function occurrences(events: readonly CoreV1Event[], reason: string): number {
   return events.filter((e) => e.reason === reason).reduce((sum, e) => sum + (e.count ?? 1), 0);
 }
 
+/** Deletes a namespace and waits (at most 2 min) for its pods to be gone: then their images can go. */
+async function deleteNamespaceAndPods(namespace: string): Promise<void> {
+  await deleteNamespace(namespace);
+  await eventually(`pods of ${namespace} gone`, async () => {
+    const out = await kubectl(['get', 'pods', '-n', namespace, '-o', 'name']).catch(() => '');
+    return out.trim() === '' ? true : undefined;
+  }, 120_000).catch(() => undefined);
+}
+
 async function eventWith(namespace: string, name: string, reason: string, pattern: RegExp): Promise<CoreV1Event> {
   return eventually(`event ${reason} ${String(pattern)} for ${name}`, async () =>
     (await podEvents(namespace, name)).find((e) => e.reason === reason && pattern.test(e.message ?? '')));
@@ -99,13 +114,7 @@ describe('image pull policies and pull secrets against a registry that requires 
   });
 
   after(async () => {
-    if (namespace === '') return;
-    await deleteNamespace(namespace);
-    // The image can go once no container uses it: wait for the pods to be gone first.
-    await eventually(`pods of ${namespace} gone`, async () => {
-      const out = await kubectl(['get', 'pods', '-n', namespace, '-o', 'name']).catch(() => '');
-      return out.trim() === '' ? true : undefined;
-    }, 120_000).catch(() => undefined);
+    if (namespace !== '') await deleteNamespaceAndPods(namespace);
     await removePrivateImages();
   });
 
@@ -191,5 +200,68 @@ describe('image pull policies and pull secrets against a registry that requires 
     const warning = await eventWith(namespace, 'missing-secret', 'FailedToRetrieveImagePullSecret', /not-there/);
     assert.equal(warning.type, 'Warning');
     assert.doesNotMatch(warning.message ?? '', /regcred/);
+  });
+});
+
+/** The repositories the credential provider plugin was asked about, in order, since the cluster came up. */
+async function providerCalls(): Promise<string[]> {
+  const text = await readFile(PROVIDER_CALLS, 'utf8').catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  });
+  return text.split('\n').filter((line) => line !== '');
+}
+
+async function removeImage(image: string): Promise<void> {
+  if ((await imagesInRuntime()).includes(image)) await crictl(['rmi', image]);
+}
+
+describe("a credential provider plugin (the kubelet's --image-credential-provider-config) for the registry", () => {
+  let namespace = '';
+  let callsBefore = 0;
+
+  before(async () => {
+    requireCluster();
+    await removeImage(PROVIDED_IMAGE);
+    await removePrivateImages();
+    namespace = await createNamespace('e2e-cred-provider');
+    callsBefore = (await providerCalls()).length;
+  });
+
+  after(async () => {
+    if (namespace !== '') await deleteNamespaceAndPods(namespace);
+    await removeImage(PROVIDED_IMAGE);
+  });
+
+  it("pulls with the plugin's credentials for a pod without pull secrets, and runs the plugin once per registry while its answer is cached", async () => {
+    await apply(pod({ name: 'provided', namespace, image: PROVIDED_IMAGE, pullPolicy: 'IfNotPresent' }));
+    await waitForPhase(namespace, 'provided', 'Running');
+    await eventWith(namespace, 'provided', 'Pulled', /^Successfully pulled image "127\.0\.0\.1:5000\/provided\/busybox:1\.35" in /);
+    assert.ok((await imagesInRuntime()).includes(PROVIDED_IMAGE), 'crictl images lists the provided image');
+    assert.deepEqual((await providerCalls()).slice(callsBefore), [`${REGISTRY}/provided/busybox`], 'one call, for the repository without its tag');
+    // Pulled again (Always): the answer is cached per registry for the provider's 10 minutes.
+    await apply(pod({ name: 'provided-always', namespace, image: PROVIDED_IMAGE, pullPolicy: 'Always' }));
+    await waitForPhase(namespace, 'provided-always', 'Running');
+    await eventWith(namespace, 'provided-always', 'Pulled', /^Successfully pulled image /);
+    const calls = (await providerCalls()).slice(callsBefore);
+    console.log(`# credential provider plugin calls for two pulls: ${calls.length} (${calls.join(', ')})`);
+    assert.equal(calls.length, 1);
+  });
+
+  it("lets any pod use an image the node's own credentials pulled, as the kubelet does (no pull, no secret)", async () => {
+    await apply(pod({ name: 'present', namespace, image: PROVIDED_IMAGE, pullPolicy: 'IfNotPresent' }));
+    await waitForPhase(namespace, 'present', 'Running');
+    await eventWith(namespace, 'present', 'Pulled', /already present on machine and can be accessed by the pod/);
+    assert.equal(occurrences(await podEvents(namespace, 'present'), 'Pulling'), 0);
+  });
+
+  it('never asks the plugin about an image outside its matchImages: that pull has no credentials and fails', async () => {
+    const before = (await providerCalls()).length;
+    await apply(pod({ name: 'unmatched', namespace, image: PRIVATE_IMAGE, pullPolicy: 'IfNotPresent' }));
+    const failed = await eventWith(namespace, 'unmatched', 'Failed', /Failed to pull image/);
+    assert.match(failed.message ?? '', /401 Unauthorized/);
+    await waitForWaitingReason(namespace, 'unmatched', 'ImagePullBackOff');
+    assert.equal((await providerCalls()).length, before);
+    assert.ok(!(await imagesInRuntime()).includes(PRIVATE_IMAGE));
   });
 });

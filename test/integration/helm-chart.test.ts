@@ -30,6 +30,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import { parseSettings } from '../../cmd/flags.js';
+import { parseCredentialProviderConfig } from '../../reconcilers/images/credential-providers/config.js';
 import { parseDashboardSettings } from '../../dashboard/settings.js';
 import {
   CHART_DIR,
@@ -312,6 +313,30 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
 });
 
 describe('the nodelet chart, rendered with other values', () => {
+  it("gives the agent credential provider plugins: their config in a ConfigMap the agent's own parser accepts, their host directory read-only", async () => {
+    const config = ['apiVersion: kubelet.config.k8s.io/v1', 'kind: CredentialProviderConfig', 'providers:', '  - name: ecr-credential-provider', '    matchImages: ["*.dkr.ecr.*.amazonaws.com"]', '    defaultCacheDuration: 12h', '    apiVersion: credentialprovider.kubelet.k8s.io/v1', ''].join('\n');
+    const objects = await renderChart({ set: ['agent.imageCredentialProviders.binDir=/opt/credential-providers'], setString: [`agent.imageCredentialProviders.config=${config}`] });
+    const ds = oneOf<V1DaemonSet>(objects, 'DaemonSet');
+    const agent = containerOf(ds, 'agent');
+    const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), {});
+    assert.ok(settings !== 'help');
+    assert.deepEqual(settings.imageCredentialProviders, { configPath: '/etc/nodelet-credential-providers/config.yaml', binDir: '/opt/credential-providers' });
+    const rendered = oneOf<V1ConfigMap>(objects, 'ConfigMap', 'rel-nodelet-credential-providers').data?.['config.yaml'] ?? '';
+    assert.deepEqual(parseCredentialProviderConfig(rendered, 'config.yaml').map((p) => [p.name, p.defaultCacheDurationMs]), [['ecr-credential-provider', 43_200_000]]);
+    const mounts = Object.fromEntries((agent.volumeMounts ?? []).map((m) => [m.mountPath, m.readOnly === true]));
+    assert.equal(mounts['/etc/nodelet-credential-providers'], true);
+    assert.equal(mounts['/opt/credential-providers'], true);
+    assert.ok((ds.spec?.template.spec?.volumes ?? []).some((v) => v.hostPath?.path === '/opt/credential-providers' && v.hostPath.type === 'Directory'));
+    assert.ok(ds.spec?.template.metadata?.annotations?.['checksum/credential-providers'] !== undefined, 'a changed config rolls the agents');
+    // Without them: no flags, no ConfigMap; a config without a bin dir is refused.
+    const plain = await renderChart();
+    assert.equal(plain.some((o) => o.metadata?.name === 'rel-nodelet-credential-providers'), false);
+    assert.ok(!(containerOf(oneOf<V1DaemonSet>(plain, 'DaemonSet'), 'agent').args ?? []).some((a) => a.includes('credential-provider')));
+    const refused = await helm(['template', 'rel', CHART_DIR, ...valueArgs({ setString: [`agent.imageCredentialProviders.config=${config}`] })]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /imageCredentialProviders\/binDir/);
+  });
+
   it('drops its own containerd and dials runtime.socket when given a dedicated runtime', async () => {
     const objects = await renderChart({ set: ['runtime.socket=/run/dedicated/containerd.sock'] });
     const daemonSet = oneOf<V1DaemonSet>(objects, 'DaemonSet');

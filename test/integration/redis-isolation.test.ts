@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, ReplyError } from 'ioredis';
@@ -23,6 +22,7 @@ import { Queue } from 'bullmq';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { withRedisCredentials } from '../../controllers/queue/node-redis-password.js';
 import { eventually, logger } from './helpers/reconcile-queue-fixture.js';
+import { freeLoopbackPort } from './helpers/free-port.js';
 
 const ADMIN = randomBytes(16).toString('hex');
 const NODE_A = `iso-a-${randomBytes(3).toString('hex')}`;
@@ -34,14 +34,6 @@ const NODE_C = `iso-c-${randomBytes(3).toString('hex')}`;
 /** A Node as the agent registers it with `--redis-node-user` (or, for `hash` undefined, without). */
 function nodeWith(name: string, hash: string | undefined): V1Node {
   return { metadata: { name, ...(hash === undefined ? {} : { annotations: { [REDIS_PASSWORD_SHA256_ANNOTATION]: hash } }) } };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
-  return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
 /** What Redis answered: ok, or the first word of its error (NOPERM, NOAUTH, ...). */
@@ -71,7 +63,7 @@ describe('Redis isolation: one node\'s credentials reach only its own queue', { 
   let provisioner: QueueUsersController;
 
   before(async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     server = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', ADMIN, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
     url = `redis://127.0.0.1:${port}`;
     admin = new Redis(url, { password: ADMIN, maxRetriesPerRequest: 3, lazyConnect: true });

@@ -5,9 +5,10 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { kubectl } from '../e2e/helpers.js';
+
+export { freeLoopbackPort } from '../integration/helpers/free-port.js';
 
 const run = promisify(execFile);
 
@@ -150,19 +151,6 @@ export async function makeSharedMounts(): Promise<string[]> {
 /** One line of counts, for the printed figures and assertion messages. */
 export function describeLeftovers(l: HostLeftovers): string {
   return `processes ${l.processes.length}, mounts ${l.mounts.length}, veths ${l.veths.length}, cgroups ${l.cgroups.length}, host dirs ${l.dirs.length}`;
-}
-
-/** A loopback TCP port free at the moment of asking (the kernel's pick). */
-export async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new TypeError('no TCP address');
-  return address.port;
 }
 
 /**

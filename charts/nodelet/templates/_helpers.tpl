@@ -96,7 +96,7 @@ url (rediss:// when tls).
 */}}
 {{- define "nodelet.redisBaseUrl" -}}
 {{- if eq .Values.redis.mode "internal" }}
-{{- printf "redis://%s.%s.svc:6379" (include "nodelet.redisName" .) .Release.Namespace }}
+{{- printf "%s://%s.%s.svc:6379" (ternary "rediss" "redis" .Values.redis.tls) (include "nodelet.redisName" .) .Release.Namespace }}
 {{- else if eq .Values.redis.mode "sidecar" }}
 {{- printf "redis://127.0.0.1:%d" (int .Values.redis.sidecar.port) }}
 {{- else if eq .Values.redis.mode "sentinel" }}
@@ -117,6 +117,7 @@ pod spec.
 */}}
 {{- define "nodelet.redisEnv" -}}
 {{- $base := include "nodelet.redisBaseUrl" . }}
+{{- include "nodelet.redisTlsCaEnv" . }}
 {{- if eq .Values.redis.mode "sentinel" }}
 {{- if not .Values.redis.sentinel.sentinels }}
 {{- fail "redis.sentinel.sentinels is required when redis.mode is sentinel" }}
@@ -152,13 +153,16 @@ agents reach Redis.
 */}}
 {{- define "nodelet.dashboardRedisEnv" -}}
 {{- if eq .Values.redis.mode "internal" }}
+{{- include "nodelet.redisTlsCaEnv" . }}
 - name: REDIS_PASSWORD
   valueFrom:
     secretKeyRef:
       name: {{ include "nodelet.redisName" . }}-auth
       key: dashboard-password
 - name: REDIS_URL
-  value: {{ printf "redis://nodelet-dashboard:$(REDIS_PASSWORD)@%s" (trimPrefix "redis://" (include "nodelet.redisBaseUrl" .)) | quote }}
+  {{- $base := include "nodelet.redisBaseUrl" . }}
+  {{- $scheme := ternary "rediss://" "redis://" (hasPrefix "rediss://" $base) }}
+  value: {{ printf "%snodelet-dashboard:$(REDIS_PASSWORD)@%s" $scheme (trimPrefix $scheme $base) | quote }}
 {{- else }}
 {{- include "nodelet.redisEnv" . }}
 {{- end }}
@@ -220,5 +224,46 @@ cluster: `helm template` has no cluster to look in (lookup returns nothing there
 {{- fail (printf "nodelet is already installed on this cluster (release %q in namespace %q): a second agent would register the same Nodes and share their host directories, containerd and network; upgrade or uninstall that release instead" (get $labels "app.kubernetes.io/instance") .metadata.namespace) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the internal Redis serves TLS only (redis.mode internal with redis.tls). */}}
+{{- define "nodelet.redisInternalTls" -}}
+{{- if and (eq .Values.redis.mode "internal") .Values.redis.tls }}true{{- end }}
+{{- end }}
+
+{{/* The Secret with the internal Redis' tls.crt, tls.key and ca.crt: the operator's, or the chart's own. */}}
+{{- define "nodelet.redisTlsSecretName" -}}
+{{- default (printf "%s-tls" (include "nodelet.redisName" .)) .Values.redis.tlsSecret }}
+{{- end }}
+
+{{/*
+A client of the internal Redis over TLS trusts its CA: Node.js reads NODE_EXTRA_CA_CERTS at start
+(ioredis uses Node's TLS), from the CA-only mount below.
+*/}}
+{{- define "nodelet.redisTlsCaEnv" -}}
+{{- if include "nodelet.redisInternalTls" . }}
+- name: NODE_EXTRA_CA_CERTS
+  value: /etc/nodelet-redis-ca/ca.crt
+{{- end }}
+{{- end }}
+
+{{- define "nodelet.redisTlsCaMount" -}}
+{{- if include "nodelet.redisInternalTls" . }}
+# The internal Redis' CA, to verify its certificate (never its key).
+- name: redis-ca
+  mountPath: /etc/nodelet-redis-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "nodelet.redisTlsCaVolume" -}}
+{{- if include "nodelet.redisInternalTls" . }}
+- name: redis-ca
+  secret:
+    secretName: {{ include "nodelet.redisTlsSecretName" . }}
+    items:
+      - key: ca.crt
+        path: ca.crt
 {{- end }}
 {{- end }}

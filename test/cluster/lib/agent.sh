@@ -2,6 +2,10 @@
 # The node agent under test (nodelet), run against the harness's cluster as the node NODE_NAME.
 
 AGENT_ROOT=$CLUSTER_DIR/nodelet-root
+# The agent's credential provider plugin (test/cluster/credential-provider/): it gives the
+# registry's credentials for 127.0.0.1:5000/provided only, and logs every call here.
+CREDENTIAL_PROVIDER_CONFIG=$CLUSTER_DIR/credential-providers.yaml
+CREDENTIAL_PROVIDER_CALLS=$CLUSTER_DIR/credential-provider-calls.log
 # Static pod manifests (the e2e static-pod test writes here and leaves it empty).
 MANIFEST_DIR=$CLUSTER_DIR/manifests
 
@@ -24,6 +28,7 @@ agent_start() {
     agent_stamp_build
   fi
   mkdir -p "$AGENT_ROOT" "$POD_LOG_DIR" "$MANIFEST_DIR"
+  write_credential_provider_config
   # NODELET_AGENT_NODE_ARGS: extra flags for node itself, for investigations only (not NODE_OPTIONS,
   # which the build and every other node process would inherit), e.g.
   # '--diagnostic-dir=/tmp/prof --cpu-prof' (a CPU profile written when the agent exits on SIGTERM)
@@ -42,7 +47,29 @@ agent_start() {
     --client-ca-file "$PKI_DIR/ca.crt" \
     --node-server-port "$NODE_SERVER_PORT" \
     --tls-cert-file "$PKI_DIR/node-serving.crt" --tls-private-key-file "$PKI_DIR/node-serving.key" \
-    --pod-manifest-path "$MANIFEST_DIR"
+    --pod-manifest-path "$MANIFEST_DIR" \
+    --image-credential-provider-config "$CREDENTIAL_PROVIDER_CONFIG" \
+    --image-credential-provider-bin-dir "$REPO_DIR/test/cluster/credential-provider"
+}
+
+# The kubelet's CredentialProviderConfig for the test plugin: only the registry's provided/ path,
+# so the pull-secret tests of private/ still see pods without credentials.
+write_credential_provider_config() {
+  cat >"$CREDENTIAL_PROVIDER_CONFIG" <<YAML
+# Written by test/cluster/lib/agent.sh; rewritten on every start of the agent.
+apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+  - name: nodelet-test-registry
+    matchImages: ["$REGISTRY_ADDR/provided"]
+    defaultCacheDuration: 10m
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+    env:
+      - name: REGISTRY_CREDENTIALS_FILE
+        value: $REGISTRY_DIR/credentials
+      - name: CALL_LOG
+        value: $CREDENTIAL_PROVIDER_CALLS
+YAML
 }
 
 # What the build in dist/ was made from, for reports on the running agent (npm run conformance):

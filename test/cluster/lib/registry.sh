@@ -17,6 +17,9 @@ REGISTRY_DIR=$CLUSTER_DIR/registry
 REGISTRY_CONFIG=$REGISTRY_DIR/config.yml
 REGISTRY_USER=nodelet
 REGISTRY_IMAGES=("$REGISTRY_ADDR/private/busybox:1.35" "$REGISTRY_ADDR/private/busybox:latest")
+# The same busybox once more, another image of its own, under the path the agent's credential
+# provider plugin serves (agent.sh): pods pull it with the plugin's credentials, not a secret.
+REGISTRY_PROVIDED_IMAGE=$REGISTRY_ADDR/provided/busybox:1.35
 
 # The registry's credentials and htpasswd file, made once per cluster.
 write_registry_auth() {
@@ -88,6 +91,8 @@ registry_start() {
   wait_daemon registry "$REGISTRY_CONFIG" 30 "the registry to answer on $REGISTRY_ADDR" registry_requires_auth
   bash "$REPO_DIR/test/images/push.sh" --credentials "$REGISTRY_DIR/credentials" \
     --label dev.nodelet.test.registry=private busybox "${REGISTRY_IMAGES[@]}"
+  bash "$REPO_DIR/test/images/push.sh" --credentials "$REGISTRY_DIR/credentials" \
+    --label dev.nodelet.test.registry=provided busybox "$REGISTRY_PROVIDED_IMAGE"
 }
 
 registry_stop() {
