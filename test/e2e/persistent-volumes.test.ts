@@ -37,6 +37,8 @@ function writer(namespace: string, name: string, script: string, readOnly = fals
     spec: {
       nodeName: NODE_NAME,
       restartPolicy: 'Never',
+      // `sleep` as PID 1 ignores SIGTERM: no need to wait out the default 30 s at the end.
+      terminationGracePeriodSeconds: 1,
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName, readOnly } }],
       containers: [{ name: 'main', image: 'busybox:1.35', command: ['sh', '-c', script], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
     },
@@ -58,7 +60,14 @@ describe('persistentVolumeClaim volumes on the nodelet node', () => {
   });
 
   after(async () => {
-    if (namespace !== '') await deleteNamespace(namespace);
+    if (namespace !== '') {
+      await deleteNamespace(namespace);
+      // Its pods must be gone before their volumes' host directories are removed below, and before
+      // the next suite counts the cluster's pods.
+      const started = Date.now();
+      await eventually(`the pods of ${namespace} to be gone`, async () => ((await kubectl(['get', 'pods', '-n', namespace, '-o', 'name'])).trim() === '' ? true : undefined), 120_000);
+      console.log(`# pods of ${namespace} gone ${((Date.now() - started) / 1000).toFixed(1)} s after the namespace's deletion`);
+    }
     for (const pv of volumes) await kubectl(['delete', 'pv', pv, '--ignore-not-found', '--wait=false']);
     await rm(root, { recursive: true, force: true });
   });

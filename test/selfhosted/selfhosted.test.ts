@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { X509Certificate, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,6 +101,19 @@ async function printDiagnostics(): Promise<void> {
 }
 
 /** The self-hosted Node once its Ready condition is True. */
+/** The certificates issued to the self-hosted agent (PEM), oldest first, by signer. */
+async function issuedAgentCertificates(): Promise<{ client: string[]; serving: string[] }> {
+  const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
+  const mine = list.items
+    .filter((c) => AGENT_USERS.includes(c.spec.username ?? '') && c.status?.certificate !== undefined)
+    .sort((a, b) => Date.parse(a.metadata?.creationTimestamp as unknown as string) - Date.parse(b.metadata?.creationTimestamp as unknown as string));
+  const pem = (c: V1CertificateSigningRequest): string => Buffer.from(c.status?.certificate ?? '', 'base64').toString('utf8');
+  return {
+    client: mine.filter((c) => c.spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet').map(pem),
+    serving: mine.filter((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving').map(pem),
+  };
+}
+
 async function readyNode(): Promise<V1Node> {
   return eventually(`node ${SELF_NODE} Ready`, async () => {
     const out = await kubectlOutcome(['get', 'node', SELF_NODE, '-o', 'json']);
@@ -294,6 +307,36 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.match(identity, / restarts=0 runtime=CONTAINER_RUNNING$/);
     readySince = await readyTransition();
   });
+
+  // `npm run test:rotation` only: the cluster signs for minutes (NODELET_CLUSTER_SIGNING_DURATION),
+  // and this waits for both of the agent's certificates to be renewed and the first ones to expire.
+  if (process.env.NODELET_SELFHOSTED_ROTATION === '1') {
+    step('keeps working through the rotation and expiry of its client and serving certificates, the workload untouched', async () => {
+      const first = await issuedAgentCertificates();
+      const expiries = [first.client[0], first.serving[0]].map((c) => Date.parse(new X509Certificate(c ?? '').validTo));
+      const lifetimeMs = Date.parse(new X509Certificate(first.client[0] ?? '').validTo) - Date.parse(new X509Certificate(first.client[0] ?? '').validFrom);
+      assert.ok(lifetimeMs <= 20 * 60_000, `the cluster signs for ${(lifetimeMs / 3_600_000).toFixed(1)} h: bring it up with NODELET_CLUSTER_SIGNING_DURATION=10m (npm run test:rotation does)`);
+      const lastExpiry = Math.max(...expiries);
+      const renewed = await eventually('both certificates renewed by the agent', async () => {
+        const now = await issuedAgentCertificates();
+        return now.client.length >= 2 && now.serving.length >= 2 ? now : undefined;
+      }, Math.max(60_000, lastExpiry - Date.now()));
+      console.log(`# certificates issued to ${SELF_NODE}: ${renewed.client.length} client, ${renewed.serving.length} serving; the first ones (lifetime ${(lifetimeMs / 60_000).toFixed(0)} min with the signer's backdating) expire at ${new Date(lastExpiry).toISOString()}`);
+      // Past the first certificates' expiry: only the renewed ones can work now.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastExpiry + 10_000 - Date.now())));
+      assert.equal(await workloadIdentity(), identity, 'the same container, not restarted');
+      // The node's heartbeat and status go through the renewed client certificate...
+      const node = await readyNode();
+      const heartbeat = Date.parse(node.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime as unknown as string);
+      assert.ok(heartbeat > lastExpiry - 60_000, `a heartbeat after the first client certificate expired (${new Date(heartbeat).toISOString()})`);
+      // ...logs and exec through the node server's renewed serving certificate, which the API server verifies.
+      assert.match(await kubectl(['logs', '-n', WORKLOAD_NS, 'web']), new RegExp(MARKER));
+      assert.equal((await kubectl(['exec', '-n', WORKLOAD_NS, 'web', '--', 'sh', '-c', 'echo exec-$((6*7))'])).trim(), 'exec-42');
+      const agentPod = await readyAgentPod();
+      assert.equal(agentPod.metadata?.uid, agentUid, 'the agent pod was not replaced');
+      assert.deepEqual((agentPod.status?.containerStatuses ?? []).map((c) => c.restartCount), [0, 0], 'neither the agent nor the runtime restarted');
+    });
+  }
 
   step('shows both NodeAgents Ready, and the dashboard lists both nodes’ queues with its token only', async () => {
     const agents = await eventually('both NodeAgents Ready', async () => {

@@ -59,6 +59,8 @@ apiserver_start() {
     kubectl_admin get --raw /readyz
 }
 
+# The signer issues CSR certificates for a year, or for NODELET_CLUSTER_SIGNING_DURATION (e.g. 10m:
+# npm run test:rotation watches the chart's agent renew and outlive its certificates).
 controller_manager_start() {
   local kubeconfig=$CLUSTER_DIR/kubeconfig-controller-manager
   start_daemon kube-controller-manager "$kubeconfig" kube-controller-manager \
@@ -72,6 +74,7 @@ controller_manager_start() {
     --service-account-private-key-file "$PKI_DIR/sa.key" \
     --root-ca-file "$PKI_DIR/ca.crt" \
     --cluster-signing-cert-file "$PKI_DIR/ca.crt" --cluster-signing-key-file "$PKI_DIR/ca.key" \
+    --cluster-signing-duration "${NODELET_CLUSTER_SIGNING_DURATION:-8760h}" \
     --profiling=false --v=1
   wait_daemon kube-controller-manager "$kubeconfig" 60 "kube-controller-manager's /healthz" \
     curl -fsSk "https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz"
