@@ -127,7 +127,7 @@ describe('pod statuses across an agent restart', () => {
     const oldPid = await daemonPid('nodelet');
     await stopHarnessAgent();
     const restartedAt = Date.now();
-    await clusterUp({ prebuiltAgent: true });
+    await clusterUp();
     const newPid = await daemonPid('nodelet');
     assert.ok(newPid !== undefined && newPid !== oldPid, 'a new agent process runs');
     const client = redis;

@@ -83,7 +83,7 @@ export async function killAgentAtStep(plan: StepKillPlan): Promise<StepKill> {
 
 /** How the harness's agent came back. */
 export interface Restored {
-  /** How long `up.sh` took (it rebuilds the agent, starts it, waits for the node to be Ready). */
+  /** How long `up.sh` took (it starts the agent from its build, waits for the node to be Ready). */
   readonly upMs: number;
   readonly agentPid: number;
   /** When the new agent process started (`Date.now()` scale, 10 ms resolution). */
