@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm test: everything, on a fresh machine or a warm one. Installs what is missing (npm packages,
 # Debian packages and the Go-built cluster binaries, through the cluster harness), then runs
-#   lint → typecheck → unit → (test cluster up, agent rebuilt from this tree) → integration → e2e → faults
+#   unit → (test cluster up, agent rebuilt from this tree, with lint and typecheck beside it) → integration → e2e → faults
 #   → image (nodelet's image built by image/build.sh, compared with the Dockerfile, run on the cluster)
 #   → selfhosted (nodelet's image imported, the chart installed with helm as a DaemonSet on the cluster)
 # and tears the cluster down again unless it was already up when the run started.
@@ -85,18 +85,34 @@ summary() {
   printf '%s passed, %s failed, %s skipped\n' "$pass" "$fail" "$skipped"
 }
 
+# Waits for the background lint and typecheck, prints their output, and records a failure of either
+# (the subshell's own failed_steps do not reach this shell: its exit status does).
+join_checks() {
+  local status=0
+  wait "$checks_pid" || status=$?
+  cat "$checks_log"
+  rm -f "$checks_log"
+  if ((status != 0)); then failed_steps+=("lint/typecheck"); fi
+}
+
 rm -rf .test-results
 step "install npm packages" ensure_npm_packages || true
 if ((${#failed_steps[@]})); then summary; exit 1; fi
-step "lint" npm run --silent lint
-step "typecheck" npm run --silent typecheck
 step "unit tests" bash test/run-suite.sh unit
+# Lint and typecheck need no cluster and one core: they run beside the cluster's start and the
+# integration tests (which mostly wait on the cluster), and are reported once those are done.
+checks_log=$(mktemp)
+(failed_steps=(); step "lint" npm run --silent lint; step "typecheck" npm run --silent typecheck; ((${#failed_steps[@]} == 0))) >"$checks_log" 2>&1 &
+checks_pid=$!
 was_up=0
 cluster_was_up && was_up=1
 restart_agent_fresh
 step "test cluster up" bash test/cluster/up.sh
 if [[ ! " ${failed_steps[*]} " =~ " test cluster up " ]]; then
   step "integration tests" bash test/run-suite.sh integration
+fi
+join_checks
+if [[ ! " ${failed_steps[*]} " =~ " test cluster up " ]]; then
   step "end-to-end tests" bash test/run-suite.sh e2e
   step "fault tests" bash test/run-suite.sh faults
   step "image tests" bash test/run-suite.sh image
