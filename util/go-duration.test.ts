@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InvalidGoDurationError, parseGoDurationMs } from './go-duration.js';
+import { InvalidGoDurationError, parseGoDurationMs, parseGoDurationMsOr } from './go-duration.js';
 
 describe('parseGoDurationMs', () => {
   it("reads Go's durations: units from ns to h, fractions, several parts, a sign, a bare 0", () => {
@@ -12,5 +12,11 @@ describe('parseGoDurationMs', () => {
     for (const text of ['', '10', '5d', '1m 30s', 'm', '1.2.3s', 's1', '-']) {
       assert.throws(() => parseGoDurationMs(text), InvalidGoDurationError, text);
     }
+  });
+
+  it("reports a bad duration as the caller's own error, with the reason, and passes a good one through", () => {
+    class FieldError extends Error {}
+    assert.equal(parseGoDurationMsOr('1m', (reason) => new FieldError(reason)), 60_000);
+    assert.throws(() => parseGoDurationMsOr('soon', (reason) => new FieldError(`grace: ${reason}`)), (e: unknown) => e instanceof FieldError && e.message === 'grace: not a duration such as 90s or 1m30s: "soon"');
   });
 });

@@ -25,7 +25,15 @@ export function parseGoDurationMs(raw: string): number {
   return sign * parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] ?? ''] ?? 0), 0);
 }
 
-/** Whether an error is an {@link InvalidGoDurationError}. */
-export function isInvalidGoDuration(error: unknown): error is InvalidGoDurationError {
-  return error instanceof InvalidGoDurationError;
+/**
+ * {@link parseGoDurationMs}, with a string that is not a duration reported as the caller's own
+ * error, made from the reason (`not a duration such as 90s or 1m30s: "..."`).
+ */
+export function parseGoDurationMsOr(raw: string, invalid: (reason: string) => Error): number {
+  try {
+    return parseGoDurationMs(raw);
+  } catch (error) {
+    if (error instanceof InvalidGoDurationError) throw invalid(error.message);
+    throw error;
+  }
 }

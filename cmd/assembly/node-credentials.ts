@@ -5,7 +5,7 @@ import { loadCredentialProviders } from '../../reconcilers/images/credential-pro
 import { execCredentialPlugin } from '../../reconcilers/images/credential-providers/exec-plugin.js';
 import { NodeCredentials } from '../../reconcilers/images/credential-providers/node-credentials.js';
 import type { NodePullCredentials } from '../../reconcilers/images/image-puller.js';
-import { repositoryOf, serverAddressFor } from '../../reconcilers/images/pull-secrets.js';
+import { authConfigsFor, repositoryOf } from '../../reconcilers/images/pull-secrets.js';
 import type { Clock } from '../../util/clock.js';
 
 /**
@@ -22,7 +22,6 @@ export async function buildNodeCredentials(settings: AgentSettings, clock: Clock
   return async (image, signal) => {
     const target = repositoryOf(image);
     if (target === undefined) return [];
-    const serverAddress = serverAddressFor(target.domain);
-    return (await node.lookup(target.repository, signal)).map((credential) => ({ ...credential, serverAddress }));
+    return authConfigsFor(target.domain, await node.lookup(target.repository, signal));
   };
 }

@@ -5,7 +5,7 @@
  * (`{"memory.available": "100Mi"}`, the kubelet's `evictionHard` form), thresholds out.
  */
 import { InvalidQuantityError, parseQuantity } from '../../reconcilers/model/quantity.js';
-import { isInvalidGoDuration, parseGoDurationMs } from '../../util/go-duration.js';
+import { parseGoDurationMsOr } from '../../util/go-duration.js';
 
 /** The signals nodelet observes (the kubelet's Linux signals; the allocatable and container-fs ones are left out). */
 export const SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
@@ -91,12 +91,7 @@ export function parseThresholdValue(field: string, raw: string): ThresholdValue 
 
 /** Go's duration syntax as the kubelet's `evictionSoftGracePeriod` takes it (`1m30s`, `90s`, `500ms`). */
 export function parseDurationMs(field: string, raw: string): number {
-  try {
-    return parseGoDurationMs(raw);
-  } catch (error) {
-    if (isInvalidGoDuration(error)) throw new InvalidThresholdError(field, error.message);
-    throw error;
-  }
+  return parseGoDurationMsOr(raw, (reason) => new InvalidThresholdError(field, reason));
 }
 
 function checkSignals(kind: string, map: Readonly<Record<string, string>>): void {

@@ -4,6 +4,7 @@
  * the others nor the agent.
  */
 import { clusterDnsProblem, clusterDomainProblem } from '../../reconcilers/dns/cluster-settings.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** Log levels the spec may name (pino's; the flags also accept `fatal` and `silent`). */
 export const SPEC_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -38,10 +39,6 @@ const BOUNDS = {
 
 export const LOG_SIZE = /^([1-9][0-9]*)(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
 export const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Reads fields of one object of the spec, collecting problems; every reader returns the fallback on a bad value. */
 export class FieldReader {
@@ -149,7 +146,6 @@ export class FieldReader {
     return fallback;
   }
 }
-
 
 /** One unit of a Go duration (`1h2m3.5s`, `500ms`), in milliseconds. */
 const DURATION_UNITS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 1e-3, µs: 1e-3, ns: 1e-6 };

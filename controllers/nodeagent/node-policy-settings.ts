@@ -6,7 +6,8 @@
  * a bad field falls back to the agent's flag value and is reported.
  */
 import { parseMilliCpu, parseQuantity } from '../../reconcilers/model/quantity.js';
-import { isRecord, type FieldReader } from './field-reader.js';
+import { isRecord } from '../../util/is-record.js';
+import type { FieldReader } from './field-reader.js';
 
 /** `crashLoopBackOff`: the longest wait before restarting a crashed container. */
 export interface CrashLoopBackOffSettings {

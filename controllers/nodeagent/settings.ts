@@ -9,7 +9,8 @@
  * (or the whole object) returns to what the agent was started with.
  */
 import { DEFAULT_EVICTION, isInvalidThresholdError, parseThresholds, type EvictionConfig } from '../eviction/thresholds.js';
-import { FieldReader, isRecord, LOG_SIZE, SIZE_UNITS, type LogLevel, type SettingProblem } from './field-reader.js';
+import { isRecord } from '../../util/is-record.js';
+import { FieldReader, LOG_SIZE, SIZE_UNITS, type LogLevel, type SettingProblem } from './field-reader.js';
 
 import {
   DEFAULT_CRASH_LOOP_BACK_OFF,

@@ -4,6 +4,7 @@
  * `crds/nodeagents.nodelet.dev.yaml`; these types follow it. `spec` arrives as untrusted JSON
  * (an older CRD, a hand-edited object) and is parsed by `settings.ts`, never cast.
  */
+import { isRecord } from '../../util/is-record.js';
 
 export const NODEAGENT_GROUP = 'nodelet.dev';
 export const NODEAGENT_VERSION = 'v1alpha1';
@@ -67,10 +68,6 @@ export interface NodeAgent {
 /** The object the agent creates for itself: empty spec, so every setting comes from its flags. */
 export function newNodeAgent(name: string): NodeAgent {
   return { apiVersion: NODEAGENT_API_VERSION, kind: NODEAGENT_KIND, metadata: { name }, spec: {} };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { load as loadYaml } from 'js-yaml';
+import { isRecord } from '../../util/is-record.js';
 
 export const ANNOTATION_CONFIG_HASH = 'kubernetes.io/config.hash';
 export const ANNOTATION_CONFIG_SOURCE = 'kubernetes.io/config.source';
@@ -43,10 +44,6 @@ export function isManifestError(err: unknown): err is ManifestError {
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The first problem of a parsed manifest as a pod, undefined when it is one nodelet can run. */
 function podProblem(doc: Record<string, unknown>): string | undefined {

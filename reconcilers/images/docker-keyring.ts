@@ -14,6 +14,7 @@
  *
  * Pure: plain data in, plain data out.
  */
+import { isRecord } from '../../util/is-record.js';
 
 /** One user name and password from a docker config entry (`auth` decoded). */
 export interface RegistryCredential {
@@ -35,10 +36,6 @@ export function isDockerConfigError(error: unknown): error is DockerConfigError 
 
 const DOCKER_HUB_KEY = 'index.docker.io';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function stringField(entry: Record<string, unknown>, field: string, key: string): string {
   const value = entry[field];

@@ -109,6 +109,12 @@ export function repositoryOf(image: string): { domain: string; repository: strin
   }
 }
 
+/** Registry credentials as the runtime takes them: each for the registry's API host ({@link serverAddressFor}). */
+export function authConfigsFor(registryDomain: string, credentials: readonly RegistryCredential[]): AuthConfig[] {
+  const serverAddress = serverAddressFor(registryDomain);
+  return credentials.map((credential) => ({ ...credential, serverAddress }));
+}
+
 function referencedNames(refs: readonly V1LocalObjectReference[]): string[] {
   return [...new Set(refs.map((ref) => ref.name ?? '').filter((name) => name !== ''))];
 }
@@ -135,7 +141,6 @@ export function createPullCredentials(options: PullCredentialsOptions): PullCred
       else unusable.push(result);
     }
     if (unusable.length > 0) reportUnusable(options, pod, unusable);
-    const serverAddress = serverAddressFor(target.domain);
-    return keyring.lookup(target.repository).map((credential) => ({ ...credential, serverAddress }));
+    return authConfigsFor(target.domain, keyring.lookup(target.repository));
   };
 }

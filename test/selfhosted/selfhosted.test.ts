@@ -313,8 +313,10 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   if (process.env.NODELET_SELFHOSTED_ROTATION === '1') {
     step('keeps working through the rotation and expiry of its client and serving certificates, the workload untouched', async () => {
       const first = await issuedAgentCertificates();
-      const expiries = [first.client[0], first.serving[0]].map((c) => Date.parse(new X509Certificate(c ?? '').validTo));
-      const lifetimeMs = Date.parse(new X509Certificate(first.client[0] ?? '').validTo) - Date.parse(new X509Certificate(first.client[0] ?? '').validFrom);
+      const [client, serving] = [first.client[0], first.serving[0]].map((pem) => new X509Certificate(pem ?? ''));
+      assert.ok(client !== undefined && serving !== undefined);
+      const expiries = [client, serving].map((cert) => Date.parse(cert.validTo));
+      const lifetimeMs = Date.parse(client.validTo) - Date.parse(client.validFrom);
       assert.ok(lifetimeMs <= 20 * 60_000, `the cluster signs for ${(lifetimeMs / 3_600_000).toFixed(1)} h: bring it up with NODELET_CLUSTER_SIGNING_DURATION=10m (npm run test:rotation does)`);
       const lastExpiry = Math.max(...expiries);
       const renewed = await eventually('both certificates renewed by the agent', async () => {

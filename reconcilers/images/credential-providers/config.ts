@@ -12,7 +12,8 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { load as loadYaml } from 'js-yaml';
-import { isInvalidGoDuration, parseGoDurationMs } from '../../../util/go-duration.js';
+import { parseGoDurationMsOr } from '../../../util/go-duration.js';
+import { isRecord } from '../../../util/is-record.js';
 
 /** The config file's groups and versions the kubelet decodes. */
 export const CONFIG_API_VERSIONS = ['kubelet.config.k8s.io/v1', 'kubelet.config.k8s.io/v1beta1', 'kubelet.config.k8s.io/v1alpha1'] as const;
@@ -40,12 +41,6 @@ export class CredentialProviderConfigError extends Error {
     super(message);
     this.name = 'CredentialProviderConfigError';
   }
-}
-
-type Raw = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringList(value: unknown, field: string): string[] {
@@ -79,13 +74,7 @@ function parseEnv(value: unknown, field: string): { name: string; value: string 
 function parseCacheDuration(value: unknown, field: string): number {
   if (value === undefined || value === null) throw new CredentialProviderConfigError(`${field}: required`);
   if (typeof value !== 'string') throw new CredentialProviderConfigError(`${field}: must be a duration such as 12h`);
-  let ms: number;
-  try {
-    ms = parseGoDurationMs(value);
-  } catch (error) {
-    if (isInvalidGoDuration(error)) throw new CredentialProviderConfigError(`${field}: ${error.message}`);
-    throw error;
-  }
+  const ms = parseGoDurationMsOr(value, (reason) => new CredentialProviderConfigError(`${field}: ${reason}`));
   if (ms < 0) throw new CredentialProviderConfigError(`${field}: must be greater than or equal to 0`);
   return ms;
 }

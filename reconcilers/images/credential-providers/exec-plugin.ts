@@ -12,9 +12,10 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { load as loadYaml } from 'js-yaml';
-import { isInvalidGoDuration, parseGoDurationMs } from '../../../util/go-duration.js';
+import { parseGoDurationMsOr } from '../../../util/go-duration.js';
 import type { RegistryCredential } from '../docker-keyring.js';
 import type { CredentialProviderSpec } from './config.js';
+import { isRecord } from '../../../util/is-record.js';
 
 /** What the kubelet caches a response under: the image, its registry, or one entry for all. */
 export type CacheKeyType = 'Image' | 'Registry' | 'Global';
@@ -52,8 +53,13 @@ export interface ExecPluginOptions {
 const MAX_OUTPUT_BYTES = 1024 * 1024;
 const CACHE_KEY_TYPES: readonly CacheKeyType[] = ['Image', 'Registry', 'Global'];
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Why a finished plugin run failed (killed, a non-zero status, too much output); undefined: it did not. */
+function failureOf(code: number | null, killedBy: NodeJS.Signals | null, stdoutBytes: number, timeoutMs: number): string | undefined {
+  if (killedBy === 'SIGKILL') return `was killed by SIGKILL (the ${timeoutMs / 1000} s limit, or the pull was cancelled)`;
+  if (killedBy !== null) return `was killed by ${killedBy}`;
+  if (code !== 0) return `exited with status ${String(code)}`;
+  if (stdoutBytes > MAX_OUTPUT_BYTES) return `wrote more than ${MAX_OUTPUT_BYTES} bytes`;
+  return undefined;
 }
 
 /** The plugin's stdout, or a CredentialProviderPluginError (exit status, signal, timeout, stderr). */
@@ -80,7 +86,7 @@ function runProcess(spec: CredentialProviderSpec, image: string, options: ExecPl
       reject(new CredentialProviderPluginError(spec.name, `could not run it for image ${image}: ${error.message}`, { cause: error }));
     });
     child.on('close', (code, killedBy) => {
-      const why = killedBy !== null ? `was killed by ${killedBy}${killedBy === 'SIGKILL' ? ` (the ${timeoutMs / 1000} s limit, or the pull was cancelled)` : ''}` : code !== 0 ? `exited with status ${String(code)}` : stdoutBytes > MAX_OUTPUT_BYTES ? `wrote more than ${MAX_OUTPUT_BYTES} bytes` : undefined;
+      const why = failureOf(code, killedBy, stdoutBytes, timeoutMs);
       if (why === undefined) resolve(Buffer.concat(stdout));
       else reject(new CredentialProviderPluginError(spec.name, `${why} for image ${image}: ${stderr.trim()}`));
     });
@@ -98,13 +104,8 @@ function parseAuth(spec: CredentialProviderSpec, value: unknown): [string, Regis
 
 function parseCacheDuration(spec: CredentialProviderSpec, value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
-  try {
-    if (typeof value !== 'string') throw new CredentialProviderPluginError(spec.name, 'cacheDuration is not a duration string');
-    return parseGoDurationMs(value);
-  } catch (error) {
-    if (isInvalidGoDuration(error)) throw new CredentialProviderPluginError(spec.name, `cacheDuration: ${error.message}`);
-    throw error;
-  }
+  if (typeof value !== 'string') throw new CredentialProviderPluginError(spec.name, 'cacheDuration is not a duration string');
+  return parseGoDurationMsOr(value, (reason) => new CredentialProviderPluginError(spec.name, `cacheDuration: ${reason}`));
 }
 
 /** Decodes and checks a response. @throws CredentialProviderPluginError (never quoting the credentials) */
