@@ -64,6 +64,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /node/ /usr/local/
 COPY --from=runtime-build /out/bin/ /usr/local/bin/
+# The shim's path in the bundles of containers started by earlier releases (Debian's containerd):
+# containerd loads a running container's shim from the path its bundle records (image/build.sh).
+RUN ln -s /usr/local/bin/containerd-shim-runc-v2 /usr/bin/containerd-shim-runc-v2
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./

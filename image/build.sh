@@ -135,11 +135,16 @@ build_runtime() {
   local dir=$1 work=$2 local_dir=$2/rootfs/usr/local
   bash "$here/fetch-node.sh" "$local_dir"
   bash "$here/build-runtime.sh" "$local_dir/bin"
+  # Each running container's bundle on the host records the path of the shim that runs it, and a
+  # containerd that cannot find that path after an upgrade drops the container while its shim
+  # keeps it running, unseen. The releases before containerd 2 ran Debian's shim from /usr/bin.
+  mkdir -p "$work/rootfs/usr/bin"
+  ln -s /usr/local/bin/containerd-shim-runc-v2 "$work/rootfs/usr/bin/containerd-shim-runc-v2"
   # The binaries also stay unpacked in the cache entry, for tests that run the image's containerd
   # on the host (`build.sh --runtime-bin`).
   cp -a "$local_dir/bin" "$dir/bin"
   write_layer "$dir" "$work/rootfs" --owner=0 --group=0
-  echo "node, containerd and runc (/usr/local)" >"$dir/created_by"
+  echo "node, containerd and runc (/usr/local), the shim's path of earlier releases" >"$dir/created_by"
 }
 
 build_app() {

@@ -253,6 +253,9 @@ describe('the image built here against the Dockerfile', () => {
     const pins = await imagePins();
     for (const file of NODE_FILES) assert.ok(image.files.has(`usr/local/${file}`), `/usr/local/${file}`);
     for (const bin of await runtimeBinaries()) assert.ok(image.files.has(`usr/local/bin/${bin}`), `/usr/local/bin/${bin}`);
+    // Running containers' bundles name their shim by path: this release's and the earlier ones' (Debian's).
+    assert.ok(image.files.has('usr/bin/containerd-shim-runc-v2'), '/usr/bin/containerd-shim-runc-v2');
+    assert.ok(runtime.lines.includes('RUN ln -s /usr/local/bin/containerd-shim-runc-v2 /usr/bin/containerd-shim-runc-v2'), 'the Dockerfile makes the same link');
     const buildTools = [...image.files].filter((f) =>
       /(^|\/)(npm|npx|corepack|tsc|tsx)$/.test(f) || /(^|\/)node_modules\/(npm|corepack|typescript|tsx)(\/|$)/.test(f));
     assert.deepEqual(buildTools, [], 'npm, corepack, TypeScript and tsx are absent');

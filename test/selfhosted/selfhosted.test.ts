@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import type { V1CertificateSigningRequest, V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1CertificateSigningRequest, V1DaemonSet } from '@kubernetes/client-node';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { CHART_DIR, REPO_DIR, helm } from '../integration/helm-chart-helpers.js';
 import { imagePins } from '../image/image-helpers.js';
@@ -37,36 +37,18 @@ import {
   sandboxIds,
   testImageTars,
 } from './selfhosted-helpers.js';
+import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall } from './release.js';
 
 const run = promisify(execFile);
-const RELEASE = 'nodelet';
-const NAMESPACE = 'nodelet-selfhosted';
 const SECOND_NAMESPACE = 'nodelet-second';
-const SELF_NODE = `${NODE_NAME}-nodelet`;
 const SELF_BRIDGE = process.env.SELF_BRIDGE ?? '';
 const SELF_POD_CIDR = process.env.SELF_POD_CIDR ?? '';
 const WORKLOAD_NS = 'selfhosted-workload';
 const MARKER = 'hello from the self-hosted node';
-const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
-/** Who the agent is to the API server: its ServiceAccount (the bootstrap), then its Node. */
-const AGENT_USERS = [`system:serviceaccount:${NAMESPACE}:${RELEASE}`, `system:node:${SELF_NODE}`];
 /** The shared bind mounts the suite made (makeSharedMounts): not leftovers of the install. */
 let sharedMounts: string[] = [];
 /** The suite's own Redis with a password (the Redis-password step): stopped in after(), whatever happens. */
 let passwordRedis: PasswordRedis | undefined;
-
-/** The one agent pod of the release, Running with both containers Ready, on the bootstrap node. */
-async function readyAgentPod(notUid?: string): Promise<V1Pod> {
-  return eventually('the agent pod Running and Ready', async () => {
-    const list = JSON.parse(await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', AGENT_SELECTOR, '-o', 'json'])) as { items: V1Pod[] };
-    const live = list.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
-    const [pod] = live;
-    if (live.length !== 1 || pod === undefined || pod.metadata?.uid === notUid) return undefined;
-    const ready = pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length === 2 &&
-      (pod.status.containerStatuses ?? []).every((c) => c.ready);
-    return ready ? pod : undefined;
-  }, 240_000);
-}
 
 /** Set once a step fails: the later steps build on it, so they are skipped instead of timing out. */
 let broken = false;
@@ -100,7 +82,6 @@ async function printDiagnostics(): Promise<void> {
   await show('runtime log', ['logs', '-n', NAMESPACE, '-l', AGENT_SELECTOR, '-c', 'runtime', '--tail=25']);
 }
 
-/** The self-hosted Node once its Ready condition is True. */
 /** The certificates issued to the self-hosted agent (PEM), oldest first, by signer. */
 async function issuedAgentCertificates(): Promise<{ client: string[]; serving: string[] }> {
   const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
@@ -112,27 +93,6 @@ async function issuedAgentCertificates(): Promise<{ client: string[]; serving: s
     client: mine.filter((c) => c.spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet').map(pem),
     serving: mine.filter((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving').map(pem),
   };
-}
-
-async function readyNode(): Promise<V1Node> {
-  return eventually(`node ${SELF_NODE} Ready`, async () => {
-    const out = await kubectlOutcome(['get', 'node', SELF_NODE, '-o', 'json']);
-    if (out.code !== 0) return undefined;
-    const node = JSON.parse(out.stdout) as V1Node;
-    const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-    // The node lifecycle controller lifts its not-ready taint a moment after Ready.
-    const notReadyTaint = (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/not-ready');
-    return ready && !notReadyTaint ? node : undefined;
-  }, 240_000);
-}
-
-/** The workload container's identity: what must not change while the agent restarts. */
-async function workloadIdentity(): Promise<string> {
-  const pod = await getPod(WORKLOAD_NS, 'web');
-  const status = pod?.status?.containerStatuses?.[0];
-  const id = (status?.containerID ?? '').replace('containerd://', '');
-  const runtime = JSON.parse(await inPodCrictl(['inspect', id])) as { status: { state: string } };
-  return `${id} restarts=${status?.restartCount ?? -1} runtime=${runtime.status.state}`;
 }
 
 /**
@@ -182,9 +142,9 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
    * Ready condition's transition time is printed to show which case happened.
    */
   const sameContainerReadyAgain = async (what: string): Promise<void> => {
-    assert.equal(await workloadIdentity(), identity, 'the same container, not restarted');
+    assert.equal(await containerIdentity(WORKLOAD_NS, 'web'), identity, 'the same container, not restarted');
     await eventually('the workload Ready', async () => ((await getPod(WORKLOAD_NS, 'web'))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? true : undefined), 60_000);
-    assert.equal(await workloadIdentity(), identity, 'the same container, not restarted');
+    assert.equal(await containerIdentity(WORKLOAD_NS, 'web'), identity, 'the same container, not restarted');
     const since = await readyTransition();
     console.log(`# workload Ready condition across ${what}: lastTransitionTime ${readySince} → ${since} (${since === readySince ? 'kept Ready' : 'reset by the new agent'})`);
     readySince = since;
@@ -213,7 +173,8 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   });
 
   after(async () => {
-    await cleanUp().finally(async () => passwordRedis?.stop());
+    await removeInstall({ workloadNamespaces: [WORKLOAD_NS], releases: [[RELEASE, NAMESPACE], ['second', SECOND_NAMESPACE]], sharedMounts, bridge: SELF_BRIDGE })
+      .finally(async () => passwordRedis?.stop());
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
     console.log(`# selfhosted suite wall time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   });
@@ -303,7 +264,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     const started = events.filter((e) => e.reason === 'Started');
     assert.equal(started.length, 1, `one Started event: ${events.map((e) => e.reason).join(',')}`);
     assert.equal(started[0]?.source?.host ?? started[0]?.reportingInstance, SELF_NODE, 'reported by the in-pod nodelet');
-    identity = await workloadIdentity();
+    identity = await containerIdentity(WORKLOAD_NS, 'web');
     assert.match(identity, / restarts=0 runtime=CONTAINER_RUNNING$/);
     readySince = await readyTransition();
   });
@@ -326,7 +287,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
       console.log(`# certificates issued to ${SELF_NODE}: ${renewed.client.length} client, ${renewed.serving.length} serving; the first ones (lifetime ${(lifetimeMs / 60_000).toFixed(0)} min with the signer's backdating) expire at ${new Date(lastExpiry).toISOString()}`);
       // Past the first certificates' expiry: only the renewed ones can work now.
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastExpiry + 10_000 - Date.now())));
-      assert.equal(await workloadIdentity(), identity, 'the same container, not restarted');
+      assert.equal(await containerIdentity(WORKLOAD_NS, 'web'), identity, 'the same container, not restarted');
       // The node's heartbeat and status go through the renewed client certificate...
       const node = await readyNode();
       const heartbeat = Date.parse(node.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime as unknown as string);
@@ -433,7 +394,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.equal(objects.trim(), '', 'nothing of the second release exists');
     assert.equal((await kubectlOutcome(['get', 'clusterrole', 'second-nodelet-agent'])).code, 1);
     assert.equal((await readyAgentPod()).metadata?.uid, agentUid, 'the first release is untouched');
-    assert.equal(await workloadIdentity(), identity);
+    assert.equal(await containerIdentity(WORKLOAD_NS, 'web'), identity);
   });
 
   step('drains, then uninstalls: agent and its pods gone, the Node left NotReady-to-be, the CRD kept', async () => {
@@ -457,32 +418,3 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.equal((await kubectlOutcome(['get', 'crd', 'nodeagents.nodelet.dev'])).code, 0, 'helm keeps crds/');
   });
 });
-
-/** Removes everything the suite made, whatever step it stopped at, and counts what stays. */
-async function cleanUp(): Promise<void> {
-  if (process.env.KUBECONFIG === undefined) return;
-  // The workload first, while its agent still runs to stop its containers.
-  await kubectl(['delete', 'namespace', WORKLOAD_NS, '--ignore-not-found', '--wait=true', '--timeout=60s']).catch(() => '');
-  await helm(['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait', '--timeout', '120s']);
-  await helm(['uninstall', 'second', '--namespace', SECOND_NAMESPACE, '--wait', '--timeout', '60s']);
-  await kubectl(['delete', 'namespace', NAMESPACE, SECOND_NAMESPACE, '--ignore-not-found', '--wait=false']).catch(() => '');
-  await kubectl(['delete', 'node', SELF_NODE, '--ignore-not-found']).catch(() => '');
-  await kubectl(['delete', 'nodeagent', SELF_NODE, '--ignore-not-found']).catch(() => '');
-  await deleteAgentCsrs(AGENT_USERS).catch(() => undefined);
-  let found = await hostLeftovers(SELF_BRIDGE);
-  if (found.processes.length === 0 && found.mounts.every((m) => sharedMounts.includes(m))) {
-    for (const dir of sharedMounts) await run('umount', [dir]);
-    sharedMounts = [];
-    found = await hostLeftovers(SELF_BRIDGE);
-  }
-  // Host directories and the shim cgroup are hostPaths the chart made: Helm cannot remove them. Only
-  // when nothing is mounted below them (rm would otherwise reach into a mount).
-  if (found.processes.length === 0 && found.mounts.length === 0) {
-    for (const dir of found.dirs) await rm(dir, { recursive: true, force: true });
-    for (const cgroup of found.cgroups) await run('rmdir', [cgroup]).catch(() => undefined);
-  }
-  const final = await hostLeftovers(SELF_BRIDGE);
-  console.log(`# after the suite's clean-up, on the host: ${describeLeftovers(final)}`);
-  assert.equal(describeLeftovers(final), describeLeftovers({ processes: [], mounts: [], veths: [], cgroups: [], dirs: [] }), JSON.stringify(final));
-}
-
