@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { KubernetesObject, V1ClusterRole, V1ClusterRoleBinding, V1DaemonSet, V1Deployment, V1NetworkPolicy, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { parseSettings } from '../../cmd/flags.js';
+import { parseRedisUsersSettings } from '../../queue-users/main.js';
 import { allOf, containerOf, envOf, expandArgs, oneOf, renderChart, verbsByResource } from './helm-chart-helpers.js';
 
 describe("the nodelet chart's security settings, rendered", () => {
@@ -159,5 +160,64 @@ describe("the nodelet chart's security settings, rendered", () => {
     assert.deepEqual(policy.spec?.ingress?.map((i) => (i.ports ?? []).map((p) => p.port)), [[6379]]);
     assert.deepEqual(policy.spec?.ingress?.[0]?._from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'] ?? f.ipBlock?.cidr), ['dashboard', '10.0.0.0/16', 'fd00::/64']);
     await assert.rejects(renderChart({ set: ['redis.networkPolicy.enabled=true'] }), /nodeCIDRs is required/);
+  });
+
+  describe('with an external Redis and per-node users (redis.nodeUsers.adminSecret)', () => {
+    const set = ['redis.mode=external', 'redis.url=rediss://queue.example:6380/2', 'redis.nodeUsers.adminSecret=queue-admin'];
+    let external: KubernetesObject[] = [];
+    before(async () => {
+      external = await renderChart({ set });
+    });
+
+    it('runs each agent as its own Redis user, with no password of the chart in its URL', () => {
+      const agent = containerOf(oneOf<V1DaemonSet>(external, 'DaemonSet'), 'agent');
+      assert.equal(envOf(agent, 'REDIS_URL')?.value, 'rediss://queue.example:6380/2');
+      assert.equal(envOf(agent, 'REDIS_PASSWORD'), undefined);
+      const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
+      assert.ok(settings !== 'help');
+      assert.equal(settings.redisNodeUser, true);
+    });
+
+    it("keeps the users with a redis-users Deployment, the only holder of the admin's password, which may only read Nodes", () => {
+      const deployment = oneOf<V1Deployment>(external, 'Deployment', 'rel-nodelet-redis-users');
+      const pod = deployment.spec?.template.spec;
+      const users = pod?.containers[0];
+      assert.ok(users !== undefined);
+      const env = { REDIS_ADMIN_USERNAME: envOf(users, 'REDIS_ADMIN_USERNAME')?.value ?? '', REDIS_ADMIN_PASSWORD: 'adminpw', NODELET_DASHBOARD_REDIS_PASSWORD: 'dashpw' };
+      const settings = parseRedisUsersSettings(expandArgs((users.args ?? []).slice(1), env), env);
+      assert.ok(settings !== 'help');
+      assert.equal(settings.redisUrl, 'rediss://default:adminpw@queue.example:6380/2');
+      assert.equal(settings.dashboardPassword, 'dashpw');
+      assert.deepEqual(envOf(users, 'REDIS_ADMIN_PASSWORD')?.valueFrom?.secretKeyRef, { name: 'queue-admin', key: 'password' });
+      assert.equal(envOf(users, 'NODELET_DASHBOARD_REDIS_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'rel-nodelet-redis-auth');
+      assert.equal(pod?.serviceAccountName, 'rel-nodelet-redis-users');
+      assert.equal(pod?.automountServiceAccountToken, false);
+      assert.equal(pod?.securityContext?.runAsNonRoot, true);
+      assert.deepEqual(verbsByResource([oneOf<V1ClusterRole>(external, 'ClusterRole', 'rel-nodelet-redis-users')]), { 'core/nodes': ['get', 'list', 'watch'] });
+      // Nothing else names the admin's Secret: no node's pod can be handed it.
+      const holders = external.filter((o) => JSON.stringify(o).includes('"queue-admin"')).map((o) => `${o.kind}/${o.metadata?.name ?? ''}`);
+      assert.deepEqual(holders, ['Deployment/rel-nodelet-redis-users']);
+      const auth = oneOf<V1Secret>(external, 'Secret', 'rel-nodelet-redis-auth').data ?? {};
+      assert.deepEqual(Object.keys(auth), ['dashboard-password'], 'no admin password of the chart: the operator has one');
+      assert.equal(allOf(external, 'StatefulSet').length, 0);
+    });
+
+    it('gives the dashboard its own read-only user', () => {
+      const dashboard = oneOf<V1Deployment>(external, 'Deployment', 'rel-nodelet-dashboard').spec?.template.spec?.containers[0];
+      assert.equal(envOf(dashboard!, 'REDIS_URL')?.value, 'rediss://nodelet-dashboard:$(REDIS_PASSWORD)@queue.example:6380/2');
+      assert.deepEqual(envOf(dashboard!, 'REDIS_PASSWORD')?.valueFrom?.secretKeyRef, { name: 'rel-nodelet-redis-auth', key: 'dashboard-password' });
+    });
+
+    const refused: readonly (readonly [string, readonly string[], RegExp])[] = [
+      ['in sentinel mode, where a failover would lose the users', ['redis.mode=sentinel', 'redis.sentinel.sentinels={s-0:26379}', 'redis.nodeUsers.adminSecret=a'], /Redis does not replicate ACL users/],
+      ['beside a shared password', [...set, 'redis.password.existingSecret=shared'], /exclude each other/],
+      ['with credentials in the URL', ['redis.mode=external', 'redis.url=redis://u:p@queue:6379', 'redis.nodeUsers.adminSecret=a'], /must not contain credentials/],
+      ['in internal mode, which has node users always', ['redis.nodeUsers.adminSecret=a'], /is for redis.mode external, not internal/],
+    ];
+    for (const [name, values, message] of refused) {
+      it(`is refused ${name}`, async () => {
+        await assert.rejects(renderChart({ set: values }), message);
+      });
+    }
   });
 });

@@ -147,12 +147,12 @@ pod spec.
 {{- end }}
 
 {{/*
-The dashboard's REDIS_URL: in internal mode as its own Redis user (nodelet-dashboard, kept by
-redis-users), the password from the release's Secret through $(VAR) expansion; otherwise as the
-agents reach Redis.
+The dashboard's REDIS_URL: with node users (internal mode, or external with redis.nodeUsers) as
+its own Redis user (nodelet-dashboard, kept by redis-users), the password from the release's Secret
+through $(VAR) expansion; otherwise as the agents reach Redis.
 */}}
 {{- define "nodelet.dashboardRedisEnv" -}}
-{{- if eq .Values.redis.mode "internal" }}
+{{- if include "nodelet.redisNodeUsers" . }}
 {{- include "nodelet.redisTlsCaEnv" . }}
 - name: REDIS_PASSWORD
   valueFrom:
@@ -266,4 +266,86 @@ A client of the internal Redis over TLS trusts its CA: Node.js reads NODE_EXTRA_
       - key: ca.crt
         path: ca.crt
 {{- end }}
+{{- end }}
+
+{{/*
+"true" when each node has a Redis user of its own (queue-users/, `nodelet redis-users`): always in
+internal mode; in external mode with redis.nodeUsers.adminSecret. Refuses what cannot work: sentinel
+mode (Redis does not replicate ACL users: a failover would leave the new primary without them) and
+a shared password beside the nodes' own users.
+*/}}
+{{- define "nodelet.redisNodeUsers" -}}
+{{- $mode := .Values.redis.mode }}
+{{- $admin := .Values.redis.nodeUsers.adminSecret }}
+{{- if and $admin (eq $mode "sentinel") }}
+{{- fail "redis.nodeUsers.adminSecret cannot work in sentinel mode: Redis does not replicate ACL users, so a failover would leave the new primary without them" }}
+{{- else if and $admin (not (eq $mode "external")) }}
+{{- fail (printf "redis.nodeUsers.adminSecret is for redis.mode external, not %s (%s)" $mode (ternary "internal mode has node users always" "each node has a Redis of its own" (eq $mode "internal"))) }}
+{{- end }}
+{{- if and $admin .Values.redis.password.existingSecret }}
+{{- fail "redis.password.existingSecret and redis.nodeUsers.adminSecret exclude each other: with node users every agent authenticates as its own node" }}
+{{- end }}
+{{- if or (eq $mode "internal") $admin }}true{{- end }}
+{{- end }}
+
+{{/*
+The redis-users container (queue-users/): keeps one Redis user per Node (from the password hash on
+the Node) and the dashboard's, with the admin's credentials in REDIS_ADMIN_PASSWORD (and
+REDIS_ADMIN_USERNAME in external mode). dict: root (the chart's context), url (the admin's Redis URL,
+with $(VAR) references), env (extra env entries, a list).
+*/}}
+{{- define "nodelet.redisUsersContainer" -}}
+{{- $root := .root }}
+- name: redis-users
+  image: {{ include "nodelet.image" $root }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  args:
+    - redis-users
+    - --redis-url={{ .url }}
+    - --log-level={{ $root.Values.agent.logLevel }}
+    {{- if $root.Values.dashboard.allowActions }}
+    - --dashboard-allow-actions
+    {{- end }}
+  env:
+    {{- with include "nodelet.redisTlsCaEnv" $root }}{{- . | nindent 4 }}{{- end }}
+    {{- with .env }}{{- toYaml . | nindent 4 }}{{- end }}
+    {{- if $root.Values.dashboard.enabled }}
+    - name: NODELET_DASHBOARD_REDIS_PASSWORD
+      valueFrom:
+        secretKeyRef:
+          name: {{ include "nodelet.redisName" $root }}-auth
+          key: dashboard-password
+    {{- end }}
+  securityContext:
+    allowPrivilegeEscalation: false
+    readOnlyRootFilesystem: true
+    capabilities:
+      drop: [ALL]
+  resources:
+    {{- toYaml $root.Values.redis.nodeUsers.resources | nindent 4 }}
+  volumeMounts:
+    - name: api-token
+      mountPath: /var/run/secrets/kubernetes.io/serviceaccount
+      readOnly: true
+    {{- with include "nodelet.redisTlsCaMount" $root }}{{- . | nindent 4 }}{{- end }}
+{{- end }}
+
+{{/* The projected API token of redis-users: its only API credential (the pod mounts no other). */}}
+{{- define "nodelet.redisUsersTokenVolume" -}}
+- name: api-token
+  projected:
+    sources:
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3600
+      - configMap:
+          name: kube-root-ca.crt
+          items:
+            - key: ca.crt
+              path: ca.crt
+      - downwardAPI:
+          items:
+            - path: namespace
+              fieldRef:
+                fieldPath: metadata.namespace
 {{- end }}
