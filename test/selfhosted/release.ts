@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, eventually, getPod, kubectl, kubectlOutcome } from '../e2e/helpers.js';
 import { helm } from '../integration/helm-chart-helpers.js';
@@ -101,4 +102,27 @@ export async function removeInstall(install: Install): Promise<void> {
   const final = await hostLeftovers(install.bridge);
   console.log(`# after the suite's clean-up, on the host: ${describeLeftovers(final)}`);
   assert.equal(describeLeftovers(final), describeLeftovers({ processes: [], mounts: [], veths: [], cgroups: [], dirs: [] }), JSON.stringify(final));
+}
+
+/**
+ * The step function of a suite whose steps build on each other: once one fails, `diagnose` prints
+ * what there is to read and the later steps are skipped instead of timing out one by one.
+ */
+export function sequence(diagnose: () => Promise<void>): (name: string, body: () => Promise<void>) => void {
+  let broken = false;
+  return (name, body) => {
+    it(name, async (t) => {
+      if (broken) {
+        t.skip('an earlier step failed');
+        return;
+      }
+      try {
+        await body();
+      } catch (error) {
+        broken = true;
+        await diagnose();
+        throw error;
+      }
+    });
+  };
 }

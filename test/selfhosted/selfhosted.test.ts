@@ -16,7 +16,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { V1CertificateSigningRequest, V1DaemonSet } from '@kubernetes/client-node';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { CHART_DIR, REPO_DIR, helm } from '../integration/helm-chart-helpers.js';
@@ -37,7 +37,7 @@ import {
   sandboxIds,
   testImageTars,
 } from './selfhosted-helpers.js';
-import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall } from './release.js';
+import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall, sequence } from './release.js';
 
 const run = promisify(execFile);
 const SECOND_NAMESPACE = 'nodelet-second';
@@ -50,25 +50,8 @@ let sharedMounts: string[] = [];
 /** The suite's own Redis with a password (the Redis-password step): stopped in after(), whatever happens. */
 let passwordRedis: PasswordRedis | undefined;
 
-/** Set once a step fails: the later steps build on it, so they are skipped instead of timing out. */
-let broken = false;
-
 /** One step of the sequence: skipped after an earlier failure. */
-function step(name: string, body: () => Promise<void>): void {
-  it(name, async (t) => {
-    if (broken) {
-      t.skip('an earlier step failed');
-      return;
-    }
-    try {
-      await body();
-    } catch (error) {
-      broken = true;
-      await printDiagnostics();
-      throw error;
-    }
-  });
-}
+const step = sequence(printDiagnostics);
 
 /** What a failed step leaves to read: the workload's status and events, both containers' logs. */
 async function printDiagnostics(): Promise<void> {

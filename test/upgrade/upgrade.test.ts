@@ -13,14 +13,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { V1CertificateSigningRequest, V1Pod } from '@kubernetes/client-node';
 import { CHART_DIR, REPO_DIR, helm } from '../integration/helm-chart-helpers.js';
 import { imagePins } from '../image/image-helpers.js';
 import { NODE_IP, apply, eventually, getPod, kubectl, kubectlOutcome, requireCluster } from '../e2e/helpers.js';
 import { CLIENT_PAIR_FILE } from '../../kube/node-identity.js';
 import { HOST_PATHS, deleteAgentCsrs, describeLeftovers, hostLeftovers, importIntoInPodContainerd, inPodCrictl, installValues, makeSharedMounts, sandboxIds, testImageTars } from '../selfhosted/selfhosted-helpers.js';
-import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall } from '../selfhosted/release.js';
+import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall, sequence } from '../selfhosted/release.js';
 
 const run = promisify(execFile);
 const SELF_BRIDGE = process.env.SELF_BRIDGE ?? '';
@@ -77,24 +77,8 @@ async function printDiagnostics(): Promise<void> {
   show("the runtime's warnings and errors", (runtime.stdout + runtime.stderr).split('\n').filter((l) => /level=(warning|error|fatal)/.test(l)).slice(-40).join('\n'));
 }
 
-/** Set once a step fails: the later steps build on it, so they are skipped instead of timing out. */
-let broken = false;
-
-function step(name: string, body: () => Promise<void>): void {
-  it(name, async (t) => {
-    if (broken) {
-      t.skip('an earlier step failed');
-      return;
-    }
-    try {
-      await body();
-    } catch (error) {
-      broken = true;
-      await printDiagnostics();
-      throw error;
-    }
-  });
-}
+/** One step of the sequence: skipped after an earlier failure. */
+const step = sequence(printDiagnostics);
 
 describe('helm upgrade from the previous release, with running pods', () => {
   let sharedMounts: string[] = [];
