@@ -161,8 +161,9 @@ export class PasswordRedis {
   private readonly child: ChildProcess;
   private readonly exited: Promise<void>;
 
-  constructor(readonly port: number, password: string) {
-    this.child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  /** `bind`: the addresses it listens on (a pod reaches the host's NODE_IP, never its loopback). */
+  constructor(readonly port: number, password: string, bind: readonly string[] = ['127.0.0.1']) {
+    this.child = spawn('redis-server', ['--bind', bind.join(' '), '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     this.exited = new Promise((resolve) => this.child.once('exit', () => { resolve(); }));
   }
 
@@ -170,9 +171,10 @@ export class PasswordRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** redis-cli with a password (through REDISCLI_AUTH, not the command line); refuses an error reply. */
-  async cli(password: string, args: readonly string[]): Promise<string> {
-    const { stdout } = await run('redis-cli', ['-p', String(this.port), ...args], { env: { ...process.env, REDISCLI_AUTH: password }, timeout: 10_000 });
+  /** redis-cli as `user` (default: the default user) with a password (through REDISCLI_AUTH, not the command line); refuses an error reply. */
+  async cli(password: string, args: readonly string[], user?: string): Promise<string> {
+    const userArgs = user === undefined ? [] : ['--user', user];
+    const { stdout } = await run('redis-cli', ['-p', String(this.port), ...userArgs, ...args], { env: { ...process.env, REDISCLI_AUTH: password }, timeout: 10_000 });
     // redis-cli exits 0 on an error reply (NOAUTH, WRONGPASS): it must not pass for an answer.
     if (/^(ERR|NOAUTH|WRONGPASS|NOPERM)\b/.test(stdout.trim())) throw new Error(`redis-cli ${args.join(' ')}: ${stdout.trim()}`);
     return stdout;

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,9 +17,12 @@ import { after, before, describe } from 'node:test';
 import type { V1CertificateSigningRequest, V1Pod } from '@kubernetes/client-node';
 import { CHART_DIR, REPO_DIR, helm } from '../integration/helm-chart-helpers.js';
 import { imagePins } from '../image/image-helpers.js';
-import { NODE_IP, apply, eventually, getPod, kubectl, kubectlOutcome, requireCluster } from '../e2e/helpers.js';
+import { NODE_IP, NODE_NAME, apply, eventually, getPod, kubectl, kubectlOutcome, requireCluster } from '../e2e/helpers.js';
+import { nodeRedisPasswordFile } from '../../cmd/assembly/queue.js';
+import { nodeRedisUser } from '../../controllers/queue/redis-acl.js';
+import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { CLIENT_PAIR_FILE } from '../../kube/node-identity.js';
-import { HOST_PATHS, deleteAgentCsrs, describeLeftovers, hostLeftovers, importIntoInPodContainerd, inPodCrictl, installValues, makeSharedMounts, sandboxIds, testImageTars } from '../selfhosted/selfhosted-helpers.js';
+import { HOST_PATHS, PasswordRedis, deleteAgentCsrs, freeLoopbackPort, describeLeftovers, hostLeftovers, importIntoInPodContainerd, inPodCrictl, installValues, makeSharedMounts, sandboxIds, testImageTars } from '../selfhosted/selfhosted-helpers.js';
 import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall, sequence } from '../selfhosted/release.js';
 
 const run = promisify(execFile);
@@ -27,6 +30,8 @@ const SELF_BRIDGE = process.env.SELF_BRIDGE ?? '';
 const SELF_POD_CIDR = process.env.SELF_POD_CIDR ?? '';
 const WORKLOAD_NS = 'upgrade-workload';
 const MARKER = 'started under the previous release';
+/** The external Redis of the node-users step: stopped in after(), whatever happens. */
+let passwordRedis: PasswordRedis | undefined;
 const TOLERATE_AGENT_TAINT = [{ key: 'nodelet.dev/agent', operator: 'Exists', effect: 'NoSchedule' }];
 
 /** A busybox pod on the self-hosted node; `withData` mounts an emptyDir at /data, `probe` is an exec readiness probe. */
@@ -113,7 +118,7 @@ describe('helm upgrade from the previous release, with running pods', () => {
   });
 
   after(async () => {
-    await removeInstall({ workloadNamespaces: [WORKLOAD_NS], releases: [[RELEASE, NAMESPACE]], sharedMounts, bridge: SELF_BRIDGE });
+    await removeInstall({ workloadNamespaces: [WORKLOAD_NS], releases: [[RELEASE, NAMESPACE]], sharedMounts, bridge: SELF_BRIDGE }).finally(async () => passwordRedis?.stop());
     if (valuesDir !== '') await rm(valuesDir, { recursive: true, force: true });
   });
 
@@ -225,5 +230,48 @@ describe('helm upgrade from the previous release, with running pods', () => {
     }
     const veths = (await run('ip', ['-o', 'link', 'show', 'master', SELF_BRIDGE])).stdout.split('\n').filter((l) => l !== '');
     assert.deepEqual(veths, [], `no veth left on ${SELF_BRIDGE}`);
+  });
+
+  step("moves onto per-node users of an external Redis by helm upgrade (redis.nodeUsers): the agent is its node's own Redis user, reaching its queue only, and runs a new pod", async () => {
+    const admin = randomBytes(12).toString('hex');
+    // On NODE_IP too: the redis-users pod is on the pod network, which reaches the host there.
+    passwordRedis = new PasswordRedis(await freeLoopbackPort(), admin, ['127.0.0.1', NODE_IP]);
+    const redis = passwordRedis;
+    await eventually('the external Redis up', async () => (await redis.cli(admin, ['ping'])).trim() === 'PONG' ? true : undefined, 20_000);
+    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'redis-admin', namespace: NAMESPACE }, stringData: { password: admin } });
+    // No kube-proxy on the test cluster: redis-users reaches the API server at its own address.
+    const apiEnv = [{ name: 'KUBERNETES_SERVICE_HOST', value: NODE_IP }, { name: 'KUBERNETES_SERVICE_PORT', value: '6443' }];
+    const upgrade = await helm(['upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', '--set', `redis.url=redis://${NODE_IP}:${redis.port}`,
+      '--set', 'redis.nodeUsers.adminSecret=redis-admin', '--set-json', `redis.nodeUsers.extraEnv=${JSON.stringify(apiEnv)}`]);
+    assert.equal(upgrade.code, 0, upgrade.stderr);
+    agentUid = (await readyAgentPod(agentUid)).metadata?.uid ?? '';
+    await readyNode();
+    await kubectl(['rollout', 'status', `deployment/${RELEASE}-redis-users`, '-n', NAMESPACE, '--timeout=180s']);
+    const nodeUser = nodeRedisUser(SELF_NODE);
+    const users = await eventually("the node's and the dashboard's Redis users", async () => {
+      const list = (await redis.cli(admin, ['acl', 'users'])).split('\n').filter((u) => u !== '');
+      return list.includes(nodeUser) && list.includes('nodelet-dashboard') ? list : undefined;
+    }, 120_000);
+    await eventually(`the agent connected as ${nodeUser}`, async () => ((await redis.cli(admin, ['client', 'list'])).includes(`user=${nodeUser} `) ? true : undefined), 120_000);
+    await apply(workload('after', 'exec sleep 3600', { probe: ['true'] }));
+    await eventually('the new pod Ready', async () => (isReady(await getPod(WORKLOAD_NS, 'after')) ? true : undefined), 120_000);
+    // With the password the agent keeps on its host: its own queue, and nothing else.
+    const password = (await readFile(nodeRedisPasswordFile(HOST_PATHS.agentRoot), 'utf8')).trim();
+    const asNode = async (args: readonly string[]): Promise<string> => redis.cli(password, args, nodeUser).then((out) => `ok ${out.trim()}`, (error: unknown) => String(error).replace(/^Error: /, '').split('\n')[0] ?? '');
+    const own = `nodelet:${reconcileQueueName(SELF_NODE)}:meta`;
+    const other = `nodelet:${reconcileQueueName(NODE_NAME)}:meta`;
+    const verdicts = [
+      [`EXISTS ${own}`, await asNode(['exists', own])],
+      [`SET ${other}`, await asNode(['set', other, 'x'])],
+      [`DEL ${other}`, await asNode(['del', other])],
+      ['KEYS *', await asNode(['keys', '*'])],
+      ['FLUSHALL', await asNode(['flushall'])],
+      ['CONFIG GET maxmemory', await asNode(['config', 'get', 'maxmemory'])],
+    ] as const;
+    console.log(`# external Redis users: ${users.sort().join(', ')}; as ${nodeUser}:\n${verdicts.map(([c, v]) => `#   ${c}: ${v}`).join('\n')}`);
+    assert.match(verdicts[0][1], /^ok [01]$/, 'its own queue');
+    for (const [command, verdict] of verdicts.slice(1)) assert.match(verdict, /NOPERM/, `${command} refused`);
+    const anonymous = await run('redis-cli', ['-h', NODE_IP, '-p', String(redis.port), 'ping'], { env: { ...process.env, REDISCLI_AUTH: '' } }).then((r) => r.stdout.trim());
+    assert.match(anonymous, /NOAUTH/, 'a client without credentials is refused');
   });
 });
