@@ -15,11 +15,12 @@
  * disk, and a promise-based call costs the agent several round trips through the thread pool per
  * file (open, stat, read, close) where the synchronous one is a few system calls.
  */
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupResources } from './pod-cgroup-config.js';
 import { settleSync } from '../../util/sync-call.js';
+import { isPresent, pidsUnder, removeTree, subdirs } from './cgroup-dirs.js';
 
 /** One mounted v1 hierarchy. */
 export interface CgroupHierarchy {
@@ -69,15 +70,6 @@ export function parseCgroupMounts(mountinfo: string): CgroupHierarchy[] {
 /** The host's v1 hierarchies. */
 export async function hostCgroupHierarchies(mountinfoPath = '/proc/self/mountinfo'): Promise<CgroupHierarchy[]> {
   return parseCgroupMounts(await readFile(mountinfoPath, 'utf8'));
-}
-
-/** Whether `dir` exists. Errors other than "no such entry" are thrown. */
-function isPresent(dir: string): boolean {
-  return statSync(dir, { throwIfNoEntry: false }) !== undefined;
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
 /** The files each setting is written to, in order (the period before the quota, as runc writes them). */
@@ -179,36 +171,5 @@ function createCpuset(mountpoint: string, name: string): void {
       const own = readFileSync(path.join(dir, file), 'utf8').trim();
       if (own === '') writeFileSync(path.join(dir, file), readFileSync(path.join(parent, file), 'utf8').trim());
     }
-  }
-}
-
-/** Child directories; none when the directory does not exist. */
-function subdirs(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-  } catch (error) {
-    if (isNotFound(error)) return [];
-    throw error;
-  }
-}
-
-function pidsUnder(dir: string): number[] {
-  let own: number[];
-  try {
-    own = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter((l) => l.trim() !== '').map(Number);
-  } catch (error) {
-    if (isNotFound(error)) return [];
-    throw error;
-  }
-  return [...own, ...subdirs(dir).flatMap((child) => pidsUnder(path.join(dir, child)))];
-}
-
-/** rmdir of a cgroup directory and its descendants, deepest first (cgroupfs removes the control files itself). */
-function removeTree(dir: string): void {
-  for (const child of subdirs(dir)) removeTree(path.join(dir, child));
-  try {
-    rmdirSync(dir);
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
   }
 }
