@@ -25,7 +25,7 @@ export async function buildPodCgroupSettings(
   const view = new AllocatableView(nodeCapacity(), reservations);
   const enforced: EnforcedAllocatable = { setReservations: (r) => { view.setReservations(r); } };
   if (flags === undefined) return { cgroups: undefined, enforced };
-  const { fs } = await hostCgroupFs();
+  const fs = await hostCgroupFs();
   const policy = { enforceCpuLimits: flags.enforceCpuLimits, cpuPeriodUs: DEFAULT_CFS_PERIOD_US, podPidsLimit: flags.podPidsLimit };
   return { cgroups: { fs, cgroupRoot: flags.cgroupRoot, policy, allocatable: () => view }, enforced };
 }

@@ -19,6 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupResources } from './pod-cgroup-config.js';
+import { parseMountInfo, type MountEntry } from '../../util/mountinfo.js';
 import { settleSync } from '../../util/sync-call.js';
 import { isPresent, pidsUnder, removeTree, subdirs } from './cgroup-dirs.js';
 
@@ -49,16 +50,16 @@ export interface CgroupFs {
   destroy(name: string): Promise<void>;
 }
 
-/** The v1 hierarchies of a mount table (`/proc/self/mountinfo`): filesystem type `cgroup`. */
+/** The v1 hierarchies of a mount table: filesystem type `cgroup`. */
 export function parseCgroupMounts(mountinfo: string): CgroupHierarchy[] {
+  return cgroupHierarchiesOf(parseMountInfo(mountinfo));
+}
+
+/** The v1 hierarchies among mount entries. */
+export function cgroupHierarchiesOf(entries: readonly MountEntry[]): CgroupHierarchy[] {
   const found: CgroupHierarchy[] = [];
-  for (const line of mountinfo.split('\n')) {
-    const [before, after] = line.split(' - ');
-    if (before === undefined || after === undefined) continue;
-    const [fsType, , superOptions = ''] = after.split(' ');
+  for (const { mountPoint: mountpoint, fsType, superOptions } of entries) {
     if (fsType !== 'cgroup') continue;
-    const mountpoint = before.split(' ')[4];
-    if (mountpoint === undefined) continue;
     const subsystems = superOptions.split(',').filter((o) => o !== 'rw' && o !== 'ro' && !o.startsWith('release_agent=') && o !== 'clone_children' && o !== 'noprefix' && o !== 'xattr');
     // A hierarchy mounted twice (say in a container) counts once, at its first mountpoint.
     if (found.some((h) => h.subsystems.join(',') === subsystems.join(','))) continue;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { memoryVolumeBytes } from './empty-dir.js';
-import { parseMountInfo } from './mounts-table.js';
+import { parseMountInfo } from '../../util/mountinfo.js';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;

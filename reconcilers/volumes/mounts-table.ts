@@ -8,34 +8,10 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parseMountInfo, type MountEntry } from '../../util/mountinfo.js';
 import { settleSync } from '../../util/sync-call.js';
 
 const run = promisify(execFile);
-
-/** One line of mountinfo: the mount point and the filesystem type. */
-export interface MountEntry {
-  readonly mountPoint: string;
-  readonly fsType: string;
-  /** Super-block options (for tmpfs: `rw,size=16384k,...`). */
-  readonly superOptions: string;
-}
-
-/** Undoes mountinfo's octal escapes (`\040` for a space). */
-function unescapeMountPath(text: string): string {
-  return text.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-}
-
-/** Parses `/proc/<pid>/mountinfo`. */
-export function parseMountInfo(text: string): MountEntry[] {
-  return text.split('\n').flatMap((line): MountEntry[] => {
-    const [left, right] = line.split(' - ');
-    if (left === undefined || right === undefined) return [];
-    const mountPoint = left.split(' ')[4];
-    const [fsType, , superOptions] = right.split(' ');
-    if (mountPoint === undefined || fsType === undefined) return [];
-    return [{ mountPoint: unescapeMountPath(mountPoint), fsType, superOptions: superOptions ?? '' }];
-  });
-}
 
 /**
  * The mount table now. Read synchronously: procfs generates it in kernel memory, and a

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { it } from 'node:test';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1CertificateSigningRequest, V1Node, V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, eventually, getPod, kubectl, kubectlOutcome } from '../e2e/helpers.js';
 import { helm } from '../integration/helm-chart-helpers.js';
 import { deleteAgentCsrs, describeLeftovers, hostLeftovers, inPodCrictl } from './selfhosted-helpers.js';
@@ -23,6 +23,25 @@ export const SELF_NODE = `${NODE_NAME}-nodelet`;
 export const AGENT_SELECTOR = 'app.kubernetes.io/component=agent';
 /** Who the agent is to the API server: its ServiceAccount (the bootstrap), then its Node. */
 export const AGENT_USERS = [`system:serviceaccount:${NAMESPACE}:${RELEASE}`, `system:node:${SELF_NODE}`];
+
+/** Every certificate request the release's agent made (as its ServiceAccount or as its Node). */
+export async function agentCsrs(): Promise<V1CertificateSigningRequest[]> {
+  const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
+  return list.items.filter((c) => AGENT_USERS.includes(c.spec.username ?? ''));
+}
+
+/** Waits until the agent holds a certificate from `signer`; then every request it made. */
+export async function agentCsrsOnceIssued(signer: string, timeoutMs: number): Promise<V1CertificateSigningRequest[]> {
+  return eventually(`the agent's ${signer} request approved and issued`, async () => {
+    const mine = await agentCsrs();
+    return mine.some((c) => c.spec.signerName === signer && c.status?.certificate !== undefined) ? mine : undefined;
+  }, timeoutMs);
+}
+
+/** Each request as `<signer> by <requester>: <condition>/<reason>,…`, sorted: for printing and comparing. */
+export function csrVerdicts(csrs: readonly V1CertificateSigningRequest[]): string[] {
+  return csrs.map((c) => `${c.spec.signerName} by ${c.spec.username}: ${(c.status?.conditions ?? []).map((x) => `${x.type}/${x.reason ?? ''}`).join(',')}`).sort();
+}
 
 /** The one agent pod of the release, Running with both containers Ready (and not `notUid`). */
 export async function readyAgentPod(notUid?: string): Promise<V1Pod> {

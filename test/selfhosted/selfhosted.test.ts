@@ -37,7 +37,7 @@ import {
   sandboxIds,
   testImageTars,
 } from './selfhosted-helpers.js';
-import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall, sequence } from './release.js';
+import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, agentCsrs, agentCsrsOnceIssued, containerIdentity, csrVerdicts, readyAgentPod, readyNode, removeInstall, sequence } from './release.js';
 
 const run = promisify(execFile);
 const SECOND_NAMESPACE = 'nodelet-second';
@@ -67,9 +67,8 @@ async function printDiagnostics(): Promise<void> {
 
 /** The certificates issued to the self-hosted agent (PEM), oldest first, by signer. */
 async function issuedAgentCertificates(): Promise<{ client: string[]; serving: string[] }> {
-  const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
-  const mine = list.items
-    .filter((c) => AGENT_USERS.includes(c.spec.username ?? '') && c.status?.certificate !== undefined)
+  const mine = (await agentCsrs())
+    .filter((c) => c.status?.certificate !== undefined)
     .sort((a, b) => Date.parse(a.metadata?.creationTimestamp as unknown as string) - Date.parse(b.metadata?.creationTimestamp as unknown as string));
   const pem = (c: V1CertificateSigningRequest): string => Buffer.from(c.status?.certificate ?? '', 'base64').toString('utf8');
   return {
@@ -186,12 +185,8 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
   });
 
   step("works as its own Node: the client certificate bootstrapped with its pod's token, the serving one requested as the node, both approved by the chart's approver", async () => {
-    const csrs = await eventually('the serving request approved too', async () => {
-      const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
-      const mine = list.items.filter((c) => AGENT_USERS.includes(c.spec.username ?? ''));
-      return mine.some((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving' && c.status?.certificate !== undefined) ? mine : undefined;
-    }, 60_000);
-    const verdicts = csrs.map((c) => `${c.spec.signerName} by ${c.spec.username}: ${(c.status?.conditions ?? []).map((x) => `${x.type}/${x.reason ?? ''}`).join(',')}`).sort();
+    const csrs = await agentCsrsOnceIssued('kubernetes.io/kubelet-serving', 60_000);
+    const verdicts = csrVerdicts(csrs);
     console.log(`# the agent's certificate requests:\n${verdicts.map((v) => `#   ${v}`).join('\n')}`);
     assert.deepEqual(verdicts, [
       `kubernetes.io/kube-apiserver-client-kubelet by system:serviceaccount:${NAMESPACE}:${RELEASE}: Approved/NodeletAutoApproved`,

@@ -23,7 +23,7 @@ import { nodeRedisUser } from '../../controllers/queue/redis-acl.js';
 import { reconcileQueueName } from '../../controllers/queue/redis.js';
 import { CLIENT_PAIR_FILE } from '../../kube/node-identity.js';
 import { HOST_PATHS, PasswordRedis, deleteAgentCsrs, freeLoopbackPort, describeLeftovers, hostLeftovers, importIntoInPodContainerd, inPodCrictl, installValues, makeSharedMounts, sandboxIds, testImageTars } from '../selfhosted/selfhosted-helpers.js';
-import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, containerIdentity, readyAgentPod, readyNode, removeInstall, sequence } from '../selfhosted/release.js';
+import { AGENT_SELECTOR, AGENT_USERS, NAMESPACE, RELEASE, SELF_NODE, agentCsrsOnceIssued, containerIdentity, csrVerdicts, readyAgentPod, readyNode, removeInstall, sequence } from '../selfhosted/release.js';
 
 const run = promisify(execFile);
 const SELF_BRIDGE = process.env.SELF_BRIDGE ?? '';
@@ -198,12 +198,7 @@ describe('helm upgrade from the previous release, with running pods', () => {
   });
 
   step("works as its own Node afterwards: its client certificate approved by the chart's approver, the previous release's cluster-wide grants gone", async () => {
-    const csrs = await eventually("the client certificate request approved", async () => {
-      const list = JSON.parse(await kubectl(['get', 'csr', '-o', 'json'])) as { items: V1CertificateSigningRequest[] };
-      const mine = list.items.filter((c) => AGENT_USERS.includes(c.spec.username ?? ''));
-      return mine.some((c) => c.spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet' && c.status?.certificate !== undefined) ? mine : undefined;
-    }, 120_000);
-    const verdicts = csrs.map((c) => `${c.spec.signerName} by ${c.spec.username}: ${(c.status?.conditions ?? []).map((x) => `${x.type}/${x.reason ?? ''}`).join(',')}`).sort();
+    const verdicts = csrVerdicts(await agentCsrsOnceIssued('kubernetes.io/kube-apiserver-client-kubelet', 120_000));
     console.log(`# the new agent's certificate requests:\n${verdicts.map((v) => `#   ${v}`).join('\n')}`);
     // The serving certificate the previous agent got is still valid under the same root dir: the new
     // agent keeps it (as a kubelet keeps its cert-dir) until its rotation asks for a new one.
