@@ -65,7 +65,7 @@ make_cgroup_root() {
 
 containerd_up() {
   write_containerd_config
-  start_daemon kubelet-containerd "$CONTAINERD_CONFIG" containerd --config "$CONTAINERD_CONFIG"
+  start_daemon kubelet-containerd "$CONTAINERD_CONFIG" "$BIN_DIR/containerd" --config "$CONTAINERD_CONFIG"
   wait_daemon kubelet-containerd "$CONTAINERD_CONFIG" 60 "the kubelet's containerd to answer" crictl_cmd info
   wait_daemon kubelet-containerd "$CONTAINERD_CONFIG" 30 "the kubelet's containerd to be ready" containerd_ready
   containerd_import_images

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# The harness's own containerd: Debian's binary with a config of ours, its root, state and socket
-# under the cluster dir. Never the system instance (/run/containerd/containerd.sock).
+# The harness's own containerd: containerd 2 and runc built from their Go modules (in BIN_DIR, by
+# install.sh's install_runtime: the binaries of nodelet's image) with a config of ours, its root,
+# state and socket under the cluster dir. Never the system instance (/run/containerd/containerd.sock).
 #
 # Every image pull, whatever registry an image names, is sent to a closed loopback port, so pulls
 # fail at once and nothing leaves the machine; the test images are imported locally instead.
@@ -19,80 +20,87 @@ server = "$PULL_SINK"
   capabilities = ["pull", "resolve"]
 TOML
   cat >"$CONTAINERD_CONFIG" <<TOML
-# Written by test/cluster/lib/containerd.sh; rewritten on every cluster:up.
-version = 2
+# Written by test/cluster/lib/containerd.sh; rewritten on every cluster:up. containerd 2 (version 4:
+# each server is a plugin; the CRI's image and runtime halves are plugins of their own), as the
+# chart's runtime config (charts/nodelet/templates/runtime-configmap.yaml).
+version = 4
 root = "$CONTAINERD_ROOT"
 state = "$CONTAINERD_STATE"
-# Plugins this harness does not use, or that would reach for paths outside the cluster dir:
-# other snapshotters, tracing exporters, /opt/containerd. (The legacy v1 runtime stays: the 1.6
-# tasks service will not load without it.)
+# Plugins this harness does not use, or that would reach for paths outside the cluster dir.
 disabled_plugins = [
-  "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.erofs",
   "io.containerd.tracing.processor.v1.otlp",
   "io.containerd.internal.v1.tracing",
   "io.containerd.internal.v1.opt",
+  "io.containerd.nri.v1.nri",
 ]
 
-[grpc]
-  address = "$CONTAINERD_SOCK"
-
-[ttrpc]
-  address = "$CONTAINERD_SOCK.ttrpc"
-
 [debug]
-  address = ""
   level = "info"
 
-[metrics]
-  address = ""
+# No debug or metrics listener (their default address is empty).
+[plugins."io.containerd.server.v1.grpc"]
+  address = "$CONTAINERD_SOCK"
 
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10"
+[plugins."io.containerd.server.v1.ttrpc"]
+  address = "$CONTAINERD_SOCK.ttrpc"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "registry.k8s.io/pause:3.10"
+
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "$certs"
+
+[plugins."io.containerd.cri.v1.runtime"]
   # This VM denies CAP_SYS_RESOURCE: without this every sandbox fails on oom_score_adj.
   restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  disable_tcp_service = true
   enable_selinux = false
   # Pod network namespaces under our state dir, not /var/run/netns.
   netns_mounts_under_state_dir = true
   max_container_log_line_size = 16384
 
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
 
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
 
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
         # cgroups here are v1, driven directly (cgroupfs), not through systemd.
         SystemdCgroup = false
         Root = "$CONTAINERD_STATE/runc"
+        # The runc built with containerd (install_runtime), never a runc of the host's.
+        BinaryName = "$BIN_DIR/runc"
 
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$CNI_CONF_DIR"
     max_conf_num = 1
 
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "$certs"
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_tcp_service = true
 TOML
 }
 
 containerd_start() {
   write_containerd_config
-  start_daemon containerd "$CONTAINERD_CONFIG" containerd --config "$CONTAINERD_CONFIG"
+  start_daemon containerd "$CONTAINERD_CONFIG" "$BIN_DIR/containerd" --config "$CONTAINERD_CONFIG"
   wait_daemon containerd "$CONTAINERD_CONFIG" 60 "containerd to answer on $CONTAINERD_SOCK" crictl_cmd info
   wait_daemon containerd "$CONTAINERD_CONFIG" 30 "CRI to report RuntimeReady and NetworkReady" containerd_ready
 }
 
-# True once CRI reports both RuntimeReady and NetworkReady (the latter needs our CNI config).
+# True once CRI reports both RuntimeReady and NetworkReady (the latter needs our CNI config). Only
+# those two, as the kubelet reads them: containerd 2 adds others (on this cgroup v1 host
+# ContainerdHasNoDeprecationWarnings is false for good).
 containerd_ready() {
-  crictl_cmd info 2>/dev/null | jq -e '[.status.conditions[] | select(.status != true)] | length == 0' >/dev/null
+  crictl_cmd info 2>/dev/null |
+    jq -e '[.status.conditions[] | select((.type == "RuntimeReady" or .type == "NetworkReady") and .status == true)] | length == 2' >/dev/null
 }
 
 # Imports the test images unless containerd already has every name at the built digest. Optional
@@ -169,7 +177,7 @@ harness_shim_pids() {
 
 # Kills shims of our containerd left behind (containerd crashed, was killed, or a failed
 # cluster:up stops what it started) together with the containers they supervised, and removes the
-# socket each leaves in /run/containerd/s (containerd 1.6 names it sha256(<address>/<ns>/<id>)).
+# socket each leaves in /run/containerd/s (containerd names it sha256(<address>/<ns>/<id>)).
 # Usage: kill_leftover_shims [PID_TO_KEEP...]
 kill_leftover_shims() {
   local pid args ns id keep=" $* "

@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # Installs what the harness needs and is missing: Debian packages, node_modules, the cluster's
-# binaries (built from Go modules, cached under ~/.cache/nodelet). Fast when all are there.
+# binaries (built from Go modules, cached under ~/.cache/nodelet), the container runtime. Fast when
+# all are there.
 
 # chromium: the headless browser of the dashboard e2e test (driven by playwright-core; never a
 # downloaded browser build). bash-static, make, patch, bzip2, xz-utils: the upstream e2e suite's
 # test images (test/images/build-e2e-images.sh, build-busybox.sh; npm run conformance).
-DEBIAN_PACKAGES=(containerd runc containernetworking-plugins redis-server iptables busybox-static
+DEBIAN_PACKAGES=(containernetworking-plugins redis-server iptables busybox-static
   docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps
   chromium bash-static make patch bzip2 xz-utils)
 
@@ -39,8 +40,23 @@ install_binaries() {
   bash "$HARNESS_DIR/build-binaries.sh" --link "$BIN_DIR"
 }
 
+# containerd 2 (containerd, its runc shim, ctr) and runc, built from their Go modules at
+# image/versions.env's pins by image/build.sh --runtime-bin: the runtime of nodelet's image, so the
+# cluster and the image run the same binaries. Copied into BIN_DIR (not linked: a rebuild of the
+# cache must not take them from under a running containerd or shim); a changed one is a new file.
+install_runtime() {
+  local built name
+  built=$(bash "$REPO_DIR/image/build.sh" --runtime-bin) || die "could not build the container runtime (image/build.sh --runtime-bin)"
+  mkdir -p "$BIN_DIR"
+  for name in containerd containerd-shim-runc-v2 ctr runc; do
+    cmp -s "$built/$name" "$BIN_DIR/$name" && continue
+    cp "$built/$name" "$BIN_DIR/.$name.new" && mv -f "$BIN_DIR/.$name.new" "$BIN_DIR/$name"
+  done
+}
+
 install_all() {
   install_packages
   install_node_modules
   install_binaries
+  install_runtime
 }
