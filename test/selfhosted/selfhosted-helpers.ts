@@ -5,6 +5,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { kubectl } from '../e2e/helpers.js';
 
@@ -63,9 +64,13 @@ export async function inPodCrictl(args: readonly string[]): Promise<string> {
   return stdout;
 }
 
-/** `ctr images import` of an OCI tar into the in-pod containerd's CRI namespace. */
+/**
+ * `ctr images import` of an OCI tar into the in-pod containerd's CRI namespace. `--local`: the
+ * harness's ctr is containerd 2's, whose default import goes through the transfer service, which
+ * the previous release's containerd 1.6 does not serve (test:upgrade).
+ */
 export async function importIntoInPodContainerd(tar: string): Promise<void> {
-  await run('ctr', ['--address', IN_POD_SOCKET, '--namespace', 'k8s.io', 'images', 'import', tar], { timeout: 120_000 });
+  await run('ctr', ['--address', IN_POD_SOCKET, '--namespace', 'k8s.io', 'images', 'import', '--local', tar], { timeout: 120_000 });
 }
 
 /** The test images the harness builds (test/images/build.sh): name → OCI tar. */
@@ -128,6 +133,18 @@ export async function hostLeftovers(bridge: string): Promise<HostLeftovers> {
     : readdirSync('/sys/fs/cgroup').map((h) => `/sys/fs/cgroup/${h}/nodelet-shims`).filter((p) => existsSync(p));
   const dirs = roots.filter((p) => existsSync(p));
   return { processes, mounts, veths, cgroups, dirs };
+}
+
+/** The v2 cgroup (the `0::` line of /proc/<pid>/cgroup) of each of the in-pod containerd's shims. */
+export async function inPodShimV2Cgroups(): Promise<string[]> {
+  const shims = await lines('pgrep', ['-f', `containerd-shim-runc-v2 .*-address ${IN_POD_SOCKET}`]);
+  const cgroups: string[] = [];
+  for (const pid of shims) {
+    const table = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
+    const unified = table.split('\n').find((l) => l.startsWith('0::'));
+    if (unified !== undefined) cgroups.push(unified.slice(3));
+  }
+  return cgroups;
 }
 
 /**
