@@ -22,6 +22,8 @@
  * sources of events (pod sources, PLEG, resync), so no event is handled before the parts it needs
  * exist. Stop is the reverse and leaves every pod running.
  */
+import { buildContainerEvents } from './assembly/container-events.js';
+import { buildUserNamespaces } from './assembly/user-namespaces.js';
 import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { KubeClient } from '../kube/client.js';
@@ -36,7 +38,6 @@ import { AllocatableView } from '../controllers/node/allocatable.js';
 import { nodeAllocatable as nodeCapacity, nodeHostSystem } from '../controllers/node/host-info.js';
 import type { NodeController } from '../controllers/node/node-controller.js';
 import { formatRuntimeVersion } from '../controllers/node/node-status.js';
-import { runtimeReadiness } from '../controllers/node/runtime-readiness.js';
 import type { NodeAgentController } from '../controllers/nodeagent/nodeagent-controller.js';
 import { createPauseGate } from '../controllers/nodeagent/pause.js';
 import { buildNodeAgentController } from '../controllers/nodeagent/start.js';
@@ -61,7 +62,7 @@ import type { PeriodicLoop } from '../util/periodic-loop.js';
 import { waitForRuntime, type AgentCore } from './assembly/core.js';
 import { buildEviction } from './assembly/eviction.js';
 import { buildGc, buildLogRotation, housekeepingTargets } from './assembly/housekeeping.js';
-import { buildNodeController, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
+import { buildNodeController, buildRuntimeReadiness, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
 import { nodeServerParts } from './assembly/node-server.js';
 import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
 import { buildNodeCredentials } from './assembly/node-credentials.js';
@@ -109,10 +110,11 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   // What each reconcile reported of the runtime: PLEG drops the echo of the reconciler's own work.
   const sightings = new RuntimeSightings();
   const pleg = new Pleg({ runtime: cri.runtime, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'pleg' }), podEvents, sightings, runInFlight: (uid) => queue.runInFlight(uid), metrics: metrics.pleg });
-  const readiness = runtimeReadiness(cri.runtime, pleg);
+  const containerEvents = overrides.cri === undefined ? buildContainerEvents(core, pleg) : undefined; // (a test's CRI double has no stream)
+  const { readiness, runtimeFeatures } = buildRuntimeReadiness(cri.runtime, pleg);
   // What the Node reports of the eviction manager's conditions and thresholds (the manager writes it).
   const pressure = NodePressureState.of(settings.eviction);
-  const node = buildNodeController(core, readiness, pressure, nodeAnnotations);
+  const node = buildNodeController(core, { readiness, features: runtimeFeatures }, pressure, nodeAnnotations);
   const { store, staticPods } = buildSources(core, node, podEvents);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kube, logger, clock });
@@ -124,7 +126,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings));
-  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials });
+  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core) });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
   // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
   const healthz = buildHealthz(core, { housekeeping, podSource: store, pleg });
@@ -170,6 +172,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     // After the store: /pods and the logs routes answer from it.
     await server.start();
     pleg.start();
+    containerEvents?.start();
     housekeeping.start();
     healthz?.loopsStarted();
     gc.start();
@@ -180,6 +183,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   };
   const stop = async (): Promise<void> => {
     await staticPods?.mirrors.stop();
+    await containerEvents?.stop();
     await stopAll({ server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     agentKube.stop();

@@ -2,6 +2,7 @@
  * The agent's settings from flags, then environment, then defaults (util/flags.ts parses them).
  * Invalid values are reported as a `FlagError` naming the flag, before anything starts.
  */
+import { parseUserNamespaceHostIds, type UserNamespaceHostIds } from './userns-flags.js';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,8 @@ export interface AgentSettings {
   readonly logLevel: string;
   readonly concurrency: number;
   readonly maxPods: number;
+  /** Host IDs for `hostUsers: false` pods (`--user-namespaces-host-ids`). */
+  readonly userNamespaceHostIds: UserNamespaceHostIds;
   /** Period of the full resync that re-enqueues every pod (jittered by up to 10%). */
   readonly resyncPeriodMs: number;
   /** Labels the Node is registered with and keeps (`--node-labels`). */
@@ -134,6 +137,7 @@ const FLAGS = {
   'log-level': { type: 'string', value: 'LEVEL', env: 'LOG_LEVEL', default: 'info', description: 'trace|debug|info|warn|error' },
   concurrency: { type: 'string', value: 'N', env: 'NODELET_CONCURRENCY', default: '4', description: 'pods reconciled at once' },
   'max-pods': { type: 'string', value: 'N', default: '110', description: 'pods the node advertises' },
+  'user-namespaces-host-ids': { type: 'string', value: 'FIRST:LENGTH|none', default: '', defaultText: "the user kubelet's subordinate IDs (getsubids), else every ID from 65536", description: 'host IDs for hostUsers: false pods, 65536 per pod' },
   'resync-period': { type: 'string', value: 'SECONDS', default: '60', description: 'full resync period' },
   'node-labels': { type: 'string', value: 'K=V,...', default: '', description: 'labels the Node is registered with and keeps' },
   'register-with-taints': {
@@ -315,6 +319,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
     concurrency: positiveInteger('concurrency', values.concurrency),
     maxPods: positiveInteger('max-pods', values['max-pods']),
+    userNamespaceHostIds: parseUserNamespaceHostIds(values['user-namespaces-host-ids']),
     resyncPeriodMs: positiveInteger('resync-period', values['resync-period']) * 1000,
     nodeLabels: parseNodeLabels(values['node-labels']),
     registerWithTaints: parseTaints(values['register-with-taints']),

@@ -26,7 +26,7 @@ const RANK: Readonly<Record<string, number>> = { util: 0, cri: 1, kube: 1, appro
 
 /**
  * Ranks of the rooms inside a top-level folder. reconcilers/: the lifecycle kernel, then the
- * shared vocabulary, the event recorder, the subsystems (volumes, images, probes, DNS, hooks,
+ * shared vocabulary, the event recorder, the subsystems (volumes, images, probes, user namespaces, DNS, hooks,
  * spec → CRI config, admission, resize, cgroups), the runtime's plan and executor, status, and
  * the pod's reconcile on top. controllers/: the node-wide loops and sources, then what reads them
  * (services' pod watch, the pod event dispatcher over the queue), then the NodeAgent over all.
@@ -39,6 +39,7 @@ const INNER_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = {
     volumes: 3,
     images: 3,
     probes: 3,
+    userns: 3,
     dns: 4,
     hooks: 4,
     container: 5,

@@ -52,7 +52,14 @@ function int64List(values: readonly bigint[] | undefined): string[] | undefined 
 
 function namespaceOptionToWire(options: NamespaceOptions | undefined): WireNamespaceOption | undefined {
   if (options === undefined) return undefined;
-  return { network: options.network, pid: options.pid, ipc: options.ipc, ...(options.targetId === undefined ? {} : { targetId: options.targetId }) };
+  const userns = options.userNamespace;
+  return {
+    network: options.network,
+    pid: options.pid,
+    ipc: options.ipc,
+    ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
+    ...(userns === undefined ? {} : { usernsOptions: { mode: userns.mode, uids: userns.uids.map((m) => ({ ...m })), gids: userns.gids.map((m) => ({ ...m })) } }),
+  };
 }
 
 function securityProfileToWire(profile: SecurityProfile | undefined): WireSecurityProfile | undefined {
@@ -73,6 +80,7 @@ function sandboxSecurityToWire(sc: LinuxSandboxSecurityContext | undefined): Wir
     runAsUser: int64Value(sc.runAsUser),
     runAsGroup: int64Value(sc.runAsGroup),
     supplementalGroups: int64List(sc.supplementalGroups),
+    ...(sc.supplementalGroupsPolicy === undefined ? {} : { supplementalGroupsPolicy: sc.supplementalGroupsPolicy }),
     readonlyRootfs: sc.readonlyRootfs,
     seccomp: securityProfileToWire(sc.seccomp),
     apparmor: securityProfileToWire(sc.apparmor),
@@ -123,6 +131,9 @@ function mountToWire(mount: Mount): WireMountRequest {
     readonly: mount.readonly ?? false,
     selinuxRelabel: mount.selinuxRelabel ?? false,
     propagation: mount.propagation ?? 'PROPAGATION_PRIVATE',
+    ...(mount.recursiveReadOnly === true ? { recursiveReadOnly: true } : {}),
+    ...(mount.uidMappings === undefined ? {} : { uidMappings: mount.uidMappings.map((m) => ({ ...m })) }),
+    ...(mount.gidMappings === undefined ? {} : { gidMappings: mount.gidMappings.map((m) => ({ ...m })) }),
   };
 }
 
@@ -143,6 +154,7 @@ function containerSecurityToWire(
     runAsUsername: sc.runAsUsername,
     runAsGroup: int64Value(sc.runAsGroup),
     supplementalGroups: int64List(sc.supplementalGroups),
+    ...(sc.supplementalGroupsPolicy === undefined ? {} : { supplementalGroupsPolicy: sc.supplementalGroupsPolicy }),
     readonlyRootfs: sc.readonlyRootfs,
     noNewPrivs: sc.noNewPrivs,
     maskedPaths: sc.maskedPaths === undefined ? undefined : [...sc.maskedPaths],

@@ -8,6 +8,7 @@
 import { CriInvalidResponseError } from './errors.js';
 import type {
   AppliedLinuxResources,
+  ContainerProcessUser,
   Container,
   ContainerMetadata,
   ContainerState,
@@ -88,8 +89,19 @@ export function versionFromWire(wire: WireVersionResponse): VersionInfo {
 
 export function runtimeStatusFromWire(method: string, wire: WireStatusResponse): RuntimeStatus {
   const status = requireMessage(method, 'status', wire.status);
+  const features = wire.features;
   return {
     conditions: status.conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+    handlers: wire.runtimeHandlers.map((h) => ({
+      name: h.name,
+      recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts === true,
+      userNamespaces: h.features?.userNamespaces === true,
+    })),
+    features: {
+      supplementalGroupsPolicy: features?.supplementalGroupsPolicy === true,
+      userNamespacesHostNetwork: features?.userNamespacesHostNetwork === true,
+      mountOptions: features?.mountOptions === true,
+    },
   };
 }
 
@@ -179,7 +191,14 @@ export function containerStatusFromWire(method: string, wire: WireContainerStatu
     mounts: s.mounts.map(mountFromWire),
     logPath: s.logPath,
     ...appliedResourcesFromWire(s.resources?.linux ?? null),
+    ...processUserFromWire(s.user?.linux ?? null),
   };
+}
+
+/** The first process's user, when the runtime reports it. */
+function processUserFromWire(linux: { uid: string; gid: string; supplementalGroups: string[] } | null): { user?: ContainerProcessUser } {
+  if (linux === null) return {};
+  return { user: { uid: bigintFromWire(linux.uid), gid: bigintFromWire(linux.gid), supplementalGroups: linux.supplementalGroups.map(bigintFromWire) } };
 }
 
 /** The runtime's applied cgroup values, when it reports them (a message without them is absent). */

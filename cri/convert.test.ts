@@ -117,7 +117,7 @@ void describe('request conversion', () => {
     const config = decoded.config as Record<string, unknown>;
     assert.equal(config.linux, null);
     assert.deepEqual(config.mounts, [
-      { containerPath: '/a', hostPath: '/b', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE' },
+      { containerPath: '/a', hostPath: '/b', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE', uidMappings: [], gidMappings: [], recursiveReadOnly: false },
     ]);
   });
 
@@ -181,6 +181,7 @@ const wireContainerStatus: WireContainerStatus = {
   mounts: [{ containerPath: '/a', hostPath: '/b', readonly: true, selinuxRelabel: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }],
   logPath: '/var/log/pods/x/app/0.log',
   resources: null,
+  user: null,
 };
 
 void describe('response conversion', () => {
@@ -189,6 +190,13 @@ void describe('response conversion', () => {
     assert.equal(bigintFromWire('-42'), -42n);
     assert.equal(bigintFromWire(''), 0n);
     assert.equal(bigintFromWire('1e5'), 0n);
+  });
+
+  void it("converts the first process's user when the runtime reports it, and leaves it out when not (containerd 1.6)", () => {
+    const user = containerStatusFromWire('ContainerStatus', { ...wireContainerStatus, user: { linux: { uid: '1000', gid: '3000', supplementalGroups: ['3000', '4000'] } } }).user;
+    assert.deepEqual(user, { uid: 1000n, gid: 3000n, supplementalGroups: [3000n, 4000n] });
+    assert.equal(containerStatusFromWire('ContainerStatus', wireContainerStatus).user, undefined);
+    assert.equal(containerStatusFromWire('ContainerStatus', { ...wireContainerStatus, user: { linux: null } }).user, undefined);
   });
 
   void it('maps an enum value this proto does not know to the safe fallback', () => {

@@ -59,6 +59,11 @@ export class CriCancelledError extends CriError {
   override readonly name = 'CriCancelledError';
 }
 
+/** The runtime does not implement the method (gRPC `UNIMPLEMENTED`), e.g. containerd 1.6's GetContainerEvents. */
+export class CriUnimplementedError extends CriError {
+  override readonly name = 'CriUnimplementedError';
+}
+
 /** The runtime answered, but the answer breaks the CRI contract (e.g. an empty ID). */
 export class CriInvalidResponseError extends CriError {
   override readonly name = 'CriInvalidResponseError';
@@ -87,6 +92,10 @@ export function isCriCancelled(e: unknown): e is CriCancelledError {
   return e instanceof CriCancelledError;
 }
 
+export function isCriUnimplemented(e: unknown): e is CriUnimplementedError {
+  return e instanceof CriUnimplementedError;
+}
+
 export function isCriInvalidResponse(e: unknown): e is CriInvalidResponseError {
   return e instanceof CriInvalidResponseError;
 }
@@ -97,5 +106,6 @@ export function criErrorFromStatus(options: CriErrorOptions): CriError {
   if (options.code === GrpcStatus.UNAVAILABLE) return new CriUnavailableError(options);
   if (options.code === GrpcStatus.DEADLINE_EXCEEDED) return new CriDeadlineError(options);
   if (options.code === GrpcStatus.CANCELLED) return new CriCancelledError(options);
+  if (options.code === GrpcStatus.UNIMPLEMENTED) return new CriUnimplementedError(options);
   return new CriError(options);
 }

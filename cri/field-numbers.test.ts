@@ -157,6 +157,46 @@ describe('api.proto field numbers of the security fields (upstream cri-api v0.36
     assert.deepEqual(strings(ns, 4), ['abc123']);
   });
 
+  it('NamespaceOption.userns_options 5 (v0.37.0): UserNamespace mode 1, uids 2 and gids 3 of IDMapping (host_id 1, container_id 2, length 3)', () => {
+    const mapping = [{ hostId: 196608, containerId: 0, length: 65536 }];
+    const userns: PodSandboxConfig = {
+      ...sandbox,
+      linux: { ...sandbox.linux, securityContext: { ...sandbox.linux?.securityContext, namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD', userNamespace: { mode: 'POD', uids: mapping, gids: [{ hostId: 262144, containerId: 0, length: 65536 }] } } } },
+    };
+    const bytes = criMethod('RuntimeService', 'RunPodSandbox').requestSerialize({ config: podSandboxConfigToWire(userns) });
+    // PodSandboxConfig.linux 8 → security_context 2 → LinuxSandboxSecurityContext.namespace_options 1 → userns_options 5
+    const options = sub(bytes, 1, 8, 2, 1, 5);
+    assert.equal(varints(options, 1)[0] ?? 0n, 0n, 'mode POD (0)');
+    const idMapping = (buf: Buffer): bigint[] => [1, 2, 3].map((n) => varints(buf, n)[0] ?? 0n);
+    assert.deepEqual(idMapping(sub(options, 2)), [196608n, 0n, 65536n]);
+    assert.deepEqual(idMapping(sub(options, 3)), [262144n, 0n, 65536n]);
+  });
+
+  it('StatusResponse (v0.37.0): runtime_handlers 3 (name 1, features 2: recursive_read_only_mounts 1, user_namespaces 2), features 4 (supplemental_groups_policy 1)', () => {
+    const name = Buffer.from('runc');
+    const handlerFeatures = Buffer.from([0x10, 0x01]);
+    const handler = Buffer.concat([Buffer.from([0x0a, name.length]), name, Buffer.from([0x12, handlerFeatures.length]), handlerFeatures]);
+    const runtimeFeatures = Buffer.from([0x08, 0x01]);
+    const response = Buffer.concat([Buffer.from([0x1a, handler.length]), handler, Buffer.from([0x22, runtimeFeatures.length]), runtimeFeatures]);
+    const decoded = criMethod('RuntimeService', 'Status').responseDeserialize(response) as {
+      runtimeHandlers: { name: string; features: { recursiveReadOnlyMounts: boolean; userNamespaces: boolean } }[];
+      features: { supplementalGroupsPolicy: boolean };
+    };
+    assert.deepEqual(decoded.runtimeHandlers, [{ name: 'runc', features: { recursiveReadOnlyMounts: false, userNamespaces: true } }]);
+    assert.equal(decoded.features.supplementalGroupsPolicy, true);
+  });
+
+  it('Mount.uidMappings 6, gidMappings 7, recursive_read_only 8 (v0.37.0), as ContainerConfig.mounts 7', () => {
+    const rro: ContainerConfig = { ...config, mounts: [{ containerPath: '/d', hostPath: '/h', readonly: true, recursiveReadOnly: true, uidMappings: [{ hostId: 65536, containerId: 0, length: 65536 }], gidMappings: [{ hostId: 131072, containerId: 0, length: 65536 }] }] };
+    const bytes = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(rro), sandboxConfig: podSandboxConfigToWire(sandbox) });
+    const mount = sub(bytes, 2, 7);
+    assert.deepEqual(strings(mount, 1), ['/d']);
+    assert.deepEqual(varints(mount, 3), [1n]);
+    assert.deepEqual(varints(mount, 8), [1n]);
+    assert.deepEqual(varints(sub(mount, 6), 1), [65536n], 'uidMappings host_id');
+    assert.deepEqual(varints(sub(mount, 7), 1), [131072n], 'gidMappings host_id');
+  });
+
   it('LinuxSandboxSecurityContext: privileged 6, seccomp 9, apparmor 10', () => {
     const bytes = criMethod('RuntimeService', 'RunPodSandbox').requestSerialize({ config: podSandboxConfigToWire(sandbox) });
     // RunPodSandboxRequest.config 1 → PodSandboxConfig.linux 8 → LinuxPodSandboxConfig.security_context 2

@@ -52,8 +52,25 @@ export interface RuntimeCondition {
   readonly message: string;
 }
 
+/** What one runtime handler can do (CRI `RuntimeHandler`; name "" is the default handler). */
+export interface RuntimeHandlerInfo {
+  readonly name: string;
+  readonly recursiveReadOnlyMounts: boolean;
+  readonly userNamespaces: boolean;
+}
+
+/** What the runtime as a whole implements (CRI `RuntimeFeatures`). */
+export interface RuntimeWideFeatures {
+  readonly supplementalGroupsPolicy: boolean;
+  readonly userNamespacesHostNetwork: boolean;
+  readonly mountOptions: boolean;
+}
+
 export interface RuntimeStatus {
   readonly conditions: readonly RuntimeCondition[];
+  /** Empty from a runtime older than the field (containerd 1.6): then no handler has any feature. */
+  readonly handlers: readonly RuntimeHandlerInfo[];
+  readonly features: RuntimeWideFeatures;
 }
 
 export interface PodSandboxMetadata {
@@ -84,6 +101,22 @@ export interface NamespaceOptions {
   readonly ipc: NamespaceMode;
   /** The container whose namespace a `TARGET` mode joins (an ephemeral container's `targetContainerName`). */
   readonly targetId?: string;
+  /** The user namespace (CRI `userns_options`): `NODE`, or `POD` with the pod's mappings; absent, the runtime's default (the host's). */
+  readonly userNamespace?: UserNamespace;
+}
+
+/** One range of IDs mapped into a user namespace: `length` IDs from `containerId` inside are `hostId`… outside. */
+export interface IdMapping {
+  readonly hostId: number;
+  readonly containerId: number;
+  readonly length: number;
+}
+
+/** A pod's user namespace (CRI `UserNamespace`): mappings only with mode `POD`. */
+export interface UserNamespace {
+  readonly mode: 'NODE' | 'POD';
+  readonly uids: readonly IdMapping[];
+  readonly gids: readonly IdMapping[];
 }
 
 /** A seccomp or AppArmor profile (CRI `SecurityProfile`). */
@@ -109,6 +142,8 @@ export interface LinuxSandboxSecurityContext {
   readonly runAsUser?: bigint;
   readonly runAsGroup?: bigint;
   readonly supplementalGroups?: readonly bigint[];
+  /** `Strict`: only these groups, none from the image's /etc/group; absent: Merge. */
+  readonly supplementalGroupsPolicy?: 'Merge' | 'Strict';
   readonly readonlyRootfs?: boolean;
   readonly seccomp?: SecurityProfile;
   readonly apparmor?: SecurityProfile;
@@ -187,6 +222,11 @@ export interface Mount {
   readonly readonly?: boolean;
   readonly selinuxRelabel?: boolean;
   readonly propagation?: MountPropagation;
+  /** Read-only submounts too (`recursiveReadOnly` resolved to on); only with `readonly` and private propagation. */
+  readonly recursiveReadOnly?: boolean;
+  /** An idmapped mount's mappings: the pod's user namespace's, so its files keep their host owners (hostUsers: false). */
+  readonly uidMappings?: readonly IdMapping[];
+  readonly gidMappings?: readonly IdMapping[];
 }
 
 export interface LinuxContainerResources {
@@ -206,6 +246,8 @@ export interface LinuxContainerSecurityContext {
   readonly runAsUsername?: string;
   readonly runAsGroup?: bigint;
   readonly supplementalGroups?: readonly bigint[];
+  /** `Strict`: only these groups, none from the image's /etc/group; absent: Merge. */
+  readonly supplementalGroupsPolicy?: 'Merge' | 'Strict';
   readonly readonlyRootfs?: boolean;
   readonly noNewPrivs?: boolean;
   readonly capabilities?: { readonly addCapabilities: readonly string[]; readonly dropCapabilities: readonly string[] };
@@ -278,6 +320,15 @@ export interface ContainerStatus {
   readonly logPath: string;
   /** The cgroup values the runtime applies now; undefined when the runtime does not report them. */
   readonly resources?: AppliedLinuxResources;
+  /** The first process's identity; undefined when the runtime does not report it (containerd 1.6). */
+  readonly user?: ContainerProcessUser;
+}
+
+/** The identity a container's first process started with (CRI `LinuxContainerUser`). */
+export interface ContainerProcessUser {
+  readonly uid: bigint;
+  readonly gid: bigint;
+  readonly supplementalGroups: readonly bigint[];
 }
 
 /** The cgroup values a runtime reports as applied to a running container (ContainerStatus). */

@@ -12,11 +12,24 @@ export interface WireInt64Value {
   value: string;
 }
 
+export interface WireIdMapping {
+  hostId: number;
+  containerId: number;
+  length: number;
+}
+
+export interface WireUserNamespace {
+  mode: string;
+  uids: WireIdMapping[];
+  gids: WireIdMapping[];
+}
+
 export interface WireNamespaceOption {
   network: string;
   pid: string;
   ipc: string;
   targetId?: string;
+  usernsOptions?: WireUserNamespace;
 }
 
 export interface WireSecurityProfile {
@@ -38,6 +51,7 @@ export interface WireLinuxSandboxSecurityContext {
   runAsUser?: WireInt64Value;
   runAsGroup?: WireInt64Value;
   supplementalGroups?: string[];
+  supplementalGroupsPolicy?: string;
   readonlyRootfs?: boolean;
   seccomp?: WireSecurityProfile;
   apparmor?: WireSecurityProfile;
@@ -78,6 +92,9 @@ export interface WireMountRequest {
   readonly: boolean;
   selinuxRelabel: boolean;
   propagation: string;
+  recursiveReadOnly?: boolean;
+  uidMappings?: WireIdMapping[];
+  gidMappings?: WireIdMapping[];
 }
 
 export interface WireLinuxContainerResources {
@@ -97,6 +114,7 @@ export interface WireLinuxContainerSecurityContext {
   runAsUsername?: string;
   runAsGroup?: WireInt64Value;
   supplementalGroups?: string[];
+  supplementalGroupsPolicy?: string;
   readonlyRootfs?: boolean;
   noNewPrivs?: boolean;
   maskedPaths?: string[];

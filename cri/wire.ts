@@ -27,8 +27,15 @@ export interface WireRuntimeCondition {
   message: string;
 }
 
+export interface WireRuntimeHandler {
+  name: string;
+  features: { recursiveReadOnlyMounts: boolean; userNamespaces: boolean } | null;
+}
+
 export interface WireStatusResponse {
   status: { conditions: WireRuntimeCondition[] } | null;
+  runtimeHandlers: WireRuntimeHandler[];
+  features: { supplementalGroupsPolicy: boolean; userNamespacesHostNetwork: boolean; mountOptions: boolean } | null;
 }
 
 export interface WirePodSandboxMetadata {
@@ -118,6 +125,8 @@ export interface WireContainerStatus {
   logPath: string;
   /** Absent from runtimes that do not report it; containerd 1.6 sends the Linux values. */
   resources: { linux: WireLinuxResources | null } | null;
+  /** Absent from runtimes without supplemental_groups_policy (containerd 1.6). */
+  user: { linux: { uid: string; gid: string; supplementalGroups: string[] } | null } | null;
 }
 
 /** The Linux cgroup values a runtime reports for a container (int64 as strings). */

@@ -10,6 +10,7 @@ import type { ReconcileRunMetrics } from '../controllers/queue/runner.js';
 import type { PlegMetrics } from '../controllers/pleg/pleg.js';
 import type { CriMetrics } from '../cri/operation-metrics.js';
 import type { LifecycleMetrics } from '../reconcilers/hooks/run-hook.js';
+import type { UserNamespacedPodMetrics } from '../reconcilers/runtime/execute-pod-actions.js';
 import type { PodStartMetrics } from '../reconcilers/status/pod-start-tracker.js';
 import type { Clock } from '../util/clock.js';
 import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/metrics.js';
@@ -42,6 +43,8 @@ export interface NodeMetrics {
   readonly evictions: EvictionMetrics;
   /** HTTPS lifecycle hooks that fell back to HTTP (`kubelet_lifecycle_handler_http_fallbacks_total`). */
   readonly lifecycle: LifecycleMetrics;
+  /** `hostUsers: false` pods started and failed (`kubelet_started_user_namespaced_pods_total`, `…_errors_total`). */
+  readonly userNamespacedPods: UserNamespacedPodMetrics;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
   watchQueue(queue: { counts(): Promise<QueueCounts> }): void;
   /** The exposition; a collector that fails (Redis down) leaves its gauges at their last values and is reported to `onError`. */
@@ -109,6 +112,8 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const podStart = registry.histogram({ name: 'kubelet_pod_start_duration_seconds', help: alpha('Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run'), buckets: POD_START_BUCKETS });
   const evictions = registry.counter({ name: 'kubelet_evictions', help: alpha('Cumulative number of pod evictions by eviction signal'), labelNames: ['eviction_signal'] });
   const httpFallbacks = registry.counter({ name: 'kubelet_lifecycle_handler_http_fallbacks_total', help: alpha('The number of times lifecycle handlers successfully fell back to http from https.') });
+  const usernsStarted = registry.counter({ name: 'kubelet_started_user_namespaced_pods_total', help: alpha('Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.') });
+  const usernsErrors = registry.counter({ name: 'kubelet_started_user_namespaced_pods_errors_total', help: alpha('Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.') });
   const queue = queueMetrics(registry, options.clock);
   registerProcessMetrics(registry);
   return {
@@ -118,6 +123,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     podStarts: { podStarted: (seconds) => { podStart.observe({}, seconds); } },
     evictions: { evicted: (signal) => { evictions.inc({ eviction_signal: signal }); } },
     lifecycle: { httpFallback: () => { httpFallbacks.inc(); } },
+    userNamespacedPods: { started: () => { usernsStarted.inc(); }, failed: () => { usernsErrors.inc(); } },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

@@ -1,8 +1,10 @@
 /** The Node's registration, status and lease, and where the NodeAgent's node-policy settings land. */
+import { RuntimeFeatures } from '../../reconcilers/runtime/runtime-features.js';
+import type { RuntimeService } from '../../cri/types.js';
 import { createHostInfo } from '../../controllers/node/host-info.js';
 import type { Reservations } from '../../controllers/node/allocatable.js';
 import { createNodeController, type NodeController, type NodePressure } from '../../controllers/node/node-controller.js';
-import type { runtimeReadiness } from '../../controllers/node/runtime-readiness.js';
+import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
 import type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from '../../controllers/nodeagent/settings.js';
 import type { LiveParts } from '../../controllers/nodeagent/targets.js';
 import type { ImagePullLimits, PullGate } from '../../reconcilers/images/pull-gate.js';
@@ -33,14 +35,14 @@ export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAll
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-export function buildNodeController(core: AgentCore, readiness: ReturnType<typeof runtimeReadiness>, pressure: NodePressure, annotations: Readonly<Record<string, string>>): NodeController {
+export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, pressure: NodePressure, annotations: Readonly<Record<string, string>>): NodeController {
   const { settings, kube, runtimeVersion, logger, clock } = core;
   return createNodeController({
     kube,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     hostInfo: createHostInfo({ rootDir: settings.rootDir }),
-    runtime: { version: () => Promise.resolve(runtimeVersion), readiness },
+    runtime: { version: () => Promise.resolve(runtimeVersion), readiness: runtime.readiness, features: () => runtime.features.last() },
     logger,
     clock,
     maxPods: settings.maxPods,
@@ -51,4 +53,13 @@ export function buildNodeController(core: AgentCore, readiness: ReturnType<typeo
     taints: settings.registerWithTaints,
     pressure,
   });
+}
+
+/**
+ * The runtime half of the Node's readiness, whose CRI Status also refreshes what the runtime's
+ * handlers support (user namespaces, recursive read-only mounts): one Status call serves both.
+ */
+export function buildRuntimeReadiness(runtime: Pick<RuntimeService, 'status'>, pleg: HealthSignal): { readiness: ReturnType<typeof runtimeReadiness>; runtimeFeatures: RuntimeFeatures } {
+  const runtimeFeatures = new RuntimeFeatures(runtime);
+  return { readiness: runtimeReadiness({ status: async (options) => runtimeFeatures.refresh(options) }, pleg), runtimeFeatures };
 }

@@ -23,6 +23,8 @@ import { ContainerReadinessStore } from '../../reconcilers/probes/container-read
 import { StatusManager, podStatusApi } from '../../reconcilers/status/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../../reconcilers/volumes/index.js';
 import type { PodKey } from '../../util/pod-key.js';
+import type { RuntimeFeatureReader } from '../../reconcilers/runtime/runtime-features.js';
+import type { UserNamespaceManager } from '../../reconcilers/userns/userns-manager.js';
 import type { AgentCore } from './core.js';
 
 /** The per-pod machinery with its API-facing writers. */
@@ -42,6 +44,10 @@ export function buildPodSync(
     sightings: RuntimeSightingsWriter;
     /** The credential provider plugins' credentials; undefined: none configured. */
     nodeCredentials: NodePullCredentials | undefined;
+    /** The runtime's handlers and features (refreshed by the node's readiness check). */
+    runtimeFeatures: RuntimeFeatureReader;
+    /** The pods' user namespaces, loaded from disk. */
+    userNamespaces: UserNamespaceManager;
   },
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
@@ -106,6 +112,7 @@ export function buildPodSync(
     podStartMetrics: core.metrics.podStarts,
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
     lifecycleMetrics: core.metrics.lifecycle,
+    ...{ runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces, usernsMetrics: core.metrics.userNamespacedPods },
   });
   return { podSync, status, events };
 }

@@ -76,7 +76,7 @@ describe('node controller', () => {
     });
     assert.deepEqual(node.spec?.taints, [{ key: 'nodelet.dev/agent', value: 'true', effect: 'NoSchedule' }]);
     assert.equal(readyOf(nodeApi)?.status, 'True');
-    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, 'containerd://1.6.20~ds1');
+    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, 'containerd://1.6.20');
     const lease = leaseApi.leases.get(`${NODE_LEASE_NAMESPACE}/worker-1`);
     assert.equal(lease?.spec?.holderIdentity, 'worker-1');
     assert.equal(controller.healthy(), true);
@@ -169,7 +169,7 @@ describe('node controller', () => {
     setRuntimeUp(false);
     await controller.refreshNow();
     assert.equal(readyOf(nodeApi)?.status, 'False');
-    assert.equal(nodeApi.nodes.get('worker-1')?.status?.nodeInfo?.containerRuntimeVersion, 'containerd://1.6.20~ds1');
+    assert.equal(nodeApi.nodes.get('worker-1')?.status?.nodeInfo?.containerRuntimeVersion, 'containerd://1.6.20');
     await controller.stop();
   });
 

@@ -184,6 +184,38 @@ describe('quantity and version formatting', () => {
   });
 
   it('prefixes the runtime version with its name as a URL scheme', () => {
-    assert.equal(formatRuntimeVersion({ runtimeName: 'containerd', runtimeVersion: '1.6.20~ds1' }), 'containerd://1.6.20~ds1');
+    // As the kubelet's nodeInfo (util/version's String of ParseSemantic, else ParseGeneric).
+    assert.equal(formatRuntimeVersion({ runtimeName: 'containerd', runtimeVersion: '1.6.20~ds1' }), 'containerd://1.6.20');
+    assert.equal(formatRuntimeVersion({ runtimeName: 'containerd', runtimeVersion: 'v2.4.2' }), 'containerd://2.4.2');
+    assert.equal(formatRuntimeVersion({ runtimeName: 'containerd', runtimeVersion: '2.1.0-rc.1+abc' }), 'containerd://2.1.0-rc.1+abc');
+    assert.equal(formatRuntimeVersion({ runtimeName: 'cri-o', runtimeVersion: '1.31' }), 'cri-o://1.31');
+    assert.equal(formatRuntimeVersion({ runtimeName: 'x', runtimeVersion: 'devel' }), 'x://devel');
+  });
+});
+
+describe("the Node's runtime handlers and features", () => {
+  it("writes each handler the runtime lists with its features, and the runtime-wide supplementalGroupsPolicy, as the kubelet's setters", () => {
+    const status = buildNodeStatus(facts, {
+      runtimeVersion: 'containerd://v2.4.2',
+      agentVersion: 'v0.1.0-nodelet',
+      nodeIp: '10.254.0.2',
+      readiness: ready,
+      now: t0,
+      runtimeFeatures: {
+        handlers: [{ name: '', recursiveReadOnlyMounts: true, userNamespaces: true }, { name: 'gvisor', recursiveReadOnlyMounts: false, userNamespaces: false }],
+        features: { supplementalGroupsPolicy: true, userNamespacesHostNetwork: false, mountOptions: false },
+      },
+    });
+    assert.deepEqual(status.runtimeHandlers, [
+      { name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+      { name: 'gvisor', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
+    ]);
+    assert.deepEqual(status.features, { supplementalGroupsPolicy: true });
+  });
+
+  it('writes neither before the runtime answered a Status', () => {
+    const status = build(ready, t0);
+    assert.equal(status.runtimeHandlers, undefined);
+    assert.equal(status.features, undefined);
   });
 });

@@ -3,6 +3,7 @@
  * status, after the kubelet's status setters: capacity and allocatable, addresses, nodeInfo,
  * daemon endpoints and the four conditions nodelet owns.
  */
+import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
 import { allocatableOf, formatMilliCpu, NO_RESERVATIONS, type NodeResources, type Reservations } from './allocatable.js';
 import type { V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
 import type { HostFacts } from './host-info.js';
@@ -40,11 +41,29 @@ export interface BuildNodeStatusOptions {
   readonly pressure?: readonly string[];
   /** What allocatable holds back from capacity (the hard eviction thresholds), in bytes. */
   readonly reserved?: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number };
+  /** The runtime's handlers and features: the Node's `runtimeHandlers` and `features`, as the kubelet's setters write them; absent, left as they are. */
+  readonly runtimeFeatures?: RuntimeFeatureSnapshot;
 }
 
-/** Formats a runtime version the way nodeInfo reports it: `containerd://1.6.20~ds1`. */
+/**
+ * Formats a runtime version the way the kubelet's nodeInfo reports it: the runtime's version read
+ * as a semantic version (`v2.4.2` → `2.4.2`, pre-release and build kept), else as a generic one
+ * whose trailing text is dropped (Debian's `1.6.20~ds1` → `1.6.20`); an unparsable one as given.
+ */
 export function formatRuntimeVersion(version: { runtimeName: string; runtimeVersion: string }): string {
-  return `${version.runtimeName}://${version.runtimeVersion}`;
+  return `${version.runtimeName}://${kubeletVersionString(version.runtimeVersion)}`;
+}
+
+/** k8s.io/apimachinery's util/version: ParseSemantic, else ParseGeneric, then String(). */
+export function kubeletVersionString(raw: string): string {
+  const match = /^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$/.exec(raw);
+  if (match === null) return raw;
+  const components = (match[1] ?? '').split('.');
+  const extra = match[2] ?? '';
+  const semantic = /^(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?\s*$/.exec(extra);
+  const numbers = components.map((c) => String(Number(c)));
+  if (components.length === 3 && semantic !== null) return `${numbers.join('.')}${semantic[1] === undefined ? '' : `-${semantic[1]}`}${semantic[2] === undefined ? '' : `+${semantic[2]}`}`;
+  return components.length >= 2 ? numbers.join('.') : raw;
 }
 
 /** Bytes as a Kubernetes quantity in Ki, rounded down (as the kubelet reports memory). */
@@ -159,6 +178,15 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
       condition(input, now, previousConditions),
     ),
     daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },
+    ...(options.runtimeFeatures === undefined ? {} : runtimeFeatureStatus(options.runtimeFeatures)),
+  };
+}
+
+/** The kubelet's RuntimeHandlers and NodeFeatures setters: each handler as the runtime lists it, and the runtime-wide features. */
+function runtimeFeatureStatus(snapshot: RuntimeFeatureSnapshot): Pick<V1NodeStatus, 'runtimeHandlers' | 'features'> {
+  return {
+    runtimeHandlers: snapshot.handlers.map((h) => ({ name: h.name, features: { recursiveReadOnlyMounts: h.recursiveReadOnlyMounts, userNamespaces: h.userNamespaces } })),
+    features: { supplementalGroupsPolicy: snapshot.features.supplementalGroupsPolicy },
   };
 }
 

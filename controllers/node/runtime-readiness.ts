@@ -15,7 +15,7 @@ export interface HealthSignal {
 const PLEG_NOT_HEALTHY: NodeReadiness = { ready: false, reason: 'PLEGNotHealthy', message: 'PLEG is not healthy: the runtime has not been relisted for 3m0s' };
 
 /** Builds the readiness check the node controller and the NodeAgent report. */
-export function runtimeReadiness(runtime: RuntimeService, pleg: HealthSignal): () => Promise<NodeReadiness> {
+export function runtimeReadiness(runtime: Pick<RuntimeService, 'status'>, pleg: HealthSignal): () => Promise<NodeReadiness> {
   return async () => {
     if (!pleg.healthy()) return PLEG_NOT_HEALTHY;
     try {

@@ -4,6 +4,7 @@
  * transition times follow what the server holds (including `Unknown` set by the node lifecycle
  * controller while nodelet was away).
  */
+import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
 import { NO_RESERVATIONS, type Reservations } from './allocatable.js';
 import type { V1Node, V1Taint } from '@kubernetes/client-node';
 import { PatchType } from '../../kube/client.js';
@@ -19,6 +20,8 @@ import { buildNodeStatus, formatRuntimeVersion, readyConditionOf, type NodeReadi
 export interface NodeRuntime {
   version(): Promise<{ runtimeName: string; runtimeVersion: string }>;
   readiness(): Promise<NodeReadiness>;
+  /** The runtime's handlers and features as its last Status (the readiness check's) reported them; none known: not written. */
+  features?(): RuntimeFeatureSnapshot | undefined;
 }
 
 /** Options of {@link createNodeStatusReporter}. */
@@ -118,7 +121,9 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       probeRuntimeVersion(options.runtime, logger),
     ]);
     runtimeVersion = probedVersion ?? runtimeVersion;
+    const runtimeFeatures = options.runtime.features?.();
     const status = buildNodeStatus(facts, {
+      ...(runtimeFeatures === undefined ? {} : { runtimeFeatures }),
       runtimeVersion,
       agentVersion: options.agentVersion,
       nodeIp: options.nodeIp,

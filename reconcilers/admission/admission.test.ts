@@ -100,8 +100,15 @@ describe('AppArmor admission on a host without AppArmor', () => {
   });
 });
 
-describe('supplementalGroupsPolicy admission (the runtime cannot enforce Strict)', () => {
-  it('rejects Strict and admits Merge', () => {
+describe('supplementalGroupsPolicy admission', () => {
+  it("admits Strict where the Node says the runtime enforces it (status.features), as the kubelet's predicate", () => {
+    const enforcing: V1Node = { ...node, status: { ...node.status, features: { supplementalGroupsPolicy: true } } };
+    assert.deepEqual(admitPod(admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: true } }), { pod: pod({ securityContext: { supplementalGroupsPolicy: 'Strict' } }), node: enforcing, otherPods: [] }), { admit: true });
+  });
+
+  it('rejects Strict where the runtime does not enforce it (no status.features, or false) and admits Merge', () => {
+    const notEnforcing: V1Node = { ...node, status: { ...node.status, features: { supplementalGroupsPolicy: false } } };
+    assert.equal(admitPod(admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: true } }), { pod: pod({ securityContext: { supplementalGroupsPolicy: 'Strict' } }), node: notEnforcing, otherPods: [] }).admit, false);
     assert.deepEqual(admit(pod({ securityContext: { supplementalGroupsPolicy: 'Strict' } })), {
       admit: false,
       reason: 'SupplementalGroupsPolicyNotSupported',

@@ -1,8 +1,9 @@
 /**
  * The kubelet's check of `supplementalGroupsPolicy` (part of its predicate admit handler): a pod
- * asking for `Strict` on a node whose runtime cannot enforce it is rejected rather than started
- * with the image's groups merged in. nodelet's runtime (containerd 1.6) has no such feature, and
- * nodelet does not send the policy, so Strict is always refused here.
+ * asking for `Strict` on a node whose runtime cannot enforce it (the Node's
+ * `status.features.supplementalGroupsPolicy`, written from the runtime's CRI features) is rejected
+ * rather than started with the image's groups merged in. containerd 2 enforces it; containerd 1.6
+ * does not report the feature, so there Strict is refused.
  */
 import { ADMITTED, type AdmitResult, type PodAdmitHandler } from './admit.js';
 
@@ -11,8 +12,8 @@ export const SUPPLEMENTAL_GROUPS_POLICY_REASON = 'SupplementalGroupsPolicyNotSup
 export function supplementalGroupsPolicyAdmitHandler(): PodAdmitHandler {
   return {
     name: 'supplemental-groups-policy',
-    admit: ({ pod }): AdmitResult =>
-      pod.spec?.securityContext?.supplementalGroupsPolicy === 'Strict'
+    admit: ({ pod, node }): AdmitResult =>
+      pod.spec?.securityContext?.supplementalGroupsPolicy === 'Strict' && node.status?.features?.supplementalGroupsPolicy !== true
         ? { admit: false, reason: SUPPLEMENTAL_GROUPS_POLICY_REASON, message: 'SupplementalGroupsPolicy=Strict is not supported in this node' }
         : ADMITTED,
   };

@@ -6,7 +6,7 @@
  * agent needs to recognise the container (restart count, spec hash, termination settings).
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import type { ContainerConfig, KeyValue, LinuxContainerConfig, Mount, NamespaceOptions } from '../../cri/types.js';
+import type { ContainerConfig, KeyValue, LinuxContainerConfig, Mount, NamespaceOptions, UserNamespace } from '../../cri/types.js';
 import { hashContainerSpec } from '../model/container-hash.js';
 import { expandCommand } from './container-env.js';
 import { containerOomScoreAdj } from './oom-score.js';
@@ -69,6 +69,16 @@ function securityContext(options: ContainerConfigOptions): LinuxContainerConfig[
   return { ...containerSecurityContext({ pod, container, settings: options.security, imageUser: options.imageUser }), namespaceOptions: options.namespaces ?? podNamespaces(pod) };
 }
 
+/**
+ * In a pod's own user namespace every mount is idmapped with the pod's mappings, as the kubelet's
+ * applyPlatformSpecificContainerConfig sets them: the runtime then shows the volumes' host owners
+ * (root, fsGroup) inside the namespace as the same IDs, instead of the overflow ID.
+ */
+function idMappedMounts(mounts: readonly Mount[], userNamespace: UserNamespace | undefined): readonly Mount[] {
+  if (userNamespace?.mode !== 'POD') return mounts;
+  return mounts.map((m) => ({ ...m, uidMappings: userNamespace.uids, gidMappings: userNamespace.gids }));
+}
+
 /** The preStop handler and ports, kept on the container as the kubelet keeps them (JSON). */
 function restorableSpec(container: V1Container): Record<string, string> {
   const preStop = container.lifecycle?.preStop;
@@ -90,7 +100,7 @@ export function buildContainerConfig(options: ContainerConfigOptions): Container
     args: expandCommand(container.args, options.env),
     workingDir: container.workingDir ?? '',
     envs: options.env,
-    mounts: options.mounts,
+    mounts: idMappedMounts(options.mounts, options.namespaces?.userNamespace),
     labels: containerLabels(identity, container.name, options.nodeName),
     annotations: {
       [ANNOTATION_CONTAINER_HASH]: hashContainerSpec(container),

@@ -4,10 +4,10 @@
  */
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping } from '../../cri/types.js';
+import type { DnsConfig, LinuxSandboxSecurityContext, NamespaceOptions, PodSandboxConfig, PortMapping, UserNamespace } from '../../cri/types.js';
 import { ANNOTATION_GRACE_PERIOD, sandboxLabels } from '../model/runtime-labels.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { hasPrivilegedContainer, podSupplementalGroups, runtimeSELinuxOption } from './security-context.js';
+import { hasPrivilegedContainer, podSupplementalGroups, runtimeSELinuxOption, supplementalGroupsPolicyOf } from './security-context.js';
 import { normalizeSysctlName } from '../model/sysctl-name.js';
 import { podHostName } from '../dns/host-files.js';
 
@@ -22,6 +22,8 @@ export interface SandboxConfigOptions {
   readonly dnsConfig?: DnsConfig;
   /** The pod's cgroup (`/kubepods/burstable/pod<uid>`): the runtime puts the sandbox and its containers under it. */
   readonly cgroupParent?: string;
+  /** The pod's user namespace (`userns/`): the host's, or its own range for `hostUsers: false`; absent, none is sent. */
+  readonly userNamespace?: UserNamespace;
 }
 
 /** Identity of a pod from its metadata. */
@@ -96,16 +98,17 @@ function portMappings(pod: V1Pod): PortMapping[] {
  * refuses a privileged container in an unprivileged sandbox), always the runtime's default seccomp
  * profile (the pause container needs no more), fsGroup before the supplemental groups.
  */
-function sandboxSecurityContext(pod: V1Pod): LinuxSandboxSecurityContext {
+function sandboxSecurityContext(pod: V1Pod, userNamespace: UserNamespace | undefined): LinuxSandboxSecurityContext {
   const securityContext = pod.spec?.securityContext;
   const selinux = runtimeSELinuxOption(securityContext?.seLinuxOptions);
   return {
-    namespaceOptions: podNamespaces(pod),
+    namespaceOptions: { ...podNamespaces(pod), ...(userNamespace === undefined ? {} : { userNamespace }) },
     privileged: hasPrivilegedContainer(pod),
     seccomp: { profileType: 'RuntimeDefault' },
     ...(securityContext?.runAsUser === undefined ? {} : { runAsUser: BigInt(securityContext.runAsUser) }),
     ...(securityContext?.runAsGroup === undefined ? {} : { runAsGroup: BigInt(securityContext.runAsGroup) }),
     supplementalGroups: podSupplementalGroups(pod),
+    ...supplementalGroupsPolicyOf(pod),
     // Pod level only, as the kubelet's sandbox; the runtime applies them only where SELinux is on.
     ...(selinux === undefined ? {} : { selinuxOptions: selinux }),
   };
@@ -125,7 +128,7 @@ export function buildSandboxConfig(pod: V1Pod, options: SandboxConfigOptions): P
     portMappings: portMappings(pod),
     linux: {
       ...(options.cgroupParent === undefined ? {} : { cgroupParent: options.cgroupParent }),
-      securityContext: sandboxSecurityContext(pod),
+      securityContext: sandboxSecurityContext(pod, options.userNamespace),
       // Names in the slash form (`net/ipv4/ip_forward`) are sent in the dot form, as the kubelet does.
       sysctls: Object.fromEntries((pod.spec?.securityContext?.sysctls ?? []).map((s) => [normalizeSysctlName(s.name), s.value])),
     },

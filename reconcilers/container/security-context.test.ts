@@ -66,6 +66,8 @@ describe('containerSecurityContext', () => {
     { name: 'a named image user is sent as run_as_username', mutate: () => undefined, imageUser: { username: 'nobody' }, expect: { runAsUsername: 'nobody' } },
     { name: 'the spec’s runAsUser wins over the image user', mutate: (p) => (p.spec.securityContext = { runAsUser: 7 }), imageUser: { username: 'nobody' }, expect: { runAsUser: 7n } },
     { name: 'fsGroup comes before the supplemental groups', mutate: (p) => (p.spec.securityContext = { fsGroup: 2000, supplementalGroups: [3000, 3001] }), expect: { supplementalGroups: [2000n, 3000n, 3001n] } },
+    { name: 'supplementalGroupsPolicy Strict is sent as set', mutate: (p) => (p.spec.securityContext = { supplementalGroups: [3000], supplementalGroupsPolicy: 'Strict' }), expect: { supplementalGroups: [3000n], supplementalGroupsPolicy: 'Strict' } },
+    { name: 'no supplementalGroupsPolicy: none sent (the runtime merges)', mutate: () => undefined, expect: { supplementalGroupsPolicy: undefined } },
     { name: 'allowPrivilegeEscalation false sets no_new_privs', mutate: (_, c) => (c.securityContext = { allowPrivilegeEscalation: false }), expect: { noNewPrivs: true } },
     { name: 'privileged, read-only root and capabilities', mutate: (_, c) => (c.securityContext = { privileged: true, readOnlyRootFilesystem: true, capabilities: { add: ['NET_ADMIN'], drop: ['ALL'] } }), expect: { privileged: true, readonlyRootfs: true, capabilities: { addCapabilities: ['NET_ADMIN'], dropCapabilities: ['ALL'] } } },
   ];

@@ -222,6 +222,16 @@ export function appArmorProfile(pod: V1Pod, container: V1Container): Pick<LinuxC
   return { apparmor: { profileType: 'Localhost', localhostRef: spec.localhostProfile }, apparmorProfile: `localhost/${spec.localhostProfile}` };
 }
 
+/**
+ * The pod's `supplementalGroupsPolicy` for the sandbox's and every container's CRI security
+ * context, as the kubelet sends it (only when set; admission refused Strict where the runtime
+ * cannot enforce it).
+ */
+export function supplementalGroupsPolicyOf(pod: V1Pod): { supplementalGroupsPolicy?: 'Merge' | 'Strict' } {
+  const policy = pod.spec?.securityContext?.supplementalGroupsPolicy;
+  return policy === 'Merge' || policy === 'Strict' ? { supplementalGroupsPolicy: policy } : {};
+}
+
 /** fsGroup first, then supplementalGroups, as the kubelet orders them. */
 export function podSupplementalGroups(pod: V1Pod): bigint[] {
   const sc = pod.spec?.securityContext;
@@ -256,6 +266,7 @@ export function containerSecurityContext(input: ContainerSecurityInput): LinuxCo
     privileged: sc?.privileged === true,
     ...userFields(effectiveSecurity(pod, container), input.imageUser),
     supplementalGroups: podSupplementalGroups(pod),
+    ...supplementalGroupsPolicyOf(pod),
     readonlyRootfs: sc?.readOnlyRootFilesystem === true,
     noNewPrivs: sc?.allowPrivilegeEscalation === false,
     capabilities: { addCapabilities: sc?.capabilities?.add ?? [], dropCapabilities: sc?.capabilities?.drop ?? [] },

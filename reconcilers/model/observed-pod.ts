@@ -3,7 +3,7 @@
  * (`computePodActions`, `generatePodStatus`). Built from CRI list and status calls by
  * `observe-pod.ts`; tests build it by hand.
  */
-import type { AppliedLinuxResources, ContainerState, Labels, PodSandboxState } from '../../cri/types.js';
+import type { AppliedLinuxResources, ContainerProcessUser, ContainerState, Labels, PodSandboxState } from '../../cri/types.js';
 
 export interface ObservedSandbox {
   readonly id: string;
@@ -39,6 +39,8 @@ export interface ObservedContainer {
   readonly applied?: AppliedLinuxResources;
   /** The log file the runtime writes for it (removed with it); absent when unknown. */
   readonly logPath?: string;
+  /** Its first process's identity as the runtime reports it; absent when it reports none (containerd 1.6). */
+  readonly user?: ContainerProcessUser;
 }
 
 export interface ObservedPod {

@@ -57,7 +57,7 @@ describe('ephemeral containers in the assembled reconciler', () => {
     assert.equal(dbg?.state, 'CONTAINER_RUNNING');
     assert.equal(dbg.podSandboxId, app.podSandboxId, 'in the pod\'s own sandbox');
     const [config] = createdConfigs(h, 'debugger');
-    assert.deepEqual(config?.linux?.securityContext?.namespaceOptions, { network: 'POD', pid: 'TARGET', ipc: 'POD', targetId: app.id });
+    assert.deepEqual(config?.linux?.securityContext?.namespaceOptions, { network: 'POD', pid: 'TARGET', ipc: 'POD', targetId: app.id, userNamespace: { mode: 'NODE', uids: [], gids: [] } });
     assert.deepEqual([config.stdin, config.tty, config.metadata.attempt], [true, true, 0]);
     assert.equal(config.annotations['nodelet.dev/container-kind'], 'ephemeral');
     const started = h.events.events.find((e) => e.reason === 'Started' && e.message === 'Started container debugger');

@@ -7,6 +7,10 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
+import { RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
+import type { UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
+import { UserNamespaceManager } from '../userns/userns-manager.js';
+import { IDS_PER_POD, defaultHostIds, nodeIdRange } from '../userns/id-range.js';
 import type { LifecycleMetrics } from '../hooks/run-hook.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -159,6 +163,12 @@ export interface PodSyncDeps {
   readonly stats?: StatsRuntime;
   /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
   readonly lifecycleMetrics?: LifecycleMetrics;
+  /** What the runtime supports per handler; read from `runtime`'s Status when absent. */
+  readonly runtimeFeatures?: RuntimeFeatureReader;
+  /** The pods' user namespaces (loaded from disk by the caller); the kubelet's default range, nothing loaded, when absent. */
+  readonly userNamespaces?: UserNamespaceManager;
+  /** Counts user-namespaced pods started and failed; absent: not counted. */
+  readonly usernsMetrics?: UserNamespacedPodMetrics;
 }
 
 /** The assembled machinery. */
@@ -257,6 +267,21 @@ function buildAllocation(
   return { admitter, resizer, resources, resizeConditions, cgroups };
 }
 
+/** The kubelet's default user-namespace ranges (every ID from 65536 up, 110 pods), with nothing loaded from disk. */
+function defaultUserNamespaces(rootDir: string): UserNamespaceManager {
+  const range = nodeIdRange(defaultHostIds(IDS_PER_POD), { idsPerPod: IDS_PER_POD, maxPods: 110 });
+  return new UserNamespaceManager({ rootDir, range, random: Math.random });
+}
+
+/** The executor's user-namespace parts: the deps', or the defaults. */
+function userNamespaceParts(deps: PodSyncDeps): { runtimeFeatures: RuntimeFeatureReader; userNamespaces: UserNamespaceManager; usernsMetrics?: UserNamespacedPodMetrics } {
+  return {
+    runtimeFeatures: deps.runtimeFeatures ?? new RuntimeFeatures(deps.runtime),
+    userNamespaces: deps.userNamespaces ?? defaultUserNamespaces(deps.node.rootDir),
+    ...(deps.usernsMetrics === undefined ? {} : { usernsMetrics: deps.usernsMetrics }),
+  };
+}
+
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const { node, clock, events } = deps;
@@ -268,7 +293,10 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
   const { admitter, resizer, resources, resizeConditions, cgroups } = buildAllocation(deps, security, lifecycle);
+  const userns = userNamespaceParts(deps);
+  const userNamespaces = userns.userNamespaces;
   const executor = new PodActionsExecutor({
+    ...userns,
     runtime: deps.runtime,
     puller,
     restartBackoff,
@@ -306,7 +334,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
   const evictions = new PodEvictions();
-  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,

@@ -18,7 +18,7 @@ import type { LifecycleMetrics } from '../hooks/run-hook.js';
 import { mkdir } from 'node:fs/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { CallOptions, DnsConfig, PodSandboxConfig, RuntimeService } from '../../cri/types.js';
+import type { CallOptions, DnsConfig, PodSandboxConfig, RuntimeService, UserNamespace } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 import type { PodActions } from './pod-actions.js';
@@ -29,7 +29,9 @@ import type { ImagePuller } from '../images/image-puller.js';
 import { PodKiller, type KillRequest } from './kill-pod.js';
 import type { ObservedPod } from '../model/observed-pod.js';
 import type { RestartBackoff } from '../model/restart-backoff.js';
-import { dynamicResourcesRefusal, userNamespaceRefusal } from './runtime-support.js';
+import { dynamicResourcesRefusal } from './runtime-support.js';
+import { handlerUsernsSupport, type RuntimeFeatureReader } from './runtime-features.js';
+import { HOST_USER_NAMESPACE, type UserNamespaceManager } from '../userns/userns-manager.js';
 import { buildSandboxConfig, isFqdnTooLongError, podIdentity } from '../container/sandbox-config.js';
 import type { PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
@@ -72,6 +74,20 @@ export interface ExecutorOptions {
   readonly runtimeHandlers: RuntimeHandlerLookup;
   /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
   readonly lifecycleMetrics?: LifecycleMetrics;
+  /** What the runtime supports per handler (user namespaces). */
+  readonly runtimeFeatures: RuntimeFeatureReader;
+  /** Gives `hostUsers: false` pods their ID ranges. */
+  readonly userNamespaces: UserNamespaceManager;
+  /** Counts sandboxes of user-namespaced pods and the runs that failed for them; absent: not counted. */
+  readonly usernsMetrics?: UserNamespacedPodMetrics;
+}
+
+/** The kubelet's `started_user_namespaced_pods_total` and `…_errors_total`. */
+export interface UserNamespacedPodMetrics {
+  /** A sandbox is being created for a `hostUsers: false` pod. */
+  started(): void;
+  /** That run failed (sandbox or containers). */
+  failed(): void;
 }
 
 /** How one plan is carried out. */
@@ -114,6 +130,21 @@ export class PodActionsExecutor implements PodLifecycleObserver {
 
   /** Performs the plan. Throws when the pod could not be killed or set up, or the run was cancelled; returns container start failures. */
   async execute(pod: V1Pod, plan: PodActions, observed: ObservedPod, how: ExecuteOptions): Promise<ExecuteResult> {
+    const metrics = this.options.usernsMetrics;
+    // As the kubelet's SyncPod: counted when a sandbox is created for such a pod, failed when any step of that run fails.
+    if (metrics === undefined || !plan.createSandbox || pod.spec?.hostUsers !== false) return this.executePlan(pod, plan, observed, how);
+    metrics.started();
+    try {
+      const result = await this.executePlan(pod, plan, observed, how);
+      if (result.failures.length > 0) metrics.failed();
+      return result;
+    } catch (error) {
+      if (!isCancellation(error, how.signal)) metrics.failed();
+      throw error;
+    }
+  }
+
+  private async executePlan(pod: V1Pod, plan: PodActions, observed: ObservedPod, how: ExecuteOptions): Promise<ExecuteResult> {
     const { gracePeriodSeconds, signal } = how;
     // Step 1: kill the pod.
     if (plan.killPod) {
@@ -146,7 +177,8 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     const dnsConfig = await this.sandboxDnsConfig(pod);
     // On every sync that starts something, as the kubelet's EnsureExists: containers join it too.
     const cgroupParent = await this.ensurePodCgroup(pod);
-    const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, { dnsConfig, cgroupParent });
+    const userNamespace = await this.userNamespace(pod, signal);
+    const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, { dnsConfig, cgroupParent, userNamespace });
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: sandboxIpsOf(observed) };
     // Step 4: containers.
     return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: this.podIps(pod, sandbox.ips), signal });
@@ -241,9 +273,8 @@ export class PodActionsExecutor implements PodLifecycleObserver {
   }
 
   /**
-   * Resource claims (no DRA here: `FailedPrepareDynamicResources`) and `hostUsers: false` (no user
-   * namespaces in the runtime: `FailedCreatePodSandBox`) fail the sandbox step with the kubelet's
-   * event, on every attempt; the pod stays Pending.
+   * Resource claims (no DRA here: `FailedPrepareDynamicResources`) fail the sandbox step with the
+   * kubelet's event, on every attempt; the pod stays Pending.
    */
   private refuseUnsupported(pod: V1Pod): void {
     const dra = dynamicResourcesRefusal(pod);
@@ -252,16 +283,31 @@ export class PodActionsExecutor implements PodLifecycleObserver {
       this.options.events.record(pod, { type: 'Warning', reason: 'FailedPrepareDynamicResources', message });
       throw new PodSetupError('FailedPrepareDynamicResources', message);
     }
-    const userns = userNamespaceRefusal(pod);
-    if (userns !== undefined) throw this.sandboxConfigFailure(pod, new Error(userns));
+  }
+
+  /**
+   * The pod's user namespace, as the kubelet's NamespacesForPod gets it: the host's, or for
+   * `hostUsers: false` the pod's range when its handler runs user namespaces. One that cannot be
+   * given fails the sandbox config (`FailedCreatePodSandBox`), on every attempt.
+   */
+  private async userNamespace(pod: V1Pod, signal: AbortSignal | undefined): Promise<UserNamespace> {
+    if (pod.spec?.hostUsers !== false) return HOST_USER_NAMESPACE;
+    try {
+      const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec.runtimeClassName, signal);
+      const support = handlerUsernsSupport(await this.options.runtimeFeatures.current(signalOf(signal)), handler);
+      return await this.options.userNamespaces.userNamespaceFor(pod, handler, support);
+    } catch (error) {
+      if (isCancellation(error, signal)) throw error;
+      throw this.sandboxConfigFailure(pod, error);
+    }
   }
 
   /** The sandbox config; one that cannot be generated (an FQDN too long for the kernel) fails the sandbox step. */
-  private sandboxConfig(pod: V1Pod, attempt: number, more: { dnsConfig: DnsConfig; cgroupParent: string | undefined }): PodSandboxConfig {
+  private sandboxConfig(pod: V1Pod, attempt: number, more: { dnsConfig: DnsConfig; cgroupParent: string | undefined; userNamespace: UserNamespace }): PodSandboxConfig {
     const { nodeName, podLogDir } = this.options;
     const parent = more.cgroupParent === undefined ? {} : { cgroupParent: more.cgroupParent };
     try {
-      return buildSandboxConfig(pod, { nodeName, podLogDir, attempt, dnsConfig: more.dnsConfig, ...parent, clusterDomain: this.options.dns.clusterSettings().domain });
+      return buildSandboxConfig(pod, { nodeName, podLogDir, attempt, dnsConfig: more.dnsConfig, ...parent, userNamespace: more.userNamespace, clusterDomain: this.options.dns.clusterSettings().domain });
     } catch (error) {
       if (!isFqdnTooLongError(error)) throw error;
       throw this.sandboxConfigFailure(pod, error);

@@ -80,6 +80,7 @@ async function observeContainer(runtime: RuntimeService, container: KnownRuntime
     annotations: status.annotations,
     ...(status.resources === undefined ? {} : { applied: status.resources }),
     ...(status.logPath === '' ? {} : { logPath: status.logPath }),
+    ...(status.user === undefined ? {} : { user: status.user }),
   };
 }
 

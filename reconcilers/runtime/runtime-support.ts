@@ -5,20 +5,13 @@
  *
  *   - `resourceClaims` (dynamic resource allocation): nodelet has no DRA manager and no driver
  *     plugins, so preparing the claims fails (kubelet: `FailedPrepareDynamicResources`, before the
- *     sandbox);
- *   - `hostUsers: false`: containerd 1.6 reports no user-namespace support for any handler, so the
- *     sandbox config cannot be generated (kubelet's user-namespace manager:
- *     `RuntimeClass handler "<h>" does not support user namespaces`, `FailedCreatePodSandBox`).
+ *     sandbox).
+ *
+ * (`hostUsers: false` on a handler without user namespaces is refused by `userns/`.)
  *
  * Pure: the pod in, the refusal (or nothing) out.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-
-/** The error the kubelet's user-namespace manager gives for a handler without user namespaces. */
-export function userNamespaceRefusal(pod: V1Pod): string | undefined {
-  if (pod.spec?.hostUsers !== false) return undefined;
-  return `RuntimeClass handler "${pod.spec.runtimeClassName ?? ''}" does not support user namespaces`;
-}
 
 /** Why the pod's resource claims cannot be prepared on this node, if it has any. */
 export function dynamicResourcesRefusal(pod: V1Pod): string | undefined {

@@ -26,7 +26,9 @@ import { podGracePeriodSeconds, podNamespaces } from '../container/sandbox-confi
 import { ephemeralAsContainer, ephemeralNamespaces } from './ephemeral-containers.js';
 import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
-import { prepareContainerMounts, type PreparedVolumes } from '../volumes/index.js';
+import { asksRecursiveReadOnly, prepareContainerMounts, type PreparedVolumes } from '../volumes/index.js';
+import { runtimeHandlerFor, type RuntimeHandlerLookup } from '../container/runtime-handlers.js';
+import type { RuntimeFeatureReader } from './runtime-features.js';
 import type { HostsMountRequest, PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
 import { imageUserOf, verifyRunAsNonRoot, type ContainerSecuritySettings, type ImageUser } from '../container/security-context.js';
 
@@ -51,6 +53,10 @@ export interface ContainerStarterOptions {
   readonly dns: PodDnsConfigurer;
   /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
   readonly lifecycleMetrics?: LifecycleMetrics;
+  /** What the runtime's handlers support (recursive read-only mounts). */
+  readonly runtimeFeatures: RuntimeFeatureReader;
+  /** The pod's RuntimeClass → its handler, whose features apply. */
+  readonly runtimeHandlers: RuntimeHandlerLookup;
 }
 
 export interface StartRequest {
@@ -79,9 +85,12 @@ export function specOf(pod: V1Pod, target: ContainerToStart): V1Container | unde
   }
 }
 
-/** The container's namespaces: the pod's, or for an ephemeral container its target's process namespace. */
+/**
+ * The container's namespaces: the sandbox's (its user namespace included, as the kubelet's
+ * container config carries the pod's), or for an ephemeral container its target's process namespace.
+ */
 function namespacesOf(request: StartRequest, container: V1Container): NamespaceOptions {
-  const namespaces = podNamespaces(request.pod);
+  const namespaces = request.sandboxConfig.linux?.securityContext?.namespaceOptions ?? podNamespaces(request.pod);
   if (request.target.kind !== 'ephemeral') return namespaces;
   return ephemeralNamespaces(request.pod.spec?.ephemeralContainers?.[request.target.index] ?? container, namespaces, request.observed);
 }
@@ -126,7 +135,7 @@ export class ContainerStarter {
         nodeIp: this.options.nodeIp,
         nodeAllocatable: this.options.nodeAllocatable,
       });
-      const volumeMounts = await mountsOf(container, request.prepared, env);
+      const volumeMounts = await mountsOf(container, request.prepared, env, await this.recursiveReadOnlySupported(pod, container, signal));
       // The pod's managed /etc/hosts (written now: the sandbox and its IP exist), after the volumes as in the kubelet.
       const hosts = await this.hostsMount({ pod, container, podIps: request.podIps });
       return { env, mounts: hosts === undefined ? volumeMounts : [...volumeMounts, hosts] };
@@ -175,6 +184,17 @@ export class ContainerStarter {
    * fails with `CreateContainerConfigError` and the kubelet's message. The record the presence
    * check read serves when there is one (the kubelet reads ImageStatus again; it says the same).
    */
+  /**
+   * Whether the pod's handler makes read-only mounts recursive, asked only when a mount wants it
+   * (the kubelet's runtimeClassSupportsRecursiveReadOnlyMounts: the handler the runtime lists).
+   */
+  private async recursiveReadOnlySupported(pod: V1Pod, container: V1Container, signal: AbortSignal | undefined): Promise<boolean> {
+    if (!asksRecursiveReadOnly(container)) return false;
+    const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
+    const snapshot = await this.options.runtimeFeatures.current(signal === undefined ? {} : { signal });
+    return snapshot.handlers.find((h) => h.name === handler)?.recursiveReadOnlyMounts === true;
+  }
+
   private async checkImageUser(pod: V1Pod, container: V1Container, image: EnsuredImage, signal: AbortSignal | undefined): Promise<ImageUser> {
     const user = imageUserOf(image.record ?? (await this.options.puller.imageStatus(image.ref, signal)));
     const refusal = verifyRunAsNonRoot(pod, container, user);
@@ -244,9 +264,9 @@ export class ContainerStarter {
   }
 }
 
-async function mountsOf(container: V1Container, prepared: PreparedVolumes, env: readonly KeyValue[]): Promise<Mount[]> {
+async function mountsOf(container: V1Container, prepared: PreparedVolumes, env: readonly KeyValue[], recursiveReadOnlySupported: boolean): Promise<Mount[]> {
   try {
-    return await prepareContainerMounts(container, prepared, { env: Object.fromEntries(env.map((e) => [e.key, e.value])) });
+    return await prepareContainerMounts(container, prepared, { env: Object.fromEntries(env.map((e) => [e.key, e.value])), recursiveReadOnlySupported });
   } catch (error) {
     throw new ContainerStartError(container.name, 'CreateContainerConfigError', errorMessage(error), { cause: error });
   }

@@ -144,7 +144,15 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
     imageID: latest?.imageRef ?? '',
     ...(latest === undefined ? {} : { containerID: `${ctx.runtimeName}://${latest.id}` }),
     ...resourcesFields(spec, latest, ctx),
+    ...userField(latest),
   };
+}
+
+/** `user`: the identity the runtime reports for the container's first process (the kubelet's convertContainerStatusUser); absent when it reports none. */
+function userField(latest: ObservedContainer | undefined): Pick<V1ContainerStatus, 'user'> {
+  const user = latest?.user;
+  if (user === undefined) return {};
+  return { user: { linux: { uid: Number(user.uid), gid: Number(user.gid), supplementalGroups: user.supplementalGroups.map(Number) } } };
 }
 
 /** Status of every app container of the pod, in spec order. */

@@ -200,6 +200,13 @@ describe('generatePodStatus: containers and addresses', () => {
     assert.deepEqual(app?.state?.running?.startedAt, new Date('2026-01-01T00:00:02Z'));
   });
 
+  it("reports the first process's user when the runtime does (containerd 2), and none when it does not", () => {
+    const user = { uid: 1000n, gid: 3000n, supplementalGroups: [3000n, 4000n] };
+    const s = status(always, observation([sandbox()], [container(always, 'app', { user }), container(always, 'sidecar')]));
+    assert.deepEqual(s.containerStatuses?.find((c) => c.name === 'app')?.user, { linux: { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] } });
+    assert.equal(s.containerStatuses?.find((c) => c.name === 'sidecar')?.user, undefined);
+  });
+
   it('shows a start failure as the waiting reason, with the previous exit as lastState', () => {
     const observed = observation([sandbox()], [exited(always, 'app', 1, { restartCount: 3 }), container(always, 'sidecar')]);
     const s = status(always, observed, { startFailures: new Map([['app', { reason: 'ErrImagePull', message: 'pull failed' }]]) });

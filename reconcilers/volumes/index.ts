@@ -17,7 +17,7 @@ export type {
   VolumeSourceApi,
 } from './types.js';
 export { createVolumeManager } from './manager.js';
-export { containerMounts, type ContainerMountsOptions } from './mounts.js';
+export { asksRecursiveReadOnly, containerMounts, resolveRecursiveReadOnly, type ContainerMountsOptions } from './mounts.js';
 export { prepareContainerMounts } from './subpath.js';
 export { createVolumeSourceApi } from './api.js';
 export { isVolumeError, mountFailureMessages, VolumeError, type VolumeErrorReason } from './errors.js';

@@ -80,12 +80,21 @@ describe('containerMounts', () => {
     configError(() => containerMounts(container([{ name: 'data', mountPath: '/x', subPathExpr: '$(P)' }], [{ name: 'P', value: '..' }]), prepared), /must not contain/);
   });
 
-  it('fails for a volume the pod does not have, and for recursiveReadOnly Enabled', () => {
+  it('fails for a volume the pod does not have', () => {
     configError(() => containerMounts(container([{ name: 'ghost', mountPath: '/g' }]), prepared), /cannot find volume "ghost" to mount into container "app"/);
-    configError(
-      () => containerMounts(container([{ name: 'data', mountPath: '/d', readOnly: true, recursiveReadOnly: 'Enabled' }]), prepared),
-      /recursiveReadOnly/,
-    );
+  });
+
+  it("resolves recursiveReadOnly as the kubelet: IfPossible follows the handler, Enabled needs it, neither on a writable or propagating mount", () => {
+    const rro = (mount: Partial<V1VolumeMount>, supported: boolean): boolean | undefined =>
+      containerMounts(container([{ name: 'data', mountPath: '/d', ...mount }]), prepared, { recursiveReadOnlySupported: supported })[0]?.recursiveReadOnly;
+    assert.equal(rro({ readOnly: true, recursiveReadOnly: 'IfPossible' }, true), true);
+    assert.equal(rro({ readOnly: true, recursiveReadOnly: 'IfPossible' }, false), undefined, 'plain read-only where the runtime cannot');
+    assert.equal(rro({ readOnly: true, recursiveReadOnly: 'Enabled' }, true), true);
+    assert.equal(rro({ readOnly: true, recursiveReadOnly: 'Disabled' }, true), undefined);
+    assert.equal(rro({ readOnly: true }, true), undefined, 'unset: not recursive');
+    configError(() => rro({ readOnly: true, recursiveReadOnly: 'Enabled' }, false), /^volume "data" requested recursive read-only mode, but it is not supported by the runtime$/);
+    configError(() => rro({ recursiveReadOnly: 'IfPossible' }, true), /^volume "data" requested recursive read-only mode, but it is not read-only$/);
+    configError(() => rro({ readOnly: true, recursiveReadOnly: 'Enabled', mountPropagation: 'HostToContainer' }, true), /^volume "data" requested recursive read-only mode, but it is not compatible with propagation "HostToContainer"$/);
   });
 
   it('returns no mounts for a container without volumeMounts', () => {

@@ -15,6 +15,34 @@ export interface ContainerMountsOptions {
    * literal `value`s of `container.env` (variables from `valueFrom` are then unknown).
    */
   readonly env?: Readonly<Record<string, string>>;
+  /** Whether the pod's runtime handler makes read-only mounts recursive (its CRI feature); false when unknown. */
+  readonly recursiveReadOnlySupported?: boolean;
+}
+
+/**
+ * Whether a mount is made recursively read-only, as the kubelet's `resolveRecursiveReadOnly`:
+ * `IfPossible` when the handler can, `Enabled` or an error, never for a writable mount or one with
+ * mount propagation.
+ * @throws VolumeError (`CreateContainerConfigError`) with the kubelet's message
+ */
+export function resolveRecursiveReadOnly(mount: V1VolumeMount, supported: boolean): boolean {
+  const mode = mount.recursiveReadOnly;
+  if (mode === undefined || mode === 'Disabled') return false;
+  if (mount.readOnly !== true) throw configError(`volume "${mount.name}" requested recursive read-only mode, but it is not read-only`, mount.name);
+  if (mount.mountPropagation !== undefined && mount.mountPropagation !== 'None') {
+    throw configError(`volume "${mount.name}" requested recursive read-only mode, but it is not compatible with propagation "${mount.mountPropagation}"`, mount.name);
+  }
+  if (mode === 'IfPossible') return supported;
+  if (mode === 'Enabled') {
+    if (!supported) throw configError(`volume "${mount.name}" requested recursive read-only mode, but it is not supported by the runtime`, mount.name);
+    return true;
+  }
+  throw configError(`unknown recursive read-only mode "${mode}"`, mount.name);
+}
+
+/** Whether any mount of the container asks for a recursive read-only mode (then the handler's support is needed). */
+export function asksRecursiveReadOnly(container: V1Container): boolean {
+  return (container.volumeMounts ?? []).some((m) => m.recursiveReadOnly !== undefined && m.recursiveReadOnly !== 'Disabled');
 }
 
 function configError(message: string, volumeName?: string): VolumeError {
@@ -81,8 +109,8 @@ function propagation(mount: V1VolumeMount): MountPropagation {
  * The CRI mounts of `container`. Pure: it checks subPaths lexically only (absolute paths and `..`
  * are rejected); call `prepareContainerMounts` instead to also create missing subPath directories
  * and reject subPaths that escape their volume through symlinks.
- * @throws VolumeError (`CreateContainerConfigError`) for an unknown volume, an invalid subPath,
- *   propagation mode, or `recursiveReadOnly: Enabled` (which the CRI mount type cannot express).
+ * @throws VolumeError (`CreateContainerConfigError`) for an unknown volume, an invalid subPath or
+ *   propagation mode, or a recursive read-only mode that cannot be had (see {@link resolveRecursiveReadOnly}).
  */
 export function containerMounts(container: V1Container, prepared: PreparedVolumes, options: ContainerMountsOptions = {}): Mount[] {
   const env = options.env ?? literalEnv(container);
@@ -91,9 +119,7 @@ export function containerMounts(container: V1Container, prepared: PreparedVolume
     if (volumePath === undefined) {
       throw configError(`cannot find volume "${mount.name}" to mount into container "${container.name}"`, mount.name);
     }
-    if (mount.recursiveReadOnly === 'Enabled') {
-      throw configError(`volume mount "${mount.name}": recursiveReadOnly Enabled is not supported by nodelet`, mount.name);
-    }
+    const recursiveReadOnly = resolveRecursiveReadOnly(mount, options.recursiveReadOnlySupported ?? false);
     const subPath = mountSubPath(mount, env);
     return {
       containerPath: mount.mountPath,
@@ -101,6 +127,7 @@ export function containerMounts(container: V1Container, prepared: PreparedVolume
       readonly: mount.readOnly === true || (prepared.readOnlyVolumes?.has(mount.name) ?? false),
       selinuxRelabel: false,
       propagation: propagation(mount),
+      ...(recursiveReadOnly ? { recursiveReadOnly } : {}),
     };
   });
 }

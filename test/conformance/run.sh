@@ -17,6 +17,10 @@
 #                     cordoned and the kubelet node's bench taint lifted (both restored on exit,
 #                     failure included): the framework then sees one schedulable node, the kubelet's,
 #                     and places every pod there. The test images go into the kubelet's containerd.
+#   --features <A,B>  instead of the in-scope tests: the tests labelled [Feature:A] or [Feature:B]
+#                     (e.g. UserNamespacesSupport,SupplementalGroupsPolicy: features GA in the kubelet
+#                     whose upstream tests keep their label), still without [Serial], [Disruptive],
+#                     [Slow], [Flaky] or [Alpha]; give them their own --results and --no-render
 #   --no-render       do not regenerate docs/conformance.md
 #   --render-only     only regenerate docs/conformance.md from the reports there are (no cluster
 #                     needed: after an edit of causes.txt or exclusions.txt)
@@ -37,7 +41,7 @@ source "$repo/test/cluster/versions.env"
 say() { printf '[conformance] %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
-focus="" shard="" procs=3 timeout=60m results="" render=1 target=nodelet
+focus="" shard="" procs=3 timeout=60m results="" render=1 target=nodelet features=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --focus) focus=$2; shift ;;
@@ -46,6 +50,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) timeout=$2; shift ;;
     --results) results=$2; shift ;;
     --node) target=$2; shift ;;
+    --features) features=$2; shift ;;
     --no-render) render=0 ;;
     --render-only) render=2 ;;
     *) die "unknown option $1 (see the top of test/conformance/run.sh)" ;;
@@ -60,6 +65,11 @@ results=$nodelet_results
 
 in_scope_focus='\[NodeConformance\]|\[sig-node\].*\[Conformance\]|\[sig-storage\].*\[NodeConformance\]'
 in_scope_skip='\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:|\[Alpha\]|\[Beta\]'
+if [[ -n $features ]]; then
+  [[ $features =~ ^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$ ]] || die "--features takes feature names separated by commas, not $features"
+  in_scope_focus="\\[Feature:(${features//,/|})\\]"
+  in_scope_skip='\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Alpha\]'
+fi
 # Every exclusion's regex (the part before " | ") joins the skip.
 exclusions=$(grep -v -e '^\s*#' -e '^\s*$' "$conf_dir/exclusions.txt" | sed 's/ | [^|]*$//' | paste -sd'|')
 skip="$in_scope_skip${exclusions:+|$exclusions}"
@@ -136,6 +146,7 @@ e2e_flags=(
 
 label=${shard:+shard-${shard/\//-of-}}
 [[ -n $focus ]] && label="focus-$(printf '%s' "$focus" | sha256sum | cut -c1-8)${label:+-$label}"
+[[ -n $features ]] && label="features-${features//,/-}${label:+-$label}"
 label=${label:-all}
 out=$results/$label
 rm -rf "$out" && mkdir -p "$out"

@@ -35,6 +35,8 @@ import type {
   PodSandboxState,
   PodSandboxStatus,
   RuntimeCondition,
+  RuntimeHandlerInfo,
+  RuntimeWideFeatures,
   RuntimeService,
   RuntimeStatus,
   VersionInfo,
@@ -128,6 +130,13 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
     { type: 'NetworkReady', status: true, reason: '', message: '' },
   ];
+  /** Handlers `status()` reports (containerd 2's default: the runc handler as "" and "runc", user namespaces and rro on). */
+  handlers: RuntimeHandlerInfo[] = [
+    { name: '', recursiveReadOnlyMounts: true, userNamespaces: true },
+    { name: 'runc', recursiveReadOnlyMounts: true, userNamespaces: true },
+  ];
+  /** Runtime-wide features `status()` reports. */
+  features: RuntimeWideFeatures = { supplementalGroupsPolicy: true, userNamespacesHostNetwork: false, mountOptions: false };
   /** Where `imageFsInfo` says the images are stored. */
   imageFsMountpoint = '/var/lib/fake-runtime/snapshots';
   execHandler: FakeExecHandler = () => ({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 });
@@ -195,7 +204,7 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
 
   async status(options?: CallOptions): Promise<RuntimeStatus> {
     await this.record('status', [options]);
-    return { conditions: this.conditions.map((c) => ({ ...c })) };
+    return { conditions: this.conditions.map((c) => ({ ...c })), handlers: this.handlers.map((h) => ({ ...h })), features: { ...this.features } };
   }
 
   /** A new READY sandbox with the next IP (none for host network). Like containerd, refuses a duplicate name+attempt. */

@@ -1,7 +1,7 @@
 /**
  * End to end: what nodelet cannot run is refused visibly, as the kubelet refuses it, and never
  * reaches the runtime. `os.name: windows` is rejected at admission (Failed, PodOSNotSupported);
- * `hostUsers: false` (containerd 1.6 has no user namespaces), `resourceClaims` (no DRA) and
+ * `hostUsers: false` on a RuntimeClass whose handler the runtime does not list, `resourceClaims` (no DRA) and
  * `volumeDevices` (raw block, through its PVC volume) hold the pod Pending with the kubelet's
  * Warning event. Each is asserted from the API (phase, reason, message, the event) and the
  * runtime (crictl: no sandbox, no container for the pod's UID).
@@ -9,7 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, containersOf, createNamespace, deleteNamespace, eventually, getPod, podEvents, requireCluster, sandboxesOf } from './helpers.js';
+import { NODE_NAME, apply, containersOf, createNamespace, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, sandboxesOf } from './helpers.js';
+
+/** A RuntimeClass whose handler the runtime does not have (cluster-scoped: removed in after()). */
+const RUNTIME_CLASS = 'e2e-refuse-unknown-handler';
 
 function pod(namespace: string, name: string, spec: Record<string, unknown>, container: Record<string, unknown> = {}): object {
   return {
@@ -51,6 +54,7 @@ describe('pods nodelet cannot run are refused visibly', () => {
 
   after(async () => {
     if (namespace !== '') await deleteNamespace(namespace);
+    await kubectl(['delete', 'runtimeclass', RUNTIME_CLASS, '--ignore-not-found']);
   });
 
   it('rejects os.name windows at admission: Failed, PodOSNotSupported, an event, no sandbox', async () => {
@@ -68,10 +72,11 @@ describe('pods nodelet cannot run are refused visibly', () => {
     await assertNothingInRuntime(failed);
   });
 
-  it('holds hostUsers false Pending: FailedCreatePodSandBox, no user namespaces in the runtime', async () => {
-    await apply(pod(namespace, 'userns', { hostUsers: false }));
+  it("holds hostUsers false Pending when its RuntimeClass's handler is not one the runtime lists: FailedCreatePodSandBox", async () => {
+    await apply({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: RUNTIME_CLASS }, handler: 'no-such-handler' });
+    await apply(pod(namespace, 'userns', { hostUsers: false, runtimeClassName: RUNTIME_CLASS }));
     const uid = (await getPod(namespace, 'userns'))?.metadata?.uid ?? '';
-    await assertHeldPending(namespace, 'userns', 'FailedCreatePodSandBox', `Failed to create pod sandbox: Failed to generate sandbox config for pod "userns_${namespace}(${uid})": RuntimeClass handler "" does not support user namespaces`);
+    await assertHeldPending(namespace, 'userns', 'FailedCreatePodSandBox', `Failed to create pod sandbox: Failed to generate sandbox config for pod "userns_${namespace}(${uid})": can't set \`spec.hostUsers: false\`, RuntimeClass handler "no-such-handler" does not support user namespaces: the handler "no-such-handler" is not known`);
   });
 
   it('holds a pod with resource claims Pending: FailedPrepareDynamicResources', async () => {

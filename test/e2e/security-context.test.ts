@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, apply, containersOf, createNamespace, crictl, deleteNamespace, eventually, getPod, podEvents, requireCluster, sandboxesOf } from './helpers.js';
+import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
+import { NODE_NAME, apply, containersOf, createNamespace, crictl, deleteNamespace, eventually, getPod, kubectl, podEvents, requireCluster, sandboxesOf } from './helpers.js';
 
 /** Prints the lines of /proc/self/status the tests look at, then what the script adds. */
 const STATUS = "grep -E '^(Uid|Gid|Groups|CapEff|Seccomp):' /proc/self/status";
@@ -108,6 +108,25 @@ describe('the security context on the nodelet node', () => {
     assert.equal(field(unconfined, 'Uid'), '4321 4321 4321 4321', "the container's runAsUser overrides the pod's");
   });
 
+  it("runs supplementalGroupsPolicy Strict where the runtime enforces it, and reports the first process's user in the status as the kernel shows it", async () => {
+    const node = JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as V1Node;
+    assert.equal(node.status?.features?.supplementalGroupsPolicy, true, "the Node says its runtime enforces the policy (containerd 2's CRI feature)");
+    await apply(pod(namespace, 'strict-groups', {
+      securityContext: { runAsUser: 1234, runAsGroup: 5678, supplementalGroups: [3000], supplementalGroupsPolicy: 'Strict' },
+      containers: [container('main', STATUS)],
+    }));
+    const done = await finished(namespace, 'strict-groups');
+    const out = printed(done, 'main');
+    assert.equal(done.status?.phase, 'Succeeded');
+    const kernelGroups = field(out, 'Groups').split(' ').map(Number).sort((a, b) => a - b);
+    const user = done.status?.containerStatuses?.[0]?.user?.linux;
+    console.log(`[strict-groups] kernel: Uid ${field(out, 'Uid')}, Gid ${field(out, 'Gid')}, Groups ${kernelGroups.join(' ')}; status.user: ${JSON.stringify(user)}`);
+    assert.deepEqual(kernelGroups, [3000, 5678], 'only the pod’s groups and the primary group');
+    assert.equal(user?.uid, 1234);
+    assert.equal(user?.gid, 5678);
+    assert.deepEqual([...(user?.supplementalGroups ?? [])].sort((a, b) => a - b), kernelGroups, "the status's groups are the kernel's");
+  });
+
   it('loads a Localhost seccomp profile from <root-dir>/seccomp', async () => {
     const root = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root', 'seccomp', 'e2e');
     await mkdir(root, { recursive: true });
@@ -167,12 +186,6 @@ describe('the security context on the nodelet node', () => {
     },
     // (A net.* sysctl with hostNetwork, or an IPC one with hostIPC, is refused by the API server's
     // validation already: nodelet's own check of them is covered by the unit and component tests.)
-    {
-      name: 'strict-groups',
-      spec: { securityContext: { supplementalGroupsPolicy: 'Strict' }, containers: [container('main', 'true')] },
-      reason: 'SupplementalGroupsPolicyNotSupported',
-      message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
-    },
     {
       name: 'apparmor',
       spec: { containers: [container('main', 'true', { appArmorProfile: { type: 'RuntimeDefault' } })] },

@@ -181,6 +181,20 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     await assert.rejects(renderChart({ set: ['agent.allowedUnsafeSysctls={Kernel Msgmax}'] }), 'the schema refuses what is not a sysctl name');
   });
 
+  it("turns user namespaces off by default (the host's kubelet owns the default ID range), or passes the range given", async () => {
+    const argsOf = async (set: string[]) => {
+      const agent = containerOf(oneOf<V1DaemonSet>(await renderChart({ set }), 'DaemonSet'), 'agent');
+      return parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'n', NODE_IP: '192.0.2.10' }), { REDIS_URL: 'redis://r:6379' });
+    };
+    const unset = await argsOf([]);
+    assert.ok(unset !== 'help');
+    assert.deepEqual(unset.userNamespaceHostIds, { kind: 'off' });
+    const range = await argsOf(['agent.userNamespacesHostIds=2147483648:2147483648']);
+    assert.ok(range !== 'help');
+    assert.deepEqual(range.userNamespaceHostIds, { kind: 'range', firstId: 2147483648, length: 2147483648 });
+    await assert.rejects(renderChart({ set: ['agent.userNamespacesHostIds=lookup'] }), 'the schema refuses what is neither none nor FIRST:LENGTH');
+  });
+
   it('passes the cluster DNS settings to the agent', async () => {
     const objects = await renderChart({ set: ['node.clusterDNS={10.96.0.10}', 'node.clusterDomain=example.local'] });
     const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');

@@ -91,7 +91,7 @@ function assertAddressesAndNodeInfo(node: V1Node): void {
   const info = node.status?.nodeInfo;
   assert.ok(info);
   assert.equal(info.kubeletVersion, 'v0.1.0-nodelet');
-  assert.equal(info.containerRuntimeVersion, 'containerd://1.6.20~ds1');
+  assert.equal(info.containerRuntimeVersion, 'containerd://1.6.20');
   assert.equal(info.operatingSystem, 'linux');
   assert.equal(info.architecture, 'amd64');
   assert.equal(info.machineID, readFileSync('/etc/machine-id', 'utf8').trim());

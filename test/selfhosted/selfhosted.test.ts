@@ -177,7 +177,7 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.equal(node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address, NODE_IP);
     // The runtime container runs the image's containerd (image/versions.env), which the agent reports.
     const pins = await imagePins();
-    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, `containerd://${pins.CONTAINERD_VERSION}`);
+    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, `containerd://${pins.CONTAINERD_VERSION.replace(/^v/, '')}`, 'as the kubelet reports it: without the v');
     console.log(`# ${SELF_NODE}: containerRuntimeVersion ${node.status?.nodeInfo?.containerRuntimeVersion}, kubeletVersion ${node.status?.nodeInfo?.kubeletVersion}`);
     const ds = JSON.parse(await kubectl(['get', 'daemonset', RELEASE, '-n', NAMESPACE, '-o', 'json'])) as V1DaemonSet;
     // Scheduled on the bootstrap node only: never on its own Node (the chart's affinity).

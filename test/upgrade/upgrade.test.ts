@@ -225,9 +225,10 @@ describe('helm upgrade from the previous release, with running pods', () => {
     agentUid = pod.metadata?.uid ?? '';
     assert.ok(!previous.image.endsWith(`/${pod.spec?.containers[0]?.image ?? '-'}`), `the agent runs ${pod.spec?.containers[0]?.image ?? ''}, not the previous image`);
     const node = await readyNode();
-    const runtime = `containerd://${(await imagePins()).CONTAINERD_VERSION}`;
-    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, runtime);
-    assert.equal(await inPodRuntimeVersion(), runtime);
+    const pinned = (await imagePins()).CONTAINERD_VERSION;
+    const runtime = `containerd://${pinned.replace(/^v/, '')}`;
+    assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, runtime, 'as the kubelet reports it: without the v');
+    assert.equal(await inPodRuntimeVersion(), `containerd://${pinned}`);
     await eventually('web and restarted Ready again', async () => {
       const [web, restarted] = await Promise.all(['web', 'restarted'].map(async (n) => getPod(WORKLOAD_NS, n)));
       return isReady(web) && isReady(restarted) ? true : undefined;
