@@ -41,6 +41,8 @@ describe('the /metrics exposition through the Prometheus text parser', () => {
       kubelet_runtime_operations_duration_seconds: 'HISTOGRAM',
       kubelet_runtime_operations_errors_total: 'COUNTER',
       kubelet_runtime_operations_total: 'COUNTER',
+      kubelet_started_user_namespaced_pods_errors_total: 'COUNTER',
+      kubelet_started_user_namespaced_pods_total: 'COUNTER',
       nodelet_reconcile_job_duration_seconds: 'HISTOGRAM',
       nodelet_reconcile_queue_jobs: 'GAUGE',
       nodelet_reconcile_retries_total: 'COUNTER',
