@@ -21,11 +21,16 @@ export interface RuntimeFeatureReader {
   current(options?: CallOptions): Promise<RuntimeFeatureSnapshot>;
 }
 
+/** The runtime's entry for a handler ("" the default), if it lists one. */
+export function handlerInfo(snapshot: RuntimeFeatureSnapshot, handler: string): RuntimeHandlerInfo | undefined {
+  return snapshot.handlers.find((h) => h.name === handler);
+}
+
 /** Whether the handler runs user namespaces, as the kubelet's `HandlerSupportsUserNamespaces`. */
 export function handlerUsernsSupport(snapshot: RuntimeFeatureSnapshot, handler: string): HandlerUsernsSupport {
   // A runtime without the field (no handler listed) supports user namespaces nowhere.
   if (snapshot.handlers.length === 0) return 'unsupported';
-  const found = snapshot.handlers.find((h) => h.name === handler);
+  const found = handlerInfo(snapshot, handler);
   if (found === undefined) return 'unknown';
   return found.userNamespaces ? 'supported' : 'unsupported';
 }
@@ -38,7 +43,7 @@ export class RuntimeFeatures implements RuntimeFeatureReader {
   /** Asks the runtime for its status, keeps its handlers and features, and returns the status. */
   async refresh(options?: CallOptions): Promise<RuntimeStatus> {
     const status = await this.runtime.status(options);
-    this.lastSnapshot = { handlers: status.handlers, features: status.features };
+    this.keep(status);
     return status;
   }
 
@@ -49,7 +54,11 @@ export class RuntimeFeatures implements RuntimeFeatureReader {
 
   async current(options?: CallOptions): Promise<RuntimeFeatureSnapshot> {
     if (this.lastSnapshot !== undefined) return this.lastSnapshot;
-    const status = await this.refresh(options);
-    return { handlers: status.handlers, features: status.features };
+    return this.keep(await this.runtime.status(options));
+  }
+
+  private keep(status: RuntimeStatus): RuntimeFeatureSnapshot {
+    this.lastSnapshot = { handlers: status.handlers, features: status.features };
+    return this.lastSnapshot;
   }
 }

@@ -28,7 +28,7 @@ import { ContainerStartError, errorMessage, isCancellation } from '../model/sync
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { asksRecursiveReadOnly, prepareContainerMounts, type PreparedVolumes } from '../volumes/index.js';
 import { runtimeHandlerFor, type RuntimeHandlerLookup } from '../container/runtime-handlers.js';
-import type { RuntimeFeatureReader } from './runtime-features.js';
+import { handlerInfo, type RuntimeFeatureReader } from './runtime-features.js';
 import type { HostsMountRequest, PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
 import { imageUserOf, verifyRunAsNonRoot, type ContainerSecuritySettings, type ImageUser } from '../container/security-context.js';
 
@@ -192,7 +192,7 @@ export class ContainerStarter {
     if (!asksRecursiveReadOnly(container)) return false;
     const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
     const snapshot = await this.options.runtimeFeatures.current(signal === undefined ? {} : { signal });
-    return snapshot.handlers.find((h) => h.name === handler)?.recursiveReadOnlyMounts === true;
+    return handlerInfo(snapshot, handler)?.recursiveReadOnlyMounts === true;
   }
 
   private async checkImageUser(pod: V1Pod, container: V1Container, image: EnsuredImage, signal: AbortSignal | undefined): Promise<ImageUser> {

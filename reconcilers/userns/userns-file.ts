@@ -3,7 +3,7 @@
  * kubelet's name and JSON (`{"uidMappings":[{"hostId":…,"containerId":0,"length":…}],"gidMappings":[…]}`),
  * so a pod keeps its IDs (and the files it wrote keep their owners) for its whole life.
  */
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodIdRange } from './id-range.js';
 
@@ -94,9 +94,4 @@ export async function writeUsernsFile(rootDir: string, uid: string, range: PodId
   } finally {
     await directory.close();
   }
-}
-
-/** Removes a pod's file (none is fine). */
-export async function removeUsernsFile(rootDir: string, uid: string): Promise<void> {
-  await rm(usernsFilePath(rootDir, uid), { force: true });
 }

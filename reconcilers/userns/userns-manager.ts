@@ -15,7 +15,7 @@ import type { UserNamespace } from '../../cri/types.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { rangeOfSlot, slotOfRange, type NodeIdRange, type PodIdRange } from './id-range.js';
-import { parseUsernsFile, readUsernsFile, removeUsernsFile, writeUsernsFile } from './userns-file.js';
+import { parseUsernsFile, readUsernsFile, writeUsernsFile } from './userns-file.js';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -88,21 +88,9 @@ export class UserNamespaceManager implements PodLifecycleObserver {
     return { mode: 'POD', uids: mapping, gids: mapping };
   }
 
-  /** Frees the pod's range and removes its file. */
-  async release(uid: string): Promise<void> {
-    const slot = this.slots.get(uid);
-    await removeUsernsFile(this.options.rootDir, uid);
-    if (slot === undefined) return;
-    this.slots.delete(uid);
-    this.owners.delete(slot);
-  }
-
   /** The pod is gone: its range is free again (its directory, file included, is already removed). */
   podForgotten(key: PodKey): void {
-    const slot = this.slots.get(key.uid);
-    if (slot === undefined) return;
-    this.slots.delete(key.uid);
-    this.owners.delete(slot);
+    this.freeSlotOf(key.uid);
   }
 
   /** Pods holding a range. */
@@ -125,11 +113,17 @@ export class UserNamespaceManager implements PodLifecycleObserver {
     try {
       await writeUsernsFile(this.options.rootDir, uid, fresh);
     } catch (error) {
-      this.slots.delete(uid);
-      this.owners.delete(slot);
+      this.freeSlotOf(uid);
       throw new UserNamespaceError(`create user namespace: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     return fresh;
+  }
+
+  private freeSlotOf(uid: string): void {
+    const slot = this.slots.get(uid);
+    if (slot === undefined) return;
+    this.slots.delete(uid);
+    this.owners.delete(slot);
   }
 
   private nodeRange(): NodeIdRange {
