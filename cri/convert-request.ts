@@ -121,7 +121,12 @@ export function podSandboxConfigToWire(config: PodSandboxConfig): WirePodSandbox
 
 /** The wire form of an image reference. */
 export function imageSpecToWire(spec: ImageSpec): WireImageSpecRequest {
-  return { image: spec.image, annotations: { ...spec.annotations } };
+  return {
+    image: spec.image,
+    annotations: { ...spec.annotations },
+    ...(spec.userSpecifiedImage === undefined ? {} : { userSpecifiedImage: spec.userSpecifiedImage }),
+    ...(spec.runtimeHandler === undefined ? {} : { runtimeHandler: spec.runtimeHandler }),
+  };
 }
 
 function mountToWire(mount: Mount): WireMountRequest {
@@ -134,6 +139,8 @@ function mountToWire(mount: Mount): WireMountRequest {
     ...(mount.recursiveReadOnly === true ? { recursiveReadOnly: true } : {}),
     ...(mount.uidMappings === undefined ? {} : { uidMappings: mount.uidMappings.map((m) => ({ ...m })) }),
     ...(mount.gidMappings === undefined ? {} : { gidMappings: mount.gidMappings.map((m) => ({ ...m })) }),
+    ...(mount.image === undefined ? {} : { image: imageSpecToWire(mount.image) }),
+    ...(mount.imageSubPath === undefined || mount.imageSubPath === '' ? {} : { imageSubPath: mount.imageSubPath }),
   };
 }
 

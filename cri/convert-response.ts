@@ -155,6 +155,8 @@ function mountFromWire(wire: WireMount): Mount {
     readonly: wire.readonly,
     selinuxRelabel: wire.selinuxRelabel,
     propagation: enumFromWire(wire.propagation, PROPAGATIONS, 'PROPAGATION_PRIVATE'),
+    ...(wire.image === undefined || wire.image === null || wire.image.image === '' ? {} : { image: imageSpecFromWire(wire.image) }),
+    ...(wire.imageSubPath === undefined || wire.imageSubPath === '' ? {} : { imageSubPath: wire.imageSubPath }),
   };
 }
 

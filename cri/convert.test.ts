@@ -117,7 +117,7 @@ void describe('request conversion', () => {
     const config = decoded.config as Record<string, unknown>;
     assert.equal(config.linux, null);
     assert.deepEqual(config.mounts, [
-      { containerPath: '/a', hostPath: '/b', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE', uidMappings: [], gidMappings: [], recursiveReadOnly: false },
+      { containerPath: '/a', hostPath: '/b', readonly: false, selinuxRelabel: false, propagation: 'PROPAGATION_PRIVATE', uidMappings: [], gidMappings: [], recursiveReadOnly: false, image: null, imageSubPath: '' },
     ]);
   });
 

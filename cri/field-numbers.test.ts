@@ -197,6 +197,19 @@ describe('api.proto field numbers of the security fields (upstream cri-api v0.36
     assert.deepEqual(varints(sub(mount, 7), 1), [131072n], 'gidMappings host_id');
   });
 
+  it('Mount.image 9, image_sub_path 10; ImageSpec.user_specified_image 18, runtime_handler 19 (v0.37.0)', () => {
+    const image = { image: 'sha256:abc', userSpecifiedImage: 'example.test/data:1', runtimeHandler: 'runc' };
+    const withImage: ContainerConfig = { ...config, mounts: [{ containerPath: '/v', hostPath: '', readonly: true, image, imageSubPath: 'etc' }] };
+    const bytes = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(withImage), sandboxConfig: podSandboxConfigToWire(sandbox) });
+    const mount = sub(bytes, 2, 7);
+    assert.ok(strings(mount, 2).every((h) => h === ''), 'no host path');
+    assert.deepEqual(strings(mount, 10), ['etc']);
+    const spec = sub(mount, 9);
+    assert.deepEqual(strings(spec, 1), ['sha256:abc']);
+    assert.deepEqual(strings(spec, 18), ['example.test/data:1']);
+    assert.deepEqual(strings(spec, 19), ['runc']);
+  });
+
   it('LinuxSandboxSecurityContext: privileged 6, seccomp 9, apparmor 10', () => {
     const bytes = criMethod('RuntimeService', 'RunPodSandbox').requestSerialize({ config: podSandboxConfigToWire(sandbox) });
     // RunPodSandboxRequest.config 1 → PodSandboxConfig.linux 8 → LinuxPodSandboxConfig.security_context 2

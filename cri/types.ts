@@ -212,6 +212,10 @@ export interface ContainerMetadata {
 export interface ImageSpec {
   readonly image: string;
   readonly annotations?: Labels;
+  /** The reference as the pod wrote it, when `image` is the resolved one (image volumes). */
+  readonly userSpecifiedImage?: string;
+  /** The runtime handler the image is for (image volumes: the pod's). */
+  readonly runtimeHandler?: string;
 }
 
 export type MountPropagation = 'PROPAGATION_PRIVATE' | 'PROPAGATION_HOST_TO_CONTAINER' | 'PROPAGATION_BIDIRECTIONAL';
@@ -227,6 +231,10 @@ export interface Mount {
   /** An idmapped mount's mappings: the pod's user namespace's, so its files keep their host owners (hostUsers: false). */
   readonly uidMappings?: readonly IdMapping[];
   readonly gidMappings?: readonly IdMapping[];
+  /** An image volume: the runtime mounts this image (then `hostPath` is empty and `readonly` set). */
+  readonly image?: ImageSpec;
+  /** The image's directory to mount instead of its root (the mount's subPath). */
+  readonly imageSubPath?: string;
 }
 
 export interface LinuxContainerResources {

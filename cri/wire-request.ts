@@ -84,6 +84,8 @@ export interface WirePodSandboxConfigRequest {
 export interface WireImageSpecRequest {
   image: string;
   annotations: WireMap;
+  userSpecifiedImage?: string;
+  runtimeHandler?: string;
 }
 
 export interface WireMountRequest {
@@ -95,6 +97,8 @@ export interface WireMountRequest {
   recursiveReadOnly?: boolean;
   uidMappings?: WireIdMapping[];
   gidMappings?: WireIdMapping[];
+  image?: WireImageSpecRequest;
+  imageSubPath?: string;
 }
 
 export interface WireLinuxContainerResources {

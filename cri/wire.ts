@@ -93,6 +93,9 @@ export interface WireMount {
   readonly: boolean;
   selinuxRelabel: boolean;
   propagation: WireEnum;
+  /** Set on an image volume's mount (absent from runtimes without image volumes). */
+  image?: WireImageSpec | null;
+  imageSubPath?: string;
 }
 
 export interface WireContainer {

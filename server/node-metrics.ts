@@ -11,6 +11,7 @@ import type { PlegMetrics } from '../controllers/pleg/pleg.js';
 import type { CriMetrics } from '../cri/operation-metrics.js';
 import type { LifecycleMetrics } from '../reconcilers/hooks/run-hook.js';
 import type { UserNamespacedPodMetrics } from '../reconcilers/runtime/execute-pod-actions.js';
+import type { ImageVolumeMetrics } from '../reconcilers/runtime/image-volumes.js';
 import type { PodStartMetrics } from '../reconcilers/status/pod-start-tracker.js';
 import type { Clock } from '../util/clock.js';
 import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/metrics.js';
@@ -45,6 +46,8 @@ export interface NodeMetrics {
   readonly lifecycle: LifecycleMetrics;
   /** `hostUsers: false` pods started and failed (`kubelet_started_user_namespaced_pods_total`, `…_errors_total`). */
   readonly userNamespacedPods: UserNamespacedPodMetrics;
+  /** Image volumes asked for, mounted and failed (`kubelet_image_volume_requested_total`, `…_mounted_succeed_total`, `…_mounted_errors_total`). */
+  readonly imageVolumes: ImageVolumeMetrics;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
   watchQueue(queue: { counts(): Promise<QueueCounts> }): void;
   /** The exposition; a collector that fails (Redis down) leaves its gauges at their last values and is reported to `onError`. */
@@ -105,6 +108,20 @@ function queueMetrics(registry: MetricsRegistry, clock: Clock): { runs: Reconcil
   };
 }
 
+const beta = (help: string): string => `[BETA] ${help}`;
+
+/** The kubelet's image volume counters (BETA in its metrics.go). */
+function imageVolumeMetrics(registry: MetricsRegistry): ImageVolumeMetrics {
+  const requested = registry.counter({ name: 'kubelet_image_volume_requested_total', help: beta('Number of requested image volumes.') });
+  const succeeded = registry.counter({ name: 'kubelet_image_volume_mounted_succeed_total', help: beta('Number of successful image volume mounts.') });
+  const failed = registry.counter({ name: 'kubelet_image_volume_mounted_errors_total', help: beta('Number of failed image volume mounts.') });
+  return {
+    requested: (count) => { requested.inc({}, count); },
+    mounted: (count) => { succeeded.inc({}, count); },
+    mountFailed: (count) => { failed.inc({}, count); },
+  };
+}
+
 /** Builds the registry of one node. */
 export function createNodeMetrics(options: { readonly nodeName: string; readonly clock: Clock }): NodeMetrics {
   const registry = new MetricsRegistry();
@@ -114,6 +131,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const httpFallbacks = registry.counter({ name: 'kubelet_lifecycle_handler_http_fallbacks_total', help: alpha('The number of times lifecycle handlers successfully fell back to http from https.') });
   const usernsStarted = registry.counter({ name: 'kubelet_started_user_namespaced_pods_total', help: alpha('Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.') });
   const usernsErrors = registry.counter({ name: 'kubelet_started_user_namespaced_pods_errors_total', help: alpha('Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.') });
+  const imageVolumes = imageVolumeMetrics(registry);
   const queue = queueMetrics(registry, options.clock);
   registerProcessMetrics(registry);
   return {
@@ -124,6 +142,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     evictions: { evicted: (signal) => { evictions.inc({ eviction_signal: signal }); } },
     lifecycle: { httpFallback: () => { httpFallbacks.inc(); } },
     userNamespacedPods: { started: () => { usernsStarted.inc(); }, failed: () => { usernsErrors.inc(); } },
+    imageVolumes,
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

@@ -112,7 +112,7 @@ export function buildPodSync(
     podStartMetrics: core.metrics.podStarts,
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
     lifecycleMetrics: core.metrics.lifecycle,
-    ...{ runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces, usernsMetrics: core.metrics.userNamespacedPods },
+    runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces, usernsMetrics: core.metrics.userNamespacedPods, imageVolumeMetrics: core.metrics.imageVolumes,
   });
   return { podSync, status, events };
 }

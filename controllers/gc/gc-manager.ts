@@ -20,7 +20,7 @@
 import type { Logger } from 'pino';
 import type { Container, ImageService, RuntimeService } from '../../cri/types.js';
 import { isCriNotFound } from '../../cri/errors.js';
-import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_NODE, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, intAnnotation, nodeSelector } from '../../reconcilers/model/runtime-labels.js';
+import { ANNOTATION_RESTART_COUNT, imageVolumeRefs, LABEL_CONTAINER_NAME, LABEL_NODE, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, intAnnotation, nodeSelector } from '../../reconcilers/model/runtime-labels.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -117,9 +117,9 @@ function gcContainer(c: Container): GcContainer {
   };
 }
 
-/** Image references any container uses (ID and the name it was created from). */
+/** Image references any container uses (ID and the name it was created from, and its image volumes'). */
 function imagesInUse(containers: readonly Container[]): Set<string> {
-  return new Set(containers.flatMap((c) => [c.imageRef, c.image.image]).filter((ref) => ref !== ''));
+  return new Set(containers.flatMap((c) => [c.imageRef, c.image.image, ...imageVolumeRefs(c.annotations)]).filter((ref) => ref !== ''));
 }
 
 export class GcManager {

@@ -71,7 +71,15 @@ describe('readHostFacts', () => {
       osImage: 'Debian GNU/Linux 12 (bookworm)',
       architecture: 'arm64',
       hostname: 'worker-1',
+      runningInUserNamespace: false,
     });
+  });
+
+  it('tells a user namespace from the initial one by the uid_map, as the kubelet\'s RunningInUserNS', async () => {
+    const inNamespace = fakeSystem({ ...identity, '/proc/self/uid_map': '         0     100000      65536\n' }, { '/var/lib': { blocks: 1, bsize: 4096 } });
+    const onHost = fakeSystem({ ...identity, '/proc/self/uid_map': '         0          0 4294967295\n' }, { '/var/lib': { blocks: 1, bsize: 4096 } });
+    assert.equal((await readHostFacts({ rootDir: '/var/lib', system: inNamespace })).runningInUserNamespace, true);
+    assert.equal((await readHostFacts({ rootDir: '/var/lib', system: onHost })).runningInUserNamespace, false);
   });
 
   it('prefers the DMI product UUID as system UUID when it is readable', async () => {

@@ -29,6 +29,8 @@ export interface HostFacts {
   readonly architecture: string;
   /** The host name, lowercased. */
   readonly hostname: string;
+  /** Whether the agent runs in a user namespace other than the host's (rootless, or a userns'd pod). */
+  readonly runningInUserNamespace: boolean;
 }
 
 /** The slice of the operating system host-info reads. */
@@ -140,12 +142,13 @@ export interface ReadHostFactsOptions {
 /** Reads every host fact once. Identity files that cannot be read become empty strings. */
 export async function readHostFacts(options: ReadHostFactsOptions): Promise<HostFacts> {
   const system = options.system ?? nodeHostSystem;
-  const [machineId, productUuid, bootId, osRelease, ephemeralStorageBytes] = await Promise.all([
+  const [machineId, productUuid, bootId, osRelease, ephemeralStorageBytes, uidMap] = await Promise.all([
     readTrimmed(system, '/etc/machine-id'),
     readTrimmed(system, '/sys/class/dmi/id/product_uuid'),
     readTrimmed(system, '/proc/sys/kernel/random/boot_id'),
     readTrimmed(system, '/etc/os-release'),
     filesystemBytes(system, options.rootDir),
+    readTrimmed(system, '/proc/self/uid_map'),
   ]);
   return {
     cpuCount: system.cpuCount(),
@@ -158,7 +161,17 @@ export async function readHostFacts(options: ReadHostFactsOptions): Promise<Host
     osImage: parseOsRelease(osRelease ?? '').PRETTY_NAME ?? 'Linux',
     architecture: goArchitecture(system.nodeArch()),
     hostname: system.hostname().toLowerCase(),
+    runningInUserNamespace: isUserNamespacedUidMap(uidMap),
   };
+}
+
+/**
+ * Whether a uid_map is a user namespace's rather than the initial one, whose map is the whole
+ * range `0 0 4294967295` (the kubelet's `userns.RunningInUserNS`); an unreadable map is the host's.
+ */
+export function isUserNamespacedUidMap(uidMap: string | undefined): boolean {
+  if (uidMap === undefined) return false;
+  return uidMap.trim().split(/\s+/).join(' ') !== '0 0 4294967295';
 }
 
 /** A {@link HostInfo} reading the given system (the real host by default). */

@@ -20,6 +20,7 @@ const facts: HostFacts = {
   osImage: 'Debian GNU/Linux 12 (bookworm)',
   architecture: 'amd64',
   hostname: 'host-a',
+  runningInUserNamespace: false,
 };
 
 function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {

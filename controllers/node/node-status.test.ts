@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1NodeStatus } from '@kubernetes/client-node';
 import type { HostFacts } from './host-info.js';
-import { buildNodeStatus, bytesToKi, formatRuntimeVersion, readyConditionOf, type NodeReadiness } from './node-status.js';
+import { buildNodeStatus, bytesToKi, decimalQuantity, formatRuntimeVersion, readyConditionOf, type NodeReadiness } from './node-status.js';
 
 const facts: HostFacts = {
   cpuCount: 2,
@@ -15,6 +15,7 @@ const facts: HostFacts = {
   osImage: 'Debian GNU/Linux 12 (bookworm)',
   architecture: 'amd64',
   hostname: 'vm',
+  runningInUserNamespace: false,
 };
 const ready: NodeReadiness = { ready: true, reason: '', message: '' };
 const notReady: NodeReadiness = {
@@ -51,10 +52,16 @@ function conditionMap(status: V1NodeStatus): Map<string, { status: string; reaso
   );
 }
 
+describe('decimalQuantity', () => {
+  it('writes whole bytes as the canonical DecimalSI quantity the kubelet reports', () => {
+    assert.deepEqual([0, 999, 1000, 1500, 64_000, 10_000_000_000, 270553174016].map(decimalQuantity), ['0', '999', '1k', '1500', '64k', '10G', '270553174016']);
+  });
+});
+
 describe('buildNodeStatus', () => {
   it('reports capacity and allocatable in Kubernetes quantities with 110 pods by default', () => {
     const status = build(ready, t0);
-    const expected = { cpu: '2', memory: '24683620Ki', 'ephemeral-storage': '264212084Ki', pods: '110' };
+    const expected = { cpu: '2', memory: '24683620Ki', 'ephemeral-storage': '270553174016', pods: '110' };
     assert.deepEqual(status.capacity, expected);
     assert.deepEqual(status.allocatable, expected);
   });
@@ -88,6 +95,7 @@ describe('buildNodeStatus', () => {
       kubeProxyVersion: '',
       operatingSystem: 'linux',
       architecture: 'amd64',
+      runningInUserNamespace: false,
     });
     assert.deepEqual(status.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
   });
@@ -155,8 +163,8 @@ describe('buildNodeStatus', () => {
 
   it('holds back the hard eviction thresholds from allocatable memory and ephemeral storage', () => {
     const status = buildNodeStatus(facts, { runtimeVersion: undefined, agentVersion: 'v', nodeIp: '10.254.0.2', readiness: ready, now: t0, reserved: { memoryBytes: 100 * 1024 * 1024, ephemeralStorageBytes: 1024 * 1024 * 1024 } });
-    assert.deepEqual(status.capacity, { cpu: '2', memory: '24683620Ki', 'ephemeral-storage': '264212084Ki', pods: '110' });
-    assert.deepEqual(status.allocatable, { cpu: '2', memory: `${24683620 - 102400}Ki`, 'ephemeral-storage': `${264212084 - 1048576}Ki`, pods: '110' });
+    assert.deepEqual(status.capacity, { cpu: '2', memory: '24683620Ki', 'ephemeral-storage': '270553174016', pods: '110' });
+    assert.deepEqual(status.allocatable, { cpu: '2', memory: `${24683620 - 102400}Ki`, 'ephemeral-storage': String(270553174016 - 1024 ** 3), pods: '110' });
   });
 
   it("bumps Ready's transition time when the server holds Unknown (node lifecycle controller took over)", () => {

@@ -5,7 +5,7 @@
  */
 import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
 import { allocatableOf, formatMilliCpu, NO_RESERVATIONS, type NodeResources, type Reservations } from './allocatable.js';
-import type { V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
+import type { V1NodeCondition, V1NodeStatus, V1NodeSystemInfo } from '@kubernetes/client-node';
 import type { HostFacts } from './host-info.js';
 
 /** The kubelet's default `--max-pods`. */
@@ -71,6 +71,19 @@ export function bytesToKi(bytes: number): string {
   return `${Math.floor(bytes / 1024)}Ki`;
 }
 
+const DECIMAL_SUFFIXES = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
+
+/** A whole number as a canonical DecimalSI quantity: `1500`, `64k`, `10G` (the largest suffix that keeps it whole). */
+export function decimalQuantity(value: number): string {
+  let mantissa = Math.max(0, Math.floor(value));
+  let exponent = 0;
+  while (mantissa !== 0 && mantissa % 1000 === 0 && exponent < DECIMAL_SUFFIXES.length - 1) {
+    mantissa /= 1000;
+    exponent += 1;
+  }
+  return `${mantissa}${DECIMAL_SUFFIXES[exponent] ?? ''}`;
+}
+
 interface ConditionInput {
   readonly type: string;
   readonly status: 'True' | 'False';
@@ -125,18 +138,40 @@ const PRESSURE_CONDITIONS: readonly { readonly no: ConditionInput; readonly yes:
   },
 ];
 
-/** A Node resource list: CPU in cores or millicores, memory and ephemeral storage in Ki (rounded down). */
+/**
+ * A Node resource list: CPU in cores or millicores, memory in Ki (rounded down), ephemeral storage
+ * in bytes as a decimal quantity (the kubelet's since 1.37: `EphemeralStorageCapacityFromFsInfo`
+ * makes it DecimalSI).
+ */
 function resourceList(resources: NodeResources, pods: string): Record<string, string> {
   return {
     cpu: formatMilliCpu(resources.milliCpu),
     memory: bytesToKi(resources.memoryBytes),
-    'ephemeral-storage': bytesToKi(resources.ephemeralStorageBytes),
+    'ephemeral-storage': decimalQuantity(resources.ephemeralStorageBytes),
     pods,
   };
 }
 
 function pressureConditions(pressure: readonly string[]): ConditionInput[] {
   return PRESSURE_CONDITIONS.map(({ no, yes }) => (pressure.includes(yes.type) ? yes : no));
+}
+
+/** The Node's system info; `runningInUserNamespace` is the kubelet's since 1.37 (KubeletInUserNamespace, beta on), newer than client-node's type. */
+function nodeInfoOf(facts: HostFacts, options: BuildNodeStatusOptions): V1NodeSystemInfo {
+  const info: V1NodeSystemInfo & { readonly runningInUserNamespace: boolean } = {
+    machineID: facts.machineId,
+    systemUUID: facts.systemUuid,
+    bootID: facts.bootId,
+    kernelVersion: facts.kernelVersion,
+    osImage: facts.osImage,
+    containerRuntimeVersion: options.runtimeVersion ?? options.previous?.nodeInfo?.containerRuntimeVersion ?? '',
+    kubeletVersion: options.agentVersion,
+    kubeProxyVersion: '',
+    operatingSystem: 'linux',
+    architecture: facts.architecture,
+    runningInUserNamespace: facts.runningInUserNamespace,
+  };
+  return info;
 }
 
 /** Builds the full status nodelet posts; every time in it is `now` truncated to whole seconds. */
@@ -162,18 +197,7 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
       { type: 'InternalIP', address: options.nodeIp },
       { type: 'Hostname', address: facts.hostname },
     ],
-    nodeInfo: {
-      machineID: facts.machineId,
-      systemUUID: facts.systemUuid,
-      bootID: facts.bootId,
-      kernelVersion: facts.kernelVersion,
-      osImage: facts.osImage,
-      containerRuntimeVersion: options.runtimeVersion ?? options.previous?.nodeInfo?.containerRuntimeVersion ?? '',
-      kubeletVersion: options.agentVersion,
-      kubeProxyVersion: '',
-      operatingSystem: 'linux',
-      architecture: facts.architecture,
-    },
+    nodeInfo: nodeInfoOf(facts, options),
     conditions: [...pressureConditions(options.pressure ?? []), readyCondition(options.readiness)].map((input) =>
       condition(input, now, previousConditions),
     ),

@@ -31,9 +31,10 @@ import { errorMessage } from '../model/sync-errors.js';
 import { execExitError, execHookFailure, httpHookFailure, invalidHandlerFailure } from './hook-messages.js';
 import type { HookAction } from './hook-spec.js';
 import { httpGet, isHttpResponseToHttpsClient } from './http-get.js';
+import { FOLLOWED_KUBERNETES_MINOR } from '../../util/kubernetes-release.js';
 
 /** `kube-lifecycle/<major>.<minor>`, the kubelet's user agent for lifecycle requests. */
-export const LIFECYCLE_USER_AGENT = 'kube-lifecycle/1.36';
+export const LIFECYCLE_USER_AGENT = `kube-lifecycle/${FOLLOWED_KUBERNETES_MINOR}`;
 /**
  * How long a postStart httpGet may stay silent. The kubelet sets none and cancels a running hook
  * when the pod is deleted; nodelet's per-pod queue cannot interrupt a running sync for a deletion,

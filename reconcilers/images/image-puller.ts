@@ -5,7 +5,7 @@
  * sets one) is `Always` for `:latest` or untagged images, else `IfNotPresent`. An unparseable
  * reference is `InvalidImageName` before any pull; a failed pull is `ErrImagePull`.
  */
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1ImageVolumeSource, V1Pod } from '@kubernetes/client-node';
 import type { AuthConfig, Image, ImageService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
@@ -61,13 +61,31 @@ export class PullQpsExceededError extends Error {
 /** The effective pull policy of a container. */
 export function pullPolicyOf(container: V1Container): PullPolicy {
   const explicit = container.imagePullPolicy;
-  if (explicit === 'Always' || explicit === 'IfNotPresent' || explicit === 'Never') return explicit;
+  return isPullPolicy(explicit) ? explicit : defaultPullPolicy(container.image ?? '');
+}
+
+function isPullPolicy(value: string | undefined): value is PullPolicy {
+  return value === 'Always' || value === 'IfNotPresent' || value === 'Never';
+}
+
+/** The API server's default for a reference: `Always` for `:latest` or untagged images, else `IfNotPresent`. */
+function defaultPullPolicy(image: string): PullPolicy {
   try {
-    const ref = parseImageReference(container.image ?? '');
+    const ref = parseImageReference(image);
     return ref.digest === undefined && (ref.tag === undefined || ref.tag === 'latest') ? 'Always' : 'IfNotPresent';
   } catch {
     return 'IfNotPresent';
   }
+}
+
+/** One image to make present: for a container (its field path names it in events) or an image volume. */
+interface PullTarget {
+  readonly image: string;
+  readonly policy: PullPolicy;
+  /** The container's field path; undefined for an image volume (events are the pod's). */
+  readonly fieldPath: string | undefined;
+  /** The container a failure is reported for; `''` for an image volume. */
+  readonly containerName: string;
 }
 
 function seconds(ms: number): string {
@@ -98,35 +116,55 @@ export class ImagePuller implements PodLifecycleObserver {
    * Ensures the image of `container` is present and returns the runtime's reference to it;
    * `signal` cancels the runtime calls (a cancelled pull counts as no attempt: no backoff).
    */
-  async ensureImage(pod: V1Pod, container: V1Container, signal?: AbortSignal): Promise<EnsuredImage> {
+  ensureImage(pod: V1Pod, container: V1Container, signal?: AbortSignal): Promise<EnsuredImage> {
+    const target = { image: container.image ?? '', policy: pullPolicyOf(container), fieldPath: containerFieldPath(pod, container.name), containerName: container.name };
+    return this.ensure(pod, target, signal);
+  }
+
+  /**
+   * Ensures the image of an image volume is present, as the kubelet's `getImageVolumes`: with the
+   * volume's pull policy, the pod's pull secrets, and events on the pod itself (no container).
+   * A failure is thrown as a `ContainerStartError` with no container name: each container that
+   * mounts the volume fails with its reason when it starts.
+   */
+  ensureVolumeImage(pod: V1Pod, source: V1ImageVolumeSource, signal?: AbortSignal): Promise<EnsuredImage> {
+    const image = source.reference ?? '';
+    const policy = isPullPolicy(source.pullPolicy) ? source.pullPolicy : defaultPullPolicy(image);
+    return this.ensure(pod, { image, policy, fieldPath: undefined, containerName: '' }, signal);
+  }
+
+  private async ensure(pod: V1Pod, target: PullTarget, signal: AbortSignal | undefined): Promise<EnsuredImage> {
     const options = signal === undefined ? {} : { signal };
-    const fieldPath = containerFieldPath(pod, container.name);
-    const image = container.image ?? '';
+    const { image, fieldPath, containerName } = target;
     let normalized: string;
     try {
       normalized = normalizeImageReference(image);
     } catch (error) {
       if (!(error instanceof InvalidImageReferenceError)) throw error;
-      this.options.events.record(pod, { type: 'Warning', reason: 'InspectFailed', message: error.message, fieldPath });
-      throw new ContainerStartError(container.name, 'InvalidImageName', error.message);
+      this.record(pod, { type: 'Warning', reason: 'InspectFailed', message: error.message }, fieldPath);
+      throw new ContainerStartError(containerName, 'InvalidImageName', error.message);
     }
-    const policy = pullPolicyOf(container);
-    if (policy !== 'Always') {
+    if (target.policy !== 'Always') {
       const present = await this.options.images.imageStatus({ image: normalized }, options);
       if (present !== undefined && !(await this.mustVerify(pod, present.id, normalized))) {
         // The kubelet's words with KubeletEnsureSecretPulledImages on (its default since 1.35).
-        this.options.events.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine and can be accessed by the pod`, fieldPath });
+        this.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine and can be accessed by the pod` }, fieldPath);
         return { ref: present.id, record: present };
       }
       // Absent, or present but pulled with credentials this pod does not hold: with Never both read
       // the same, as the kubelet's, so a pod learns nothing of images it may not use.
-      if (policy === 'Never') {
+      if (target.policy === 'Never') {
         const message = `Container image "${image}" is not present with pull policy of Never`;
-        this.options.events.record(pod, { type: 'Warning', reason: 'ErrImageNeverPull', message, fieldPath });
-        throw new ContainerStartError(container.name, 'ErrImageNeverPull', message);
+        this.record(pod, { type: 'Warning', reason: 'ErrImageNeverPull', message }, fieldPath);
+        throw new ContainerStartError(containerName, 'ErrImageNeverPull', message);
       }
     }
-    return { ref: await this.pull(pod, { container, image, normalized, fieldPath, signal }) };
+    return { ref: await this.pull(pod, { ...target, normalized, signal }) };
+  }
+
+  /** Records an event on the container's field path, or on the pod itself when there is none (image volumes). */
+  private record(pod: V1Pod, event: { type: 'Normal' | 'Warning'; reason: string; message: string }, fieldPath: string | undefined): void {
+    this.options.events.record(pod, fieldPath === undefined ? event : { ...event, fieldPath });
   }
 
   /**
@@ -151,16 +189,16 @@ export class ImagePuller implements PodLifecycleObserver {
     return this.options.images.imageStatus({ image: imageRef }, signal === undefined ? {} : { signal });
   }
 
-  private async pull(pod: V1Pod, target: { container: V1Container; image: string; normalized: string; fieldPath: string; signal: AbortSignal | undefined }): Promise<string> {
-    const { events, clock } = this.options;
+  private async pull(pod: V1Pod, target: PullTarget & { normalized: string; signal: AbortSignal | undefined }): Promise<string> {
+    const { clock } = this.options;
     const key = `${pod.metadata?.uid ?? ''}/${target.normalized}`;
     const blocked = this.backoff.blockedSinceLastUpdate(key, clock.now());
     if (blocked !== undefined) {
       const message = `Back-off pulling image "${target.image}"`;
-      events.record(pod, { type: 'Normal', reason: 'BackOff', message, fieldPath: target.fieldPath });
-      throw new ContainerStartError(target.container.name, 'ImagePullBackOff', message, { retryAfterMs: blocked.untilMs - clock.now() });
+      this.record(pod, { type: 'Normal', reason: 'BackOff', message }, target.fieldPath);
+      throw new ContainerStartError(target.containerName, 'ImagePullBackOff', message, { retryAfterMs: blocked.untilMs - clock.now() });
     }
-    events.record(pod, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${target.image}"`, fieldPath: target.fieldPath });
+    this.record(pod, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${target.image}"` }, target.fieldPath);
     const queued = clock.now();
     const release = await this.gate.acquire(target.signal);
     let lastError: unknown;
@@ -168,7 +206,7 @@ export class ImagePuller implements PodLifecycleObserver {
       const started = clock.now();
       const ref = await this.pullWithCredentials(pod, target);
       const message = `Successfully pulled image "${target.image}" in ${seconds(clock.now() - started)} (${seconds(clock.now() - queued)} including waiting)`;
-      events.record(pod, { type: 'Normal', reason: 'Pulled', message, fieldPath: target.fieldPath });
+      this.record(pod, { type: 'Normal', reason: 'Pulled', message }, target.fieldPath);
       return ref;
     } catch (error) {
       if (isCancellation(error, target.signal)) throw error;
@@ -178,8 +216,8 @@ export class ImagePuller implements PodLifecycleObserver {
     }
     this.backoff.next(key, clock.now());
     const message = `Failed to pull image "${target.image}": ${errorMessage(lastError)}`;
-    events.record(pod, { type: 'Warning', reason: 'Failed', message, fieldPath: target.fieldPath });
-    throw new ContainerStartError(target.container.name, 'ErrImagePull', message, { cause: lastError });
+    this.record(pod, { type: 'Warning', reason: 'Failed', message }, target.fieldPath);
+    throw new ContainerStartError(target.containerName, 'ErrImagePull', message, { cause: lastError });
   }
 
   /**

@@ -30,6 +30,23 @@ export const ANNOTATION_PRE_STOP_HANDLER = 'io.kubernetes.container.preStopHandl
 export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
 /** `init` or `regular`: which list of the pod spec the container came from. */
 export const ANNOTATION_CONTAINER_KIND = 'nodelet.dev/container-kind';
+/**
+ * The images a container's image volumes mount (a JSON array of image IDs), so image GC counts
+ * them in use from the container list alone (the kubelet asks ContainerStatus of every container).
+ */
+export const ANNOTATION_IMAGE_VOLUMES = 'nodelet.dev/image-volumes';
+
+/** The image IDs a container's {@link ANNOTATION_IMAGE_VOLUMES} names; none when absent or malformed. */
+export function imageVolumeRefs(annotations: Readonly<Record<string, string>>): string[] {
+  const raw = annotations[ANNOTATION_IMAGE_VOLUMES];
+  if (raw === undefined) return [];
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed) ? parsed.filter((ref): ref is string => typeof ref === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 /** Labels of a sandbox nodelet creates for a pod. */
 export function sandboxLabels(pod: PodKey, nodeName: string): Labels {

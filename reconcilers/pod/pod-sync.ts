@@ -60,6 +60,7 @@ import { ResizeConditions } from '../resize/resize-conditions.js';
 import { PodResourceState } from '../resize/resource-state.js';
 import type { RuntimeSightingsWriter } from '../model/runtime-sightings.js';
 import type { PodEventSink } from '../model/pod-event.js';
+import type { ImageVolumeMetrics } from '../runtime/image-volumes.js';
 
 /** Facts about this node the per-pod machinery needs. */
 export interface PodSyncNode {
@@ -169,6 +170,8 @@ export interface PodSyncDeps {
   readonly userNamespaces?: UserNamespaceManager;
   /** Counts user-namespaced pods started and failed; absent: not counted. */
   readonly usernsMetrics?: UserNamespacedPodMetrics;
+  /** Counts image volumes asked for, mounted and failed (`kubelet_image_volume_*_total`); absent: not counted. */
+  readonly imageVolumeMetrics?: ImageVolumeMetrics;
 }
 
 /** The assembled machinery. */
@@ -282,6 +285,14 @@ function userNamespaceParts(deps: PodSyncDeps): { runtimeFeatures: RuntimeFeatur
   };
 }
 
+/** The executor's optional counters, as the deps give them. */
+function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics } {
+  return {
+    ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
+    ...(deps.imageVolumeMetrics === undefined ? {} : { imageVolumeMetrics: deps.imageVolumeMetrics }),
+  };
+}
+
 /** Builds the per-pod machinery and registers every per-pod manager on its lifecycle. */
 export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const { node, clock, events } = deps;
@@ -316,7 +327,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     security,
     logger: logger.child({ component: 'executor' }),
     ...(cgroups === undefined ? {} : { cgroups }),
-    ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
+    ...executorMetrics(deps),
   });
   const probeFailures = new ProbeFailures();
   const prober = new ProberManager({

@@ -6,6 +6,7 @@
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import net from 'node:net';
 import type { ProbeOutcome } from './probe-outcome.js';
+import { FOLLOWED_KUBERNETES_MINOR } from '../../util/kubernetes-release.js';
 
 const CHECK_PATH = '/grpc.health.v1.Health/Check';
 const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'] as const;
@@ -87,7 +88,8 @@ function failureOf(error: unknown, address: string, timeoutMs: number): ProbeOut
 /** Calls Health/Check on host:port within the timeout. Never throws. */
 export function grpcHealthCheck(c: { host: string; port: number; service: string; timeoutMs: number }): Promise<ProbeOutcome> {
   const address = `${net.isIPv6(c.host) ? `[${c.host}]` : c.host}:${c.port}`;
-  const client = new Client(address, credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 1000 });
+  // The kubelet's gRPC probes name themselves as its HTTP probes do (grpc-go appends its own agent).
+  const client = new Client(address, credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 1000, 'grpc.primary_user_agent': `kube-probe/${FOLLOWED_KUBERNETES_MINOR}` });
   return new Promise<ProbeOutcome>((resolve) => {
     client.makeUnaryRequest(
       CHECK_PATH,

@@ -136,6 +136,7 @@ describe('tcpSocket probes', () => {
 });
 
 describe('grpc probes', () => {
+  const grpcUserAgents: string[] = [];
   let server: Server;
   let port = 0;
   before(async () => {
@@ -144,6 +145,7 @@ describe('grpc probes', () => {
     server.register(
       '/grpc.health.v1.Health/Check',
       (call: ServerUnaryCall<{ service: string }, number>, callback: sendUnaryData<number>) => {
+        grpcUserAgents.push(String(call.metadata.get('user-agent')[0] ?? ''));
         const status = statuses[call.request.service];
         if (status === undefined) callback({ code: GrpcStatus.NOT_FOUND, details: 'unknown service' });
         else callback(null, status);
@@ -167,6 +169,7 @@ describe('grpc probes', () => {
 
   it('succeed when the service is SERVING, fail with the kubelet message otherwise', async () => {
     assert.equal((await runProbe({ runtime: noRuntime }, settings({ kind: 'grpc', port, service: '' }), target)).result, 'success');
+    assert.match(grpcUserAgents.at(-1) ?? '', new RegExp(`^${PROBE_USER_AGENT} grpc-node-js/`), 'the kubelet\'s probe agent first');
     assert.deepEqual(await runProbe({ runtime: noRuntime }, settings({ kind: 'grpc', port, service: 'down' }), target), { result: 'failure', output: 'service unhealthy (responded with "NOT_SERVING")' });
   });
 

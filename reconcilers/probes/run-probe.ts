@@ -25,9 +25,10 @@ import { grpcHealthCheck } from './grpc-health.js';
 import type { ProbeAction, ProbeSettings } from './probe-spec.js';
 import { timerMs } from '../../util/clock.js';
 import type { ProbeOutcome } from './probe-outcome.js';
+import { FOLLOWED_KUBERNETES_MINOR } from '../../util/kubernetes-release.js';
 
 /** `kube-probe/<major>.<minor>`, as the kubelet of the version nodelet follows sends. */
-export const PROBE_USER_AGENT = 'kube-probe/1.36';
+export const PROBE_USER_AGENT = `kube-probe/${FOLLOWED_KUBERNETES_MINOR}`;
 
 /** The kubelet's cap on probe output kept for events and logs. */
 export const MAX_PROBE_OUTPUT_BYTES = 10 * 1024;

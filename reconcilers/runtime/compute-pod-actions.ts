@@ -28,10 +28,11 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { computeInitActions, initContainersForNewSandbox } from './compute-init-actions.js';
 import { hashContainerSpec } from '../model/container-hash.js';
 import { ephemeralContainersOf, ephemeralContainersToStart } from './ephemeral-containers.js';
-import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../model/observed-pod.js';
+import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
 import { NO_PROBE_VERDICTS, type ProbeFailure, type ProbeVerdicts } from '../probes/probe-verdicts.js';
 import type { ContainerToKill, ContainerToStart, PodActions } from './pod-actions.js';
 import { hasRuntimeObjects, latestContainer } from '../model/observed-pod.js';
+import { sandboxChangeReason } from '../model/sandbox-change.js';
 
 export interface ComputePodActionsInput {
   readonly pod: V1Pod;
@@ -72,17 +73,6 @@ function restartsAfterExit(pod: V1Pod, exitCode: number): boolean {
   if (policy === 'Never') return false;
   if (policy === 'OnFailure') return exitCode !== 0;
   return true;
-}
-
-/** Why the newest sandbox cannot be used, or `undefined` when it can. */
-function sandboxChangeReason(pod: V1Pod, sandboxes: readonly ObservedSandbox[]): string | undefined {
-  const latest = sandboxes[0];
-  if (latest === undefined) return 'no sandbox';
-  const ready = sandboxes.filter((s) => s.state === 'SANDBOX_READY').length;
-  if (ready > 1) return `${ready} ready sandboxes`;
-  if (latest.state !== 'SANDBOX_READY') return 'sandbox not ready';
-  if (pod.spec?.hostNetwork !== true && latest.ip === '') return 'sandbox has no IP';
-  return undefined;
 }
 
 function containersOf(pod: V1Pod): readonly V1Container[] {

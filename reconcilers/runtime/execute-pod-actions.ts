@@ -26,6 +26,7 @@ import type { EnvSourceApi } from '../container/container-env.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { ServiceLister } from '../container/service-env.js';
 import type { ImagePuller } from '../images/image-puller.js';
+import { hasImageVolumes, pullImageVolumes, type ImageVolumePulls } from './image-volumes.js';
 import { PodKiller, type KillRequest } from './kill-pod.js';
 import type { ObservedPod } from '../model/observed-pod.js';
 import type { RestartBackoff } from '../model/restart-backoff.js';
@@ -180,8 +181,9 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     const userNamespace = await this.userNamespace(pod, signal);
     const sandboxConfig = this.sandboxConfig(pod, plan.sandboxAttempt, { dnsConfig, cgroupParent, userNamespace });
     const sandbox = plan.createSandbox || plan.sandboxId === undefined ? await this.createSandbox(pod, sandboxConfig, signal) : { id: plan.sandboxId, ips: sandboxIpsOf(observed) };
-    // Step 4: containers.
-    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, podIps: this.podIps(pod, sandbox.ips), signal });
+    // Step 4: the image volumes' images (once for every container this sync starts), then containers.
+    const imageVolumes = await this.pullImageVolumes(pod, signal);
+    return this.startContainers({ pod, plan, observed, sandboxId: sandbox.id, sandboxConfig, prepared, imageVolumes, podIps: this.podIps(pod, sandbox.ips), signal });
   }
 
   /** Stops the pod's containers (app containers, then sidecars) and its sandboxes. */
@@ -230,6 +232,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     sandboxId: string;
     sandboxConfig: PodSandboxConfig;
     prepared: PreparedVolumes;
+    imageVolumes: ImageVolumePulls;
     podIps: readonly string[];
     signal: AbortSignal | undefined;
   }): Promise<ExecuteResult> {
@@ -251,6 +254,13 @@ export class PodActionsExecutor implements PodLifecycleObserver {
       }
     }
     return { failures, started: { sandboxId: s.sandboxId, containerIds } };
+  }
+
+  /** The pod's image volumes pulled (the kubelet's getImageVolumes, with the pod's runtime handler). */
+  private async pullImageVolumes(pod: V1Pod, signal: AbortSignal | undefined): Promise<ImageVolumePulls> {
+    if (!hasImageVolumes(pod)) return new Map();
+    const runtimeHandler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
+    return pullImageVolumes({ pod, puller: this.options.puller, runtimeHandler, signal });
   }
 
   private async prepareVolumes(pod: V1Pod, newSandbox: boolean): Promise<PreparedVolumes> {

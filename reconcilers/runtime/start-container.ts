@@ -14,6 +14,7 @@ import type { ContainerToStart } from './pod-actions.js';
 import { buildContainerConfig } from '../container/container-config.js';
 import { resolveContainerEnv, type EnvSourceApi } from '../container/container-env.js';
 import { hashContainerSpec } from '../model/container-hash.js';
+import { ANNOTATION_IMAGE_VOLUMES } from '../model/runtime-labels.js';
 import type { ServiceLister } from '../container/service-env.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
 import type { EnsuredImage, ImagePuller } from '../images/image-puller.js';
@@ -26,7 +27,11 @@ import { podGracePeriodSeconds, podNamespaces } from '../container/sandbox-confi
 import { ephemeralAsContainer, ephemeralNamespaces } from './ephemeral-containers.js';
 import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
-import { asksRecursiveReadOnly, prepareContainerMounts, type PreparedVolumes } from '../volumes/index.js';
+import { asksRecursiveReadOnly, prepareContainerMounts, type ContainerMountsOptions, type PreparedVolumes } from '../volumes/index.js';
+import { imageVolumesFor, type ImageVolumeMetrics, type ImageVolumePulls } from './image-volumes.js';
+
+/** The CRI's error name for an image volume the runtime could not mount (cri-api pkg/errors). */
+const IMAGE_VOLUME_MOUNT_FAILED = 'ImageVolumeMountFailed';
 import { runtimeHandlerFor, type RuntimeHandlerLookup } from '../container/runtime-handlers.js';
 import { handlerInfo, type RuntimeFeatureReader } from './runtime-features.js';
 import type { HostsMountRequest, PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
@@ -57,6 +62,8 @@ export interface ContainerStarterOptions {
   readonly runtimeFeatures: RuntimeFeatureReader;
   /** The pod's RuntimeClass → its handler, whose features apply. */
   readonly runtimeHandlers: RuntimeHandlerLookup;
+  /** Counts image volumes asked for, mounted and failed; absent: not counted. */
+  readonly imageVolumeMetrics?: ImageVolumeMetrics;
 }
 
 export interface StartRequest {
@@ -66,6 +73,8 @@ export interface StartRequest {
   readonly sandboxId: string;
   readonly sandboxConfig: PodSandboxConfig;
   readonly prepared: PreparedVolumes;
+  /** The pod's image volumes as this sync pulled them; absent: the pod has none. */
+  readonly imageVolumes?: ImageVolumePulls;
   readonly podIps: readonly string[];
   /** Cancels the image pull and the runtime calls. */
   readonly signal?: AbortSignal | undefined;
@@ -122,6 +131,8 @@ export class ContainerStarter {
     if (container === undefined) return undefined;
     this.checkRestartBackoff(request, container);
     const fieldPath = containerFieldPath(pod, container.name);
+    // Before the container's own image, as the kubelet's start fails late on a volume's pull.
+    const imageVolumes = imageVolumesFor(pod, container, request.imageVolumes ?? new Map(), this.options.events);
     const image = await this.options.puller.ensureImage(pod, container, signal);
     const imageRef = image.ref;
     const options = signal === undefined ? {} : { signal };
@@ -135,7 +146,8 @@ export class ContainerStarter {
         nodeIp: this.options.nodeIp,
         nodeAllocatable: this.options.nodeAllocatable,
       });
-      const volumeMounts = await mountsOf(container, request.prepared, env, await this.recursiveReadOnlySupported(pod, container, signal));
+      const rro = await this.recursiveReadOnlySupported(pod, container, signal);
+      const volumeMounts = await mountsOf(container, request.prepared, env, { recursiveReadOnlySupported: rro, imageVolumes });
       // The pod's managed /etc/hosts (written now: the sandbox and its IP exist), after the volumes as in the kubelet.
       const hosts = await this.hostsMount({ pod, container, podIps: request.podIps });
       return { env, mounts: hosts === undefined ? volumeMounts : [...volumeMounts, hosts] };
@@ -164,9 +176,12 @@ export class ContainerStarter {
       memoryCapacityBytes: this.options.nodeAllocatable.memoryBytes,
       namespaces,
     });
-    const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath } };
+    const volumeImages: Record<string, string> = imageVolumes.size === 0 ? {} : { [ANNOTATION_IMAGE_VOLUMES]: JSON.stringify([...imageVolumes.values()].map((v) => v.image)) };
+    const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath, ...volumeImages } };
     const step = { pod, name: container.name, signal };
-    const id = await this.runtimeStep({ ...step, reason: 'CreateContainerError' }, () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig, options));
+    const id = await this.countImageVolumes(imageVolumeCounts(container, imageVolumes), () =>
+      this.runtimeStep({ ...step, reason: 'CreateContainerError' }, () => this.options.runtime.createContainer(request.sandboxId, config, request.sandboxConfig, options)),
+    );
     this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
     await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
@@ -200,6 +215,26 @@ export class ContainerStarter {
     const refusal = verifyRunAsNonRoot(pod, container, user);
     if (refusal !== undefined) throw new ContainerStartError(container.name, 'CreateContainerConfigError', refusal);
     return user;
+  }
+
+  /**
+   * Counts a container's image volumes around its creation, as the kubelet's
+   * `incrementImageVolumeMetrics`: the volumes asked for; each mount of one as mounted when the
+   * runtime created the container, or as failed when the runtime named its image volume error (the
+   * CRI's `ImageVolumeMountFailed`, which is only ever in the runtime's message).
+   */
+  private async countImageVolumes(counts: { volumes: number; mounts: number }, create: () => Promise<string>): Promise<string> {
+    const metrics = this.options.imageVolumeMetrics;
+    if (counts.volumes === 0 || metrics === undefined) return create();
+    metrics.requested(counts.volumes);
+    try {
+      const id = await create();
+      metrics.mounted(counts.mounts);
+      return id;
+    } catch (error) {
+      if (errorMessage(error).includes(IMAGE_VOLUME_MOUNT_FAILED)) metrics.mountFailed(counts.mounts);
+      throw error;
+    }
   }
 
   /** The kubelet's `killContainer(…, "FailedPostStartHook", …)`: the pod's grace period, its preStop hook. */
@@ -264,9 +299,14 @@ export class ContainerStarter {
   }
 }
 
-async function mountsOf(container: V1Container, prepared: PreparedVolumes, env: readonly KeyValue[], recursiveReadOnlySupported: boolean): Promise<Mount[]> {
+/** A container's image volumes, and its mounts of them (one volume may be mounted at several paths). */
+function imageVolumeCounts(container: V1Container, imageVolumes: ReadonlyMap<string, unknown>): { volumes: number; mounts: number } {
+  return { volumes: imageVolumes.size, mounts: (container.volumeMounts ?? []).filter((m) => imageVolumes.has(m.name)).length };
+}
+
+async function mountsOf(container: V1Container, prepared: PreparedVolumes, env: readonly KeyValue[], options: Omit<ContainerMountsOptions, 'env'>): Promise<Mount[]> {
   try {
-    return await prepareContainerMounts(container, prepared, { env: Object.fromEntries(env.map((e) => [e.key, e.value])), recursiveReadOnlySupported });
+    return await prepareContainerMounts(container, prepared, { ...options, env: Object.fromEntries(env.map((e) => [e.key, e.value])) });
   } catch (error) {
     throw new ContainerStartError(container.name, 'CreateContainerConfigError', errorMessage(error), { cause: error });
   }

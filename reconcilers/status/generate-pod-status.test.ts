@@ -148,8 +148,17 @@ describe('generatePodStatus: conditions', () => {
     assert.equal(s.conditions?.find((c) => c.type === 'Ready')?.reason, 'ReadinessGatesNotReady');
   });
 
-  it('reports PodReadyToStartContainers False when the sandbox is gone', () => {
-    assert.equal(conditionStatus(status(always, observation([], [])), 'PodReadyToStartContainers'), 'False');
+  it('reports PodReadyToStartContainers False with the kubelet 1.37 reason and message for each sandbox that cannot be used', () => {
+    const readyToStart = (observed: ObservedPod): object | undefined => {
+      const c = status(always, observed).conditions?.find((x) => x.type === 'PodReadyToStartContainers');
+      return c === undefined ? undefined : { status: c.status, reason: c.reason, message: c.message };
+    };
+    const notReady = (message: string): object => ({ status: 'False', reason: 'PodSandboxNotReady', message });
+    assert.deepEqual(readyToStart(observation([], [])), notReady('no pod sandbox exists'));
+    assert.deepEqual(readyToStart(observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [])), notReady('pod sandbox is not ready'));
+    assert.deepEqual(readyToStart(observation([sandbox({ id: 'b' }), sandbox({ id: 'a' })], [])), notReady('multiple pod sandboxes are ready and need to be reconciled'));
+    assert.deepEqual(readyToStart(observation([sandbox({ ip: '' })], [])), notReady('pod sandbox has no IP address'));
+    assert.deepEqual(readyToStart(running), { status: 'True', reason: undefined, message: undefined });
   });
 
   it('reports a running container not ready when its readiness probe says so, and ready without a result', () => {

@@ -24,6 +24,7 @@ import { condition, DISRUPTION_TARGET, isOwnedCondition, TERMINATION_BY_KUBELET,
 import { hasRunningParts, latestSandbox, type ObservedContainer, type ObservedPod } from '../model/observed-pod.js';
 import type { ResourceValues } from '../model/resource-values.js';
 import { podQosClass } from '../model/qos.js';
+import { POD_SANDBOX_NOT_READY, sandboxChangeReason } from '../model/sandbox-change.js';
 
 
 export interface GeneratePodStatusInput {
@@ -122,13 +123,12 @@ interface Statuses {
 }
 
 function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
-  const sandbox = latestSandbox(input.observed);
-  const sandboxReady = sandbox?.state === 'SANDBOX_READY' && (sandbox.ip !== '' || input.pod.spec?.hostNetwork === true);
+  const sandboxNotReady = sandboxChangeReason(input.pod, input.observed.sandboxes);
   const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
   // Sidecars count towards readiness like app containers.
   const counted = readinessStatuses(input.pod, statuses.init, statuses.containers);
   return [
-    condition('PodReadyToStartContainers', sandboxReady),
+    condition('PodReadyToStartContainers', sandboxNotReady === undefined, POD_SANDBOX_NOT_READY, sandboxNotReady),
     condition('Initialized', statuses.initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
     ...readinessConditions({ pod: input.pod, conditions: input.pod.status?.conditions ?? [], phase }, counted),
   ];

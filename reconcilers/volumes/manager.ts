@@ -115,13 +115,14 @@ async function preparePod(context: ManagerContext, pod: V1Pod, kinds: ReadonlySe
   const failures: VolumeError[] = [];
   const devices = rawBlockVolumes(pod);
   for (const volume of pod.spec?.volumes ?? []) {
-    if (!kinds.has(classifyVolume(volume).kind)) continue;
+    const classified = hostVolumeOf(volume, kinds);
+    if (classified === undefined) continue;
     if (devices.has(volume.name)) {
       failures.push(failedMount(volume.name, 'it is used in volumeDevices: raw block volumes are not supported by nodelet'));
       continue;
     }
     try {
-      const prepared = await prepareVolume(podContext, volume);
+      const prepared = await prepareVolume(podContext, volume, classified);
       hostPaths.set(volume.name, prepared.hostPath);
       if (prepared.readOnly) readOnlyVolumes.add(volume.name);
     } catch (error) {
@@ -164,8 +165,19 @@ function allocatableOf(context: PodContext): NodeAllocatable {
   return { milliCpu: nodeAllocatableMilliCpu ?? os.availableParallelism() * 1000, memoryBytes: nodeAllocatableMemoryBytes ?? os.totalmem() };
 }
 
-async function prepareVolume(context: PodContext, volume: V1Volume): Promise<PreparedVolume> {
+/** The volumes prepared on the host: every kind but `image`. */
+type HostVolume = Exclude<ClassifiedVolume, { readonly kind: 'image' }>;
+
+/**
+ * The volume classified, when it is of one of `kinds` and prepared on the host. An image volume
+ * never is: the runtime mounts it when it creates a container.
+ */
+function hostVolumeOf(volume: V1Volume, kinds: ReadonlySet<VolumeKind>): HostVolume | undefined {
   const classified = classifyVolume(volume);
+  return kinds.has(classified.kind) && classified.kind !== 'image' ? classified : undefined;
+}
+
+async function prepareVolume(context: PodContext, volume: V1Volume, classified: HostVolume): Promise<PreparedVolume> {
   const { api } = context.options;
   const { namespace } = context;
   switch (classified.kind) {

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { V1Container, V1VolumeMount } from '@kubernetes/client-node';
-import type { Mount, MountPropagation } from '../../cri/types.js';
+import type { ImageSpec, Mount, MountPropagation } from '../../cri/types.js';
 import { VolumeError } from './errors.js';
 import type { PreparedVolumes } from './types.js';
 
@@ -17,6 +17,8 @@ export interface ContainerMountsOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Whether the pod's runtime handler makes read-only mounts recursive (its CRI feature); false when unknown. */
   readonly recursiveReadOnlySupported?: boolean;
+  /** The pod's image volumes, pulled: volume name → the image the runtime mounts. */
+  readonly imageVolumes?: ReadonlyMap<string, ImageSpec>;
 }
 
 /**
@@ -115,19 +117,20 @@ function propagation(mount: V1VolumeMount): MountPropagation {
 export function containerMounts(container: V1Container, prepared: PreparedVolumes, options: ContainerMountsOptions = {}): Mount[] {
   const env = options.env ?? literalEnv(container);
   return (container.volumeMounts ?? []).map((mount): Mount => {
+    const image = options.imageVolumes?.get(mount.name);
     const volumePath = prepared.hostPaths.get(mount.name);
-    if (volumePath === undefined) {
+    if (image === undefined && volumePath === undefined) {
       throw configError(`cannot find volume "${mount.name}" to mount into container "${container.name}"`, mount.name);
     }
     const recursiveReadOnly = resolveRecursiveReadOnly(mount, options.recursiveReadOnlySupported ?? false);
     const subPath = mountSubPath(mount, env);
+    const common = { containerPath: mount.mountPath, selinuxRelabel: false, propagation: propagation(mount), ...(recursiveReadOnly ? { recursiveReadOnly } : {}) };
+    // The runtime mounts the image itself, always read-only (the kubelet's image plugin is read-only).
+    if (image !== undefined) return { ...common, hostPath: '', readonly: true, image, ...(subPath === '' ? {} : { imageSubPath: subPath }) };
     return {
-      containerPath: mount.mountPath,
-      hostPath: subPath === '' ? volumePath : path.join(volumePath, subPath),
+      ...common,
+      hostPath: subPath === '' ? (volumePath ?? '') : path.join(volumePath ?? '', subPath),
       readonly: mount.readOnly === true || (prepared.readOnlyVolumes?.has(mount.name) ?? false),
-      selinuxRelabel: false,
-      propagation: propagation(mount),
-      ...(recursiveReadOnly ? { recursiveReadOnly } : {}),
     };
   });
 }

@@ -4,6 +4,7 @@ import type {
   V1DownwardAPIVolumeSource,
   V1EmptyDirVolumeSource,
   V1HostPathVolumeSource,
+  V1ImageVolumeSource,
   V1PersistentVolumeClaimVolumeSource,
   V1ProjectedVolumeSource,
   V1SecretVolumeSource,
@@ -24,12 +25,13 @@ export type ClassifiedVolume =
   | { readonly kind: 'persistentVolumeClaim'; readonly source: V1PersistentVolumeClaimVolumeSource }
   /** A generic ephemeral volume: the claim `<pod>-<volume>` the ephemeral volume controller creates. */
   | { readonly kind: 'ephemeral' }
+  /** An OCI image or artifact the runtime mounts read-only (the kubelet's image plugin mounts nothing itself). */
+  | { readonly kind: 'image'; readonly source: V1ImageVolumeSource }
   | { readonly kind: 'unsupported'; readonly type: string };
 
 /** Volume sources nodelet has no plugin for, by their field name in `V1Volume`. */
 const UNSUPPORTED_SOURCES = [
   'csi',
-  'image',
   'nfs',
   'iscsi',
   'fc',
@@ -65,6 +67,7 @@ export function classifyVolume(volume: V1Volume): ClassifiedVolume {
   if (volume.hostPath !== undefined) return { kind: 'hostPath', source: volume.hostPath };
   if (volume.persistentVolumeClaim !== undefined) return { kind: 'persistentVolumeClaim', source: volume.persistentVolumeClaim };
   if (volume.ephemeral !== undefined) return { kind: 'ephemeral' };
+  if (volume.image !== undefined) return { kind: 'image', source: volume.image };
   const unsupported = UNSUPPORTED_SOURCES.find((field) => volume[field] !== undefined);
   if (unsupported !== undefined) return { kind: 'unsupported', type: unsupported };
   return { kind: 'emptyDir', source: {} };
