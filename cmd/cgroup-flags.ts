@@ -3,7 +3,8 @@
  * the `kubepods` QoS hierarchy; false leaves each container where the runtime puts it),
  * `--cgroup-root` (default `/`: the hierarchy is `/kubepods`), `--pod-max-pids` (default -1: no
  * limit) and `--cpu-cfs-quota` (default true: CPU limits become CFS quotas). Only the cgroupfs
- * driver on cgroup v1 is implemented.
+ * driver is implemented (v1, and v2 tested on a laid-out tree); the driver is the runtime's
+ * (`cmd/assembly/pod-cgroups.ts`).
  */
 import { FlagError, oneOf, type FlagSpecs } from '../util/flags.js';
 

@@ -3,7 +3,8 @@
  * SIGINT (pods keep running; a restarted agent picks them up from the runtime).
  */
 import { pino } from 'pino';
-import { startAgent } from './agent.js';
+import { startAgent, type Agent } from './agent.js';
+import { isUnsupportedCgroupDriverError } from './assembly/pod-cgroups.js';
 import { agentVersion } from '../controllers/node/agent-version.js';
 import { settingsOrExitCode } from '../util/flags.js';
 import { USAGE, parseSettings } from './flags.js';
@@ -39,7 +40,15 @@ async function main(argv: readonly string[]): Promise<number> {
   if ('exitCode' in parsed) return parsed.exitCode;
   const { settings } = parsed;
   const logger = pino({ level: settings.logLevel, base: { node: settings.nodeName } });
-  const agent = await startAgent(settings, logger);
+  let agent: Agent;
+  try {
+    agent = await startAgent(settings, logger);
+  } catch (error) {
+    // A host nodelet cannot serve as configured: said once, plainly, not as a crash's stack.
+    if (!isUnsupportedCgroupDriverError(error)) throw error;
+    logger.fatal({ cgroupDriver: error.driver }, error.message);
+    return 1;
+  }
   await waitForShutdownSignal(logger);
   await agent.stop();
   return 0;

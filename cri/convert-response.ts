@@ -23,6 +23,7 @@ import type {
   PodSandboxMetadata,
   PodSandboxState,
   PodSandboxStatus,
+  RuntimeConfiguration,
   RuntimeStatus,
   VersionInfo,
 } from './types.js';
@@ -40,6 +41,7 @@ import type {
   WirePodSandbox,
   WirePodSandboxMetadata,
   WirePodSandboxStatus,
+  WireRuntimeConfigResponse,
   WireStatusResponse,
   WireVersionResponse,
 } from './wire.js';
@@ -85,6 +87,17 @@ export function versionFromWire(wire: WireVersionResponse): VersionInfo {
     runtimeVersion: wire.runtimeVersion,
     runtimeApiVersion: wire.runtimeApiVersion,
   };
+}
+
+const CGROUP_DRIVERS = { SYSTEMD: 'systemd', CGROUPFS: 'cgroupfs' } as const;
+
+/**
+ * The runtime's configuration. No `linux` part reads as SYSTEMD, the proto's default, as the
+ * kubelet reads it (`GetLinux().GetCgroupDriver()`).
+ */
+export function runtimeConfigFromWire(wire: WireRuntimeConfigResponse): RuntimeConfiguration {
+  const name = enumFromWire(wire.linux?.cgroupDriver ?? 'SYSTEMD', ['SYSTEMD', 'CGROUPFS'] as const, 'SYSTEMD');
+  return { cgroupDriver: CGROUP_DRIVERS[name] };
 }
 
 export function runtimeStatusFromWire(method: string, wire: WireStatusResponse): RuntimeStatus {

@@ -15,6 +15,7 @@ export type CriServiceName = 'RuntimeService' | 'ImageService';
 export type RuntimeMethod =
   | 'Version'
   | 'Status'
+  | 'RuntimeConfig'
   | 'RunPodSandbox'
   | 'StopPodSandbox'
   | 'RemovePodSandbox'

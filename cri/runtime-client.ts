@@ -17,6 +17,7 @@ import {
   podSandboxFromWire,
   podSandboxStatusFromWire,
   requireId,
+  runtimeConfigFromWire,
   runtimeStatusFromWire,
   versionFromWire,
 } from './convert-response.js';
@@ -38,6 +39,8 @@ import type {
   PodSandboxFilter,
   PodSandboxStatus,
   RuntimeService,
+  RuntimeConfigReader,
+  RuntimeConfiguration,
   RuntimeStatus,
   StreamOptions,
   StatsRuntime,
@@ -70,7 +73,7 @@ function wholeSeconds(seconds: number): string {
   return String(Math.max(0, Math.ceil(seconds)));
 }
 
-export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, StatsRuntime, ContainerLogRuntime {
+export class GrpcRuntimeService implements RuntimeService, RuntimeConfigReader, StreamingRuntime, StatsRuntime, ContainerLogRuntime {
   constructor(private readonly options: ServiceClientOptions) {}
 
   version(options?: CallOptions): Promise<VersionInfo> {
@@ -81,6 +84,11 @@ export class GrpcRuntimeService implements RuntimeService, StreamingRuntime, Sta
   status(options?: CallOptions): Promise<RuntimeStatus> {
     const call = { method: 'Status', request: { verbose: false }, options } as const;
     return this.call(call, (wire) => runtimeStatusFromWire('Status', wire));
+  }
+
+  runtimeConfig(options?: CallOptions): Promise<RuntimeConfiguration> {
+    const call = { method: 'RuntimeConfig', request: {}, options } as const;
+    return this.call(call, (wire) => runtimeConfigFromWire(wire));
   }
 
   runPodSandbox(config: PodSandboxConfig, runtimeHandler = '', options?: CallOptions): Promise<string> {

@@ -66,6 +66,22 @@ export interface RuntimeWideFeatures {
   readonly mountOptions: boolean;
 }
 
+/** How the runtime manages cgroups (CRI RuntimeConfig): the driver the kubelet must use for pod cgroups. */
+export type CgroupDriver = 'systemd' | 'cgroupfs';
+
+/** The runtime's configuration the kubelet adopts (CRI RuntimeConfig). */
+export interface RuntimeConfiguration {
+  readonly cgroupDriver: CgroupDriver;
+}
+
+/**
+ * The runtime's configuration, for runtimes that report it (containerd 2; older ones answer
+ * UNIMPLEMENTED, thrown as a `CriError`).
+ */
+export interface RuntimeConfigReader {
+  runtimeConfig(options?: CallOptions): Promise<RuntimeConfiguration>;
+}
+
 export interface RuntimeStatus {
   readonly conditions: readonly RuntimeCondition[];
   /** Empty from a runtime older than the field (containerd 1.6): then no handler has any feature. */

@@ -32,6 +32,10 @@ export interface WireRuntimeHandler {
   features: { recursiveReadOnlyMounts: boolean; userNamespaces: boolean } | null;
 }
 
+export interface WireRuntimeConfigResponse {
+  linux: { cgroupDriver: WireEnum } | null;
+}
+
 export interface WireStatusResponse {
   status: { conditions: WireRuntimeCondition[] } | null;
   runtimeHandlers: WireRuntimeHandler[];
@@ -223,6 +227,7 @@ export interface WireListContainerStatsResponse {
 export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   Version: WireVersionResponse;
   Status: WireStatusResponse;
+  RuntimeConfig: WireRuntimeConfigResponse;
   RunPodSandbox: WireRunPodSandboxResponse;
   StopPodSandbox: object;
   RemovePodSandbox: object;

@@ -39,11 +39,14 @@ import type {
   RuntimeWideFeatures,
   RuntimeService,
   RuntimeStatus,
+  RuntimeConfigReader,
+  RuntimeConfiguration,
+  CgroupDriver,
   VersionInfo,
 } from '../../cri/types.js';
 
 /** A method of either service, by its TypeScript name. */
-export type FakeMethod = keyof RuntimeService | keyof ImageService | keyof ContainerLogRuntime;
+export type FakeMethod = keyof RuntimeService | keyof RuntimeConfigReader | keyof ImageService | keyof ContainerLogRuntime;
 
 /** One recorded call. */
 export interface FakeCall {
@@ -122,7 +125,7 @@ function signalOf(arg: unknown): AbortSignal | undefined {
   return signal instanceof AbortSignal ? signal : undefined;
 }
 
-export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRuntime {
+export class FakeRuntime implements RuntimeService, RuntimeConfigReader, ImageService, ContainerLogRuntime {
   /** Every call, in order. */
   readonly calls: FakeCall[] = [];
   /** Conditions `status()` reports; tests may replace them. */
@@ -200,6 +203,14 @@ export class FakeRuntime implements RuntimeService, ImageService, ContainerLogRu
   async version(options?: CallOptions): Promise<VersionInfo> {
     await this.record('version', [options]);
     return { version: '0.1.0', runtimeName: 'fake', runtimeVersion: '0.0.0', runtimeApiVersion: 'v1' };
+  }
+
+  /** What runtimeConfig reports (containerd's default runc configuration: cgroupfs). */
+  cgroupDriver: CgroupDriver = 'cgroupfs';
+
+  async runtimeConfig(options?: CallOptions): Promise<RuntimeConfiguration> {
+    await this.record('runtimeConfig', [options]);
+    return { cgroupDriver: this.cgroupDriver };
   }
 
   async status(options?: CallOptions): Promise<RuntimeStatus> {

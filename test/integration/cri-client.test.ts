@@ -75,6 +75,8 @@ void describe('CRI client against the harness containerd', () => {
     const version = await cri.runtime.version();
     assert.equal(version.runtimeName, 'containerd');
     assert.equal(version.runtimeApiVersion, 'v1');
+    // The cluster's containerd runs runc with SystemdCgroup = false: the driver nodelet's pod cgroups have.
+    assert.deepEqual(await cri.runtime.runtimeConfig(), { cgroupDriver: 'cgroupfs' }, 'RuntimeConfig');
     const status = await cri.runtime.status();
     const ready = Object.fromEntries(status.conditions.map((c) => [c.type, c.status]));
     assert.deepEqual(ready, { ...ready, RuntimeReady: true, NetworkReady: true });

@@ -31,6 +31,9 @@ describe('the /metrics exposition through the Prometheus text parser', () => {
     const types = Object.fromEntries(Object.entries(parsed).map(([name, f]) => [name, f.type]));
     assert.deepEqual(types, {
       kubelet_evictions: 'COUNTER',
+      kubelet_image_volume_mounted_errors_total: 'COUNTER',
+      kubelet_image_volume_mounted_succeed_total: 'COUNTER',
+      kubelet_image_volume_requested_total: 'COUNTER',
       kubelet_lifecycle_handler_http_fallbacks_total: 'COUNTER',
       kubelet_node_name: 'GAUGE',
       kubelet_pleg_relist_duration_seconds: 'HISTOGRAM',
