@@ -20,8 +20,16 @@ import { DEFAULT_PULL_LIMITS, PullGate } from './pull-gate.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
-/** Finds registry credentials for an image among the pod's pull secrets; none means anonymous. */
-export type PullCredentials = (pod: V1Pod, image: string) => Promise<readonly AuthConfig[]>;
+/** A pod's registry credentials for an image, and how to report the pull secrets that could not be used. */
+export interface PodPullCredentials {
+  /** None means anonymous. */
+  readonly auths: readonly AuthConfig[];
+  /** Present when some of the pod's pull secrets were skipped: records the warning that names them. */
+  readonly reportUnusable?: () => void;
+}
+
+/** Finds registry credentials for an image among the pod's pull secrets. */
+export type PullCredentials = (pod: V1Pod, image: string) => Promise<PodPullCredentials>;
 
 /** The node's own credentials for an image (credential provider plugins), tried after the pod's. */
 export type NodePullCredentials = (image: string, signal?: AbortSignal) => Promise<readonly AuthConfig[]>;
@@ -180,7 +188,7 @@ export class ImagePuller implements PodLifecycleObserver {
     // The pod's pull secrets are read from the API only when they decide.
     const known = verdictWithoutCredentials(policy, record);
     if (known !== undefined) return known;
-    const podHashes = ((await this.options.credentials?.(pod, normalized)) ?? []).map(credentialHash);
+    const podHashes = ((await this.options.credentials?.(pod, normalized))?.auths ?? []).map(credentialHash);
     return mustVerifyPull(policy, record, podHashes);
   }
 
@@ -201,10 +209,11 @@ export class ImagePuller implements PodLifecycleObserver {
     this.record(pod, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${target.image}"` }, target.fieldPath);
     const queued = clock.now();
     const release = await this.gate.acquire(target.signal);
+    const secrets: { reportUnusable?: () => void } = {};
     let lastError: unknown;
     try {
       const started = clock.now();
-      const ref = await this.pullWithCredentials(pod, target);
+      const ref = await this.pullWithCredentials(pod, target, secrets);
       const message = `Successfully pulled image "${target.image}" in ${seconds(clock.now() - started)} (${seconds(clock.now() - queued)} including waiting)`;
       this.record(pod, { type: 'Normal', reason: 'Pulled', message }, target.fieldPath);
       return ref;
@@ -217,6 +226,8 @@ export class ImagePuller implements PodLifecycleObserver {
     this.backoff.next(key, clock.now());
     const message = `Failed to pull image "${target.image}": ${errorMessage(lastError)}`;
     this.record(pod, { type: 'Warning', reason: 'Failed', message }, target.fieldPath);
+    // The kubelet's since 1.37: the pull secrets it could not use are named only after a failed pull.
+    secrets.reportUnusable?.();
     throw new ContainerStartError(target.containerName, 'ErrImagePull', message, { cause: lastError });
   }
 
@@ -224,9 +235,15 @@ export class ImagePuller implements PodLifecycleObserver {
    * One pull through the rate limit, trying each of the pod's credentials, then each of the
    * node's, in turn (anonymously when there are none); throws the last failure.
    */
-  private async pullWithCredentials(pod: V1Pod, target: { normalized: string; signal: AbortSignal | undefined }): Promise<string> {
+  private async pullWithCredentials(
+    pod: V1Pod,
+    target: { normalized: string; signal: AbortSignal | undefined },
+    secrets: { reportUnusable?: () => void },
+  ): Promise<string> {
     if (!this.gate.tryTakeToken()) throw new PullQpsExceededError();
-    const podCredentials = (await this.options.credentials?.(pod, target.normalized)) ?? [];
+    const found = await this.options.credentials?.(pod, target.normalized);
+    if (found?.reportUnusable !== undefined) secrets.reportUnusable = found.reportUnusable;
+    const podCredentials = found?.auths ?? [];
     const nodeCredentials = (await this.options.nodeCredentials?.(target.normalized, target.signal)) ?? [];
     const attempts = [...podCredentials.map((auth) => ({ auth, nodeWide: false })), ...nodeCredentials.map((auth) => ({ auth, nodeWide: true }))];
     let lastError: unknown;

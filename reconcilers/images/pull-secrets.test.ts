@@ -35,21 +35,21 @@ const registry = dockerConfigJsonSecret('regcred', { '127.0.0.1:5000': { auth: b
 describe('pull credentials from image pull secrets', () => {
   it('returns the registry credentials of a dockerconfigjson secret, addressed to that registry', async () => {
     const credentials = createPullCredentials(fakeApi({ regcred: registry }));
-    assert.deepEqual(await credentials(pod(['regcred']), '127.0.0.1:5000/private/busybox:1.35'), [
+    assert.deepEqual((await credentials(pod(['regcred']), '127.0.0.1:5000/private/busybox:1.35')).auths, [
       { username: 'nodelet', password: 's3cret', serverAddress: 'https://127.0.0.1:5000' },
     ]);
   });
 
   it('pulls anonymously, without reading anything, when the pod names no pull secrets', async () => {
     const api = fakeApi({ regcred: registry });
-    assert.deepEqual(await createPullCredentials(api)(pod([]), '127.0.0.1:5000/private/busybox:1.35'), []);
+    assert.deepEqual(await createPullCredentials(api)(pod([]), '127.0.0.1:5000/private/busybox:1.35'), { auths: [] });
     assert.deepEqual(api.reads, []);
   });
 
   it('returns nothing for an image on a registry the secrets do not name', async () => {
     const credentials = createPullCredentials(fakeApi({ regcred: registry }));
-    assert.deepEqual(await credentials(pod(['regcred']), 'docker.io/library/busybox:1.35'), []);
-    assert.deepEqual(await credentials(pod(['regcred']), '127.0.0.1:5001/private/busybox:1.35'), []);
+    assert.deepEqual(await credentials(pod(['regcred']), 'docker.io/library/busybox:1.35'), { auths: [] });
+    assert.deepEqual(await credentials(pod(['regcred']), '127.0.0.1:5001/private/busybox:1.35'), { auths: [] });
   });
 
   it('reads legacy dockercfg secrets, and gives Docker Hub credentials to Docker Hub images', async () => {
@@ -60,23 +60,25 @@ describe('pull credentials from image pull secrets', () => {
     };
     const credentials = createPullCredentials(fakeApi({ hub: legacy }));
     const expected = [{ username: 'me', password: 'pw', serverAddress: 'https://registry-1.docker.io' }];
-    assert.deepEqual(await credentials(pod(['hub']), 'docker.io/team/app:1'), expected);
-    assert.deepEqual(await credentials(pod(['hub']), 'index.docker.io/team/app:1'), expected);
+    assert.deepEqual((await credentials(pod(['hub']), 'docker.io/team/app:1')).auths, expected);
+    assert.deepEqual((await credentials(pod(['hub']), 'index.docker.io/team/app:1')).auths, expected);
   });
 
   it('puts every secret into one keyring: the most specific key first, whichever secret holds it', async () => {
     const broad = dockerConfigJsonSecret('broad', { 'quay.io': { username: 'broad', password: 'a' } });
     const narrow = dockerConfigJsonSecret('narrow', { 'quay.io/team': { username: 'narrow', password: 'b' } });
-    const found = await createPullCredentials(fakeApi({ broad, narrow }))(pod(['broad', 'narrow']), 'quay.io/team/app:2');
+    const found = (await createPullCredentials(fakeApi({ broad, narrow }))(pod(['broad', 'narrow']), 'quay.io/team/app:2')).auths;
     assert.deepEqual(found.map((c) => c.username), ['narrow', 'broad']);
     assert.ok(found.every((c) => c.serverAddress === 'https://quay.io'));
   });
 
-  it('skips a missing secret with a FailedToRetrieveImagePullSecret warning and uses the others', async () => {
+  it('skips a missing secret and uses the others; the FailedToRetrieveImagePullSecret warning waits for its report', async () => {
     const events = new RecordingEventRecorder();
     const credentials = createPullCredentials({ ...fakeApi({ regcred: registry }), events });
     const found = await credentials(pod(['gone', 'regcred']), '127.0.0.1:5000/private/busybox:1.35');
-    assert.deepEqual(found.map((c) => c.username), ['nodelet']);
+    assert.deepEqual(found.auths.map((c) => c.username), ['nodelet']);
+    assert.equal(events.events.length, 0, 'no warning until a pull failed (the kubelet since 1.37)');
+    found.reportUnusable?.();
     assert.deepEqual(events.events.map((e) => [e.type, e.reason, e.message]), [
       ['Warning', 'FailedToRetrieveImagePullSecret', 'Unable to retrieve some image pull secrets (gone); attempting to pull the image may not succeed.'],
     ]);
@@ -85,7 +87,9 @@ describe('pull credentials from image pull secrets', () => {
   it('skips a secret the API fails to serve, saying why, instead of failing the pull', async () => {
     const events = new RecordingEventRecorder();
     const credentials = createPullCredentials({ ...fakeApi({ regcred: new Error('get secret team/regcred: connection refused') }), events });
-    assert.deepEqual(await credentials(pod(['regcred']), '127.0.0.1:5000/private/busybox:1.35'), []);
+    const found = await credentials(pod(['regcred']), '127.0.0.1:5000/private/busybox:1.35');
+    assert.deepEqual(found.auths, []);
+    found.reportUnusable?.();
     assert.match(events.events[0]?.message ?? '', /\(regcred: get secret team\/regcred: connection refused\)/);
   });
 
@@ -95,7 +99,9 @@ describe('pull credentials from image pull secrets', () => {
     const opaque: V1Secret = { ...registry, metadata: { name: 'opaque' }, type: 'Opaque' };
     const empty: V1Secret = { metadata: { name: 'empty' }, type: 'kubernetes.io/dockerconfigjson', data: {} };
     const credentials = createPullCredentials({ ...fakeApi({ broken, opaque, empty }), events });
-    assert.deepEqual(await credentials(pod(['broken', 'opaque', 'empty']), '127.0.0.1:5000/private/busybox:1.35'), []);
+    const found = await credentials(pod(['broken', 'opaque', 'empty']), '127.0.0.1:5000/private/busybox:1.35');
+    assert.deepEqual(found.auths, []);
+    found.reportUnusable?.();
     const message = events.events[0]?.message ?? '';
     assert.match(message, /broken: \.dockerconfigjson is not valid JSON/);
     assert.match(message, /opaque: is of type Opaque/);
@@ -105,7 +111,7 @@ describe('pull credentials from image pull secrets', () => {
 
   it('reads a secret named twice only once', async () => {
     const api = fakeApi({ regcred: registry });
-    const found = await createPullCredentials(api)(pod(['regcred', 'regcred']), '127.0.0.1:5000/private/busybox:1.35');
+    const found = (await createPullCredentials(api)(pod(['regcred', 'regcred']), '127.0.0.1:5000/private/busybox:1.35')).auths;
     assert.equal(found.length, 1);
     assert.deepEqual(api.reads, ['team/regcred']);
   });

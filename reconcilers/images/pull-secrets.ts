@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { AuthConfig } from '../../cri/types.js';
 import { DockerKeyring, isDockerConfigError, parseDockerConfigJson, parseDockercfg, type RegistryCredential } from './docker-keyring.js';
 import type { EventRecorder } from '../events/event-recorder.js';
-import type { PullCredentials } from './image-puller.js';
+import type { PodPullCredentials, PullCredentials } from './image-puller.js';
 import { parseImageReference } from './image-reference.js';
 
 export const DOCKER_CONFIG_JSON_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
@@ -126,12 +126,16 @@ function reportUnusable(options: PullCredentialsOptions, pod: V1Pod, unusable: r
   options.events?.record(pod, { type: 'Warning', reason: 'FailedToRetrieveImagePullSecret', message });
 }
 
-/** Credentials for the images of pods, from their image pull secrets. */
+/**
+ * Credentials for the images of pods, from their image pull secrets. Secrets that cannot be used
+ * are skipped; the answer's `reportUnusable` names them in a `FailedToRetrieveImagePullSecret`
+ * warning, which the kubelet (since 1.37) records only when a pull then failed.
+ */
 export function createPullCredentials(options: PullCredentialsOptions): PullCredentials {
-  return async (pod: V1Pod, image: string): Promise<readonly AuthConfig[]> => {
+  return async (pod: V1Pod, image: string): Promise<PodPullCredentials> => {
     const names = referencedNames(pod.spec?.imagePullSecrets ?? []);
     const target = repositoryOf(image);
-    if (names.length === 0 || target === undefined) return [];
+    if (names.length === 0 || target === undefined) return { auths: [] };
     const namespace = pod.metadata?.namespace ?? 'default';
     const results = await Promise.all(names.map((name) => readPullSecret(options, namespace, name)));
     const keyring = new DockerKeyring();
@@ -140,7 +144,7 @@ export function createPullCredentials(options: PullCredentialsOptions): PullCred
       if ('entries' in result) keyring.add(result.entries);
       else unusable.push(result);
     }
-    if (unusable.length > 0) reportUnusable(options, pod, unusable);
-    return authConfigsFor(target.domain, keyring.lookup(target.repository));
+    const auths = authConfigsFor(target.domain, keyring.lookup(target.repository));
+    return unusable.length === 0 ? { auths } : { auths, reportUnusable: () => { reportUnusable(options, pod, unusable); } };
   };
 }

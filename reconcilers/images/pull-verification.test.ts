@@ -66,7 +66,7 @@ describe("the image puller and secret-pulled images (the kubelet's KubeletEnsure
     const registry = new PrivateRegistry();
     const events = new RecordingEventRecorder();
     const secrets = new Map<string, AuthConfig[]>();
-    const puller = new ImagePuller({ images: registry, events, clock, gate: new PullGate({ concurrency: 1, qps: 0, burst: 0 }, clock), credentials: (p) => Promise.resolve(secrets.get(p.metadata?.uid ?? '') ?? []), pulledRecords: new PulledRecords(dir), verificationPolicy: 'NeverVerifyPreloadedImages', ...(nodeCredentials === undefined ? {} : { nodeCredentials: () => Promise.resolve(nodeCredentials) }) });
+    const puller = new ImagePuller({ images: registry, events, clock, gate: new PullGate({ concurrency: 1, qps: 0, burst: 0 }, clock), credentials: (p) => Promise.resolve({ auths: secrets.get(p.metadata?.uid ?? '') ?? [] }), pulledRecords: new PulledRecords(dir), verificationPolicy: 'NeverVerifyPreloadedImages', ...(nodeCredentials === undefined ? {} : { nodeCredentials: () => Promise.resolve(nodeCredentials) }) });
     return { registry, events, puller, secrets, dir };
   }
 

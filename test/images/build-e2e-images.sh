@@ -5,14 +5,14 @@
 # Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
 # (see rootfs_e2e_base). Downloads: Debian packages only (apt-get download, cached under
 # $NODELET_CACHE/debs; busybox's source package, for build-busybox.sh).
-#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.63.0 and :2.55
+#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1 and :2.55
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
 #                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
 #                   Debian's dynamic busybox (ash runs PATH's nc, not its applet: see
 #                   rootfs_agnhost_base);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
-#   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-1   the busybox root, whose busybox
+#   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-2   the busybox root, whose busybox
 #                   is Debian's static one built with upstream ash's environment (build-busybox.sh)
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
 #   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
@@ -167,12 +167,12 @@ recipe_e2e_agnhost() {
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
     >>"$rootfs/etc/group"
   write_layout "$2" "$rootfs" '{"Entrypoint":["/agnhost"],"Cmd":["pause"]}' \
-    registry.k8s.io/e2e-test-images/agnhost:2.63.0 registry.k8s.io/e2e-test-images/agnhost:2.55
+    registry.k8s.io/e2e-test-images/agnhost:2.66.1 registry.k8s.io/e2e-test-images/agnhost:2.55
 }
 
 recipe_e2e_busybox() {
   rootfs_e2e_base "$1"
-  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-1
+  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2 registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 }
 
 recipe_e2e_pause() {
