@@ -20,16 +20,28 @@ export class CriError extends Error {
   override name = 'CriError';
   readonly method: string;
   readonly code: GrpcStatus;
+  /** The runtime's own words (the gRPC status details), without the method. */
+  readonly details: string;
 
   constructor(options: CriErrorOptions) {
     super(`${options.method}: ${options.message}`, { cause: options.cause });
     this.method = options.method;
     this.code = options.code;
+    this.details = options.message;
   }
 
   /** The symbolic name of `code`, e.g. `NOT_FOUND`, for logs. */
   get codeName(): string {
     return GrpcStatus[this.code];
+  }
+
+  /**
+   * The error as the kubelet's gRPC client prints it (`rpc error: code = Unknown desc = …`), for
+   * answers that quote the runtime's failure in the kubelet's words.
+   */
+  get goStatusText(): string {
+    const camel = this.codeName.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _sep: string, letter: string) => letter.toUpperCase());
+    return `rpc error: code = ${camel === 'Ok' ? 'OK' : camel} desc = ${this.details}`;
   }
 }
 

@@ -14,7 +14,7 @@ import type { CriLogger } from './error-log.js';
 import type { CriMetrics } from './operation-metrics.js';
 import { GrpcRuntimeService } from './runtime-client.js';
 import { CriTransport } from './transport.js';
-import type { ContainerLogRuntime, ImageService, RuntimeConfigReader, RuntimeService, StatsRuntime, StreamingRuntime } from './types.js';
+import type { ContainerCheckpointer, ContainerLogRuntime, ImageService, RuntimeConfigReader, RuntimeService, StatsRuntime, StreamingRuntime } from './types.js';
 
 export type { CriLogger } from './error-log.js';
 export type { CriMetrics, CriOperation } from './operation-metrics.js';
@@ -38,7 +38,7 @@ export interface CriClientOptions {
 
 /** Both CRI services over one connection. */
 export interface CriClient {
-  readonly runtime: RuntimeService & RuntimeConfigReader & StreamingRuntime & StatsRuntime & ContainerLogRuntime;
+  readonly runtime: RuntimeService & RuntimeConfigReader & ContainerCheckpointer & StreamingRuntime & StatsRuntime & ContainerLogRuntime;
   readonly image: ImageService;
   /** Closes the connection once the calls in flight are done; calls made afterwards fail. */
   close(): void;

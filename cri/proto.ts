@@ -16,6 +16,7 @@ export type RuntimeMethod =
   | 'Version'
   | 'Status'
   | 'RuntimeConfig'
+  | 'CheckpointContainer'
   | 'RunPodSandbox'
   | 'StopPodSandbox'
   | 'RemovePodSandbox'

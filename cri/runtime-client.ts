@@ -39,6 +39,7 @@ import type {
   PodSandboxFilter,
   PodSandboxStatus,
   RuntimeService,
+  ContainerCheckpointer,
   RuntimeConfigReader,
   RuntimeConfiguration,
   RuntimeStatus,
@@ -73,7 +74,7 @@ function wholeSeconds(seconds: number): string {
   return String(Math.max(0, Math.ceil(seconds)));
 }
 
-export class GrpcRuntimeService implements RuntimeService, RuntimeConfigReader, StreamingRuntime, StatsRuntime, ContainerLogRuntime {
+export class GrpcRuntimeService implements RuntimeService, RuntimeConfigReader, ContainerCheckpointer, StreamingRuntime, StatsRuntime, ContainerLogRuntime {
   constructor(private readonly options: ServiceClientOptions) {}
 
   version(options?: CallOptions): Promise<VersionInfo> {
@@ -223,6 +224,16 @@ export class GrpcRuntimeService implements RuntimeService, RuntimeConfigReader, 
     requireArgument('PortForward', 'sandbox ID', podSandboxId);
     const call = { method: 'PortForward', request: { podSandboxId, port: [...ports] }, options, subject: podSandboxId } as const;
     return this.call(call, (wire) => requireId('PortForward', 'streaming URL', wire.url));
+  }
+
+  /** The kubelet's: a timeout given is the call's deadline, else the client's default (remote_runtime.go). */
+  async checkpointContainer(request: { readonly containerId: string; readonly location: string; readonly timeoutSeconds?: number }, options?: CallOptions): Promise<void> {
+    requireArgument('CheckpointContainer', 'container ID', request.containerId);
+    const timeout = Math.max(0, Math.floor(request.timeoutSeconds ?? 0));
+    const wire = { containerId: request.containerId, location: request.location, timeout: String(timeout) };
+    const deadline = timeout > 0 ? { timeoutMs: timeout * 1000 } : {};
+    const call = { method: 'CheckpointContainer', request: wire, options: { ...options, ...deadline }, subject: request.containerId } as const;
+    await this.call(call, () => undefined);
   }
 
   listContainerStats(options?: CallOptions): Promise<ContainerStats[]> {

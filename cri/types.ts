@@ -82,6 +82,15 @@ export interface RuntimeConfigReader {
   runtimeConfig(options?: CallOptions): Promise<RuntimeConfiguration>;
 }
 
+/** Checkpoints running containers (CRI CheckpointContainer: CRIU through the runtime). */
+export interface ContainerCheckpointer {
+  /**
+   * Writes the container's checkpoint archive to `location` on the host. `timeoutSeconds` above 0
+   * bounds the call (and the runtime's work); else the client's default deadline applies.
+   */
+  checkpointContainer(request: { readonly containerId: string; readonly location: string; readonly timeoutSeconds?: number }, options?: CallOptions): Promise<void>;
+}
+
 export interface RuntimeStatus {
   readonly conditions: readonly RuntimeCondition[];
   /** Empty from a runtime older than the field (containerd 1.6): then no handler has any feature. */

@@ -228,6 +228,7 @@ export interface RuntimeResponses extends Record<RuntimeMethod, object> {
   Version: WireVersionResponse;
   Status: WireStatusResponse;
   RuntimeConfig: WireRuntimeConfigResponse;
+  CheckpointContainer: object;
   RunPodSandbox: WireRunPodSandboxResponse;
   StopPodSandbox: object;
   RemovePodSandbox: object;

@@ -1,6 +1,6 @@
 /**
  * The node server's routes: `/healthz`, `/pods`, `/containerLogs/{namespace}/{pod}/{container}`,
- * `/logs/…` (the node's log directory: node-logs.ts), and the streaming ones (`/exec`, `/attach`, `/portForward`, `/run`: streaming.ts).
+ * `/logs/…` (the node's log directory: node-logs.ts), `/checkpoint/…` (checkpoint.ts), and the streaming ones (`/exec`, `/attach`, `/portForward`, `/run`: streaming.ts).
  * `/pods` lists the pods this node runs, from the desired-pod store, as a PodList (the kubelet
  * answers from its pod manager). The container logs are streamed as they are read (chunked), with
  * the kubelet's status codes and messages for what it refuses (log-options.ts, container-logs.ts).
@@ -18,13 +18,15 @@ import type { StatsCollector } from './stats-collector.js';
 import { metricsRoutes } from './metrics-route.js';
 import { statsRoutes } from './stats-routes.js';
 import { streamingRoutes, type StreamRuntime } from './streaming.js';
+import { checkpointRoutes } from './checkpoint.js';
+import type { ContainerCheckpointer } from '../cri/types.js';
 import type { Logger } from 'pino';
 
 /** What the routes read. */
 export interface RouteDeps {
   /** The pods this node runs (the desired-pod store). */
   readonly pods: { list(): V1Pod[] };
-  readonly runtime: LogRuntime & StreamRuntime;
+  readonly runtime: LogRuntime & StreamRuntime & Partial<ContainerCheckpointer>;
   readonly clock: Clock;
   /** How often a follower looks at a log file that has not grown. */
   readonly followPollMs: number;
@@ -34,6 +36,8 @@ export interface RouteDeps {
   readonly runTimeoutSeconds: number;
   /** The directory `/logs/` serves (the kubelet's /var/log); absent: `/logs/` is not served (404). */
   readonly nodeLogDir?: string;
+  /** Serves `/checkpoint/…` (archives under `<dir>/checkpoints`) when given and the runtime checkpoints. */
+  readonly checkpointRootDir?: string;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
   /** Serves `/metrics` when given. */
@@ -113,6 +117,15 @@ async function containerLogs(request: RouteRequest, deps: RouteDeps): Promise<vo
   }
 }
 
+/** `/checkpoint/…` when the root directory is given and the runtime can checkpoint. */
+function checkpointRoutesOf(deps: RouteDeps): Route[] {
+  const { runtime, checkpointRootDir } = deps;
+  const checkpointer = runtime.checkpointContainer?.bind(runtime);
+  if (checkpointRootDir === undefined || checkpointer === undefined) return [];
+  const checkpointRuntime = { checkpointContainer: checkpointer, listContainers: runtime.listContainers.bind(runtime) };
+  return checkpointRoutes({ pods: deps.pods, runtime: checkpointRuntime, rootDir: checkpointRootDir, clock: deps.clock });
+}
+
 /** The routes, for `node-server.ts` to match. */
 export function nodeRoutes(deps: RouteDeps): Route[] {
   const healthz = ({ res }: RouteRequest): Promise<void> => {
@@ -129,6 +142,7 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
     ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: (request: RouteRequest) => serveNodeLogs(request, { dir: deps.nodeLogDir ?? '' }) }]),
     ...streamingRoutes(deps),
+    ...checkpointRoutesOf(deps),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
     ...(deps.metrics === undefined ? [] : metricsRoutes(deps.metrics.registry, deps.metrics.logger)),
   ];

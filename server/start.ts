@@ -21,6 +21,7 @@ import { apiCsrClient } from '../kube/certificates/csr-client.js';
 import { ServingCertManager } from './serving-cert-manager.js';
 import { servingCredentials } from './tls.js';
 import type { CertificateAndKey } from '../kube/certificates/x509.js';
+import type { ContainerCheckpointer } from '../cri/types.js';
 
 /** What the node server is built from. */
 export interface NodeServerParts {
@@ -41,7 +42,7 @@ export interface NodeServerParts {
   readonly logDir: string;
   readonly kube: KubeClient;
   readonly pods: { list(): V1Pod[] };
-  readonly runtime: LogRuntime & StreamRuntime & StatsSource;
+  readonly runtime: LogRuntime & StreamRuntime & StatsSource & ContainerCheckpointer;
   readonly images: ImageFsSource;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -127,6 +128,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       proxyTimeoutMs: PROXY_TIMEOUT_MS,
       runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
       nodeLogDir: parts.logDir,
+      checkpointRootDir: parts.rootDir,
       stats: {
         collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }), runtime: parts.runtime, images: parts.images, clock: parts.clock }),
         logger: parts.logger,
