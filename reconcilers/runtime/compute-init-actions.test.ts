@@ -103,4 +103,12 @@ describe('init and sidecar containers in computePodActions', () => {
     ]);
     assert.equal(plan(never, observed).killPod, true);
   });
+
+  it('counts the pod initialized by an app container of the current sandbox only, as the kubelet 1.37 (the init containers of a new sandbox run again)', () => {
+    // The init containers are gone (garbage collected); the app containers ran.
+    const inCurrent = observation([sandbox({ id: 'sb-2' }), sandbox({ id: 'sb-1', state: 'SANDBOX_NOTREADY' })], [container(pod, 'app', { sandboxId: 'sb-2' })]);
+    assert.equal(plan(pod, inCurrent).initialized, true, 'an app container of the current sandbox: initialized');
+    const inPrevious = observation([sandbox({ id: 'sb-2' }), sandbox({ id: 'sb-1', state: 'SANDBOX_NOTREADY' })], [container(pod, 'app', { sandboxId: 'sb-1', state: 'CONTAINER_EXITED', exitCode: 137 })]);
+    assert.deepEqual(plan(pod, inPrevious).starts, ['init:setup'], 'only a previous sandbox had app containers: the init containers run again');
+  });
 });

@@ -37,10 +37,17 @@ function start(observed: ObservedPod, container: V1Container, index: number, rea
   return { kind: 'init', index, name: container.name, reason, restartCount: nextRestartCount(observed, container.name) };
 }
 
-/** Whether the pod has started app containers before (it was initialized in this sandbox). */
+/**
+ * Whether an app container has been created in the current sandbox (the newest, when ready): the
+ * pod was initialized in it, as the kubelet's HasAnyActiveRegularContainerStarted (1.37). An app
+ * container of an earlier sandbox (a reboot, a sandbox replaced) does not count: the init
+ * containers run again in the new one.
+ */
 function hasAppContainers(pod: V1Pod, observed: ObservedPod): boolean {
+  const active = observed.sandboxes[0];
+  if (active?.state !== 'SANDBOX_READY') return false;
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
-  return observed.containers.some((c) => names.has(c.name));
+  return observed.containers.some((c) => names.has(c.name) && c.sandboxId === active.id);
 }
 
 interface Accumulator {

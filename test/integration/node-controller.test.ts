@@ -58,10 +58,13 @@ async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
 
 /** Bytes of a binary-SI or plain quantity as the API server canonicalizes them. */
 function quantityBytes(quantity: string | undefined): number {
-  const match = /^(\d+)(Ki|Mi|Gi|Ti)?$/.exec(quantity ?? '');
+  // Memory is binary (Ki); ephemeral storage a decimal byte count since 1.37 (k, M, G, … when whole).
+  const match = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T|P|E)?$/.exec(quantity ?? '');
   assert.ok(match, `unexpected quantity ${quantity ?? '(none)'}`);
-  const power = { Ki: 1, Mi: 2, Gi: 3, Ti: 4 }[match[2] ?? ''] ?? 0;
-  return Number(match[1]) * 1024 ** power;
+  const suffix = match[2] ?? '';
+  const binary = { Ki: 1, Mi: 2, Gi: 3, Ti: 4 }[suffix];
+  const decimal = { k: 1, M: 2, G: 3, T: 4, P: 5, E: 6 }[suffix] ?? 0;
+  return Number(match[1]) * (binary === undefined ? 1000 ** decimal : 1024 ** binary);
 }
 
 /** MicroTime strings have six fractional digits; Date keeps milliseconds. */
