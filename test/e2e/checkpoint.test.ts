@@ -72,7 +72,7 @@ describe('the checkpoint endpoint (nodes/checkpoint)', () => {
     // -v=8: kubectl logs the node server's answer, which its error line leaves out.
     const unknown = await kubectlOutcome(['create', '--raw', checkpointPath(namespace, 'counter', 'nope'), '-f', '/dev/null', '-v=8']);
     assert.notEqual(unknown.code, 0);
-    assert.match(unknown.stderr, /Response Status: 404/);
+    assert.match(unknown.stderr, /status="404 Not Found"/);
     assert.match(unknown.stderr, /container nope does not exist/);
     const missingPod = await kubectlOutcome(['create', '--raw', checkpointPath(namespace, 'absent', 'main'), '-f', '/dev/null', '-v=8']);
     assert.match(missingPod.stderr, /pod does not exist/);

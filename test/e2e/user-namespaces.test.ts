@@ -111,7 +111,9 @@ describe('pods in their own user namespace (hostUsers: false)', () => {
       ranges.push(hostId);
     }
     assert.notEqual(ranges[0], ranges[1], 'two pods never share a range');
-    assert.equal(await startedUserNamespacedPods(), startedBefore + 2, 'kubelet_started_user_namespaced_pods_total counts both');
+    const startedAfter = await startedUserNamespacedPods();
+    console.log(`# kubelet_started_user_namespaced_pods_total: ${startedBefore} before, ${startedAfter} after`);
+    assert.equal(startedAfter, startedBefore + 2, 'kubelet_started_user_namespaced_pods_total counts both');
   });
 
   it("keeps a hostUsers true pod in the host's user namespace", async () => {
