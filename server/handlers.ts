@@ -138,9 +138,9 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
   };
   return [
     { method: 'GET', pattern: '/healthz', handler: healthz },
-    { method: 'GET', pattern: '/pods', handler: pods },
-    { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps) },
-    ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: (request: RouteRequest) => serveNodeLogs(request, { dir: deps.nodeLogDir ?? '' }) }]),
+    { method: 'GET', pattern: '/pods', handler: pods, getOnly: true },
+    { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps), getOnly: true },
+    ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: (request: RouteRequest) => serveNodeLogs(request, { dir: deps.nodeLogDir ?? '' }), getOnly: true }]),
     ...streamingRoutes(deps),
     ...checkpointRoutesOf(deps),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),

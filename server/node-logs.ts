@@ -19,7 +19,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { open, opendir, realpath, stat, type FileHandle } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { sendText, type RouteRequest } from './routes.js';
@@ -109,7 +109,7 @@ async function openChecked(real: string, checked: Stats): Promise<FileHandle | u
   return undefined;
 }
 
-async function serveFile(req: IncomingMessage, res: ServerResponse, real: string, checked: Stats): Promise<void> {
+async function serveFile(res: ServerResponse, real: string, checked: Stats): Promise<void> {
   const handle = await openChecked(real, checked);
   if (handle === undefined) {
     sendText(res, 404, '404 page not found');
@@ -120,7 +120,8 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, real: string
     const head = Buffer.alloc(Math.min(512, size));
     await handle.read(head, 0, head.length, 0);
     res.writeHead(200, { 'Content-Type': sniffContentType(head), 'Content-Length': size, 'Last-Modified': checked.mtime.toUTCString() });
-    if (req.method === 'HEAD' || size === 0) {
+    // GET only (the route's filter answers every other method, HEAD included, with 405).
+    if (size === 0) {
       res.end();
       return;
     }
@@ -141,11 +142,11 @@ function redirect(res: ServerResponse, location: string, query: URLSearchParams)
   res.end();
 }
 
-async function serveDir(req: IncomingMessage, res: ServerResponse, dir: { real: string; stats: Stats }): Promise<void> {
+async function serveDir(res: ServerResponse, dir: { real: string; stats: Stats }): Promise<void> {
   try {
     const html = await listing(dir.real);
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': Buffer.byteLength(html), 'Last-Modified': dir.stats.mtime.toUTCString() });
-    res.end(req.method === 'HEAD' ? undefined : html);
+    res.end(html);
   } catch (error) {
     const forbidden = failure(error).kind === 'forbidden';
     sendText(res, forbidden ? 403 : 404, forbidden ? '403 Forbidden' : '404 page not found');
@@ -154,7 +155,7 @@ async function serveDir(req: IncomingMessage, res: ServerResponse, dir: { real: 
 
 /** Serves `GET /logs/{path…}`; see this file's header. */
 export async function serveNodeLogs(request: RouteRequest, options: NodeLogsOptions): Promise<void> {
-  const { req, res, query } = request;
+  const { res, query } = request;
   const name = request.params[0] ?? '';
   const clean = cleanLogPath(name);
   const target = clean === undefined ? ({ kind: 'missing' } as const) : await resolve(options.dir, clean);
@@ -168,11 +169,11 @@ export async function serveNodeLogs(request: RouteRequest, options: NodeLogsOpti
       sendText(res, 403, '403 Forbidden');
       return;
     case 'dir':
-      if (slash) await serveDir(req, res, target);
+      if (slash) await serveDir(res, target);
       else redirect(res, `${base}/`, query);
       return;
     case 'file':
       if (slash) redirect(res, `../${base}`, query);
-      else await serveFile(req, res, target.real, target.stats);
+      else await serveFile(res, target.real, target.stats);
   }
 }

@@ -93,7 +93,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, options: NodeSer
     return;
   }
   if (match.kind === 'not-found') sendText(res, 404, '404 page not found');
-  else if (match.kind === 'method-not-allowed') sendText(res, 405, 'Method Not Allowed');
+  else if (match.kind === 'method-not-allowed') {
+    if (match.allow !== undefined) res.setHeader('Allow', match.allow);
+    sendText(res, 405, 'Method Not Allowed');
+  }
   else await match.handler({ req, res, params: match.params, query: url.searchParams, ...(upgrade === undefined ? {} : { upgrade }) });
 }
 

@@ -37,6 +37,11 @@ export interface Route {
   readonly method: string;
   readonly pattern: string;
   readonly handler: RouteHandler;
+  /**
+   * The kubelet's `GETOnlyRestfulFilter` (1.37; its read-only APIs `/pods`, `/containerLogs`,
+   * `/logs`): any other method, HEAD included, is a 405 with `Allow: GET`.
+   */
+  readonly getOnly?: boolean;
 }
 
 /** A path segment that is not valid percent-encoding (Go's server refuses the request: 400). */
@@ -79,7 +84,11 @@ function matchPattern(pattern: string, path: string): string[] | undefined {
 }
 
 /** The result of looking a request up. */
-export type RouteMatch = { readonly kind: 'found'; readonly handler: RouteHandler; readonly params: string[] } | { readonly kind: 'not-found' } | { readonly kind: 'method-not-allowed' };
+export type RouteMatch =
+  | { readonly kind: 'found'; readonly handler: RouteHandler; readonly params: string[] }
+  | { readonly kind: 'not-found' }
+  /** `allow`: the methods to name in the `Allow` header, when the route's filter names them. */
+  | { readonly kind: 'method-not-allowed'; readonly allow?: string };
 
 /**
  * The route for `method` and `path`; a path served for other methods only is 405, as go-restful
@@ -91,6 +100,7 @@ export function matchRoute(routes: readonly Route[], method: string, path: strin
     const params = matchPattern(route.pattern, path);
     if (params === undefined) continue;
     pathKnown = true;
+    if (route.getOnly === true && method !== 'GET') return { kind: 'method-not-allowed', allow: 'GET' };
     if (route.method === method || (route.method === 'GET' && method === 'HEAD')) return { kind: 'found', handler: route.handler, params };
   }
   return { kind: pathKnown ? 'method-not-allowed' : 'not-found' };
