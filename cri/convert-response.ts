@@ -146,6 +146,7 @@ export function podSandboxStatusFromWire(method: string, wire: WirePodSandboxSta
     ...(network === null ? {} : { network: { ip: network.ip, additionalIps: network.additionalIps.map((p) => p.ip) } }),
     labels: { ...s.labels },
     annotations: { ...s.annotations },
+    runtimeHandler: s.runtimeHandler,
   };
 }
 

@@ -220,6 +220,8 @@ export interface PodSandboxStatus {
   readonly network?: PodSandboxNetworkStatus;
   readonly labels: Labels;
   readonly annotations: Labels;
+  /** The handler the sandbox runs with ('' for the runtime's default). */
+  readonly runtimeHandler: string;
 }
 
 export interface PodSandboxFilter {

@@ -67,6 +67,7 @@ export interface WirePodSandboxStatus {
   network: { ip: string; additionalIps: { ip: string }[] } | null;
   labels: WireMap;
   annotations: WireMap;
+  runtimeHandler: string;
 }
 
 export interface WireRunPodSandboxResponse {

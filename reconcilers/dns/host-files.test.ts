@@ -48,6 +48,8 @@ describe('podHostName', () => {
       pod: pod({}, `${'a'.repeat(62)}-tail`),
       want: { hostname: 'a'.repeat(62), domain: '' },
     },
+    { name: 'hostnameOverride over hostname and subdomain, with no domain (1.37)', pod: pod({ hostname: 'db', subdomain: 'backend', hostnameOverride: 'override.example.host' }), want: { hostname: 'override.example.host', domain: '' } },
+    { name: 'a long hostnameOverride is cut to 63 characters without a trailing dot', pod: pod({ hostnameOverride: `${'b'.repeat(62)}.tail` }), want: { hostname: 'b'.repeat(62), domain: '' } },
   ];
   for (const c of cases) {
     it(c.name, () => {

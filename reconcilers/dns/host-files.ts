@@ -52,18 +52,24 @@ export interface PodHostName {
   readonly domain: string;
 }
 
+/** A host name cut to 63 characters without a trailing `-` or `.` (a host name is at most 63 bytes; the kubelet's truncatePodHostnameIfNeeded). */
+function truncatedHostName(name: string): string {
+  return name.length <= 63 ? name : name.slice(0, 63).replace(/[-.]+$/, '');
+}
+
 /**
- * `spec.hostname` or the pod's name, cut to 63 characters without a trailing `-` or `.` (a host
- * name is at most 63 bytes), and the domain from `spec.subdomain` (the kubelet's
- * `GeneratePodHostNameAndDomain`; the API server has validated both as DNS labels).
+ * The pod's host name and domain, as the kubelet's `GeneratePodHostNameAndDomain` (1.37):
+ * `spec.hostnameOverride` when set (a DNS subdomain the API server validated; no domain, whatever
+ * `hostname` and `subdomain` say), else `spec.hostname` or the pod's name, with the domain from
+ * `spec.subdomain`; each cut to 63 characters.
  */
 export function podHostName(pod: V1Pod, clusterDomain: string): PodHostName {
   const spec = pod.spec;
+  if (spec?.hostnameOverride !== undefined) return { hostname: truncatedHostName(spec.hostnameOverride), domain: '' };
   const name = spec?.hostname !== undefined && spec.hostname !== '' ? spec.hostname : (pod.metadata?.name ?? '');
-  const hostname = name.length <= 63 ? name : name.slice(0, 63).replace(/[-.]+$/, '');
   const subdomain = spec?.subdomain ?? '';
   const domain = subdomain === '' ? '' : `${subdomain}.${pod.metadata?.namespace ?? 'default'}.svc.${clusterDomain}`;
-  return { hostname, domain };
+  return { hostname: truncatedHostName(name), domain };
 }
 
 /** `\n# Entries added by HostAliases.\n` and one `<ip>\t<name>\t<name>…` line per alias; nothing without aliases. */

@@ -14,6 +14,8 @@ export interface ObservedSandbox {
   /** Primary pod IP; empty for host-network sandboxes or when the network is gone. */
   readonly ip: string;
   readonly additionalIps: readonly string[];
+  /** The runtime handler it runs with ('' the default); absent where unknown (a test's fixture). */
+  readonly runtimeHandler?: string;
 }
 
 export interface ObservedContainer {

@@ -7,7 +7,7 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
-import { RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
+import { lastRecursiveReadOnlySupport, RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
 import type { UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
 import { UserNamespaceManager } from '../userns/userns-manager.js';
 import { IDS_PER_POD, defaultHostIds, nodeIdRange } from '../userns/id-range.js';
@@ -369,6 +369,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     resizer,
     agentStartedAtMs: prober.startedAtMs(),
     ...(deps.sightings === undefined ? {} : { sightings: deps.sightings }),
+    recursiveReadOnlyOf: (handler) => lastRecursiveReadOnlySupport(userns.runtimeFeatures, handler),
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups };

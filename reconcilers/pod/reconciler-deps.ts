@@ -57,6 +57,8 @@ export interface PodAdmission {
 }
 
 export interface PodReconcilerOptions {
+  /** Whether a runtime handler makes read-only mounts recursive (containerStatuses[].volumeMounts); absent: not known. */
+  readonly recursiveReadOnlyOf?: (handler: string) => boolean | undefined;
   readonly store: PodStore;
   readonly runtime: RuntimeService;
   readonly executor: PodActionsExecutor;

@@ -84,6 +84,7 @@ export function statusOf(deps: PodReconcilerOptions, pod: V1Pod, observed: Obser
     ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
     probeResults: deps.probeResults.resultsOf(observed.uid),
     ...(deps.agentStartedAtMs === undefined ? {} : { agentStartedAtMs: deps.agentStartedAtMs }),
+    ...(deps.recursiveReadOnlyOf === undefined ? {} : { recursiveReadOnlyOf: deps.recursiveReadOnlyOf }),
     ...resizeStatusOf(deps, observed.uid),
   });
 }

@@ -45,6 +45,7 @@ async function observeSandbox(runtime: RuntimeService, id: string, options: Call
     createdAt: nanosToDate(status.createdAt),
     ip: status.network?.ip ?? '',
     additionalIps: status.network?.additionalIps ?? [],
+    runtimeHandler: status.runtimeHandler,
   };
 }
 

@@ -19,6 +19,14 @@ export interface RuntimeFeatureSnapshot {
 export interface RuntimeFeatureReader {
   /** The last snapshot; asks the runtime when there is none yet. */
   current(options?: CallOptions): Promise<RuntimeFeatureSnapshot>;
+  /** The last snapshot, without asking the runtime; undefined before the first Status. */
+  last(): RuntimeFeatureSnapshot | undefined;
+}
+
+/** Whether the runtime's last snapshot says `handler` makes read-only mounts recursive; undefined when it has not said. */
+export function lastRecursiveReadOnlySupport(reader: RuntimeFeatureReader, handler: string): boolean | undefined {
+  const snapshot = reader.last();
+  return snapshot === undefined ? undefined : handlerInfo(snapshot, handler)?.recursiveReadOnlyMounts;
 }
 
 /** The runtime's entry for a handler ("" the default), if it lists one. */

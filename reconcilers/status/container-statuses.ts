@@ -10,6 +10,7 @@ import { predatesAgent, type ContainerProbeResult } from '../probes/container-re
 import { probedFlags, probesOf } from './probe-status.js';
 import { isTerminal } from './pod-conditions.js';
 import type { ContainerStartFailure } from '../runtime/start-failures.js';
+import { volumeMountStatuses } from './volume-mount-statuses.js';
 
 export interface ContainerStatusContext {
   readonly pod: V1Pod;
@@ -28,6 +29,8 @@ export interface ContainerStatusContext {
    * it (`predatesAgent`) stays ready until its readiness probe reports.
    */
   readonly readyPodAgentStartedAtMs?: number;
+  /** Whether the pod's runtime handler makes read-only mounts recursive; undefined while not known. */
+  readonly recursiveReadOnlySupported?: boolean;
 }
 
 const UNKNOWN_ON_TERMINATION: V1ContainerState = {
@@ -118,9 +121,7 @@ function isTerminalPod(ctx: ContainerStatusContext): boolean {
  */
 function keptTerminated(spec: V1Container, ctx: ContainerStatusContext, latest: ObservedContainer | undefined): V1ContainerStatus | undefined {
   if (!isTerminalPod(ctx) || latest !== undefined) return undefined;
-  const old = ctx.pod.status;
-  const all = [...(old?.containerStatuses ?? []), ...(old?.initContainerStatuses ?? []), ...(old?.ephemeralContainerStatuses ?? [])];
-  const previous = all.find((s) => s.name === spec.name);
+  const previous = previousStatusOf(ctx, spec.name);
   return previous?.state?.terminated === undefined ? undefined : { ...previous, ready: false };
 }
 
@@ -145,7 +146,14 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
     ...(latest === undefined ? {} : { containerID: `${ctx.runtimeName}://${latest.id}` }),
     ...resourcesFields(spec, latest, ctx),
     ...userField(latest),
+    ...volumeMountStatuses(spec, ctx.recursiveReadOnlySupported, previousStatusOf(ctx, spec.name)),
   };
+}
+
+/** The container's status as the API holds it (any of the pod's three lists). */
+function previousStatusOf(ctx: ContainerStatusContext, name: string): V1ContainerStatus | undefined {
+  const old = ctx.pod.status;
+  return [...(old?.containerStatuses ?? []), ...(old?.initContainerStatuses ?? []), ...(old?.ephemeralContainerStatuses ?? [])].find((s) => s.name === name);
 }
 
 /** `user`: the identity the runtime reports for the container's first process (the kubelet's convertContainerStatusUser); absent when it reports none. */

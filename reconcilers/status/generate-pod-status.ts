@@ -61,6 +61,11 @@ export interface GeneratePodStatusInput {
    * readiness until their readiness probes report (an agent restart does not flap Ready).
    */
   readonly agentStartedAtMs?: number;
+  /**
+   * Whether a runtime handler makes read-only mounts recursive (the runtime's last CRI Status), for
+   * `containerStatuses[].volumeMounts`; undefined for a handler it has not reported.
+   */
+  readonly recursiveReadOnlyOf?: (handler: string) => boolean | undefined;
 }
 
 /** The kubelet's getPhase over regular containers. */
@@ -182,7 +187,20 @@ function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
     ...(input.probeResults === undefined ? {} : { probeResults: input.probeResults }),
     ...(input.currentValuesOf === undefined ? {} : { currentValuesOf: input.currentValuesOf }),
     ...(input.agentStartedAtMs === undefined || !podIsReady(input.pod) ? {} : { readyPodAgentStartedAtMs: input.agentStartedAtMs }),
+    ...recursiveReadOnlyField(input),
   };
+}
+
+/**
+ * The pod's handler's recursive read-only support: its newest sandbox's handler, else the default
+ * one for a pod without a RuntimeClass; unknown for a RuntimeClass pod before its first sandbox.
+ */
+function recursiveReadOnlyField(input: GeneratePodStatusInput): { recursiveReadOnlySupported?: boolean } {
+  const sandboxHandler = input.observed.sandboxes[0]?.runtimeHandler;
+  const className = input.pod.spec?.runtimeClassName;
+  const handler = sandboxHandler ?? (className === undefined || className === '' ? '' : undefined);
+  const supported = handler === undefined ? undefined : input.recursiveReadOnlyOf?.(handler);
+  return supported === undefined ? {} : { recursiveReadOnlySupported: supported };
 }
 
 /** The pod's Ready condition (as the API last had it) is True. */

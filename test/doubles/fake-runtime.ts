@@ -271,6 +271,7 @@ export class FakeRuntime implements RuntimeService, RuntimeConfigReader, ImageSe
       network: { ip: s.ip, additionalIps: [] },
       labels: { ...s.config.labels },
       annotations: { ...s.config.annotations },
+      runtimeHandler: s.runtimeHandler,
     };
   }
 

@@ -56,6 +56,31 @@ describe('setHostnameAsFQDN', () => {
     assert.equal(inspected.info?.config?.hostname, fqdn);
   });
 
+  it('gives a pod its hostnameOverride as its hostname, over hostname and subdomain, with no domain (1.37)', async () => {
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'override', namespace },
+      spec: {
+        nodeName: NODE_NAME,
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 1,
+        hostname: 'db',
+        subdomain: 'backend',
+        hostnameOverride: 'override.example.host',
+        containers: [{ name: 'main', image: 'busybox:1.35', command: ['sh', '-c', 'echo "$(hostname);$(hostname -f)" > /dev/termination-log'] }],
+      },
+    });
+    const done = await eventually('the pod finished', async () => {
+      const p = await getPod(namespace, 'override');
+      return p?.status?.phase === 'Succeeded' || p?.status?.phase === 'Failed' ? p : undefined;
+    });
+    assert.equal(done.status?.containerStatuses?.[0]?.state?.terminated?.message, 'override.example.host;override.example.host\n');
+    const [sandbox] = await sandboxesOf(done.metadata?.uid ?? '');
+    const inspected = JSON.parse(await crictl(['inspectp', '-o', 'json', sandbox ?? ''])) as { info?: { config?: { hostname?: string } } };
+    assert.equal(inspected.info?.config?.hostname, 'override.example.host');
+  });
+
   it('refuses an FQDN longer than 64 characters: FailedCreatePodSandBox, Pending, no sandbox', async () => {
     const hostname = 'h'.repeat(40);
     await apply(pod(namespace, 'too-long', hostname));
