@@ -15,6 +15,7 @@ import type { Container, ContainerCheckpointer, ContainerFilter } from '../cri/t
 import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../reconcilers/model/runtime-labels.js';
 import type { Clock } from '../util/clock.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
+import { inSpec } from './container-logs.js';
 
 /** What the checkpoint route reads and calls. */
 export interface CheckpointDeps {
@@ -39,11 +40,6 @@ function rfc3339(ms: number): string {
 /** The archive's path, as the kubelet names it (`checkpoint-<name>_<namespace>-<container>-<time>.tar`). */
 export function checkpointLocation(rootDir: string, pod: { name: string; namespace: string }, container: string, nowMs: number): string {
   return path.join(checkpointsDir(rootDir), `checkpoint-${pod.name}_${pod.namespace}-${container}-${rfc3339(nowMs)}.tar`);
-}
-
-function inSpec(pod: V1Pod, container: string): boolean {
-  const spec = pod.spec;
-  return [...(spec?.containers ?? []), ...(spec?.initContainers ?? []), ...(spec?.ephemeralContainers ?? [])].some((c) => c.name === container);
 }
 
 /** The `timeout` query's last value in seconds; 0 when absent; undefined when it is not an integer. */

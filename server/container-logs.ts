@@ -46,7 +46,8 @@ export function findPod(pods: readonly V1Pod[], namespace: string, name: string)
   return pod;
 }
 
-function inSpec(pod: V1Pod, container: string): boolean {
+/** Whether `container` is one of the pod's containers (regular, init or ephemeral), as the kubelet's node server looks it up. */
+export function inSpec(pod: V1Pod, container: string): boolean {
   const spec = pod.spec;
   return [...(spec?.containers ?? []), ...(spec?.initContainers ?? []), ...(spec?.ephemeralContainers ?? [])].some((c) => c.name === container);
 }

@@ -18,15 +18,14 @@ import type { StatsCollector } from './stats-collector.js';
 import { metricsRoutes } from './metrics-route.js';
 import { statsRoutes } from './stats-routes.js';
 import { streamingRoutes, type StreamRuntime } from './streaming.js';
-import { checkpointRoutes } from './checkpoint.js';
-import type { ContainerCheckpointer } from '../cri/types.js';
+import { checkpointRoutes, type CheckpointDeps } from './checkpoint.js';
 import type { Logger } from 'pino';
 
 /** What the routes read. */
 export interface RouteDeps {
   /** The pods this node runs (the desired-pod store). */
   readonly pods: { list(): V1Pod[] };
-  readonly runtime: LogRuntime & StreamRuntime & Partial<ContainerCheckpointer>;
+  readonly runtime: LogRuntime & StreamRuntime;
   readonly clock: Clock;
   /** How often a follower looks at a log file that has not grown. */
   readonly followPollMs: number;
@@ -36,8 +35,8 @@ export interface RouteDeps {
   readonly runTimeoutSeconds: number;
   /** The directory `/logs/` serves (the kubelet's /var/log); absent: `/logs/` is not served (404). */
   readonly nodeLogDir?: string;
-  /** Serves `/checkpoint/…` (archives under `<dir>/checkpoints`) when given and the runtime checkpoints. */
-  readonly checkpointRootDir?: string;
+  /** Serves `/checkpoint/…` when given: the runtime that checkpoints, and the root whose `checkpoints` directory holds the archives. */
+  readonly checkpoint?: Pick<CheckpointDeps, 'runtime' | 'rootDir'>;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
   /** Serves `/metrics` when given. */
@@ -117,15 +116,6 @@ async function containerLogs(request: RouteRequest, deps: RouteDeps): Promise<vo
   }
 }
 
-/** `/checkpoint/…` when the root directory is given and the runtime can checkpoint. */
-function checkpointRoutesOf(deps: RouteDeps): Route[] {
-  const { runtime, checkpointRootDir } = deps;
-  const checkpointer = runtime.checkpointContainer?.bind(runtime);
-  if (checkpointRootDir === undefined || checkpointer === undefined) return [];
-  const checkpointRuntime = { checkpointContainer: checkpointer, listContainers: runtime.listContainers.bind(runtime) };
-  return checkpointRoutes({ pods: deps.pods, runtime: checkpointRuntime, rootDir: checkpointRootDir, clock: deps.clock });
-}
-
 /** The routes, for `node-server.ts` to match. */
 export function nodeRoutes(deps: RouteDeps): Route[] {
   const healthz = ({ res }: RouteRequest): Promise<void> => {
@@ -142,7 +132,7 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps), getOnly: true },
     ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: (request: RouteRequest) => serveNodeLogs(request, { dir: deps.nodeLogDir ?? '' }), getOnly: true }]),
     ...streamingRoutes(deps),
-    ...checkpointRoutesOf(deps),
+    ...(deps.checkpoint === undefined ? [] : checkpointRoutes({ ...deps.checkpoint, pods: deps.pods, clock: deps.clock })),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
     ...(deps.metrics === undefined ? [] : metricsRoutes(deps.metrics.registry, deps.metrics.logger)),
   ];

@@ -128,7 +128,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       proxyTimeoutMs: PROXY_TIMEOUT_MS,
       runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
       nodeLogDir: parts.logDir,
-      checkpointRootDir: parts.rootDir,
+      checkpoint: { runtime: parts.runtime, rootDir: parts.rootDir },
       stats: {
         collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }), runtime: parts.runtime, images: parts.images, clock: parts.clock }),
         logger: parts.logger,

@@ -5,7 +5,7 @@
  * `Disabled`). Once the API shows a container's mounts they are kept (the kubelet: immutable).
  */
 import type { V1Container, V1ContainerStatus, V1VolumeMount, V1VolumeMountStatus } from '@kubernetes/client-node';
-import { resolveRecursiveReadOnly } from '../volumes/mounts.js';
+import { mountAsksRecursiveReadOnly, resolveRecursiveReadOnly } from '../volumes/mounts.js';
 
 /** The recursive read-only mode a read-only mount got; one that could not be had is `Disabled` (the kubelet logs it). */
 function recursiveReadOnlyMode(mount: V1VolumeMount, supported: boolean): 'Enabled' | 'Disabled' {
@@ -14,10 +14,6 @@ function recursiveReadOnlyMode(mount: V1VolumeMount, supported: boolean): 'Enabl
   } catch {
     return 'Disabled';
   }
-}
-
-function asksRecursiveReadOnly(mount: V1VolumeMount): boolean {
-  return mount.recursiveReadOnly !== undefined && mount.recursiveReadOnly !== 'Disabled';
 }
 
 /**
@@ -30,7 +26,7 @@ export function volumeMountStatuses(spec: V1Container, supported: boolean | unde
   if (previous?.volumeMounts !== undefined) return { volumeMounts: previous.volumeMounts };
   const mounts = spec.volumeMounts ?? [];
   if (mounts.length === 0) return {};
-  if (supported === undefined && mounts.some(asksRecursiveReadOnly)) return {};
+  if (supported === undefined && mounts.some(mountAsksRecursiveReadOnly)) return {};
   const statuses = mounts.map((m): V1VolumeMountStatus => ({
     name: m.name,
     mountPath: m.mountPath,

@@ -44,7 +44,12 @@ export function resolveRecursiveReadOnly(mount: V1VolumeMount, supported: boolea
 
 /** Whether any mount of the container asks for a recursive read-only mode (then the handler's support is needed). */
 export function asksRecursiveReadOnly(container: V1Container): boolean {
-  return (container.volumeMounts ?? []).some((m) => m.recursiveReadOnly !== undefined && m.recursiveReadOnly !== 'Disabled');
+  return (container.volumeMounts ?? []).some(mountAsksRecursiveReadOnly);
+}
+
+/** Whether the mount asks for a recursive read-only mode (`IfPossible` or `Enabled`). */
+export function mountAsksRecursiveReadOnly(mount: V1VolumeMount): boolean {
+  return mount.recursiveReadOnly !== undefined && mount.recursiveReadOnly !== 'Disabled';
 }
 
 function configError(message: string, volumeName?: string): VolumeError {
