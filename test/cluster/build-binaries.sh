@@ -9,6 +9,7 @@
 #   crictl                                                            <- sigs.k8s.io/cri-tools
 #   metrics-server                                                    <- sigs.k8s.io/metrics-server
 #   kubelet (only with --kubelet: the bench's second node)            <- k8s.io/kubernetes
+#   coredns (only with --coredns: the e2e images)                     <- github.com/coredns/coredns
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
@@ -174,6 +175,16 @@ main() {
   if [[ ${1:-} == --kubelet ]]; then
     build_kubelet
     mkdir -p "$2" && ln -sfn "$(bin_dir kubelet "$KUBERNETES_VERSION")/kubelet" "$2/kubelet"
+    return
+  fi
+  # --coredns: only CoreDNS (its go.mod has no replace directives); prints its directory.
+  # --coredns-print: prints it, or fails when it is not built.
+  if [[ ${1:-} == --coredns || ${1:-} == --coredns-print ]]; then
+    if [[ $1 == --coredns ]]; then
+      go_build_scratch coredns github.com/coredns/coredns github.com/coredns/coredns "$COREDNS_VERSION" >&2
+    fi
+    [[ -x $(bin_dir coredns "$COREDNS_VERSION")/coredns ]] || { log "coredns $COREDNS_VERSION is not built"; exit 1; }
+    bin_dir coredns "$COREDNS_VERSION"
     return
   fi
   build_etcd

@@ -144,6 +144,13 @@ e2e_flags=(
   --system-pods-startup-timeout=1m --node-schedulable-timeout=2m
 )
 
+# nodelet's run beside the kubelet node of `npm run kubelet:up`: that node keeps its bench taint, so
+# the framework neither waits for it to be schedulable nor places a test pod on it.
+if [[ $target == nodelet ]]; then
+  kubelet_taint=$(with_cluster_libs kubelet_setting KUBELET_TAINT_KEY)
+  e2e_flags+=(--non-blocking-taints="node-role.kubernetes.io/control-plane,$kubelet_taint")
+fi
+
 label=${shard:+shard-${shard/\//-of-}}
 [[ -n $focus ]] && label="focus-$(printf '%s' "$focus" | sha256sum | cut -c1-8)${label:+-$label}"
 [[ -n $features ]] && label="features-${features//,/-}${label:+-$label}"

@@ -18,9 +18,17 @@
 #   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
 #   e2e-nonewprivs  registry.k8s.io/e2e-test-images/nonewprivs:1.4     busybox root + setuid
 #                   /usr/local/bin/nnp (k8s.io/kubernetes/test/images/nonewprivs)
+#   e2e-glibc-dns-testing  registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1   as upstream's
+#                   Dockerfile: debian:bookworm-slim (here Debian 12 minbase from mmdebstrap, the
+#                   slim image's dpkg filters) with dnsutils, and /coredns (upstream adds the v1.5.0
+#                   release archive; here CoreDNS $COREDNS_VERSION from its Go module,
+#                   build-binaries.sh --coredns). Its glibc `hostname -f` and dig are what the
+#                   hostnameOverride and DNS tests run.
 #
 # Prints one line per image: <name> <tar> <manifest digest> (the format containerd.sh imports).
 #   build-e2e-images.sh [--print]   --print fails instead of building
+# Downloads besides: the Debian packages of glibc-dns-testing's root (mmdebstrap, from the machine's
+# apt sources) and CoreDNS' modules from the Go module proxy.
 set -euo pipefail
 e2e_images_dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=build.sh
@@ -29,6 +37,12 @@ bash_bin=${BASH_STATIC_BIN:-/bin/bash-static}
 # shellcheck source=../cluster/versions.env
 source "$e2e_images_dir/../cluster/versions.env"
 e2e_bin_dir=""
+coredns_dir=""
+apt_sources=${NODELET_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
+# debian:bookworm-slim's dpkg filters (image/build.sh's base has the same).
+slim_dpkg_opts=(--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
+  --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
+  --dpkgopt='path-exclude=/usr/share/info/*')
 
 e2e_input_hash() {
   local image=$1
@@ -42,6 +56,10 @@ e2e_input_hash() {
         ;;
       e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
       e2e-busybox | e2e-nonroot) content_hash "$bash_bin" "$busybox_bin" ;;
+      e2e-glibc-dns-testing)
+        content_hash "$coredns_dir/coredns" "$apt_sources"
+        dpkg-query -W -f='${Package} ${Version}\n' mmdebstrap
+        ;;
     esac
   } | sha256sum | cut -c1-16
 }
@@ -191,6 +209,18 @@ recipe_e2e_nonewprivs() {
   write_layout "$2" "$1" '{"Cmd":["nnp"]}' registry.k8s.io/e2e-test-images/nonewprivs:1.4
 }
 
+# Upstream's Dockerfile: FROM debian:bookworm-slim, apt-get install dnsutils, /coredns. The root
+# keeps Debian's owners; device nodes are the runtime's to make.
+recipe_e2e_glibc_dns_testing() {
+  local rootfs=$1 layer_tar_opts=(--exclude='./dev/*')
+  command -v mmdebstrap >/dev/null || die "mmdebstrap is required (apt-get install mmdebstrap)"
+  rmdir "$rootfs"
+  nice -n 10 mmdebstrap --quiet --variant=minbase --include=dnsutils "${slim_dpkg_opts[@]}" \
+    bookworm "$rootfs" "$apt_sources"
+  install -m 0755 "$coredns_dir/coredns" "$rootfs/coredns"
+  write_layout "$2" "$rootfs" '{"Cmd":["bash"]}' registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
+}
+
 e2e_main() {
   local only_print=0 image
   case ${1:-} in
@@ -203,12 +233,14 @@ e2e_main() {
     die "the e2e binaries are not built (bash test/conformance/build-e2e.sh)"
   if ((only_print)); then
     busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh" --print) || die "busybox is not built (bash test/images/build-busybox.sh)"
+    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns-print) || die "CoreDNS is not built"
   else
     busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh") || die "build-busybox.sh failed"
+    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns) || die "building CoreDNS failed"
   fi
   mkdir -p "$cache"
-  for image in agnhost busybox pause nonroot nonewprivs; do
-    build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_$image"
+  for image in agnhost busybox pause nonroot nonewprivs glibc-dns-testing; do
+    build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_${image//-/_}"
   done
 }
 

@@ -59,11 +59,15 @@ put_blob() {
   echo "sha256:$hex $size"
 }
 
+# tar's options of a layer beyond the reproducible ones: every file root's by default. A recipe whose
+# root filesystem has real owners (a Debian one) sets its own, with `local`.
+layer_tar_opts=(--owner=0 --group=0)
+
 # Writes a reproducible gzip layer of a root filesystem; prints "<diff_id> <digest> <size>".
 write_layer() {
   local layout=$1 rootfs=$2 tmp diff_id blob
   tmp=$(mktemp -d)
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
+  tar --sort=name --mtime=@0 "${layer_tar_opts[@]}" --numeric-owner --format=gnu \
     -C "$rootfs" -cf "$tmp/layer.tar" .
   diff_id="sha256:$(sha256sum "$tmp/layer.tar" | cut -d' ' -f1)"
   gzip -n -9 "$tmp/layer.tar"
