@@ -22,16 +22,19 @@ for arg in "$@"; do
   esac
 done
 
-# The agent's pod cgroups (default --cgroup-root: /kubepods with its QoS cgroups), once every
-# container is gone: only empty cgroups go (rmdir refuses anything holding processes or children
-# left), deepest first, in every v1 hierarchy; nothing outside kubepods is touched.
+# The agent's pod cgroups (default --cgroup-root: /kubepods with its QoS cgroups), and those of the
+# chart's agent in the self-hosted suite (its agent.cgroupRoot, /nodelet), once every container is
+# gone: only empty cgroups go (rmdir refuses anything holding processes or children left), deepest
+# first, in every v1 hierarchy; nothing outside those roots is touched.
 remove_kubepods_cgroups() {
-  local hierarchy dir
+  local hierarchy root dir
   for hierarchy in /sys/fs/cgroup/*/; do
-    [[ -d ${hierarchy}kubepods ]] || continue
-    while read -r dir; do
-      rmdir "$dir" 2>/dev/null || warn "cgroup $dir is not empty: left in place"
-    done < <(find "${hierarchy}kubepods" -depth -type d)
+    for root in kubepods nodelet; do
+      [[ -d $hierarchy$root ]] || continue
+      while read -r dir; do
+        rmdir "$dir" 2>/dev/null || warn "cgroup $dir is not empty: left in place"
+      done < <(find "$hierarchy$root" -depth -type d)
+    done
   done
   return 0
 }

@@ -358,7 +358,37 @@ describe('the nodelet chart, rendered with other values', () => {
     assert.equal(flagValue(containerOf(daemonSet, 'agent').args ?? [], 'cri-endpoint'), 'unix:///run/dedicated/containerd.sock');
     assert.equal(daemonSet.spec?.template.spec?.volumes?.find((v) => v.name === 'cri-socket')?.hostPath?.path, '/run/dedicated');
     assert.equal(allOf(objects, 'ConfigMap').length, 0);
-    assert.equal(daemonSet.spec?.template.spec?.hostPID, undefined);
+    // The host's PID namespace only for the pod cgroups' stray-process kill (on by default).
+    assert.equal(daemonSet.spec?.template.spec?.hostPID, true);
+    const withoutPodCgroups = oneOf<V1DaemonSet>(await renderChart({ set: ['runtime.socket=/run/dedicated/containerd.sock', 'agent.cgroupsPerQOS=false'] }), 'DaemonSet');
+    assert.equal(withoutPodCgroups.spec?.template.spec?.hostPID, undefined);
+    assert.equal(withoutPodCgroups.spec?.template.spec?.volumes?.some((v) => v.hostPath?.path === '/sys/fs/cgroup'), false);
+  });
+
+  it("puts pods in cgroups under its own root in the host's hierarchy, and not with the systemd driver it lacks", async () => {
+    const agentOf = async (set: string[]): Promise<{ args: string[]; cgroupMount: boolean }> => {
+      const daemonSet = oneOf<V1DaemonSet>(await renderChart({ set }), 'DaemonSet');
+      const agent = containerOf(daemonSet, 'agent');
+      const volume = daemonSet.spec?.template.spec?.volumes?.find((v) => v.hostPath?.path === '/sys/fs/cgroup');
+      const cgroupMount = volume !== undefined && (agent.volumeMounts ?? []).some((m) => m.name === volume.name && m.mountPath === '/sys/fs/cgroup' && m.readOnly !== true);
+      return { args: agent.args ?? [], cgroupMount };
+    };
+    const byDefault = await agentOf([]);
+    assert.equal(flagValue(byDefault.args, 'cgroup-root'), '/nodelet');
+    assert.equal(byDefault.args.includes('--cgroups-per-qos=false'), false);
+    assert.equal(byDefault.cgroupMount, true, "the host's /sys/fs/cgroup, writable, in the agent");
+    assert.equal(flagValue((await agentOf(['agent.cgroupRoot=/nodes/a'])).args, 'cgroup-root'), '/nodes/a');
+    const systemd = await agentOf(['runtime.containerd.cgroupDriver=systemd']);
+    assert.ok(systemd.args.includes('--cgroups-per-qos=false'));
+    assert.equal(flagValue(systemd.args, 'cgroup-root'), undefined);
+    assert.equal(systemd.cgroupMount, false);
+    const off = await agentOf(['agent.cgroupsPerQOS=false']);
+    assert.ok(off.args.includes('--cgroups-per-qos=false'));
+    for (const root of ['/', '/a/../kubepods', 'kubepods']) {
+      const refused = await helm(['template', 'rel', CHART_DIR, ...valueArgs({ setString: [`agent.cgroupRoot=${root}`] })]);
+      assert.notEqual(refused.code, 0, `cgroupRoot ${root} refused`);
+      assert.match(refused.stderr, /cgroupRoot/);
+    }
   });
 
   it('has no Redis of its own in external mode and hands the agent and dashboard the URL', async () => {

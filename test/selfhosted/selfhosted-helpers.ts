@@ -135,6 +135,20 @@ export async function hostLeftovers(bridge: string): Promise<HostLeftovers> {
   return { processes, mounts, veths, cgroups, dirs };
 }
 
+/**
+ * The host cgroup of an in-pod container's first process, in the hierarchy that holds the memory
+ * controller: the v1 `memory` line of /proc/<pid>/cgroup, else the v2 `0::` line.
+ */
+export async function inPodContainerCgroup(containerId: string): Promise<string> {
+  const inspect = JSON.parse(await inPodCrictl(['inspect', containerId])) as { info?: { pid?: number } };
+  const pid = inspect.info?.pid;
+  if (pid === undefined || pid <= 0) throw new Error(`crictl inspect ${containerId} gives no pid`);
+  const table = (await readFile(`/proc/${pid}/cgroup`, 'utf8')).split('\n');
+  const memory = table.find((l) => l.split(':')[1]?.split(',').includes('memory') === true) ?? table.find((l) => l.startsWith('0::'));
+  if (memory === undefined) throw new Error(`/proc/${pid}/cgroup names no memory cgroup`);
+  return memory.slice(memory.indexOf(':', memory.indexOf(':') + 1) + 1);
+}
+
 /** The v2 cgroup (the `0::` line of /proc/<pid>/cgroup) of each of the in-pod containerd's shims. */
 export async function inPodShimV2Cgroups(): Promise<string[]> {
   const shims = await lines('pgrep', ['-f', `containerd-shim-runc-v2 .*-address ${IN_POD_SOCKET}`]);

@@ -32,6 +32,7 @@ import {
   hostLeftovers,
   makeSharedMounts,
   importIntoInPodContainerd,
+  inPodContainerCgroup,
   inPodCrictl,
   installValues,
   sandboxIds,
@@ -244,6 +245,12 @@ describe('nodelet installed with helm as a DaemonSet on the test cluster', () =>
     assert.equal(started[0]?.source?.host ?? started[0]?.reportingInstance, SELF_NODE, 'reported by the in-pod nodelet');
     identity = await containerIdentity(WORKLOAD_NS, 'web');
     assert.match(identity, / restarts=0 runtime=CONTAINER_RUNNING$/);
+    // Pod cgroups in the host's hierarchy, under the chart's own root (agent.cgroupRoot), never
+    // the host agent's /kubepods: the container runs in its BestEffort pod's cgroup there.
+    const cgroup = await inPodContainerCgroup(identity.split(' ')[0] ?? '');
+    assert.match(cgroup, new RegExp(`^/nodelet/kubepods/besteffort/pod${workloadUid}/`), `the container's host cgroup ${cgroup}`);
+    const sandbox = JSON.parse(await inPodCrictl(['inspectp', (await sandboxIds(workloadUid, 'in-pod'))[0] ?? ''])) as { info?: { config?: { linux?: { cgroup_parent?: string } } } };
+    assert.equal(sandbox.info?.config?.linux?.cgroup_parent, `/nodelet/kubepods/besteffort/pod${workloadUid}`);
     readySince = await readyTransition();
   });
 

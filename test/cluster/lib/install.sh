@@ -4,12 +4,13 @@
 # all are there.
 
 # chromium: the headless browser of the dashboard e2e test (driven by playwright-core; never a
-# downloaded browser build). bash-static, make, patch, bzip2, xz-utils: the upstream e2e suite's
-# test images (test/images/build-e2e-images.sh, build-busybox.sh; npm run conformance). criu: what
+# downloaded browser build). bash-static, make, patch, bzip2, xz-utils, mmdebstrap: the upstream
+# e2e suite's test images (test/images/build-e2e-images.sh, build-busybox.sh; npm run conformance;
+# mmdebstrap also builds nodelet's own image). criu: what
 # runc checkpoints a container with (the node server's /checkpoint; test/e2e/checkpoint.test.ts).
 DEBIAN_PACKAGES=(containernetworking-plugins redis-server iptables busybox-static
   docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps
-  chromium bash-static make patch bzip2 xz-utils criu)
+  chromium bash-static make patch bzip2 xz-utils mmdebstrap criu)
 
 install_packages() {
   local missing=() pkg
