@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { exitAtUptime, histogramTotals, sleepUntilUptimeScript } from './status-freshness.js';
+import { exitAtUptime, histogramTotals, sleepUntilUptimeScript, slowestExits } from './status-freshness.js';
 
 describe('status freshness exit times', () => {
   it('are a relist period apart plus an even share of it, so the exits meet the relist at evenly spread phases', () => {
@@ -11,6 +11,14 @@ describe('status freshness exit times', () => {
       const phases = times.map((t) => ((t - 100) % period) / period);
       assert.deepEqual(phases.map((p) => p.toFixed(3)), ['0.000', '0.200', '0.400', '0.600', '0.800'], `period ${period}`);
     }
+  });
+
+  it('name the slowest exits first, with their delay and the runtime\'s exit time', () => {
+    const exits = new Map([['fresh-0', Date.UTC(2026, 11, 7, 3, 48, 0)], ['fresh-1', Date.UTC(2026, 11, 7, 3, 48, 1, 500)], ['fresh-2', Date.UTC(2026, 11, 7, 3, 48, 2)]]);
+    assert.equal(
+      slowestExits(['fresh-0', 'fresh-1', 'fresh-2'], [120.4, 5020.6, 190], exits, 2),
+      'fresh-1 5021 ms (exited 2026-12-07T03:48:01.500Z), fresh-2 190 ms (exited 2026-12-07T03:48:02.000Z)',
+    );
   });
 
   it('read a histogram\'s sum and count from a metrics exposition', () => {

@@ -109,12 +109,29 @@ export async function benchStatusFreshness(options: FreshnessOptions): Promise<n
       return performance.timeOrigin + seen - exited;
     });
     log(`${node.target}: exits ${(period * 1000).toFixed(0)} ms (its relist interval) + 1/${pods} of it apart; the largest distance of one from its planned time ${Math.round(largestMiss(names, exits, planned, now))} ms`);
+    log(`${node.target}: slowest to the API: ${slowestExits(names, result, exits, SLOWEST_SHOWN)}`);
     await deleteAndWait({ core, node, tracker, namespace, names, timeoutMs });
     return result;
   } finally {
     tracker.stop();
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   }
+}
+
+/** How many of a run's slowest exits the log names (to find them in the agent's log). */
+const SLOWEST_SHOWN = 3;
+
+/**
+ * The `count` slowest exits of a run, slowest first, as "<pod> <delay> ms (exited <ISO time>)":
+ * the pod and the runtime's exit time find a slow one's sync in the agent's log. Pure.
+ */
+export function slowestExits(names: readonly string[], delaysMs: readonly number[], exitsMs: ReadonlyMap<string, number>, count: number): string {
+  return names
+    .map((name, i) => ({ name, delay: delaysMs[i] ?? 0, exited: exitsMs.get(name) ?? 0 }))
+    .sort((a, b) => b.delay - a.delay)
+    .slice(0, count)
+    .map((e) => `${e.name} ${Math.round(e.delay)} ms (exited ${new Date(e.exited).toISOString()})`)
+    .join(', ');
 }
 
 /** The largest distance, in milliseconds, of an exit from its planned time: large when a pod started after its point. */
