@@ -37,9 +37,9 @@ suite=bookworm
 epoch="1970-01-01T00:00:00Z"
 image_env_path="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # dpkg path filters of the base (debian:bookworm-slim leaves out the same).
-dpkg_opts=(--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
-  --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
-  --dpkgopt='path-exclude=/usr/share/info/*')
+# shellcheck source=debian-slim.sh
+source "$here/debian-slim.sh"
+dpkg_opts=("${slim_dpkg_opts[@]}")
 # The project's files that go into /app (the Dockerfile's COPY lines of the runtime stage).
 app_sources=(cmd server controllers reconcilers cri kube dashboard approver queue-users util bin)
 log() { printf '[image] %s\n' "$*" >&2; }

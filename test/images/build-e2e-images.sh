@@ -39,10 +39,9 @@ source "$e2e_images_dir/../cluster/versions.env"
 e2e_bin_dir=""
 coredns_dir=""
 apt_sources=${NODELET_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
-# debian:bookworm-slim's dpkg filters (image/build.sh's base has the same).
-slim_dpkg_opts=(--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
-  --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
-  --dpkgopt='path-exclude=/usr/share/info/*')
+# debian:bookworm-slim's dpkg filters (slim_dpkg_opts), shared with nodelet's own image.
+# shellcheck source=../../image/debian-slim.sh
+source "$e2e_images_dir/../../image/debian-slim.sh"
 
 e2e_input_hash() {
   local image=$1
@@ -57,7 +56,7 @@ e2e_input_hash() {
       e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
       e2e-busybox | e2e-nonroot) content_hash "$bash_bin" "$busybox_bin" ;;
       e2e-glibc-dns-testing)
-        content_hash "$coredns_dir/coredns" "$apt_sources"
+        content_hash "$coredns_dir/coredns" "$apt_sources" "$e2e_images_dir/../../image/debian-slim.sh"
         dpkg-query -W -f='${Package} ${Version}\n' mmdebstrap
         ;;
     esac
