@@ -8,9 +8,18 @@
  * four relists per new pod slowed a burst of creates on this 2-core machine. Events of other
  * nodes' sandboxes (`nodelet.dev/node`) are ignored.
  *
+ * This is the kubelet v1.37's design (`pkg/kubelet/pleg/evented.go`; the `EventedPLEG` gate, still
+ * alpha and off, now rests on `PLEGOnDemandRelist`, GA and locked on in 1.37): its event watcher
+ * only requests a relist when a container stops, and the generic PLEG keeps relisting every second
+ * (`genericPlegRelistPeriod`). The earlier Evented PLEG, which stretched the relist period to 300 s
+ * while events flowed and fed the pod cache from events, is gone; the period here does not grow
+ * either.
+ *
  * A runtime without the stream (containerd 1.6: UNIMPLEMENTED) is noted once and left alone; a
  * stream that breaks (runtime restarted) is opened again with a capped backoff, and the relist
- * that follows its reopening catches whatever happened in between.
+ * that follows its reopening catches whatever happened in between. The kubelet gives the fast path
+ * up after five broken streams (`eventedPlegMaxStreamRetries`); nodelet keeps reopening, so a
+ * node whose containerd was restarted more than five times still sees exits at once.
  */
 import type { Logger } from 'pino';
 import { isCriCancelled, isCriUnimplemented } from '../../cri/errors.js';
