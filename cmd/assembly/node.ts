@@ -5,6 +5,7 @@ import { createHostInfo } from '../../controllers/node/host-info.js';
 import type { Reservations } from '../../controllers/node/allocatable.js';
 import { createNodeController, type NodeController, type NodePressure } from '../../controllers/node/node-controller.js';
 import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
+import { CachedImageList } from '../../controllers/node/node-images.js';
 import type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from '../../controllers/nodeagent/settings.js';
 import type { LiveParts } from '../../controllers/nodeagent/targets.js';
 import type { ImagePullLimits, PullGate } from '../../reconcilers/images/pull-gate.js';
@@ -37,12 +38,13 @@ export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAll
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
 export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, pressure: NodePressure, annotations: Readonly<Record<string, string>>): NodeController {
   const { settings, kube, runtimeVersion, logger, clock } = core;
+  const images = new CachedImageList(core.cri.image, clock);
   return createNodeController({
     kube,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     hostInfo: createHostInfo({ rootDir: settings.rootDir }),
-    runtime: { version: () => Promise.resolve(runtimeVersion), readiness: runtime.readiness, features: () => runtime.features.last() },
+    runtime: { version: () => Promise.resolve(runtimeVersion), readiness: runtime.readiness, features: () => runtime.features.last(), images: () => images.images() },
     logger,
     clock,
     maxPods: settings.maxPods,

@@ -1,11 +1,12 @@
 /**
  * The Node's status as a pure function of host facts, runtime state and the previously posted
  * status, after the kubelet's status setters: capacity and allocatable, addresses, nodeInfo,
- * daemon endpoints and the four conditions nodelet owns.
+ * daemon endpoints, the runtime's handlers, features and images, and the conditions nodelet owns.
  */
 import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
 import { allocatableOf, formatMilliCpu, NO_RESERVATIONS, type NodeResources, type Reservations } from './allocatable.js';
-import type { V1NodeCondition, V1NodeStatus, V1NodeSystemInfo } from '@kubernetes/client-node';
+import type { V1ContainerImage, V1NodeCondition, V1NodeStatus, V1NodeSystemInfo } from '@kubernetes/client-node';
+import { sameNodeImages } from './node-images.js';
 import type { HostFacts } from './host-info.js';
 
 /** The kubelet's default `--max-pods`. */
@@ -43,6 +44,11 @@ export interface BuildNodeStatusOptions {
   readonly reserved?: { readonly memoryBytes: number; readonly ephemeralStorageBytes: number };
   /** The runtime's handlers and features: the Node's `runtimeHandlers` and `features`, as the kubelet's setters write them; absent, left as they are. */
   readonly runtimeFeatures?: RuntimeFeatureSnapshot;
+  /**
+   * The Node's `images` (`node-images.ts`); absent (the runtime could not list them), left as they
+   * are. Written only when they differ from `previous.images`: a heartbeat does not resend them.
+   */
+  readonly images?: readonly V1ContainerImage[];
 }
 
 /**
@@ -203,6 +209,7 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
     ),
     daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },
     ...(options.runtimeFeatures === undefined ? {} : runtimeFeatureStatus(options.runtimeFeatures)),
+    ...(options.images === undefined || sameNodeImages(options.images, options.previous?.images) ? {} : { images: [...options.images] }),
   };
 }
 

@@ -6,7 +6,9 @@
  */
 import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
 import { NO_RESERVATIONS, type Reservations } from './allocatable.js';
-import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import type { V1ContainerImage, V1Node, V1Taint } from '@kubernetes/client-node';
+import type { Image } from '../../cri/types.js';
+import { nodeImagesOf } from './node-images.js';
 import { PatchType } from '../../kube/client.js';
 import type { Logger } from 'pino';
 import { isNotFound } from '../../util/api-errors.js';
@@ -22,6 +24,8 @@ export interface NodeRuntime {
   readiness(): Promise<NodeReadiness>;
   /** The runtime's handlers and features as its last Status (the readiness check's) reported them; none known: not written. */
   features?(): RuntimeFeatureSnapshot | undefined;
+  /** The runtime's images for the Node's `images` (`node-images.ts`); absent: not written. */
+  images?(): Promise<readonly Image[]>;
 }
 
 /** Options of {@link createNodeStatusReporter}. */
@@ -83,6 +87,17 @@ async function probeRuntimeVersion(runtime: NodeRuntime, logger: Logger): Promis
   }
 }
 
+/** The Node's images, or undefined (the last ones stay) when the runtime cannot list them. */
+async function probeImages(runtime: NodeRuntime, logger: Logger): Promise<V1ContainerImage[] | undefined> {
+  if (runtime.images === undefined) return undefined;
+  try {
+    return nodeImagesOf(await runtime.images());
+  } catch (err: unknown) {
+    logger.warn({ err }, 'error getting image list');
+    return undefined;
+  }
+}
+
 /** Creates the reporter; nothing is sent until `post()`. */
 export function createNodeStatusReporter(options: NodeStatusReporterOptions): NodeStatusReporter {
   const { api, nodeName, logger } = options;
@@ -122,8 +137,10 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
     ]);
     runtimeVersion = probedVersion ?? runtimeVersion;
     const runtimeFeatures = options.runtime.features?.();
+    const images = await probeImages(options.runtime, logger);
     const status = buildNodeStatus(facts, {
       ...(runtimeFeatures === undefined ? {} : { runtimeFeatures }),
+      ...(images === undefined ? {} : { images }),
       runtimeVersion,
       agentVersion: options.agentVersion,
       nodeIp: options.nodeIp,

@@ -130,6 +130,22 @@ describe('OS field admission (PodOSNotSupported)', () => {
   });
 });
 
+describe('RestartAllContainers rules (RestartAllContainersNotSupported)', () => {
+  const rule = (action: string) => ({ action, exitCodes: { operator: 'In', values: [42] } });
+  it('rejects a pod with the action on any container, naming them; admits Restart rules', () => {
+    const spec: Partial<PodSpec> = {
+      initContainers: [{ name: 'setup', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('RestartAllContainers')] }],
+      containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart'), rule('RestartAllContainers')] }],
+    };
+    assert.deepEqual(admit(pod(spec)), {
+      admit: false,
+      reason: 'RestartAllContainersNotSupported',
+      message: 'the restartPolicyRules action RestartAllContainers (container setup, app) is not supported by nodelet',
+    });
+    assert.deepEqual(admit(pod({ containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart')] }] })), { admit: true });
+  });
+});
+
 describe('admitPod', () => {
   it('runs handlers in order and stops at the first rejection', () => {
     const seen: string[] = [];

@@ -4,6 +4,10 @@ import type { V1Container, V1Pod, V1Service } from '@kubernetes/client-node';
 import { resolveContainerEnv, type EnvSourceApi } from './container-env.js';
 import type { ServiceLister } from './service-env.js';
 import { isContainerStartError } from '../model/sync-errors.js';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before } from 'node:test';
 
 const api: EnvSourceApi = {
   readConfigMap: (_ns, name) => Promise.resolve(name === 'cfg' ? { data: { color: 'blue', size: 'L' } } : undefined),
@@ -61,6 +65,54 @@ describe('container environment', () => {
 
   it('fails with CreateContainerConfigError naming a missing key', async () => {
     await assert.rejects(envOf({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'sec', key: 'nope' } } }] }), /couldn't find key nope in Secret ns\/sec/);
+  });
+
+  describe('fileKeyRef (env files in an emptyDir)', () => {
+    let volume = '';
+    const errors: string[] = [];
+    before(async () => {
+      volume = await mkdtemp(path.join(os.tmpdir(), 'file-key-ref-'));
+      await writeFile(path.join(volume, 'config.env'), "CONFIG_1='value1'\nEMPTY=''\n");
+      await writeFile(path.join(volume, 'bad.env'), 'CONFIG_1=value1\n');
+      await symlink('/etc/hostname', path.join(volume, 'escape.env'));
+    });
+    after(async () => {
+      await rm(volume, { recursive: true, force: true });
+    });
+    const ref = (key: string, file = 'config.env', optional?: boolean): { name: string; valueFrom: object } => ({
+      name: `V_${key}`,
+      valueFrom: { fileKeyRef: { volumeName: 'data', path: file, key, ...(optional === undefined ? {} : { optional }) } },
+    });
+    const envWithFiles = (env: object[]): Promise<{ key: string; value: string }[]> =>
+      resolveContainerEnv({
+        pod,
+        container: { name: 'c', env: env as V1Container['env'] },
+        api,
+        services: noServices,
+        podIps: [],
+        nodeIp: '10.213.0.1',
+        nodeAllocatable: { milliCpu: 2000, memoryBytes: 1024 },
+        volumeHostPaths: new Map([['data', volume]]),
+        logEnvFileError: (e) => errors.push(e.message),
+      });
+    const configError = (message: string) => (e: unknown) => isContainerStartError(e) && e.reason === 'CreateContainerConfigError' && e.message === message;
+
+    it('reads the key from the file in the volume; an optional missing or empty key is skipped', async () => {
+      assert.deepEqual(await envWithFiles([ref('CONFIG_1'), ref('MISSING', 'config.env', true), ref('EMPTY', 'config.env', true)]), [{ key: 'V_CONFIG_1', value: 'value1' }]);
+    });
+
+    it("fails with the kubelet's messages: a missing key (an empty value counts as missing), an unknown volume, a bad file", async () => {
+      await assert.rejects(envWithFiles([ref('MISSING')]), configError(`environment variable key "MISSING" not found in file "${path.join(volume, 'config.env')}"`));
+      await assert.rejects(envWithFiles([ref('EMPTY')]), configError(`environment variable key "EMPTY" not found in file "${path.join(volume, 'config.env')}"`));
+      await assert.rejects(envWithFiles([{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'other', path: 'a', key: 'k' } } }]), configError('cannot find the volume "other" referenced by FileKeyRef'));
+      await assert.rejects(envWithFiles([ref('CONFIG_1', 'bad.env')]), configError("couldn't parse env file"));
+      assert.match(errors.at(-1) ?? '', /value must be enclosed in single quotes/);
+    });
+
+    it('never reads a file outside the volume through a symlink, even for an optional key', async () => {
+      await assert.rejects(envWithFiles([ref('CONFIG_1', 'escape.env', true)]), configError("couldn't parse env file"));
+      assert.match(errors.at(-1) ?? '', /no such file or directory/);
+    });
   });
 
   describe('service variables', () => {

@@ -3,8 +3,10 @@
  * variables (`service-env.ts`), then `envFrom` sources, then `env` entries in order (later wins),
  * each value expanded against the variables defined before it (service variables included). Until
  * the node has listed the services once, no environment is built: the container fails with
- * `CreateContainerConfigError` and is retried, never started without its service variables. A reference nodelet cannot resolve (a missing configmap, secret or
- * key that is not optional, an unsupported field path) is a `CreateContainerConfigError`.
+ * `CreateContainerConfigError` and is retried, never started without its service variables. A
+ * reference nodelet cannot resolve (a missing configmap, secret or key that is not optional, an unsupported field path, an env file that cannot be read) is a
+ * `CreateContainerConfigError`. `fileKeyRef` values come from env files in the pod's emptyDir
+ * volumes (`env-file.ts`).
  */
 import type {
   V1ConfigMap,
@@ -13,6 +15,7 @@ import type {
   V1Container,
   V1EnvFromSource,
   V1EnvVar,
+  V1FileKeySelector,
   V1Pod,
   V1Secret,
   V1SecretEnvSource,
@@ -22,7 +25,8 @@ import type { KeyValue } from '../../cri/types.js';
 import { expandVars } from './expand-vars.js';
 import { serviceEnvVars, SERVICES_NOT_SYNCED_MESSAGE, type ServiceLister } from './service-env.js';
 import { isUnsupportedResourceFieldError, resourceFieldValue } from '../model/resource-field.js';
-import { ContainerStartError } from '../model/sync-errors.js';
+import { ContainerStartError, errorMessage } from '../model/sync-errors.js';
+import { EnvFileError, fileLines, lookupEnvFileKey, secureJoin } from './env-file.js';
 
 /** What env resolution needs from the API server. `undefined` means not found. */
 export interface EnvSourceApi {
@@ -40,6 +44,10 @@ export interface EnvContext {
   readonly nodeIp: string;
   /** Node allocatable, the default for `resourceFieldRef` when the container sets no limit. */
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
+  /** The pod's prepared volumes (name → host directory), for `fileKeyRef`; absent: none prepared. */
+  readonly volumeHostPaths?: ReadonlyMap<string, string>;
+  /** Logs why an env file could not be read (the container's error says only that it could not). */
+  readonly logEnvFileError?: (error: EnvFileError) => void;
 }
 
 function configError(ctx: EnvContext, message: string): ContainerStartError {
@@ -103,6 +111,27 @@ async function secretKeyValue(ctx: EnvContext, ref: V1SecretKeySelector): Promis
   throw configError(ctx, secret === undefined ? `secret "${name}" not found` : `couldn't find key ${ref.key} in Secret ${namespaceOf(ctx)}/${name}`);
 }
 
+/**
+ * A `fileKeyRef` value from the env file in the pod's emptyDir, with the kubelet's messages; as in
+ * the kubelet, a key assigned an empty value counts as missing.
+ */
+async function fileKeyValue(ctx: EnvContext, ref: V1FileKeySelector): Promise<string | undefined> {
+  const root = ctx.volumeHostPaths?.get(ref.volumeName);
+  if (root === undefined) throw configError(ctx, `cannot find the volume "${ref.volumeName}" referenced by FileKeyRef`);
+  let file = '';
+  let value: string | undefined;
+  try {
+    file = await secureJoin(root, ref.path);
+    value = await lookupEnvFileKey(fileLines(file), ref.key);
+  } catch (error) {
+    ctx.logEnvFileError?.(error instanceof EnvFileError ? error : new EnvFileError(errorMessage(error)));
+    throw configError(ctx, "couldn't parse env file");
+  }
+  if (value !== undefined && value !== '') return value;
+  if (ref.optional === true) return undefined;
+  throw configError(ctx, `environment variable key "${ref.key}" not found in file "${file}"`);
+}
+
 /** The value of one `env` entry; `undefined` when an optional reference is missing (the variable is skipped). */
 async function refValue(ctx: EnvContext, env: V1EnvVar): Promise<string | undefined> {
   const from = env.valueFrom;
@@ -111,6 +140,7 @@ async function refValue(ctx: EnvContext, env: V1EnvVar): Promise<string | undefi
   if (from.resourceFieldRef) return resourceValue(ctx, from.resourceFieldRef.resource, from.resourceFieldRef.divisor);
   if (from.configMapKeyRef) return configMapKeyValue(ctx, from.configMapKeyRef);
   if (from.secretKeyRef) return secretKeyValue(ctx, from.secretKeyRef);
+  if (from.fileKeyRef) return fileKeyValue(ctx, from.fileKeyRef);
   throw configError(ctx, `env var "${env.name}": unsupported valueFrom source`);
 }
 

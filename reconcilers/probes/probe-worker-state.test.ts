@@ -9,7 +9,7 @@ function settings(type: ProbeType, overrides: Partial<ProbeSettings> = {}): Prob
 }
 
 const running = (overrides: Partial<NonNullable<ProbeTargetView['container']>> = {}): NonNullable<ProbeTargetView['container']> => ({ id: 'c1', state: 'running', startedAtMs: 0, started: true, ...overrides });
-const view = (overrides: Partial<ProbeTargetView> = {}): ProbeTargetView => ({ nowMs: 60_000, podTerminal: false, podDeleting: false, restartPolicy: 'Always', container: running(), ...overrides });
+const view = (overrides: Partial<ProbeTargetView> = {}): ProbeTargetView => ({ nowMs: 60_000, podTerminal: false, podDeleting: false, container: running(), ...overrides });
 const seen: ProbeWorkerState = { containerId: 'c1', lastResult: undefined, resultRun: 0, onHold: false };
 
 describe('probe settings', () => {
@@ -39,8 +39,8 @@ describe('probe worker: deciding a tick', () => {
     { name: 'no container yet: wait', type: 'readiness', view: view({ container: undefined }), want: { kind: 'skip' } },
     { name: 'the pod is terminal: stop', type: 'readiness', view: view({ podTerminal: true }), want: { kind: 'stop' } },
     { name: 'a waiting container is not ready', type: 'readiness', view: view({ container: running({ state: 'waiting' }) }), want: { kind: 'skip', publish: 'failure' } },
-    { name: 'a terminated container that will not restart ends the worker', type: 'liveness', view: view({ restartPolicy: 'Never', container: running({ state: 'terminated' }) }), want: { kind: 'stop', publish: 'failure' } },
-    { name: 'a terminated container that will restart: wait for the next one', type: 'liveness', view: view({ container: running({ state: 'terminated' }) }), want: { kind: 'skip', publish: 'failure' } },
+    { name: 'a terminated container that will not restart ends the worker', type: 'liveness', view: view({ container: running({ state: 'terminated', restarts: false }) }), want: { kind: 'stop', publish: 'failure' } },
+    { name: 'a terminated container that will restart: wait for the next one', type: 'liveness', view: view({ container: running({ state: 'terminated', restarts: true }) }), want: { kind: 'skip', publish: 'failure' } },
     { name: 'deletion: liveness publishes success and stops (quiet shutdown)', type: 'liveness', view: view({ podDeleting: true }), want: { kind: 'stop', publish: 'success' } },
     { name: 'deletion: readiness keeps probing', type: 'readiness', view: view({ podDeleting: true }), want: { kind: 'probe' } },
     { name: 'within the initial delay: no probe', type: 'readiness', view: view({ nowMs: 4_000 }), settings: { initialDelayMs: 5_000 }, want: { kind: 'skip' } },

@@ -27,7 +27,6 @@ export interface ProbeTargetView {
   readonly podTerminal: boolean;
   /** The pod has a deletionTimestamp. */
   readonly podDeleting: boolean;
-  readonly restartPolicy: 'Always' | 'OnFailure' | 'Never';
   /** When the agent started (containers running since before it publish no initial value). */
   readonly agentStartedAtMs?: number;
   /** The container as last reported; undefined before it was ever created. */
@@ -37,6 +36,8 @@ export interface ProbeTargetView {
     readonly startedAtMs?: number;
     /** The container's `started` flag (its startup probe succeeded, or it has none). */
     readonly started: boolean;
+    /** A terminated container's restart policy runs it again after its exit code (the kubelet's `ContainerShouldRestart`). */
+    readonly restarts?: boolean;
   };
 }
 
@@ -92,7 +93,7 @@ export function decideTick(settings: ProbeSettings, state: ProbeWorkerState, vie
   const withPublish = publish === undefined ? {} : { publish };
   if (next.onHold) return { kind: 'skip', state: next, ...withPublish };
   if (c.state !== 'running') {
-    if (c.state === 'terminated' && view.restartPolicy === 'Never') return { kind: 'stop', publish: 'failure' };
+    if (c.state === 'terminated' && c.restarts !== true) return { kind: 'stop', publish: 'failure' };
     return { kind: 'skip', state: next, publish: 'failure' };
   }
   if (view.podDeleting && settings.type !== 'readiness') return { kind: 'stop', publish: 'success' };

@@ -20,6 +20,7 @@ import { applyResult, decideTick, INITIAL_WORKER_STATE, type ProbeResult, type P
 import { runProbe } from './run-probe.js';
 import type { ProbeOutcome } from './probe-outcome.js';
 import type { PodEventSink } from '../model/pod-event.js';
+import { containerShouldRestart } from '../model/restart-policy.js';
 
 /** Where probe results go. */
 export interface ProbeSinks {
@@ -51,16 +52,19 @@ function statusOf(status: V1PodStatus, name: string): V1ContainerStatus | undefi
   return [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])].find((c) => c.name === name && c.containerID !== undefined);
 }
 
-function restartPolicyOf(pod: V1Pod): ProbeTargetView['restartPolicy'] {
-  const policy = pod.spec?.restartPolicy;
-  return policy === 'Never' || policy === 'OnFailure' ? policy : 'Always';
+/** Whether the pod's container `name` runs again after exiting with `exitCode`. */
+function restartsAfter(pod: V1Pod, name: string, exitCode: number): boolean {
+  const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
+  return spec !== undefined && containerShouldRestart(spec, pod.spec, exitCode);
 }
 
-function containerView(c: V1ContainerStatus & { containerID: string }): NonNullable<ProbeTargetView['container']> {
+function containerView(pod: V1Pod, c: V1ContainerStatus & { containerID: string }): NonNullable<ProbeTargetView['container']> {
   const running = c.state?.running;
+  const terminated = c.state?.terminated;
   const startedAt = running?.startedAt === undefined ? undefined : new Date(running.startedAt).getTime();
-  const state = running !== undefined ? 'running' : c.state?.terminated !== undefined ? 'terminated' : 'waiting';
-  return { id: criContainerId(c.containerID), state, ...(startedAt === undefined ? {} : { startedAtMs: startedAt }), started: c.started === true };
+  const state = running !== undefined ? 'running' : terminated !== undefined ? 'terminated' : 'waiting';
+  const restarts = terminated === undefined ? {} : { restarts: restartsAfter(pod, c.name, terminated.exitCode) };
+  return { id: criContainerId(c.containerID), state, ...(startedAt === undefined ? {} : { startedAtMs: startedAt }), started: c.started === true, ...restarts };
 }
 
 /** The worker's view of its container on one tick. */
@@ -71,10 +75,9 @@ export function targetView(pod: V1Pod, status: V1PodStatus, containerName: strin
     nowMs,
     podTerminal: status.phase === 'Succeeded' || status.phase === 'Failed',
     podDeleting: pod.metadata?.deletionTimestamp !== undefined,
-    restartPolicy: restartPolicyOf(pod),
     ...(agentStartedAtMs === undefined ? {} : { agentStartedAtMs }),
   };
-  return c?.containerID === undefined ? base : { ...base, container: containerView({ ...c, containerID: c.containerID }) };
+  return c?.containerID === undefined ? base : { ...base, container: containerView(pod, { ...c, containerID: c.containerID }) };
 }
 
 export class ProbeWorker {

@@ -5,7 +5,8 @@
  * app containers, and are restarted whenever they exit.
  *
  * - A regular init container that exited 0 is done; one that is running is waited on; one that
- *   failed is restarted unless the pod's restartPolicy is Never, in which case the pod has failed.
+ *   failed is restarted if its restart policy says so (its `restartPolicyRules` on the exit code,
+ *   its own `restartPolicy`, else the pod's: `model/restart-policy.ts`); if not, the pod has failed.
  * - Until every regular init container has succeeded, no app container starts.
  * - Once the pod is initialized (it has app containers), a sidecar that exits is restarted without
  *   holding anything else back.
@@ -13,6 +14,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { hashContainerSpec } from '../model/container-hash.js';
 import { isSidecar } from '../model/sidecar.js';
+import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerToKill, ContainerToStart } from './pod-actions.js';
 import type { ProbeVerdicts } from '../probes/probe-verdicts.js';
 import { latestContainer, type ObservedPod } from '../model/observed-pod.js';
@@ -22,7 +24,7 @@ export interface InitActions {
   readonly containersToKill: readonly ContainerToKill[];
   /** Every regular init container has succeeded (app containers may start). */
   readonly initialized: boolean;
-  /** A regular init container failed under restartPolicy Never: the pod has failed. */
+  /** A regular init container failed and its restart policy does not restart it: the pod has failed. */
   readonly failed: boolean;
   /** Init containers (sidecars or a running init container) that are running and stay. */
   readonly keepRunning: number;
@@ -109,7 +111,7 @@ function initStep(ctx: StepContext, container: V1Container, index: number): Init
   switch (latest.state) {
     case 'CONTAINER_EXITED':
       if (latest.exitCode === 0) return 'done';
-      if ((pod.spec?.restartPolicy ?? 'Always') === 'Never') return 'failed';
+      if (!containerShouldRestart(container, pod.spec, latest.exitCode)) return 'failed';
       acc.starts.push(start(observed, container, index, 'init container failed'));
       return 'wait';
     case 'CONTAINER_RUNNING':

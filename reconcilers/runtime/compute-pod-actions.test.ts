@@ -24,6 +24,24 @@ const onFailure = basePod((p) => (p.spec!.restartPolicy = 'OnFailure'));
 const never = basePod((p) => (p.spec!.restartPolicy = 'Never'));
 const changedApp = basePod((p) => (p.spec!.containers[0]!.image = 'busybox:latest'));
 const hostNetwork = basePod((p) => (p.spec!.hostNetwork = true));
+/** Pod Never; app restarts by its rule on exit code 42 only (the upstream "should restart container on rule match"). */
+const ruled = basePod((p) => {
+  p.spec!.restartPolicy = 'Never';
+  Object.assign(p.spec!.containers[0]!, { restartPolicy: 'Never', restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] });
+});
+/** Pod Always; app's own policy is Never. */
+const appNever = basePod((p) => (p.spec!.containers[0]!.restartPolicy = 'Never'));
+/** Pod Never; app's own policy is Always. */
+const appAlways = basePod((p) => {
+  p.spec!.restartPolicy = 'Never';
+  p.spec!.containers[0]!.restartPolicy = 'Always';
+});
+/** Pod Always; app's own policy is OnFailure. */
+const appOnFailure = basePod((p) => (p.spec!.containers[0]!.restartPolicy = 'OnFailure'));
+const changedNever = basePod((p) => {
+  p.spec!.restartPolicy = 'Never';
+  p.spec!.containers[0]!.image = 'busybox:latest';
+});
 
 const cases: Case[] = [
   {
@@ -161,6 +179,49 @@ const cases: Case[] = [
     kills: ['c-app-old'],
   },
   {
+    name: 'restart rules: an exit code the rule lists restarts the container under pod and container Never',
+    pod: ruled,
+    observed: observation([sandbox()], [exited(ruled, 'app', 42, { restartCount: 1 }), container(ruled, 'sidecar')]),
+    expected: { killPod: false },
+    starts: [['app', 2]],
+  },
+  {
+    name: 'restart rules: another exit code falls back to the container policy (Never)',
+    pod: ruled,
+    observed: observation([sandbox()], [exited(ruled, 'app', 1), container(ruled, 'sidecar')]),
+    expected: { killPod: false },
+    starts: [],
+  },
+  {
+    name: 'a container restartPolicy Never is not restarted in a pod Always',
+    pod: appNever,
+    observed: observation([sandbox()], [exited(appNever, 'app', 1), exited(appNever, 'sidecar', 0, { restartCount: 3 })]),
+    expected: { killPod: false },
+    starts: [['sidecar', 4]],
+  },
+  {
+    name: 'a container restartPolicy Always is restarted in a pod Never, even after success',
+    pod: appAlways,
+    observed: observation([sandbox()], [exited(appAlways, 'app', 0), exited(appAlways, 'sidecar', 0)]),
+    expected: { killPod: false },
+    starts: [['app', 1]],
+  },
+  {
+    name: 'a dead sandbox skips a container whose own OnFailure policy saw it succeed',
+    pod: appOnFailure,
+    observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(appOnFailure, 'app', 0), exited(appOnFailure, 'sidecar', 0)]),
+    expected: { killPod: true, createSandbox: true, sandboxAttempt: 1 },
+    starts: [['sidecar', 1]],
+  },
+  {
+    name: 'a running container whose spec changed is restarted whatever the policy (Never), as the kubelet',
+    pod: changedNever,
+    observed: observation([sandbox()], [container(never, 'app'), container(changedNever, 'sidecar')]),
+    expected: { killPod: false },
+    starts: [['app', 1]],
+    kills: ['c-app'],
+  },
+  {
     name: 'a terminating pod is only killed',
     pod: always,
     observed: observation([sandbox()], [container(always, 'app'), container(always, 'sidecar')]),
@@ -220,6 +281,16 @@ describe('computePodActions with probe verdicts', () => {
     const plan = computePodActions({ pod, observed: observation([sandbox()], [container(pod, 'app'), container(pod, 'sidecar')]), terminating: false, probes: { failures: new Map([['c-app', { type: 'startup' }]]), notStarted: new Set() } });
     assert.deepEqual(plan.containersToKill, [{ id: 'c-app', name: 'app', reason: 'failed startup probe', eventMessage: 'Container app failed startup probe' }]);
     assert.deepEqual(plan.containersToStart, []);
+  });
+
+  it('a liveness kill restarts by the container policy over the pod policy', () => {
+    const pod = basePod((p) => {
+      p.spec!.restartPolicy = 'Never';
+      p.spec!.containers[0]!.restartPolicy = 'OnFailure';
+    });
+    const plan = computePodActions({ pod, observed: observation([sandbox()], [container(pod, 'app'), container(pod, 'sidecar')]), terminating: false, probes: { failures: new Map([['c-app', { type: 'liveness' }]]), notStarted: new Set() } });
+    assert.deepEqual(plan.containersToKill.map((k) => k.eventMessage), ['Container app failed liveness probe, will be restarted']);
+    assert.deepEqual(plan.containersToStart.map((s) => s.name), ['app']);
   });
 
   it('ignores a failure recorded for an older instance of the container', () => {

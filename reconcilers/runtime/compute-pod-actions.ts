@@ -9,11 +9,13 @@
  * - A pod with restartPolicy Never whose containers have already run never gets a new sandbox: it
  *   is done, whatever happened to its old sandbox.
  * - A container is started when it has never run, or when it exited (or is in an unknown or
- *   created-but-not-started state) and its restartPolicy says so.
- * - A running container whose spec hash no longer matches the pod's is killed and, per policy,
- *   started again. Running containers not in the spec are killed.
+ *   created-but-not-started state) and its restart policy says so: its `restartPolicyRules` on
+ *   the exit code, else its own `restartPolicy`, else the pod's (`model/restart-policy.ts`).
+ * - A running container whose spec hash no longer matches the pod's is killed and started again,
+ *   whatever the policies (as the kubelet). Running containers not in the spec are killed.
  * - A running container whose liveness or startup probe failed is killed (with the probe's own
- *   grace period, if it has one) and started again unless the pod's restartPolicy is Never.
+ *   grace period, if it has one) and started again unless its own restartPolicy, or else the
+ *   pod's, is Never.
  * - A sidecar with a startup probe holds back the containers after it until the probe succeeds.
  * - When nothing runs and nothing is to be started, the pod is killed (its sandbox stopped); its
  *   exited containers stay for their logs and status.
@@ -33,6 +35,7 @@ import { NO_PROBE_VERDICTS, type ProbeFailure, type ProbeVerdicts } from '../pro
 import type { ContainerToKill, ContainerToStart, PodActions } from './pod-actions.js';
 import { hasRuntimeObjects, latestContainer } from '../model/observed-pod.js';
 import { sandboxChangeReason } from '../model/sandbox-change.js';
+import { containerShouldRestart, restartsAfterProbeKill, skipsSucceededOnNewSandbox } from '../model/restart-policy.js';
 
 export interface ComputePodActionsInput {
   readonly pod: V1Pod;
@@ -54,8 +57,8 @@ const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
   initialized: false,
 };
 
-/** Whether an exited (or never-started) container should run again under the pod's policy. */
-export function shouldRestart(pod: V1Pod, container: ObservedContainer | undefined): boolean {
+/** Whether an exited (or never-started) container should run again under its and the pod's policy. */
+function shouldRestart(pod: V1Pod, spec: V1Container, container: ObservedContainer | undefined): boolean {
   if (container === undefined) return true;
   switch (container.state) {
     case 'CONTAINER_RUNNING':
@@ -64,15 +67,8 @@ export function shouldRestart(pod: V1Pod, container: ObservedContainer | undefin
     case 'CONTAINER_UNKNOWN':
       return true;
     case 'CONTAINER_EXITED':
-      return restartsAfterExit(pod, container.exitCode);
+      return containerShouldRestart(spec, pod.spec, container.exitCode);
   }
-}
-
-function restartsAfterExit(pod: V1Pod, exitCode: number): boolean {
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  if (policy === 'Never') return false;
-  if (policy === 'OnFailure') return exitCode !== 0;
-  return true;
 }
 
 function containersOf(pod: V1Pod): readonly V1Container[] {
@@ -102,7 +98,7 @@ function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActio
     ? initContainersForNewSandbox(pod, observed)
     : containersOf(pod).flatMap((c, index): ContainerToStart[] => {
         const latest = latestContainer(observed, c.name);
-        if (policy === 'OnFailure' && latest?.state === 'CONTAINER_EXITED' && latest.exitCode === 0) return [];
+        if (skipsSucceededOnNewSandbox(c, pod.spec) && latest?.state === 'CONTAINER_EXITED' && latest.exitCode === 0) return [];
         return [{ kind: 'regular', index, name: c.name, reason: `sandbox recreated: ${reason}`, restartCount: nextRestartCount(observed, c.name) }];
       });
   if (containersToStart.length === 0) {
@@ -126,9 +122,10 @@ interface ContainerDecision {
   readonly keepsRunning: boolean;
 }
 
-/** The kill of a running container whose liveness or startup probe failed, and its restart unless the policy is Never. */
-function probeFailureDecision(pod: V1Pod, latest: ObservedContainer, failure: ProbeFailure, start: ContainerToStart): ContainerDecision {
-  const restarts = (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+/** The kill of a running container whose liveness or startup probe failed, and its restart unless its policy is Never. */
+function probeFailureDecision(pod: V1Pod, spec: V1Container, c: { latest: ObservedContainer; failure: ProbeFailure; start: ContainerToStart }): ContainerDecision {
+  const { latest, failure, start } = c;
+  const restarts = restartsAfterProbeKill(spec, pod.spec);
   const what = `Container ${latest.name} failed ${failure.type} probe`;
   const kill: ContainerToKill = {
     id: latest.id,
@@ -146,7 +143,7 @@ function runningContainerDecision(input: ComputePodActionsInput, c: { spec: V1Co
   const { spec, index, latest, restartCount } = c;
   const failure = input.probes?.failures.get(latest.id);
   if (latest.specHash === hashContainerSpec(spec) && failure !== undefined) {
-    return probeFailureDecision(pod, latest, failure, { kind: 'regular', index, name: spec.name, reason: `failed ${failure.type} probe`, restartCount });
+    return probeFailureDecision(pod, spec, { latest, failure, start: { kind: 'regular', index, name: spec.name, reason: `failed ${failure.type} probe`, restartCount } });
   }
   const resizeRestart = input.resizeRestarts?.get(latest.id);
   if (latest.specHash === hashContainerSpec(spec) && resizeRestart !== undefined) {
@@ -155,9 +152,9 @@ function runningContainerDecision(input: ComputePodActionsInput, c: { spec: V1Co
     return { kill, start: { kind: 'regular', index, name: spec.name, reason: 'resize requires restart', restartCount }, keepsRunning: false };
   }
   if (latest.specHash === hashContainerSpec(spec)) return { keepsRunning: true };
+  // As the kubelet: a changed definition restarts the container whatever the restart policies.
   const kill = { id: latest.id, name: spec.name, reason: 'container spec changed' };
-  const start = restartsAfterExit(pod, 137) ? { kind: 'regular' as const, index, name: spec.name, reason: 'container spec changed', restartCount } : undefined;
-  return start === undefined ? { kill, keepsRunning: false } : { kill, start, keepsRunning: false };
+  return { kill, start: { kind: 'regular', index, name: spec.name, reason: 'container spec changed', restartCount }, keepsRunning: false };
 }
 
 function decideContainer(input: ComputePodActionsInput, spec: V1Container, index: number): ContainerDecision {
@@ -165,7 +162,7 @@ function decideContainer(input: ComputePodActionsInput, spec: V1Container, index
   const latest = latestContainer(observed, spec.name);
   const restartCount = nextRestartCount(observed, spec.name);
   if (latest?.state === 'CONTAINER_RUNNING') return runningContainerDecision(input, { spec, index, latest, restartCount });
-  if (!shouldRestart(pod, latest)) return { keepsRunning: false };
+  if (!shouldRestart(pod, spec, latest)) return { keepsRunning: false };
   const reason = latest === undefined ? 'container never started' : `container ${latest.state === 'CONTAINER_EXITED' ? 'exited' : 'not running'}`;
   const start = { kind: 'regular' as const, index, name: spec.name, reason, restartCount };
   // A created-but-never-started or unknown container is removed from the way before starting anew.
@@ -202,7 +199,7 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
 
   const sandboxId = observed.sandboxes[0]?.id;
   const init = computeInitActions(pod, observed, input.probes ?? NO_PROBE_VERDICTS);
-  if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and restartPolicy is Never' };
+  if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and its restart policy does not restart it' };
   const unknown = extraRunningContainers(pod, observed);
   const ephemeral = ephemeralContainersToStart(pod, observed);
   if (!init.initialized) {

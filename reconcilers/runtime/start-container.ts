@@ -145,6 +145,8 @@ export class ContainerStarter {
         podIps: request.podIps,
         nodeIp: this.options.nodeIp,
         nodeAllocatable: this.options.nodeAllocatable,
+        volumeHostPaths: request.prepared.hostPaths,
+        logEnvFileError: (error) => { this.options.logger.warn({ pod: podDescription(pod), container: container.name, err: error.message }, 'Failed to parse env file'); },
       });
       const rro = await this.recursiveReadOnlySupported(pod, container, signal);
       const volumeMounts = await mountsOf(container, request.prepared, env, { recursiveReadOnlySupported: rro, imageVolumes });

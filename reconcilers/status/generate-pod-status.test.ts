@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { generatePodStatus, type GeneratePodStatusInput } from './generate-pod-status.js';
 import type { ObservedPod } from '../model/observed-pod.js';
+import { hashContainerSpec } from '../model/container-hash.js';
 import { basePod, container, exited, observation, sandbox } from '../../test/doubles/pod-fixtures.js';
 
 const NOW = new Date('2026-01-01T00:05:00Z');
@@ -20,6 +21,20 @@ const always = basePod();
 const never = basePod((p) => (p.spec!.restartPolicy = 'Never'));
 const onFailure = basePod((p) => (p.spec!.restartPolicy = 'OnFailure'));
 const running = observation([sandbox()], [container(always, 'app'), container(always, 'sidecar')]);
+/** Pod Never; app restarts by its rule on exit code 42 only. */
+const ruled = basePod((p) => {
+  p.spec!.restartPolicy = 'Never';
+  Object.assign(p.spec!.containers[0]!, { restartPolicy: 'Never', restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] });
+});
+/** Pod Always; both containers' own policy is Never. */
+const bothNever = basePod((p) => { p.spec!.containers.forEach((c) => (c.restartPolicy = 'Never')); });
+/** Pod Never with an init container whose own policy is OnFailure (or none, with `own` undefined). */
+const initPod = (own?: string): V1Pod =>
+  basePod((p) => {
+    p.spec!.restartPolicy = 'Never';
+    p.spec!.initContainers = [{ name: 'setup', image: 'busybox:1.35', ...(own === undefined ? {} : { restartPolicy: own }) }];
+  });
+const failedInit = (pod: V1Pod): ObservedPod => observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [{ ...exited(pod, 'app', 1), id: 'c-setup', name: 'setup', specHash: hashContainerSpec(pod.spec!.initContainers![0]!) }]);
 
 describe('generatePodStatus: phase', () => {
   const cases: { name: string; pod: V1Pod; observed: ObservedPod; phase: string; extra?: Partial<GeneratePodStatusInput> }[] = [
@@ -56,6 +71,26 @@ describe('generatePodStatus: phase', () => {
       observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(onFailure, 'app', 1), exited(onFailure, 'sidecar', 0)]),
       phase: 'Running',
     },
+    {
+      name: 'restart rules: a Never pod whose container exited with a code its rule restarts is Running',
+      pod: ruled,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(ruled, 'app', 42), exited(ruled, 'sidecar', 0)]),
+      phase: 'Running',
+    },
+    {
+      name: 'restart rules: the same pod with another exit code is Failed',
+      pod: ruled,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(ruled, 'app', 1), exited(ruled, 'sidecar', 0)]),
+      phase: 'Failed',
+    },
+    {
+      name: 'an Always pod whose containers are all restartPolicy Never and exited 0 is Succeeded',
+      pod: bothNever,
+      observed: observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [exited(bothNever, 'app', 0), exited(bothNever, 'sidecar', 0)]),
+      phase: 'Succeeded',
+    },
+    { name: 'a Never pod whose failed init container has its own OnFailure policy is Pending (it restarts)', pod: initPod('OnFailure'), observed: failedInit(initPod('OnFailure')), phase: 'Pending' },
+    { name: 'a Never pod whose failed init container has no policy of its own is Failed', pod: initPod(), observed: failedInit(initPod()), phase: 'Failed' },
     {
       name: 'a deleted Always pod whose containers were stopped is Failed (podIsTerminal)',
       pod: always,

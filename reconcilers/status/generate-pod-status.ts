@@ -3,9 +3,10 @@
  * status, as the kubelet's `generateAPIPodStatus` and `getPhase` compute it:
  *
  * - phase: Pending while any container waits without having run; Running while any runs; when all
- *   have stopped, Running under restartPolicy Always (or OnFailure with failures), Succeeded when
- *   every container exited 0, else Failed. A terminal phase already in the API is never left, and a
- *   terminal phase is never reported while anything of the pod may still run.
+ *   have stopped, Running while any of them is to restart by its restart policy (its rules, its
+ *   own policy, else the pod's), Succeeded when every container exited 0, else Failed. A terminal
+ *   phase already in the API is never left, and a terminal phase is never reported while anything
+ *   of the pod may still run.
  * - conditions PodReadyToStartContainers, Initialized, ContainersReady, Ready (respecting
  *   readiness gates); conditions nodelet does not own (PodScheduled, DisruptionTarget, gates) are
  *   kept; `lastTransitionTime` only moves when a condition's status changes.
@@ -17,6 +18,7 @@
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { computeInitActions } from '../runtime/compute-init-actions.js';
 import { isSidecar } from '../model/sidecar.js';
+import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerProbeResult } from '../probes/container-readiness.js';
 import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStatusContext } from './container-statuses.js';
 import type { ContainerStartFailure } from '../runtime/start-failures.js';
@@ -73,34 +75,47 @@ interface PhaseCounts {
   waiting: number;
   running: number;
   stopped: number;
+  /** Stopped containers whose restart policy does not run them again (with their exit code). */
+  stoppedNotRestartable: number;
   succeeded: number;
 }
 
-/** Counts containers the way getPhase does: a waiting container that ran before counts as stopped. */
-function countContainers(statuses: readonly V1ContainerStatus[]): PhaseCounts {
-  const counts: PhaseCounts = { waiting: 0, running: 0, stopped: 0, succeeded: 0 };
+/**
+ * Counts containers the way getPhase does: a waiting container that ran before counts as stopped,
+ * and a stopped one counts as restartable when its restart policy (rules, its own, the pod's)
+ * runs it again after that exit code.
+ */
+function countContainers(pod: V1Pod, statuses: readonly V1ContainerStatus[]): PhaseCounts {
+  const counts: PhaseCounts = { waiting: 0, running: 0, stopped: 0, stoppedNotRestartable: 0, succeeded: 0 };
+  const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
+  const seeStopped = (name: string, exitCode: number): void => {
+    counts.stopped++;
+    const spec = specs.get(name);
+    if (spec !== undefined && !containerShouldRestart(spec, pod.spec, exitCode)) counts.stoppedNotRestartable++;
+  };
   for (const s of statuses) {
     if (s.state?.running) counts.running++;
     else if (s.state?.terminated) {
-      counts.stopped++;
+      seeStopped(s.name, s.state.terminated.exitCode);
       if (s.state.terminated.exitCode === 0) counts.succeeded++;
-    } else if (s.lastState?.terminated) counts.stopped++;
+    } else if (s.lastState?.terminated) seeStopped(s.name, s.lastState.terminated.exitCode);
     else counts.waiting++;
   }
   return counts;
 }
 
+/**
+ * The phase from the regular containers. Once all have stopped: Running while any of them is to
+ * restart (the kubelet with ContainerRestartRules), else Succeeded when every one exited 0, else
+ * Failed; a terminal pod's containers restart no more.
+ */
 export function computePhase(pod: V1Pod, statuses: readonly V1ContainerStatus[], podIsTerminal = false): Phase {
-  const { waiting, running, stopped, succeeded } = countContainers(statuses);
+  const { waiting, running, stopped, stoppedNotRestartable, succeeded } = countContainers(pod, statuses);
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped === 0) return 'Pending';
-  if (podIsTerminal) return stopped === succeeded ? 'Succeeded' : 'Failed';
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  if (policy === 'Always') return 'Running';
-  if (stopped === succeeded) return 'Succeeded';
-  if (policy === 'OnFailure') return 'Running';
-  return 'Failed';
+  if (!podIsTerminal && stopped !== stoppedNotRestartable) return 'Running';
+  return stopped === succeeded ? 'Succeeded' : 'Failed';
 }
 
 /** Whether every regular init container succeeded (sidecars need only run); the names of those that did not. */

@@ -4,7 +4,9 @@
  * `hostUsers: false` on a RuntimeClass whose handler the runtime does not list, `resourceClaims` (no DRA) and
  * `volumeDevices` (raw block, through its PVC volume) hold the pod Pending with the kubelet's
  * Warning event. Each is asserted from the API (phase, reason, message, the event) and the
- * runtime (crictl: no sandbox, no container for the pod's UID).
+ * runtime (crictl: no sandbox, no container for the pod's UID). A `RestartAllContainers` restart
+ * rule (the kubelet's beta in-place pod restart, not implemented here) is rejected at admission
+ * (Failed, RestartAllContainersNotSupported).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -69,6 +71,21 @@ describe('pods nodelet cannot run are refused visibly', () => {
     assert.equal(events.length, 1);
     assert.equal(events[0]?.type, 'Warning');
     assert.equal(events[0]?.message, "Failed to admit pod as the OS field doesn't match node OS");
+    await assertNothingInRuntime(failed);
+  });
+
+  it('rejects a RestartAllContainers restart rule at admission: Failed, RestartAllContainersNotSupported, an event, no sandbox', async () => {
+    const rules = { restartPolicy: 'Never', restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }] };
+    await apply(pod(namespace, 'restart-all', {}, rules));
+    const failed = await eventually('the pod Failed', async () => {
+      const p = await getPod(namespace, 'restart-all');
+      return p?.status?.phase === 'Failed' ? p : undefined;
+    });
+    const message = 'the restartPolicyRules action RestartAllContainers (container main) is not supported by nodelet';
+    assert.equal(failed.status?.reason, 'RestartAllContainersNotSupported');
+    assert.equal(failed.status?.message, `Pod was rejected: ${message}`);
+    const events = (await podEvents(namespace, 'restart-all')).filter((e) => e.reason === 'RestartAllContainersNotSupported');
+    assert.deepEqual(events.map((e) => [e.type, e.message]), [['Warning', message]]);
     await assertNothingInRuntime(failed);
   });
 
