@@ -9,6 +9,7 @@ import { admitHandlers, admitPod, isInvalidSysctlPatternError, sysctlAllowlist, 
 import { kernelAtLeast, safeSysctls } from './sysctls.js';
 import { normalizeSysctlName } from '../model/sysctl-name.js';
 import { APPARMOR_NOT_ENABLED } from './apparmor.js';
+import { declaredFeaturesAdmitHandler, requiredNodeFeatures } from './declared-features.js';
 
 type PodSpec = NonNullable<V1Pod['spec']>;
 
@@ -130,19 +131,30 @@ describe('OS field admission (PodOSNotSupported)', () => {
   });
 });
 
-describe('RestartAllContainers rules (RestartAllContainersNotSupported)', () => {
+describe('declared features admission (PodFeatureUnsupported)', () => {
   const rule = (action: string) => ({ action, exitCodes: { operator: 'In', values: [42] } });
-  it('rejects a pod with the action on any container, naming them; admits Restart rules', () => {
-    const spec: Partial<PodSpec> = {
-      initContainers: [{ name: 'setup', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('RestartAllContainers')] }],
-      containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart'), rule('RestartAllContainers')] }],
-    };
-    assert.deepEqual(admit(pod(spec)), {
-      admit: false,
-      reason: 'RestartAllContainersNotSupported',
-      message: 'the restartPolicyRules action RestartAllContainers (container setup, app) is not supported by nodelet',
-    });
+  it('rejects a pod with a RestartAllContainers rule on any container: the node does not declare the feature', () => {
+    const onInit: Partial<PodSpec> = { initContainers: [{ name: 'setup', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('RestartAllContainers')] }] };
+    const onApp: Partial<PodSpec> = { containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart'), rule('RestartAllContainers')] }] };
+    const rejected = { admit: false, reason: 'PodFeatureUnsupported', message: 'Pod requires node features that are not available: RestartAllContainersOnContainerExits' };
+    assert.deepEqual(admit(pod(onInit)), rejected);
+    assert.deepEqual(admit(pod(onApp)), rejected);
     assert.deepEqual(admit(pod({ containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart')] }] })), { admit: true });
+  });
+
+  it('names every missing feature, sorted; a node that declares them admits', () => {
+    const spec: Partial<PodSpec> = {
+      hostNetwork: true,
+      hostUsers: false,
+      containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('RestartAllContainers')], volumeMounts: [{ name: 'v', mountPath: '/v', bindMountOptions: ['nosuid'] } as never] }],
+    };
+    assert.deepEqual(requiredNodeFeatures(pod(spec).spec), ['RestartAllContainersOnContainerExits', 'UserNamespacesHostNetworkSupport', 'VolumeBindMountOptions']);
+    assert.deepEqual(declaredFeaturesAdmitHandler().admit({ pod: pod(spec), node, otherPods: [] }), {
+      admit: false,
+      reason: 'PodFeatureUnsupported',
+      message: 'Pod requires node features that are not available: RestartAllContainersOnContainerExits, UserNamespacesHostNetworkSupport, VolumeBindMountOptions',
+    });
+    assert.deepEqual(declaredFeaturesAdmitHandler(requiredNodeFeatures(pod(spec).spec)).admit({ pod: pod(spec), node, otherPods: [] }), { admit: true });
   });
 });
 

@@ -7,7 +7,7 @@ import type { PodAdmitHandler } from './admit.js';
 import { generalPredicatesAdmitHandler, osSelectorAdmitHandler } from './general-predicates.js';
 import { nodePressureAdmitHandler } from './node-pressure.js';
 import { podOsAdmitHandler } from './pod-os.js';
-import { restartAllContainersAdmitHandler } from './restart-all-containers.js';
+import { declaredFeaturesAdmitHandler } from './declared-features.js';
 import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
 import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 
@@ -33,13 +33,13 @@ export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
     nodePressureAdmitHandler(),
     sysctlAdmitHandler(sysctlAllowlist([...safeSysctls(settings.kernelVersion), ...settings.allowedUnsafeSysctls])),
     appArmorAdmitHandler(settings.appArmor),
-    // nodelet's own: a pod spec part it cannot honour is refused, not ignored.
-    restartAllContainersAdmitHandler(),
     // The kubelet's predicate handler: the OS label, the OS field, the supplemental groups
     // policy (checks preemption cannot help), then the general predicates.
     osSelectorAdmitHandler(),
     podOsAdmitHandler(),
     supplementalGroupsPolicyAdmitHandler(),
     generalPredicatesAdmitHandler(),
+    // Last, as the kubelet's: the node features the pod needs that the node does not declare.
+    declaredFeaturesAdmitHandler(),
   ];
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Container, V1ContainerRestartRule, V1PodSpec } from '@kubernetes/client-node';
-import { containerShouldRestart, matchingRestartRule, restartsAfterProbeKill, skipsSucceededOnNewSandbox, usesRestartAllContainers } from './restart-policy.js';
+import { containerShouldRestart, matchingRestartRule, restartsAfterProbeKill, skipsSucceededOnNewSandbox } from './restart-policy.js';
 
 const rule = (operator: string, values: number[], action = 'Restart'): V1ContainerRestartRule => ({ action, exitCodes: { operator, values } });
 const container = (c: Partial<V1Container> = {}): V1Container => ({ name: 'app', image: 'busybox', ...c });
@@ -53,10 +53,5 @@ describe('the other restart decisions', () => {
     assert.equal(skipsSucceededOnNewSandbox(container({ restartPolicy: 'Always' }), spec('OnFailure')), false);
     assert.equal(skipsSucceededOnNewSandbox(container({ restartPolicy: 'OnFailure' }), spec('Always')), true);
     assert.equal(skipsSucceededOnNewSandbox(container(), spec('Always')), false);
-  });
-
-  it('finds a RestartAllContainers rule on init and regular containers', () => {
-    assert.equal(usesRestartAllContainers({ containers: [container({ restartPolicy: 'Never', restartPolicyRules: [rule('In', [1])] })] }), false);
-    assert.equal(usesRestartAllContainers({ containers: [container()], initContainers: [container({ name: 'i', restartPolicy: 'Never', restartPolicyRules: [rule('In', [1], 'RestartAllContainers')] })] }), true);
   });
 });

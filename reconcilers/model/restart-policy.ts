@@ -7,8 +7,9 @@
  * Without a matching rule the container's policy decides, and without one the pod's.
  *
  * The rule action `RestartAllContainers` (the kubelet's `RestartAllContainersOnContainerExits`,
- * beta and on since 1.36) is not implemented by nodelet: such pods are refused at admission
- * (`admission/restart-all-containers.ts`), so no rule here ever has that action.
+ * beta and on since 1.36) is not implemented by nodelet, which does not declare the node feature:
+ * such pods are refused at admission (`PodFeatureUnsupported`, `admission/declared-features.ts`),
+ * so no rule here ever has that action.
  */
 import type { V1Container, V1ContainerRestartRule, V1PodSpec } from '@kubernetes/client-node';
 
@@ -72,10 +73,4 @@ export function restartsAfterProbeKill(container: V1Container, spec: V1PodSpec |
 export function skipsSucceededOnNewSandbox(container: V1Container, spec: V1PodSpec | undefined): boolean {
   if (container.restartPolicy !== undefined) return container.restartPolicy === 'OnFailure';
   return spec?.restartPolicy === 'OnFailure';
-}
-
-/** Whether any container of the pod has a `RestartAllContainers` rule (the kubelet's `AllContainersCouldRestart`). */
-export function usesRestartAllContainers(spec: V1PodSpec | undefined): boolean {
-  const all = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
-  return all.some((c) => (c.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL_CONTAINERS_ACTION));
 }
