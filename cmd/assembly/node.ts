@@ -6,6 +6,8 @@ import type { Reservations } from '../../controllers/node/allocatable.js';
 import { createNodeController, type NodeController, type NodePressure } from '../../controllers/node/node-controller.js';
 import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
 import { CachedImageList } from '../../controllers/node/node-images.js';
+import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
+import { CoreV1Client } from '../../kube/core-v1.js';
 import type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from '../../controllers/nodeagent/settings.js';
 import type { LiveParts } from '../../controllers/nodeagent/targets.js';
 import type { ImagePullLimits, PullGate } from '../../reconcilers/images/pull-gate.js';
@@ -54,6 +56,7 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     annotations,
     taints: settings.registerWithTaints,
     pressure,
+    events: new ApiEventRecorder({ core: new CoreV1Client(kube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) }),
   });
 }
 

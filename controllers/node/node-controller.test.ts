@@ -23,7 +23,7 @@ const facts: HostFacts = {
   runningInUserNamespace: false,
 };
 
-function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {
+function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[] } = {}) {
   const clock = createFakeClock(Date.parse('2030-01-01T00:00:00Z'));
   const nodeApi = createFakeNodeApi();
   const leaseApi = createFakeLeaseApi();
@@ -48,6 +48,7 @@ function setup(options: { labels?: Record<string, string>; annotations?: Record<
     agentVersion: 'v0.1.0-nodelet',
     nodeApi,
     leaseApi,
+    ...(options.events === undefined ? {} : { events: { recordNode: (node: { name: string; uid: string }, e: { reason: string }) => options.events?.push(`${node.name}/${node.uid} ${e.reason}`) } }),
   });
   return {
     clock,
@@ -125,6 +126,23 @@ describe('node controller', () => {
     assert.equal(leaseApi.calls.filter((c) => c === 'replaceNamespacedLease').length, 3);
     const heartbeat = readyOf(nodeApi)?.lastHeartbeatTime;
     assert.equal(heartbeat?.getTime(), clock.now());
+    await controller.stop();
+  });
+
+  it("records the Node's events once each: Starting and the conditions after the first post, NodeNotReady on the change", async () => {
+    const events: string[] = [];
+    const { controller, clock, setReadiness } = setup({ events });
+    controller.start();
+    await settle();
+    const uid = events[0]?.split(' ')[0] ?? '';
+    assert.match(uid, /^worker-1\/.+/, 'the Node with the UID the API server gave it');
+    assert.deepEqual(events.map((e) => e.split(' ')[1]), ['Starting', 'NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID']);
+    await clock.advance(10_000);
+    await settle();
+    assert.equal(events.length, 4, 'a heartbeat that changes nothing records nothing');
+    setReadiness({ ready: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' });
+    await controller.refreshNow();
+    assert.deepEqual(events.slice(4), [`${uid} NodeNotReady`]);
     await controller.stop();
   });
 

@@ -20,6 +20,7 @@ import { createNodeLease, DEFAULT_LEASE_DURATION_SECONDS, type LeaseApi } from '
 import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
 import type { NodeApi } from './registration.js';
+import type { NodeEventSink } from './node-events.js';
 import { createNodeStatusReporter, type NodePressure, type NodeRuntime } from './status-reporter.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
 
@@ -47,6 +48,8 @@ export interface NodeControllerOptions {
   readonly kubeletPort?: number;
   /** The eviction manager's pressure conditions and reservations; absent: no pressure, nothing reserved. */
   readonly pressure?: NodePressure;
+  /** Where the Node's own events go (`Starting`, `NodeReady`, pressure, `Rebooted`…); absent: none. */
+  readonly events?: NodeEventSink;
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
   /** Defaults: status and lease every 10 s, lease duration 40 s. */
@@ -122,6 +125,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     kubeletPort: options.kubeletPort,
     agentVersion: options.agentVersion ?? agentVersion(),
     pressure: options.pressure,
+    events: options.events,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),

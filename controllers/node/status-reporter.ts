@@ -6,7 +6,8 @@
  */
 import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
 import { NO_RESERVATIONS, type Reservations } from './allocatable.js';
-import type { V1ContainerImage, V1Node, V1Taint } from '@kubernetes/client-node';
+import type { V1ContainerImage, V1Node, V1NodeStatus, V1Taint } from '@kubernetes/client-node';
+import { nodeStatusEvents, schedulableEvent, startingEvent, type NodeEventSink } from './node-events.js';
 import type { Image } from '../../cri/types.js';
 import { nodeImagesOf } from './node-images.js';
 import { PatchType } from '../../kube/client.js';
@@ -49,6 +50,8 @@ export interface NodeStatusReporterOptions {
   readonly agentVersion: string;
   /** The eviction manager's conditions and the allocatable its hard thresholds hold back. */
   readonly pressure?: NodePressure | undefined;
+  /** Where the Node's own events go (`node-events.ts`); absent: none recorded. */
+  readonly events?: NodeEventSink | undefined;
 }
 
 /** What the Node reports of the eviction manager (narrow, so tests pass plain objects). */
@@ -98,11 +101,34 @@ async function probeImages(runtime: NodeRuntime, logger: Logger): Promise<V1Cont
   }
 }
 
+/**
+ * The Node's events of each heartbeat that reached the API server: `Starting` after the first, then
+ * what changed between the status the server held and the one posted, and cordoning.
+ */
+function nodeEventRecorder(nodeName: string, sink: NodeEventSink | undefined): { afterPost(previous: V1NodeStatus | undefined, posted: V1NodeStatus, node: V1Node): void } {
+  let started = false;
+  // The kubelet starts from schedulable, so a node cordoned before the agent started says so once.
+  let unschedulable = false;
+  return {
+    afterPost: (previous, posted, node) => {
+      if (sink === undefined) return;
+      const ref = { name: nodeName, uid: node.metadata?.uid ?? '' };
+      const now = node.spec?.unschedulable === true;
+      const cordon = schedulableEvent(nodeName, unschedulable, now);
+      unschedulable = now;
+      const all = [...(started ? [] : [startingEvent()]), ...nodeStatusEvents(nodeName, previous, posted), ...(cordon === undefined ? [] : [cordon])];
+      started = true;
+      for (const event of all) sink.recordNode(ref, event);
+    },
+  };
+}
+
 /** Creates the reporter; nothing is sent until `post()`. */
 export function createNodeStatusReporter(options: NodeStatusReporterOptions): NodeStatusReporter {
   const { api, nodeName, logger } = options;
   let current: V1Node | undefined;
   let runtimeVersion: string | undefined;
+  const events = nodeEventRecorder(nodeName, options.events);
   let maxPods = options.maxPods;
   let reservations = options.reservations ?? NO_RESERVATIONS;
 
@@ -164,6 +190,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       throw err;
     }
     logReadyTransition(previous, current.status);
+    events.afterPost(previous, status, current);
   }
 
   return {

@@ -48,4 +48,24 @@ describe('ApiEventRecorder as a per-pod manager', () => {
     await recorder.flush();
     assert.equal(calls.at(-1), 'patch count=2', "uid-b's aggregate still folds repeats");
   });
+
+  it("writes a Node's events in namespace default, about the Node by name and UID (no API version, as the kubelet's node reference), folding repeats", async () => {
+    const bodies: CoreV1Event[] = [];
+    const calls: string[] = [];
+    const core = fakeCore(calls);
+    const recorder = new ApiEventRecorder({
+      core: { ...core, createNamespacedEvent: (req: { namespace: string; body: CoreV1Event }) => (bodies.push({ ...req.body, metadata: { ...req.body.metadata, namespace: req.namespace } }), core.createNamespacedEvent(req)) },
+      nodeName: 'node-a',
+      clock: createFakeClock(Date.parse('2026-01-01T00:00:00Z')),
+      logger: pino({ level: 'silent' }),
+    });
+    const event = { type: 'Normal', reason: 'NodeReady', message: 'Node node-a status is now: NodeReady' } as const;
+    recorder.recordNode({ name: 'node-a', uid: 'node-uid' }, event);
+    recorder.recordNode({ name: 'node-a', uid: 'node-uid' }, event);
+    await recorder.flush();
+    assert.deepEqual(calls, ['create NodeReady for node-uid', 'patch count=2']);
+    assert.equal(bodies[0]?.metadata.namespace, 'default');
+    assert.deepEqual(bodies[0]?.involvedObject, { kind: 'Node', name: 'node-a', uid: 'node-uid' });
+    assert.deepEqual(bodies[0]?.source, { component: 'nodelet', host: 'node-a' });
+  });
 });

@@ -13,6 +13,16 @@ import { isForbidden } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { EventRecorder, PodEvent } from './event-recorder.js';
+import type { NodeEvent, NodeEventSink, NodeRef } from './node-event.js';
+
+/** What an event is about: a pod (with a container's field path, maybe) or the Node. */
+interface Involved {
+  readonly kind: 'Pod' | 'Node';
+  readonly name: string;
+  /** The pod's namespace; a Node's events go to `default`, as client-go's recorder puts them. */
+  readonly namespace: string;
+  readonly uid: string;
+}
 
 interface Aggregate {
   readonly podUid: string;
@@ -34,7 +44,7 @@ export interface ApiEventRecorderOptions {
 const AGGREGATION_WINDOW_MS = 10 * 60 * 1000;
 const MAX_AGGREGATES = 4096;
 
-export class ApiEventRecorder implements EventRecorder {
+export class ApiEventRecorder implements EventRecorder, NodeEventSink {
   private readonly aggregates = new Map<string, Aggregate>();
   private chain: Promise<void> = Promise.resolve();
   private sequence = 0;
@@ -42,7 +52,17 @@ export class ApiEventRecorder implements EventRecorder {
   constructor(private readonly options: ApiEventRecorderOptions) {}
 
   record(pod: V1Pod, event: PodEvent): void {
-    this.chain = this.chain.then(() => this.write(pod, event)).catch((error: unknown) => {
+    const meta = pod.metadata ?? {};
+    this.enqueue({ kind: 'Pod', name: meta.name ?? '', namespace: meta.namespace ?? 'default', uid: meta.uid ?? '' }, event);
+  }
+
+  /** An event about the Node (`kubectl describe node`), as the kubelet's node reference has it. */
+  recordNode(node: NodeRef, event: NodeEvent): void {
+    this.enqueue({ kind: 'Node', name: node.name, namespace: 'default', uid: node.uid }, event);
+  }
+
+  private enqueue(involved: Involved, event: PodEvent): void {
+    this.chain = this.chain.then(() => this.write(involved, event)).catch((error: unknown) => {
       // Forbidden: e.g. the namespace is terminating; the kubelet drops those events too.
       const level = isForbidden(error) ? 'debug' : 'warn';
       this.options.logger[level]({ err: error, reason: event.reason }, 'failed to write event');
@@ -54,9 +74,9 @@ export class ApiEventRecorder implements EventRecorder {
     await this.chain;
   }
 
-  private async write(pod: V1Pod, event: PodEvent): Promise<void> {
+  private async write(involved: Involved, event: PodEvent): Promise<void> {
     const nowMs = this.options.clock.now();
-    const key = aggregationKey(pod, event);
+    const key = aggregationKey(involved, event);
     const existing = this.aggregates.get(key);
     const now = new Date(nowMs);
     if (existing !== undefined && nowMs - existing.lastSeenMs < AGGREGATION_WINDOW_MS) {
@@ -68,26 +88,20 @@ export class ApiEventRecorder implements EventRecorder {
       );
       return;
     }
-    const body = this.newEvent(pod, event, now);
-    const namespace = body.metadata.namespace ?? 'default';
+    const body = this.newEvent(involved, event, now);
+    const namespace = involved.namespace;
     await this.options.core.createNamespacedEvent({ namespace, body });
-    this.remember(key, { podUid: pod.metadata?.uid ?? '', name: body.metadata.name ?? '', namespace, count: 1, lastSeenMs: nowMs });
+    this.remember(key, { podUid: involved.uid, name: body.metadata.name ?? '', namespace, count: 1, lastSeenMs: nowMs });
   }
 
-  private newEvent(pod: V1Pod, event: PodEvent, now: Date): CoreV1Event {
-    const name = pod.metadata?.name ?? '';
-    const namespace = pod.metadata?.namespace ?? 'default';
+  private newEvent(involved: Involved, event: PodEvent, now: Date): CoreV1Event {
+    const { name, namespace, uid } = involved;
     const component = this.options.component ?? 'nodelet';
+    // The kubelet's node reference carries no API version and no namespace.
+    const object = involved.kind === 'Pod' ? { apiVersion: 'v1', kind: 'Pod', name, namespace, uid } : { kind: 'Node', name, uid };
     return {
       metadata: { name: `${name}.${(now.getTime() * 1000 + (this.sequence++ % 1000)).toString(16)}`, namespace },
-      involvedObject: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        name,
-        namespace,
-        uid: pod.metadata?.uid ?? '',
-        ...(event.fieldPath === undefined ? {} : { fieldPath: event.fieldPath }),
-      },
+      involvedObject: { ...object, ...(event.fieldPath === undefined ? {} : { fieldPath: event.fieldPath }) },
       type: event.type,
       reason: event.reason,
       message: event.message,
@@ -119,6 +133,6 @@ export class ApiEventRecorder implements EventRecorder {
   }
 }
 
-function aggregationKey(pod: V1Pod, event: PodEvent): string {
-  return JSON.stringify([pod.metadata?.uid, event.type, event.reason, event.message, event.fieldPath ?? '']);
+function aggregationKey(involved: Involved, event: PodEvent): string {
+  return JSON.stringify([involved.uid, event.type, event.reason, event.message, event.fieldPath ?? '']);
 }

@@ -1,0 +1,69 @@
+/**
+ * The Node's own events, with the kubelet's reasons and messages, derived from one heartbeat: the
+ * status the API server held before it and the status it posts (the kubelet records them in its
+ * status setters, `pkg/kubelet/nodestatus/setters.go`).
+ *
+ * - A pressure condition whose status changes (from nothing, `Unknown`, or the other value):
+ *   `NodeHasSufficientMemory`/`NodeHasInsufficientMemory`, `NodeHasNoDiskPressure`/
+ *   `NodeHasDiskPressure`, `NodeHasSufficientPID`/`NodeHasInsufficientPID`.
+ * - Ready changing status (not its first appearance): `NodeReady`/`NodeNotReady`.
+ * - Those all say `Node <name> status is now: <reason>`, type Normal.
+ * - A boot ID that differs from the one posted before: Warning `Rebooted`,
+ *   `Node <name> has been rebooted, boot id: <id>`.
+ * - `spec.unschedulable` changing (the kubelet starts from schedulable): `NodeNotSchedulable`/
+ *   `NodeSchedulable`.
+ * The agent's start is `Starting` (`startingEvent`), recorded once per process.
+ */
+import type { V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
+import type { NodeEvent } from '../../reconcilers/events/node-event.js';
+
+export type { NodeEvent, NodeEventSink, NodeRef } from '../../reconcilers/events/node-event.js';
+
+/** Each pressure condition's event reasons, for False and True. */
+const PRESSURE_EVENTS: Readonly<Record<string, { readonly False: string; readonly True: string }>> = {
+  MemoryPressure: { False: 'NodeHasSufficientMemory', True: 'NodeHasInsufficientMemory' },
+  DiskPressure: { False: 'NodeHasNoDiskPressure', True: 'NodeHasDiskPressure' },
+  PIDPressure: { False: 'NodeHasSufficientPID', True: 'NodeHasInsufficientPID' },
+};
+
+function statusEvent(nodeName: string, reason: string): NodeEvent {
+  return { type: 'Normal', reason, message: `Node ${nodeName} status is now: ${reason}` };
+}
+
+function statusOf(conditions: readonly V1NodeCondition[] | undefined, type: string): string | undefined {
+  return conditions?.find((c) => c.type === type)?.status;
+}
+
+function conditionEvents(nodeName: string, before: readonly V1NodeCondition[] | undefined, after: readonly V1NodeCondition[]): NodeEvent[] {
+  const events: NodeEvent[] = [];
+  for (const condition of after) {
+    const was = statusOf(before, condition.type);
+    if (was === condition.status || (condition.status !== 'True' && condition.status !== 'False')) continue;
+    const pressure = PRESSURE_EVENTS[condition.type];
+    if (pressure !== undefined) events.push(statusEvent(nodeName, pressure[condition.status]));
+    else if (condition.type === 'Ready' && was !== undefined) events.push(statusEvent(nodeName, condition.status === 'True' ? 'NodeReady' : 'NodeNotReady'));
+  }
+  return events;
+}
+
+/** The events one heartbeat records: `previous` is what the API server held, `next` what is posted. */
+export function nodeStatusEvents(nodeName: string, previous: V1NodeStatus | undefined, next: V1NodeStatus): NodeEvent[] {
+  const events = conditionEvents(nodeName, previous?.conditions, next.conditions ?? []);
+  const oldBoot = previous?.nodeInfo?.bootID ?? '';
+  const newBoot = next.nodeInfo?.bootID ?? '';
+  if (oldBoot !== '' && newBoot !== '' && oldBoot !== newBoot) {
+    events.push({ type: 'Warning', reason: 'Rebooted', message: `Node ${nodeName} has been rebooted, boot id: ${newBoot}` });
+  }
+  return events;
+}
+
+/** The event of `spec.unschedulable` changing from `was` to `now`, if it did. */
+export function schedulableEvent(nodeName: string, was: boolean, now: boolean): NodeEvent | undefined {
+  if (was === now) return undefined;
+  return statusEvent(nodeName, now ? 'NodeNotSchedulable' : 'NodeSchedulable');
+}
+
+/** The agent's start, as the kubelet's `Starting kubelet.`. */
+export function startingEvent(): NodeEvent {
+  return { type: 'Normal', reason: 'Starting', message: 'Starting nodelet.' };
+}
