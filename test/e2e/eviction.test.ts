@@ -8,7 +8,8 @@
  *   hungry pod is Failed/Evicted with the kubelet's message and a DisruptionTarget condition, a
  *   Guaranteed pod beside it keeps its container (same ID, running, no restart), a new BestEffort
  *   pod is refused at admission, and MemoryPressure returns to False once the threshold is unset
- *   and the (shortened) transition period has passed.
+ *   and the (shortened) transition period has passed; the Node's events say so once each
+ *   (`NodeHasInsufficientMemory`, then `NodeHasSufficientMemory`, in `kubectl describe node`).
  * - Disk: the hard `nodefs.available` threshold is set a margin below the free space of the
  *   agent's root dir; a pod fills an emptyDir with twice the margin. DiskPressure turns True, the
  *   pod is evicted (ephemeral-storage) and its emptyDir is removed from disk.
@@ -21,11 +22,21 @@ import { existsSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, apply, busyboxPod, createNamespace, deleteNamespace, eventually, getPod, kubectl, requireCluster, runtimeContainers, sandboxesOf, uniqueName, waitForPhase } from './helpers.js';
 
 const MiB = 1024 * 1024;
 const AGENT_ROOT = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
+
+/** Occurrences of each reason among nodelet's events about the Node (counts included). */
+async function nodeEventCounts(): Promise<Map<string, number>> {
+  const out = await kubectl(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.kind=Node,involvedObject.name=${NODE_NAME}`, '-o', 'json']);
+  const counts = new Map<string, number>();
+  for (const e of (JSON.parse(out) as { items: CoreV1Event[] }).items) {
+    if (e.source?.component === 'nodelet') counts.set(e.reason ?? '', (counts.get(e.reason ?? '') ?? 0) + (e.count ?? 1));
+  }
+  return counts;
+}
 
 async function patchEviction(eviction: Record<string, unknown> | null): Promise<void> {
   await kubectl(['patch', 'nodeagent', NODE_NAME, '--type', 'merge', '-p', JSON.stringify({ spec: { eviction } })]);
@@ -126,6 +137,7 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
     const [guaranteedBefore] = await runtimeContainers(guaranteed.metadata?.uid ?? '');
     assert.ok(guaranteedBefore?.state === 'CONTAINER_RUNNING', 'the Guaranteed pod runs');
     const watch = watchNode();
+    const eventsBefore = await nodeEventCounts();
     try {
       const available = await memoryAvailableBytes();
       const threshold = ki(available - marginBytes);
@@ -171,6 +183,14 @@ describe('eviction under node pressure', { timeout: 600_000 }, () => {
       const restoredAt = Date.now();
       await eventually('MemoryPressure=False again', async () => (conditionStatus(await getNode(), 'MemoryPressure') === 'False' ? true : undefined), 120_000);
       const clearedAt = Date.now();
+      // The Node's events, as the kubelet's: pressure came and went once each.
+      const eventsAfter = await eventually('the NodeHasSufficientMemory event', async () => {
+        const counts = await nodeEventCounts();
+        return (counts.get('NodeHasSufficientMemory') ?? 0) > (eventsBefore.get('NodeHasSufficientMemory') ?? 0) ? counts : undefined;
+      });
+      const added = (reason: string): number => (eventsAfter.get(reason) ?? 0) - (eventsBefore.get(reason) ?? 0);
+      assert.deepEqual([added('NodeHasInsufficientMemory'), added('NodeHasSufficientMemory')], [1, 1], 'one NodeHasInsufficientMemory and one NodeHasSufficientMemory event');
+      assert.match(await kubectl(['describe', 'node', NODE_NAME]), /Normal\s+NodeHasInsufficientMemory\s+.*Node \S+ status is now: NodeHasInsufficientMemory/);
       console.log(
         `[eviction/memory] threshold ${threshold} (available ${ki(available)} at start, margin ${marginBytes / MiB}Mi, pod holds ${hungryMiB}Mi); ` +
           `pod Running ${runningAt - startedAt} ms after create; MemoryPressure seen ${pressureAt - runningAt} ms after Running; ` +
