@@ -4,6 +4,8 @@
  * the node server's token and access reviews, and NodeAgent custom objects.
  */
 import type {
+  V1beta1ClusterTrustBundle,
+  V1beta1ClusterTrustBundleList,
   V1CertificateSigningRequest,
   V1Lease,
   V1RuntimeClass,
@@ -52,6 +54,15 @@ export class CertificatesV1Client {
 
   readCertificateSigningRequest(p: { readonly name: string }): Promise<V1CertificateSigningRequest> {
     return this.kube.get(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${s(p.name)}`);
+  }
+
+  /** A ClusterTrustBundle (v1, GA in 1.37; client-node has only the beta's type, the same shape). */
+  readClusterTrustBundle(p: { readonly name: string }): Promise<V1beta1ClusterTrustBundle> {
+    return this.kube.get(`/apis/certificates.k8s.io/v1/clustertrustbundles/${s(p.name)}`);
+  }
+
+  listClusterTrustBundle(p: { readonly labelSelector: string }): Promise<V1beta1ClusterTrustBundleList> {
+    return this.kube.get('/apis/certificates.k8s.io/v1/clustertrustbundles', p.labelSelector === '' ? {} : { labelSelector: p.labelSelector });
   }
 }
 

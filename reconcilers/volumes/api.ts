@@ -2,12 +2,15 @@
 import type {
   AuthenticationV1TokenRequest,
   V1ConfigMap,
+  V1beta1ClusterTrustBundle,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Secret,
 } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/client.js';
 import { CoreV1Client } from '../../kube/core-v1.js';
+import { CertificatesV1Client } from '../../kube/groups.js';
+import type { TrustBundle } from './cluster-trust-bundle.js';
 import { apiStatusCode, apiStatusMessage, isNotFound } from '../../util/api-errors.js';
 import type { IssuedToken, ServiceAccountTokenRequest, VolumeSourceApi } from './types.js';
 
@@ -27,6 +30,10 @@ async function readOrUndefined<T>(action: string, read: () => Promise<T>): Promi
   }
 }
 
+function trustBundleOf(bundle: V1beta1ClusterTrustBundle): TrustBundle {
+  return { name: bundle.metadata?.name ?? '', signerName: bundle.spec.signerName ?? '', labels: bundle.metadata?.labels ?? {}, trustBundle: bundle.spec.trustBundle };
+}
+
 /** The TokenRequest object: the pod-bound token the kubelet asks for. */
 function tokenRequestBody(req: ServiceAccountTokenRequest): AuthenticationV1TokenRequest {
   const boundObjectRef = { apiVersion: 'v1', kind: 'Pod', name: req.podName, uid: req.podUid };
@@ -41,7 +48,19 @@ function tokenRequestBody(req: ServiceAccountTokenRequest): AuthenticationV1Toke
 /** Reads config maps and secrets and requests tokens with the given credentials. */
 export function createVolumeSourceApi(kube: KubeClient): VolumeSourceApi {
   const core = new CoreV1Client(kube);
+  const certificates = new CertificatesV1Client(kube);
   return {
+    async readClusterTrustBundle(name: string): Promise<TrustBundle | undefined> {
+      const bundle = await readOrUndefined(`get clustertrustbundle ${name}`, () => certificates.readClusterTrustBundle({ name }));
+      return bundle === undefined ? undefined : trustBundleOf(bundle);
+    },
+    async listClusterTrustBundles(labelSelector: string): Promise<TrustBundle[]> {
+      try {
+        return (await certificates.listClusterTrustBundle({ labelSelector })).items.map(trustBundleOf);
+      } catch (error) {
+        throw apiFailure('list clustertrustbundles', error);
+      }
+    },
     readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
       return readOrUndefined(`get configmap ${namespace}/${name}`, () => core.readNamespacedConfigMap({ namespace, name }));
     },

@@ -1,15 +1,17 @@
 /**
  * projected volumes (`pkg/volume/projected`): several sources merged into one directory. Supported
- * sources: serviceAccountToken, configMap, secret, downwardAPI. This is what the ServiceAccount
+ * sources: serviceAccountToken, configMap, secret, downwardAPI, clusterTrustBundle
+ * (`cluster-trust-bundle.ts`); podCertificate is refused. This is what the ServiceAccount
  * admission plugin adds to every pod as `kube-api-access-<x>`.
  */
-import type { V1Pod, V1ProjectedVolumeSource, V1ServiceAccountTokenProjection, V1VolumeProjection } from '@kubernetes/client-node';
+import type { V1ClusterTrustBundleProjection, V1Pod, V1ProjectedVolumeSource, V1ServiceAccountTokenProjection, V1VolumeProjection } from '@kubernetes/client-node';
 import { configMapPayload } from './configmap.js';
 import { downwardApiPayload } from './downward-api.js';
 import type { NodeAllocatable } from '../model/resource-field.js';
 import { describeCause } from './errors.js';
 import { cleanPayloadPath, DEFAULT_FILE_MODE, fileMode, mergePayload, type Payload } from './payload.js';
 import { secretPayload } from './secret.js';
+import { clusterTrustBundleContent } from './cluster-trust-bundle.js';
 import { DEFAULT_TOKEN_EXPIRATION_SECONDS, type ServiceAccountTokens } from './service-account-token.js';
 import type { VolumeSourceApi } from './types.js';
 
@@ -60,9 +62,17 @@ async function projectionPayload(request: ProjectedPayloadRequest, projection: V
     return secretPayload({ api, namespace, source: { name: name ?? '', items, optional }, defaultMode });
   }
   if (projection.downwardAPI !== undefined) return downwardApiPayload({ items: projection.downwardAPI.items, pod: request.pod, defaultMode, allocatable: request.allocatable });
-  if (projection.clusterTrustBundle !== undefined) throw new Error('projected source clusterTrustBundle is not supported by nodelet');
+  if (projection.clusterTrustBundle !== undefined) return trustBundlePayload(request, projection.clusterTrustBundle, defaultMode);
   if (projection.podCertificate !== undefined) throw new Error('projected source podCertificate is not supported by nodelet');
   throw new Error('a projected source sets no projection');
+}
+
+/** The bundle file: 0600 (and the single user's) when a user or fsGroup owns the volume, as the kubelet's. */
+async function trustBundlePayload(request: ProjectedPayloadRequest, source: V1ClusterTrustBundleProjection, defaultMode: number): Promise<Payload> {
+  const content = await clusterTrustBundleContent(request.api, source);
+  const restricted = request.fsUser !== undefined || request.fsGroup !== undefined;
+  const file = { data: Buffer.from(content), mode: restricted ? PRIVATE_TOKEN_MODE : defaultMode, ...(request.fsUser === undefined ? {} : { fsUser: request.fsUser }) };
+  return new Map([[cleanPayloadPath(source.path), file]]);
 }
 
 async function tokenPayload(request: ProjectedPayloadRequest, source: V1ServiceAccountTokenProjection, defaultMode: number): Promise<Payload> {

@@ -7,6 +7,7 @@
  * builds each container's CRI mounts with `containerMounts()`, and calls
  * {@link VolumeManager.cleanup} once the pod's containers are gone.
  */
+import type { TrustBundleApi } from './cluster-trust-bundle.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { V1ConfigMap, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -30,7 +31,7 @@ export interface IssuedToken {
 }
 
 /** What volumes need from the API server (narrow, so tests pass plain data). */
-export interface VolumeSourceApi {
+export interface VolumeSourceApi extends TrustBundleApi {
   /** @returns the config map, or `undefined` when it does not exist. Other failures throw. */
   readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
   /** @returns the secret (its `data` base64-encoded, as the API serves it), or `undefined` when it does not exist. */

@@ -5,6 +5,7 @@
  */
 import type { V1ConfigMap, V1PersistentVolume, V1PersistentVolumeClaim, V1Secret } from '@kubernetes/client-node';
 import type { IssuedToken, ServiceAccountTokenRequest, VolumeSourceApi } from '../../reconcilers/volumes/types.js';
+import type { TrustBundle } from '../../reconcilers/volumes/cluster-trust-bundle.js';
 
 /** The fake's state and recordings; mutate `configMaps`/`secrets` to change what the API serves. */
 export interface FakeVolumeSourceApi extends VolumeSourceApi {
@@ -17,6 +18,8 @@ export interface FakeVolumeSourceApi extends VolumeSourceApi {
   /** name → persistent volume. */
   readonly persistentVolumes: Map<string, V1PersistentVolume>;
   readonly tokenRequests: ServiceAccountTokenRequest[];
+  /** name → ClusterTrustBundle. */
+  readonly trustBundles: Map<string, TrustBundle>;
   /** When set, every call fails with it (an unreachable API server). */
   failWith: Error | undefined;
 }
@@ -37,7 +40,18 @@ export function createFakeVolumeSourceApi(options: FakeVolumeSourceApiOptions = 
     claims: new Map(),
     persistentVolumes: new Map(),
     tokenRequests: [],
+    trustBundles: new Map(),
     failWith: undefined,
+    readClusterTrustBundle(name: string): Promise<TrustBundle | undefined> {
+      if (fake.failWith !== undefined) return Promise.reject(fake.failWith);
+      return Promise.resolve(fake.trustBundles.get(name));
+    },
+    listClusterTrustBundles(labelSelector: string): Promise<TrustBundle[]> {
+      if (fake.failWith !== undefined) return Promise.reject(fake.failWith);
+      // Equality terms only (what the tests use): `k=v,k2=v2`; empty: every bundle.
+      const terms = labelSelector === '' ? [] : labelSelector.split(',').map((t) => t.split('='));
+      return Promise.resolve([...fake.trustBundles.values()].filter((b) => terms.every(([k = '', v]) => b.labels[k] === v)));
+    },
     readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
       if (fake.failWith !== undefined) return Promise.reject(fake.failWith);
       return Promise.resolve(fake.configMaps.get(`${namespace}/${name}`));

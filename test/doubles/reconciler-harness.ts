@@ -92,6 +92,8 @@ const noApi: VolumeSourceApi = {
   readPersistentVolumeClaim: () => Promise.resolve(undefined),
   readPersistentVolume: () => Promise.resolve(undefined),
   requestServiceAccountToken: () => Promise.reject(new Error('no tokens in this test')),
+  readClusterTrustBundle: () => Promise.resolve(undefined),
+  listClusterTrustBundles: () => Promise.resolve([]),
 };
 
 export interface ReconcilerHarness {

@@ -1,9 +1,9 @@
 /**
  * End to end: what nodelet cannot run is refused visibly, as the kubelet refuses it, and never
  * reaches the runtime. `os.name: windows` is rejected at admission (Failed, PodOSNotSupported);
- * `hostUsers: false` on a RuntimeClass whose handler the runtime does not list, `resourceClaims` (no DRA) and
- * `volumeDevices` (raw block, through its PVC volume) hold the pod Pending with the kubelet's
- * Warning event. Each is asserted from the API (phase, reason, message, the event) and the
+ * `hostUsers: false` on a RuntimeClass whose handler the runtime does not list, `resourceClaims`
+ * (no DRA), `volumeDevices` (raw block, through its PVC volume) and a `podCertificate` projection
+ * hold the pod Pending with the kubelet's Warning event. Each is asserted from the API (phase, reason, message, the event) and the
  * runtime (crictl: no sandbox, no container for the pod's UID). A `RestartAllContainers` restart
  * rule (the kubelet's beta in-place pod restart, a node feature nodelet does not declare) is
  * rejected at admission as by the kubelet's declared-features check (Failed, PodFeatureUnsupported).
@@ -102,6 +102,12 @@ describe('pods nodelet cannot run are refused visibly', () => {
   it('holds a pod with resource claims Pending: FailedPrepareDynamicResources', async () => {
     await apply(pod(namespace, 'dra', { resourceClaims: [{ name: 'gpu', resourceClaimName: 'gpu-claim' }] }));
     await assertHeldPending(namespace, 'dra', 'FailedPrepareDynamicResources', 'Failed to prepare dynamic resources: nodelet has no dynamic resource allocation (no DRA driver is registered on this node): cannot prepare resource claims "gpu"');
+  });
+
+  it('holds a pod with a podCertificate projection Pending: FailedMount', async () => {
+    const source = { podCertificate: { signerName: 'e2e.nodelet.dev/pods', keyType: 'ECDSAP256', credentialBundlePath: 'bundle.pem' } };
+    await apply(pod(namespace, 'podcert', { volumes: [{ name: 'cert', projected: { sources: [source] } }] }, { volumeMounts: [{ name: 'cert', mountPath: '/cert' }] }));
+    await assertHeldPending(namespace, 'podcert', 'FailedMount', /^MountVolume.SetUp failed for volume "cert" : projected source podCertificate is not supported by nodelet$/);
   });
 
   it('holds a pod with volumeDevices Pending: its claim volume fails to mount', async () => {
