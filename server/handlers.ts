@@ -40,7 +40,7 @@ export interface RouteDeps {
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
   /** Serves `/metrics` when given. */
-  readonly metrics?: { readonly registry: { expose(onError?: (error: unknown) => void): Promise<string> }; readonly logger: Logger };
+  readonly metrics?: { readonly registry: { expose(onError?: (error: unknown) => void): Promise<string>; readonly probes?: { expose(onError?: (error: unknown) => void): Promise<string> } }; readonly logger: Logger };
 }
 
 /** Writes `chunk`; resolves when the response can take more (or the client went away). */

@@ -17,6 +17,7 @@ import type { Clock } from '../util/clock.js';
 import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/metrics.js';
 import { withTimeout } from '../util/timeout.js';
 import { registerProcessMetrics } from './process-metrics.js';
+import { createProbeMetrics, type ProbeMetricsExposition } from './probe-metrics.js';
 
 /** The kubelet's pod startup buckets (seconds). */
 export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -48,6 +49,8 @@ export interface NodeMetrics {
   readonly userNamespacedPods: UserNamespacedPodMetrics;
   /** Image volumes asked for, mounted and failed (`kubelet_image_volume_requested_total`, `…_mounted_succeed_total`, `…_mounted_errors_total`). */
   readonly imageVolumes: ImageVolumeMetrics;
+  /** Probe runs for `/metrics/probes` (its own registry, as the kubelet's). */
+  readonly probes: ProbeMetricsExposition;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
   watchQueue(queue: { counts(): Promise<QueueCounts> }): void;
   /** The exposition; a collector that fails (Redis down) leaves its gauges at their last values and is reported to `onError`. */
@@ -143,6 +146,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     lifecycle: { httpFallback: () => { httpFallbacks.inc(); } },
     userNamespacedPods: { started: () => { usernsStarted.inc(); }, failed: () => { usernsErrors.inc(); } },
     imageVolumes,
+    probes: createProbeMetrics(),
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

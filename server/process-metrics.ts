@@ -44,15 +44,19 @@ export const thisProcess: ProcessReadings = {
   maxFds: () => readFile('/proc/self/limits', 'utf8').then(parseMaxOpenFiles, () => undefined),
 };
 
+/** `process_start_time_seconds` alone (component-base's RegisterProcessStartTime, as on `/metrics/probes`). */
+export function registerProcessStartTime(registry: MetricsRegistry, readings: Pick<ProcessReadings, 'startTimeSeconds'> = thisProcess): void {
+  registry.gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.' }).set({}, readings.startTimeSeconds());
+}
+
 /** Registers the process families on `registry`, refreshed by a collector before each scrape. */
 export function registerProcessMetrics(registry: MetricsRegistry, readings: ProcessReadings = thisProcess): void {
   const cpu = registry.counter({ name: 'process_cpu_seconds_total', help: 'Total user and system CPU time spent in seconds.' });
   const rss = registry.gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.' });
-  const start = registry.gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.' });
   const heapUsed = registry.gauge({ name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.' });
   const heapTotal = registry.gauge({ name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.' });
   const external = registry.gauge({ name: 'nodejs_external_memory_bytes', help: 'Node.js external memory size in bytes.' });
-  start.set({}, readings.startTimeSeconds());
+  registerProcessStartTime(registry, readings);
   // The counter only grows by what was used since the last scrape.
   let cpuCounted = 0;
   let openFds: Gauge | undefined;

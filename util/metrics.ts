@@ -29,6 +29,8 @@ export interface FamilyOptions {
 export interface Counter {
   /** Adds `by` (default 1; must not be negative) to the series of `labels`. */
   inc(labels?: Labels, by?: number): void;
+  /** Drops the series of `labels` (the Go client's `Delete`): its object is gone. */
+  remove(labels: Labels): void;
 }
 
 /** A value that goes up and down. */
@@ -41,6 +43,8 @@ export interface Gauge {
 /** Observations counted into cumulative buckets. */
 export interface Histogram {
   observe(labels: Labels, value: number): void;
+  /** Drops the series of `labels` (the Go client's `Delete`). */
+  remove(labels: Labels): void;
 }
 
 /** The Go client's default buckets (`prometheus.DefBuckets`), in seconds. */
@@ -90,6 +94,11 @@ abstract class Family<S> {
 
   protected abstract fresh(): S;
   protected abstract lines(prefix: string, pairs: readonly (readonly [string, string])[], state: S): string[];
+
+  /** Drops the series of exactly these label values; no such series, nothing to do. */
+  remove(labels: Labels): void {
+    this.series.delete(JSON.stringify(this.labelNames.map((name) => labels[name] ?? '')));
+  }
 
   protected stateOf(labels: Labels | undefined): S {
     const values = this.labelNames.map((name) => {

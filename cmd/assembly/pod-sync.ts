@@ -112,6 +112,7 @@ export function buildPodSync(
     podStartMetrics: core.metrics.podStarts,
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
     lifecycleMetrics: core.metrics.lifecycle,
+    probeMetrics: core.metrics.probes.recorder,
     runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces, usernsMetrics: core.metrics.userNamespacedPods, imageVolumeMetrics: core.metrics.imageVolumes,
   });
   return { podSync, status, events };

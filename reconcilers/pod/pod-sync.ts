@@ -7,6 +7,7 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
+import type { ProbeMetrics } from '../probes/probe-metrics.js';
 import { lastRecursiveReadOnlySupport, RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
 import type { UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
 import { UserNamespaceManager } from '../userns/userns-manager.js';
@@ -164,6 +165,8 @@ export interface PodSyncDeps {
   readonly stats?: StatsRuntime;
   /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
   readonly lifecycleMetrics?: LifecycleMetrics;
+  /** The node's `/metrics/probes`; absent: probes are not counted. */
+  readonly probeMetrics?: ProbeMetrics;
   /** What the runtime supports per handler; read from `runtime`'s Status when absent. */
   readonly runtimeFeatures?: RuntimeFeatureReader;
   /** The pods' user namespaces (loaded from disk by the caller); the kubelet's default range, nothing loaded, when absent. */
@@ -286,6 +289,24 @@ function userNamespaceParts(deps: PodSyncDeps): { runtimeFeatures: RuntimeFeatur
 }
 
 /** The executor's optional counters, as the deps give them. */
+/** The probe workers: they read the desired pod and its status, and report to the status manager. */
+function buildProber(deps: PodSyncDeps, parts: { events: EventRecorder; failures: ProbeFailures; clock: Clock; logger: Logger }): ProberManager {
+  return new ProberManager({
+    runtime: deps.runtime,
+    inputs: { desiredPod: (uid) => deps.store.get(uid), podStatus: (uid) => deps.status.podStatus(uid) },
+    sinks: {
+      setContainerReadiness: (key, id, ready) => deps.status.setContainerReadiness(key, id, ready),
+      setContainerStartup: (key, id, started) => deps.status.setContainerStartup(key, id, started),
+      failures: parts.failures,
+      podEvents: deps.podEvents,
+    },
+    events: parts.events,
+    clock: parts.clock,
+    logger: parts.logger.child({ component: 'prober' }),
+    metrics: deps.probeMetrics,
+  });
+}
+
 function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics } {
   return {
     ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
@@ -330,19 +351,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     ...executorMetrics(deps),
   });
   const probeFailures = new ProbeFailures();
-  const prober = new ProberManager({
-    runtime: deps.runtime,
-    inputs: { desiredPod: (uid) => deps.store.get(uid), podStatus: (uid) => deps.status.podStatus(uid) },
-    sinks: {
-      setContainerReadiness: (key, id, ready) => deps.status.setContainerReadiness(key, id, ready),
-      setContainerStartup: (key, id, started) => deps.status.setContainerStartup(key, id, started),
-      failures: probeFailures,
-      podEvents: deps.podEvents,
-    },
-    events,
-    clock,
-    logger: logger.child({ component: 'prober' }),
-  });
+  const prober = buildProber(deps, { events, failures: probeFailures, clock, logger });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
   const evictions = new PodEvictions();
   const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];

@@ -20,6 +20,7 @@ import { applyResult, decideTick, INITIAL_WORKER_STATE, type ProbeResult, type P
 import { runProbe } from './run-probe.js';
 import type { ProbeOutcome } from './probe-outcome.js';
 import type { PodEventSink } from '../model/pod-event.js';
+import type { ProbeMetrics, ProbeSeries } from './probe-metrics.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
 
 /** Where probe results go. */
@@ -44,6 +45,8 @@ export interface ProbeWorkerDeps {
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** The node's `/metrics/probes`; absent: not counted. */
+  readonly metrics?: ProbeMetrics | undefined;
 }
 
 const CAPITALIZED: Readonly<Record<ProbeSettings['type'], string>> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
@@ -106,6 +109,13 @@ export class ProbeWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.loop.stop();
+    this.deps.metrics?.forget(this.series());
+  }
+
+  /** The worker's `/metrics/probes` series. */
+  private series(): ProbeSeries {
+    const { key, containerName, settings } = this.target;
+    return { probeType: CAPITALIZED[settings.type], container: containerName, pod: key.name, namespace: key.namespace, podUid: key.uid };
   }
 
   private async tick(): Promise<void> {
@@ -138,7 +148,9 @@ export class ProbeWorker {
       this.end();
       return;
     }
+    const startedMs = this.deps.clock.now();
     const outcome = await runProbe({ runtime: this.deps.runtime }, settings, { containerId, container: spec, podIp: status.podIP ?? '' });
+    this.deps.metrics?.probed(this.series(), outcome.result, (this.deps.clock.now() - startedMs) / 1000);
     if (outcome.result !== 'success') this.recordUnhealthy(pod, outcome);
     if (outcome.warning !== undefined) this.recordWarning(pod, outcome.warning);
     const applied = applyResult(settings, this.state, outcome.result);
@@ -148,6 +160,7 @@ export class ProbeWorker {
 
   private end(): void {
     this.stopped = true;
+    this.deps.metrics?.forget(this.series());
     this.target.onStop();
   }
 

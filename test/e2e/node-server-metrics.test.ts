@@ -8,7 +8,8 @@
  * lists, `kubelet_running_containers{container_state="running"}` its running containers (read
  * between two scrapes that agree: PLEG relists every second); the PLEG histograms grow within 10 s; the queue
  * depth is there; the agent's `process_*` and `nodejs_*` figures match what /proc shows of its
- * process. Prints the figures.
+ * process. `/metrics/probes`: a readiness probe's runs by result, its durations, its series gone
+ * with the pod. Prints the figures.
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -141,5 +142,30 @@ describe('the node server /metrics on the test cluster', () => {
     assert.ok(fds >= Math.min(before.fds, after.fds) - 20 && fds <= Math.max(before.fds, after.fds) + 20, `process_open_fds ${fds} far from /proc's ${before.fds}..${after.fds}`);
     assert.ok(value(families, 'process_max_fds') >= fds);
     assert.ok(Math.abs(value(families, 'process_start_time_seconds') - before.start) < 5, 'the start time agrees with /proc within 5 s');
+  });
+
+  it("serves /metrics/probes as the kubelet: each probe run by result, durations of the successful ones, the worker's series gone with its pod", async () => {
+    const name = uniqueName('probed');
+    const pod = busyboxPod({ name, namespace, nodeName: NODE_NAME, script: 'sleep 4; touch /tmp/ready; exec sleep 3600' }) as { spec: { containers: Record<string, unknown>[] } };
+    const container = pod.spec.containers[0] ?? {};
+    container.readinessProbe = { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1, failureThreshold: 1000 };
+    await apply(pod);
+    const running = await waitForPhase(namespace, name, 'Running');
+    const labels = { probe_type: 'Readiness', container: 'main', pod: name, namespace };
+    const scrapeProbes = async (): Promise<ParsedFamilies> => parsePrometheus(await kubectl(['get', '--raw', `/api/v1/nodes/${NODE_NAME}/proxy/metrics/probes`]));
+    const seen = await eventually('successful readiness probes after failed ones', async () => {
+      const families = await scrapeProbes();
+      const ok = value(families, 'prober_probe_total', { ...labels, pod_uid: running.metadata?.uid ?? '', result: 'successful' });
+      const failed = value(families, 'prober_probe_total', { ...labels, pod_uid: running.metadata?.uid ?? '', result: 'failed' });
+      return ok >= 2 && failed >= 1 ? { families, ok, failed } : undefined;
+    }, 60_000);
+    const durations = histogram(seen.families, 'prober_probe_duration_seconds', labels);
+    const unknown = value(seen.families, 'prober_probe_total', { ...labels, pod_uid: running.metadata?.uid ?? '', result: 'unknown' });
+    assert.equal(durations.count, seen.ok + unknown, 'a duration for every successful or unknown run, none for the failed ones');
+    assert.ok(durations.sum > 0 && durations.sum / durations.count < 5, `mean probe time ${durations.sum / durations.count} s`);
+    assert.ok(value(seen.families, 'process_start_time_seconds') > 0);
+    console.log(`/metrics/probes: ${seen.failed} failed, ${seen.ok} successful readiness probes; mean ${(durations.sum / durations.count).toFixed(3)} s`);
+    await kubectl(['delete', 'pod', '-n', namespace, name, '--wait=true']);
+    await eventually("the pod's probe series gone", async () => (seriesValue(await scrapeProbes(), 'prober_probe_total', { ...labels, pod_uid: running.metadata?.uid ?? '', result: 'successful' }) === undefined ? true : undefined));
   });
 });
