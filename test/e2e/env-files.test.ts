@@ -9,6 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, apply, containerStatusOf, crictl, createNamespace, deleteNamespace, eventually, getPod, kubectl, requireCluster, runtimePicture, waitForPhase } from './helpers.js';
 
+/** A script printing `NAME=value` for each variable of `env`, in order (`<unset>` when absent). */
+function printEach(env: object[]): string {
+  const names = env.map((e) => (e as { name: string }).name);
+  return names.map((n) => 'echo "' + n + '=${' + n + "-<unset>}\"").join('; ');
+}
+
 /** A pod whose init container runs `write` in /data and whose app container prints its env. */
 function pod(namespace: string, name: string, write: string, env: object[]): object {
   return {
@@ -21,7 +27,7 @@ function pod(namespace: string, name: string, write: string, env: object[]): obj
       terminationGracePeriodSeconds: 1,
       volumes: [{ name: 'data', emptyDir: {} }],
       initContainers: [{ name: 'writer', image: 'busybox:1.35', command: ['sh', '-c', write], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
-      containers: [{ name: 'app', image: 'busybox:1.35', command: ['sh', '-c', 'env | grep ^FROM_FILE | sort'], env }],
+      containers: [{ name: 'app', image: 'busybox:1.35', command: ['sh', '-c', printEach(env)], env }],
     },
   };
 }
@@ -52,7 +58,7 @@ describe('env variables from files (fileKeyRef) on nodelet', () => {
     const write = `printf "%s\\n" "# settings" "ONE='value1'" "TWO='a \\$HOME' # comment" "MULTI='line1" "line2'" > /data/config.env`;
     await apply(pod(ns, 'reads', write, [fromFile('FROM_FILE_ONE', 'ONE'), fromFile('FROM_FILE_TWO', 'TWO'), fromFile('FROM_FILE_MULTI', 'MULTI'), fromFile('FROM_FILE_NONE', 'NONE', { optional: true })]));
     const p: V1Pod = await waitForPhase(ns, 'reads', 'Succeeded', 120_000);
-    assert.equal(await kubectl(['logs', '-n', ns, 'reads', '-c', 'app']), 'FROM_FILE_MULTI=line1\nline2\nFROM_FILE_ONE=value1\nFROM_FILE_TWO=a $HOME\n');
+    assert.equal(await kubectl(['logs', '-n', ns, 'reads', '-c', 'app']), 'FROM_FILE_ONE=value1\nFROM_FILE_TWO=a $HOME\nFROM_FILE_MULTI=line1\nline2\nFROM_FILE_NONE=<unset>\n');
     const env = await runtimeEnv(p.metadata?.uid ?? '', 'app');
     assert.deepEqual([...env].filter(([k]) => k.startsWith('FROM_FILE')).sort(), [['FROM_FILE_MULTI', 'line1\nline2'], ['FROM_FILE_ONE', 'value1'], ['FROM_FILE_TWO', 'a $HOME']]);
   });

@@ -2,8 +2,8 @@
  * Fault: the agent is stopped and started again. As the kubelet's, the Node's events say so:
  * `kubectl describe node` lists a new `Starting` event from nodelet, about the Node by its UID, and
  * no condition event (the node's conditions did not change while it was away for less than the
- * node controller's grace period). The Node's first events (its conditions appearing) are there
- * from the agent that registered it.
+ * node controller's grace period). The condition events themselves are tested under pressure in
+ * `test/e2e/eviction.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -36,7 +36,7 @@ describe("the Node's events across an agent restart", () => {
     assert.ok(before.length > 0, 'the agent that registered the Node recorded events');
     assert.ok(before.every((e) => e.involvedObject.uid === uid), 'every event is about this Node (by UID)');
     const counts = countsByReason(before);
-    for (const reason of ['Starting', 'NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID']) assert.ok((counts.get(reason) ?? 0) >= 1, `a ${reason} event before the restart`);
+    assert.ok((counts.get('Starting') ?? 0) >= 1, 'the running agent recorded its start');
 
     await stopHarnessAgent();
     await clusterUp();
@@ -54,6 +54,5 @@ describe("the Node's events across an agent restart", () => {
     assert.equal(starting.involvedObject.uid, uid);
     const described = await kubectl(['describe', 'node', NODE_NAME]);
     assert.match(described, /Normal\s+Starting\s+.*nodelet\s+Starting nodelet\./);
-    assert.match(described, /Normal\s+NodeHasSufficientMemory\s+.*Node \S+ status is now: NodeHasSufficientMemory/);
   });
 });
