@@ -12,7 +12,14 @@
  *   `Node <name> has been rebooted, boot id: <id>`.
  * - `spec.unschedulable` changing (the kubelet starts from schedulable): `NodeNotSchedulable`/
  *   `NodeSchedulable`.
- * The agent's start is `Starting` (`startingEvent`), recorded once per process.
+ * The agent's start is `Starting` (`startingEvent`), recorded once per process, after its first
+ * heartbeat reached the API server (so the event names the Node's UID).
+ *
+ * Compared with the kubelet v1.37 on this machine (`npm run kubelet:up`, its Node's events): it
+ * also records `NodeAllocatableEnforced` (`Updated Node Allocatable limit across pods`, where it
+ * enforces allocatable), `InvalidDiskCapacity` and `CgroupV1`, which nodelet does not; its new
+ * Node showed `NodeReady` because its first status said NotReady (the same rule as here: Ready
+ * counts only when a posted Ready condition changes).
  */
 import type { V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
 import type { NodeEvent } from '../../reconcilers/events/node-event.js';

@@ -49,7 +49,7 @@ describe('ApiEventRecorder as a per-pod manager', () => {
     assert.equal(calls.at(-1), 'patch count=2', "uid-b's aggregate still folds repeats");
   });
 
-  it("writes a Node's events in namespace default, about the Node by name and UID (no API version, as the kubelet's node reference), folding repeats", async () => {
+  it("writes a Node's events in namespace default, about the Node by name and UID (no namespace, as the kubelet's node reference), folding repeats", async () => {
     const bodies: CoreV1Event[] = [];
     const calls: string[] = [];
     const core = fakeCore(calls);
@@ -65,7 +65,7 @@ describe('ApiEventRecorder as a per-pod manager', () => {
     await recorder.flush();
     assert.deepEqual(calls, ['create NodeReady for node-uid', 'patch count=2']);
     assert.equal(bodies[0]?.metadata.namespace, 'default');
-    assert.deepEqual(bodies[0]?.involvedObject, { kind: 'Node', name: 'node-a', uid: 'node-uid' });
+    assert.deepEqual(bodies[0]?.involvedObject, { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid' });
     assert.deepEqual(bodies[0]?.source, { component: 'nodelet', host: 'node-a' });
   });
 });

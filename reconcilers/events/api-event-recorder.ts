@@ -97,8 +97,8 @@ export class ApiEventRecorder implements EventRecorder, NodeEventSink {
   private newEvent(involved: Involved, event: PodEvent, now: Date): CoreV1Event {
     const { name, namespace, uid } = involved;
     const component = this.options.component ?? 'nodelet';
-    // The kubelet's node reference carries no API version and no namespace.
-    const object = involved.kind === 'Pod' ? { apiVersion: 'v1', kind: 'Pod', name, namespace, uid } : { kind: 'Node', name, uid };
+    // A Node's reference has no namespace (the kubelet v1.37's events show `apiVersion: v1`, kind, name, UID).
+    const object = involved.kind === 'Pod' ? { apiVersion: 'v1', kind: 'Pod', name, namespace, uid } : { apiVersion: 'v1', kind: 'Node', name, uid };
     return {
       metadata: { name: `${name}.${(now.getTime() * 1000 + (this.sequence++ % 1000)).toString(16)}`, namespace },
       involvedObject: { ...object, ...(event.fieldPath === undefined ? {} : { fieldPath: event.fieldPath }) },
