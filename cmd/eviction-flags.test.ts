@@ -40,6 +40,11 @@ describe('eviction flags', () => {
     assert.throws(() => settings(['--eviction-hard', 'memory.free<1Gi']), FlagError);
     assert.throws(() => settings(['--eviction-soft', 'memory.available<1Gi']), FlagError);
     assert.throws(() => settings(['--eviction-hard', 'memory.available=1Gi']), FlagError);
-    assert.throws(() => settings(['--eviction-pressure-transition-period', '5m']), FlagError);
+    assert.throws(() => settings(['--eviction-pressure-transition-period', '5 minutes']), FlagError);
+  });
+
+  it("take the transition period in seconds or as the kubelet's duration", () => {
+    assert.equal(settings(['--eviction-pressure-transition-period', '5m']).eviction.pressureTransitionPeriodSeconds, 300);
+    assert.equal(settings(['--eviction-pressure-transition-period', '45']).eviction.pressureTransitionPeriodSeconds, 45);
   });
 });

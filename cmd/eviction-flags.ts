@@ -6,7 +6,7 @@
  * grace period) stops the agent.
  */
 import { DEFAULT_EVICTION, DEFAULT_EVICTION_HARD, isInvalidThresholdError, parseSignalMap, parseThresholds, type EvictionConfig } from '../controllers/eviction/thresholds.js';
-import { FlagError, type FlagSpecs } from '../util/flags.js';
+import { FlagError, secondsOrDuration, type FlagSpecs } from '../util/flags.js';
 
 function format(map: Readonly<Record<string, string>>, separator: string): string {
   return Object.entries(map).map(([signal, value]) => `${signal}${separator}${value}`).join(',');
@@ -17,7 +17,7 @@ export const EVICTION_FLAGS = {
   'eviction-soft': { type: 'string', value: 'SIGNAL<VALUE,...', default: '', description: 'soft eviction thresholds (each needs --eviction-soft-grace-period)' },
   'eviction-soft-grace-period': { type: 'string', value: 'SIGNAL=DURATION,...', default: '', description: 'how long a soft threshold must be met before pods are evicted (e.g. memory.available=1m30s)' },
   'eviction-minimum-reclaim': { type: 'string', value: 'SIGNAL=VALUE,...', default: '', description: 'how far above a met threshold the signal must return before it is resolved' },
-  'eviction-pressure-transition-period': { type: 'string', value: 'SECONDS', default: String(DEFAULT_EVICTION.pressureTransitionPeriodSeconds), description: 'how long a pressure condition stays after its threshold stopped being met' },
+  'eviction-pressure-transition-period': { type: 'string', value: 'DURATION', default: String(DEFAULT_EVICTION.pressureTransitionPeriodSeconds), description: 'how long a pressure condition stays after its threshold stopped being met' },
   'eviction-max-pod-grace-period': { type: 'string', value: 'SECONDS', default: '0', description: 'grace period of pods evicted for a soft threshold (at most their own)' },
 } as const satisfies FlagSpecs;
 
@@ -43,7 +43,7 @@ export function parseEvictionFlags(values: EvictionFlagValues): EvictionConfig {
       soft: parseSignalMap('eviction-soft', values['eviction-soft'], '<'),
       softGracePeriod: parseSignalMap('eviction-soft-grace-period', values['eviction-soft-grace-period'], '='),
       minimumReclaim: parseSignalMap('eviction-minimum-reclaim', values['eviction-minimum-reclaim'], '='),
-      pressureTransitionPeriodSeconds: seconds('eviction-pressure-transition-period', values['eviction-pressure-transition-period']),
+      pressureTransitionPeriodSeconds: secondsOrDuration('eviction-pressure-transition-period', values['eviction-pressure-transition-period'], 86400),
       maxPodGracePeriodSeconds: seconds('eviction-max-pod-grace-period', values['eviction-max-pod-grace-period']),
     };
     parseThresholds(config);

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Taint } from '@kubernetes/client-node';
-import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
+import { FlagError, formatUsage, LOG_LEVELS, oneOf, parseFlags, positiveInteger, secondsOrDuration, type FlagSpecs } from '../util/flags.js';
 import { clusterDnsProblem, clusterDomainProblem } from '../reconcilers/dns/cluster-settings.js';
 import { parseNodeLabels, parseTaints } from './registration-flags.js';
 import { parseAllowedUnsafeSysctls, seccompProfileRoot } from './security-flags.js';
@@ -175,7 +175,7 @@ const FLAGS = {
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   'manifest-url': { type: 'string', value: 'URL', defaultText: 'none', description: 'URL whose body (a Pod or a PodList) lists more static pods, polled every --http-check-frequency' },
   'manifest-url-header': { type: 'string', value: 'NAME:VALUE,...', default: '', repeatable: true, description: 'headers sent to --manifest-url (repeatable; a name may repeat)' },
-  'http-check-frequency': { type: 'string', value: 'SECONDS', default: '20', description: 'period of the --manifest-url GET' },
+  'http-check-frequency': { type: 'string', value: 'DURATION', default: '20', description: 'period of the --manifest-url GET' },
   ...GC_FLAGS,
   ...LOG_ROTATION_FLAGS,
   ...NODE_POLICY_FLAGS,
@@ -216,7 +216,8 @@ function parseClusterDomain(raw: string): string {
 /** `'a:hello,b:again'`: name/value pairs split at the first colon, in order. */
 function parseManifestUrl(values: { 'manifest-url': string | undefined; 'manifest-url-header': string; 'http-check-frequency': string }): ManifestUrlSettings | undefined {
   const url = optionalPath(values['manifest-url']);
-  const periodMs = positiveInteger('http-check-frequency', values['http-check-frequency']) * 1000;
+  const periodMs = secondsOrDuration('http-check-frequency', values['http-check-frequency'], 86400) * 1000;
+  if (periodMs === 0) throw new FlagError('--http-check-frequency must be at least 1s');
   const headers = values['manifest-url-header'].split(',').filter((h) => h.trim() !== '').map((h): [string, string] => {
     const colon = h.indexOf(':');
     if (colon <= 0) throw new FlagError(`--manifest-url-header: "${h}" is not NAME:VALUE`);

@@ -5,7 +5,7 @@
  * kubelet refuses such a configuration.
  */
 import type { GcSettings } from '../controllers/nodeagent/settings.js';
-import { FlagError, type FlagSpecs } from '../util/flags.js';
+import { FlagError, secondsOrDuration, type FlagSpecs } from '../util/flags.js';
 
 /** The sandbox image of containerd's default configuration in the test cluster and the chart. */
 export const DEFAULT_SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -13,8 +13,8 @@ export const DEFAULT_SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
 export const GC_FLAGS = {
   'image-gc-high-threshold': { type: 'string', value: 'PERCENT', default: '85', description: 'image filesystem usage at which unused images are removed (100: never)' },
   'image-gc-low-threshold': { type: 'string', value: 'PERCENT', default: '80', description: 'usage image garbage collection frees down to' },
-  'image-minimum-gc-age': { type: 'string', value: 'SECONDS', default: '120', description: 'images first seen more recently are never removed' },
-  'minimum-container-ttl-duration': { type: 'string', value: 'SECONDS', default: '0', description: 'exited containers younger than this are never removed' },
+  'image-minimum-gc-age': { type: 'string', value: 'DURATION', default: '120', description: 'images first seen more recently are never removed' },
+  'minimum-container-ttl-duration': { type: 'string', value: 'DURATION', default: '0', description: 'exited containers younger than this are never removed' },
   'maximum-dead-containers-per-container': { type: 'string', value: 'N', default: '1', description: 'exited instances kept per pod container (the newest always stays)' },
   'pod-infra-container-image': { type: 'string', value: 'IMAGE', default: DEFAULT_SANDBOX_IMAGE, description: "the runtime's sandbox image, never removed by image garbage collection" },
 } as const satisfies FlagSpecs;
@@ -37,8 +37,8 @@ export function parseGcFlags(values: GcFlagValues): GcSettings {
   const gc: GcSettings = {
     imageHighThresholdPercent: integerIn('image-gc-high-threshold', values['image-gc-high-threshold'], 100),
     imageLowThresholdPercent: integerIn('image-gc-low-threshold', values['image-gc-low-threshold'], 100),
-    imageMinimumGCAgeSeconds: integerIn('image-minimum-gc-age', values['image-minimum-gc-age'], 86400),
-    minContainerAgeSeconds: integerIn('minimum-container-ttl-duration', values['minimum-container-ttl-duration'], 86400),
+    imageMinimumGCAgeSeconds: secondsOrDuration('image-minimum-gc-age', values['image-minimum-gc-age'], 86400),
+    minContainerAgeSeconds: secondsOrDuration('minimum-container-ttl-duration', values['minimum-container-ttl-duration'], 86400),
     maxDeadContainersPerPod: integerIn('maximum-dead-containers-per-container', values['maximum-dead-containers-per-container'], 100),
   };
   if (gc.imageLowThresholdPercent >= gc.imageHighThresholdPercent) {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FlagError, formatUsage, isFlagError, oneOf, parseFlags, positiveInteger, type FlagSpecs } from './flags.js';
+import { FlagError, formatUsage, isFlagError, oneOf, parseFlags, positiveInteger, secondsOrDuration, type FlagSpecs } from './flags.js';
 
 const FLAGS = {
   'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis' },
@@ -37,6 +37,13 @@ describe('parseFlags', () => {
     assert.equal(parse(['--no-auth'])['no-auth'], true);
     assert.equal(parse([])['no-auth'], false);
     assert.match(flagError(['--no-auth=yes']).message, /no-auth/);
+  });
+
+  it("reads a boolean written the kubelet's way, --flag=true or --flag=false", () => {
+    assert.equal(parse(['--no-auth=true'])['no-auth'], true);
+    assert.equal(parse(['--no-auth=false'])['no-auth'], false);
+    assert.equal(parse(['--no-auth', '--no-auth=false'])['no-auth'], true, 'a switch once given stays given');
+    assert.equal(parse(['--redis-url=true'])['redis-url'], 'true', 'a string flag keeps its value');
   });
 
   it('takes the flag over the environment, the environment over the default', () => {
@@ -100,6 +107,16 @@ describe('flag value checks', () => {
     assert.equal(positiveInteger('concurrency', '8'), 8);
     for (const bad of ['0', '-1', '1.5', 'four', '']) {
       assert.throws(() => positiveInteger('concurrency', bad), (err: unknown) => isFlagError(err) && err.message.includes('--concurrency must be a positive integer'));
+    }
+  });
+
+  it("accepts seconds or the kubelet's durations, naming the flag", () => {
+    assert.equal(secondsOrDuration('image-minimum-gc-age', '120', 86400), 120);
+    assert.equal(secondsOrDuration('image-minimum-gc-age', '2m', 86400), 120);
+    assert.equal(secondsOrDuration('image-minimum-gc-age', '1m30s', 86400), 90);
+    assert.equal(secondsOrDuration('image-minimum-gc-age', '0', 86400), 0);
+    for (const bad of ['-1s', '25h', 'soon', '1.5', '']) {
+      assert.throws(() => secondsOrDuration('image-minimum-gc-age', bad, 86400), (err: unknown) => isFlagError(err) && err.message.startsWith('--image-minimum-gc-age must be seconds or a duration'), bad);
     }
   });
 

@@ -2,14 +2,15 @@
  * The one flags/env parser of nodelet's commands (the agent and the dashboard). A command declares
  * its flags once; the declaration drives parsing and the usage text, so the two cannot drift.
  *
- * - `--flag value` and `--flag=value`; booleans are present or absent (`--no-auth`); `-h`/`--help`
- *   is built in and answers `'help'`.
+ * - `--flag value` and `--flag=value`; booleans are present or absent (`--no-auth`), or written
+ *   `--flag=true`/`--flag=false` as the kubelet's; `-h`/`--help` is built in and answers `'help'`.
  * - A string flag may fall back to an environment variable, then to a default. A blank variable
  *   (empty or only spaces) counts as unset; a flag given explicitly is taken as is.
  * - Every mistake (unknown flag, missing value, bad value) is a {@link FlagError}, which a command
  *   reports with its usage text.
  */
 import { parseArgs } from 'node:util';
+import { InvalidGoDurationError, parseGoDurationMs } from './go-duration.js';
 
 /** A flag with a value. */
 export interface StringFlag {
@@ -73,10 +74,22 @@ function parseArgsOptions(specs: FlagSpecs): ParseArgsOptions {
   return options;
 }
 
+/**
+ * A switch written the kubelet's way, `--flag=true` or `--flag=false` (pflag's booleans), as the
+ * bare `--flag` or nothing. Another value is left for the parser to refuse.
+ */
+function normalizeBooleans(specs: FlagSpecs, argv: readonly string[]): string[] {
+  return argv.flatMap((arg) => {
+    const match = /^--([^=]+)=(true|false)$/.exec(arg);
+    if (match === null || specs[match[1] ?? '']?.type !== 'boolean') return [arg];
+    return match[2] === 'true' ? [`--${match[1] ?? ''}`] : [];
+  });
+}
+
 /** node:util's parser, its errors (`ERR_PARSE_ARGS_*` codes) turned into {@link FlagError}s. */
 function rawValues(specs: FlagSpecs, input: FlagInput): Record<string, string | boolean | undefined> {
   try {
-    const parsed = parseArgs({ args: [...input.argv], options: parseArgsOptions(specs), allowPositionals: input.allowPositionals ?? false, strict: true });
+    const parsed = parseArgs({ args: normalizeBooleans(specs, input.argv), options: parseArgsOptions(specs), allowPositionals: input.allowPositionals ?? false, strict: true });
     const values: Record<string, string | boolean | undefined> = {};
     for (const [name, value] of Object.entries(parsed.values)) values[name] = Array.isArray(value) ? value.join(',') : value;
     return values;
@@ -141,6 +154,27 @@ export function formatUsage(specs: FlagSpecs, text: UsageText): string {
 export function positiveInteger(flag: string, raw: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new FlagError(`--${flag} must be a positive integer, got "${raw}"`);
   return Number(raw);
+}
+
+/**
+ * Seconds from whole seconds (`120`, nodelet's form) or a Go duration (`2m`, `1m30s`, the kubelet's
+ * form for the same flag), rounded to the second, from 0 to `maxSeconds`.
+ * @throws FlagError naming `--flag` otherwise.
+ */
+export function secondsOrDuration(flag: string, raw: string, maxSeconds: number): number {
+  const bad = (): FlagError => new FlagError(`--${flag} must be seconds or a duration such as 2m or 1m30s, from 0 to ${maxSeconds} s, got "${raw}"`);
+  let seconds: number;
+  if (/^\d+$/.test(raw)) seconds = Number(raw);
+  else {
+    try {
+      seconds = Math.round(parseGoDurationMs(raw) / 1000);
+    } catch (error) {
+      if (error instanceof InvalidGoDurationError) throw bad();
+      throw error;
+    }
+  }
+  if (!(seconds >= 0 && seconds <= maxSeconds)) throw bad();
+  return seconds;
 }
 
 /** `raw` when it is one of `allowed`. @throws FlagError naming `--flag` otherwise. */
