@@ -15,6 +15,7 @@ import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
 import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
 import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
+import { expandConfigFlag } from './kubelet-config.js';
 import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
 import { PULL_VERIFICATION_POLICIES, type PullVerificationPolicy } from '../reconcilers/images/pull-verification.js';
 import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
@@ -125,6 +126,7 @@ export interface NodeServerSettings {
 /** The agent's flags: one declaration for parsing and for the usage text. */
 const FLAGS = {
   kubeconfig: { type: 'string', value: 'PATH', env: 'KUBECONFIG', defaultText: 'in-cluster config', description: 'kubeconfig to reach the API server' },
+  config: { type: 'string', value: 'FILE', defaultText: 'none', description: 'a kubelet.config.k8s.io/v1beta1 KubeletConfiguration; its fields are the defaults of the flags of the same meaning (flags win), a field nodelet cannot honour stops the agent (docs/kubelet-config.md)' },
   'node-name': { type: 'string', value: 'NAME', env: 'NODE_NAME', defaultText: 'the host name', description: 'name of the Node to register' },
   'node-ip': { type: 'string', value: 'IP', env: 'NODE_IP', defaultText: "the host's first IPv4 address", description: "the node's InternalIP" },
   'cri-endpoint': { type: 'string', value: 'URL', env: 'CONTAINER_RUNTIME_ENDPOINT', description: 'CRI runtime socket, unix:///path (required)' },
@@ -298,7 +300,8 @@ export function parseRedisSentinel(sentinels: string, masterName: string): Senti
  * @throws FlagError on an unknown flag, a bad value or a missing CRI endpoint.
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): AgentSettings | 'help' {
-  const values = parseFlags(FLAGS, { argv, env, allowPositionals: true });
+  // A KubeletConfiguration's fields are read first; the command line's flags win over them.
+  const values = parseFlags(FLAGS, { argv: expandConfigFlag(argv), env, allowPositionals: true });
   if (values === 'help') return 'help';
   const criEndpoint = values['cri-endpoint'] ?? '';
   if (criEndpoint === '') throw new FlagError('--cri-endpoint (or CONTAINER_RUNTIME_ENDPOINT) is required');
