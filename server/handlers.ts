@@ -39,8 +39,19 @@ export interface RouteDeps {
   readonly checkpoint?: Pick<CheckpointDeps, 'runtime' | 'rootDir'>;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
+  /** Serves `/configz` when given: the node's configuration as a KubeletConfiguration. */
+  readonly configz?: () => Readonly<Record<string, unknown>>;
   /** Serves `/metrics` when given. */
   readonly metrics?: { readonly registry: { expose(onError?: (error: unknown) => void): Promise<string>; readonly probes?: { expose(onError?: (error: unknown) => void): Promise<string> } }; readonly logger: Logger };
+}
+
+/** `GET /configz` (`nodes/configz`): `{"kubeletconfig": …}`, as component-base's configz handler writes it. */
+function configzRoute(configz: () => Readonly<Record<string, unknown>>): Route {
+  const handler = ({ res }: RouteRequest): Promise<void> => {
+    sendJson(res, 200, { kubeletconfig: configz() });
+    return Promise.resolve();
+  };
+  return { method: 'GET', pattern: '/configz', handler, getOnly: true };
 }
 
 /** Writes `chunk`; resolves when the response can take more (or the client went away). */
@@ -135,5 +146,6 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     ...(deps.checkpoint === undefined ? [] : checkpointRoutes({ ...deps.checkpoint, pods: deps.pods, clock: deps.clock })),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
     ...(deps.metrics === undefined ? [] : metricsRoutes(deps.metrics.registry, deps.metrics.logger)),
+    ...(deps.configz === undefined ? [] : [configzRoute(deps.configz)]),
   ];
 }

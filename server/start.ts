@@ -48,6 +48,8 @@ export interface NodeServerParts {
   readonly logger: Logger;
   /** Served as `/metrics` when given. */
   readonly metrics?: NodeMetrics;
+  /** Served as `/configz` when given. */
+  readonly configz?: () => Readonly<Record<string, unknown>>;
 }
 
 /** A follower looks at a log file that has not grown this often (the kubelet's fsnotify wakes it sooner). */
@@ -134,6 +136,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
         logger: parts.logger,
       },
       ...(parts.metrics === undefined ? {} : { metrics: { registry: parts.metrics, logger: parts.logger } }),
+      ...(parts.configz === undefined ? {} : { configz: parts.configz }),
     }),
     logger: parts.logger,
   });

@@ -37,3 +37,17 @@ export function parseGoDurationMsOr(raw: string, invalid: (reason: string) => Er
     throw error;
   }
 }
+
+/**
+ * Whole seconds as Go's `time.Duration.String()` writes them, as a kubelet's `/configz` shows
+ * durations: `0s`, `20s`, `2m0s`, `1h30m0s`.
+ */
+export function formatGoDurationSeconds(totalSeconds: number): string {
+  const whole = Math.max(0, Math.round(totalSeconds));
+  const hours = Math.floor(whole / 3600);
+  const minutes = Math.floor((whole % 3600) / 60);
+  const seconds = whole % 60;
+  if (hours > 0) return `${hours}h${minutes}m${seconds}s`;
+  if (minutes > 0) return `${minutes}m${seconds}s`;
+  return `${seconds}s`;
+}

@@ -3,6 +3,7 @@ import type { DesiredPodStore } from '../../controllers/pod-sources/pod-store.js
 import type { buildNodeServer } from '../../server/start.js';
 import type { AgentSettings } from '../flags.js';
 import type { AgentCore } from './core.js';
+import { kubeletConfigurationOf } from '../configz.js';
 
 export function nodeServerParts(core: AgentCore, store: DesiredPodStore): Omit<Parameters<typeof buildNodeServer>[0], keyof AgentSettings['nodeServer'] | 'metrics'> {
   const { settings, kube, cri, clock, logger } = core;
@@ -18,5 +19,6 @@ export function nodeServerParts(core: AgentCore, store: DesiredPodStore): Omit<P
     images: cri.image,
     clock,
     logger: logger.child({ component: 'node-server' }),
+    configz: () => kubeletConfigurationOf(settings),
   };
 }

@@ -194,4 +194,16 @@ describe('the node server on the nodelet node', () => {
     assert.equal(reply.body, 'run2 line 5\n');
     console.log(`node server: 200 for the ServiceAccount ${Date.now() - granted} ms after the binding (denials are cached 30 s)`);
   });
+
+  it("serves /configz: the node's settings as a KubeletConfiguration, agreeing with the Node it registered", async () => {
+    const { kubeletconfig: config } = JSON.parse(await kubectl(['get', '--raw', `/api/v1/nodes/${NODE_NAME}/proxy/configz`])) as { kubeletconfig: Record<string, unknown> };
+    const node = JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as { status: { capacity: Record<string, string>; daemonEndpoints: { kubeletEndpoint: { Port: number } } } };
+    assert.equal(config.kind, 'KubeletConfiguration');
+    assert.equal(config.apiVersion, 'kubelet.config.k8s.io/v1beta1');
+    assert.equal(String(config.maxPods), node.status.capacity.pods);
+    assert.equal(config.port, node.status.daemonEndpoints.kubeletEndpoint.Port);
+    assert.deepEqual(config.authorization, { mode: 'Webhook' });
+    assert.match(String(config.imageMinimumGCAge), /^(\d+h)?(\d+m)?\d+s$/, 'a Go duration');
+  });
 });
+
