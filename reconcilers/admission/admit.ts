@@ -8,8 +8,11 @@
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 
-/** The verdict of one handler or of the whole list. */
-export type AdmitResult = { readonly admit: true } | { readonly admit: false; readonly reason: string; readonly message: string };
+/**
+ * The verdict of one handler or of the whole list. An admission may come with pods to preempt
+ * first (a critical pod's room: `preemption.ts`); it stands only if no later handler refuses.
+ */
+export type AdmitResult = { readonly admit: true; readonly preempt?: readonly V1Pod[] } | { readonly admit: false; readonly reason: string; readonly message: string };
 
 /** A rejection: the kubelet's reason (e.g. `SysctlForbidden`) and its message. */
 export type Rejection = Extract<AdmitResult, { admit: false }>;
@@ -32,11 +35,13 @@ export interface PodAdmitHandler {
 
 export const ADMITTED: AdmitResult = { admit: true };
 
-/** Runs the handlers in order; the first rejection wins. */
+/** Runs the handlers in order; the first rejection wins; otherwise every pod a handler would preempt. */
 export function admitPod(handlers: readonly PodAdmitHandler[], attributes: PodAdmitAttributes): AdmitResult {
+  const preempt: V1Pod[] = [];
   for (const handler of handlers) {
     const result = handler.admit(attributes);
     if (!result.admit) return result;
+    preempt.push(...(result.preempt ?? []));
   }
-  return ADMITTED;
+  return preempt.length === 0 ? ADMITTED : { admit: true, preempt };
 }

@@ -18,6 +18,8 @@ import { matchesNodeSelectorAndAffinity } from './node-affinity.js';
 import { hostPortsFree } from './node-ports.js';
 import { insufficientMessage, insufficientResources, outOfReason } from './resources-fit.js';
 import { untoleratedNoExecuteTaint } from './taints.js';
+import { isCriticalPod } from './node-pressure.js';
+import { NoPreemptionVictimsError, podsToPreempt, requirementsOf } from './preemption.js';
 
 export const NODE_AFFINITY_REASON = 'NodeAffinity';
 export const NODE_AFFINITY_MESSAGE = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector";
@@ -44,11 +46,36 @@ export function generalPredicateFailures(pod: V1Pod, node: V1Node, otherPods: re
   return failures;
 }
 
-/** The general predicates as one handler: the first failure is the rejection. */
+export const UNEXPECTED_ADMISSION_ERROR = 'UnexpectedAdmissionError';
+
+/**
+ * A critical pod's failures, as the kubelet's CriticalPodAdmissionHandler takes them: a resource
+ * shortfall is no reason to reject it; the pods that free the room are preempted instead. Another
+ * failure rejects it (the first that is not a resource); no set of pods that frees enough is the
+ * kubelet's `UnexpectedAdmissionError`.
+ */
+function criticalPodVerdict(pod: V1Pod, failures: readonly Rejection[], fit: { node: V1Node; otherPods: readonly V1Pod[] }): AdmitResult {
+  const lacks = insufficientResources(pod, fit.node, fit.otherPods);
+  const other = failures.slice(lacks.length)[0];
+  if (other !== undefined) return other;
+  try {
+    return { admit: true, preempt: podsToPreempt(pod, fit.otherPods, requirementsOf(lacks)) };
+  } catch (error) {
+    if (!(error instanceof NoPreemptionVictimsError)) throw error;
+    return { admit: false, reason: UNEXPECTED_ADMISSION_ERROR, message: `Unexpected error while attempting to recover from admission failure: ${error.message}` };
+  }
+}
+
+/** The general predicates as one handler: the first failure is the rejection (a critical pod's room is made by preemption). */
 export function generalPredicatesAdmitHandler(): PodAdmitHandler {
   return {
     name: 'general-predicates',
-    admit: ({ pod, node, otherPods }): AdmitResult => generalPredicateFailures(pod, node, otherPods)[0] ?? ADMITTED,
+    admit: ({ pod, node, otherPods }): AdmitResult => {
+      const failures = generalPredicateFailures(pod, node, otherPods);
+      const first = failures[0];
+      if (first === undefined) return ADMITTED;
+      return isCriticalPod(pod) ? criticalPodVerdict(pod, failures, { node, otherPods }) : first;
+    },
   };
 }
 

@@ -21,10 +21,18 @@ function cpuPod(name: string, cpu: string, createdSecond: number, extra: { hostP
   };
 }
 
-function setup(pods: V1Pod[], nodeObject: { value: V1Node | undefined } = { value: node }): { admitter: PodAdmitter; events: RecordingEventRecorder } {
+function setup(pods: V1Pod[], nodeObject: { value: V1Node | undefined } = { value: node }): { admitter: PodAdmitter; events: RecordingEventRecorder; preempted: string[][] } {
   const events = new RecordingEventRecorder();
+  const preempted: string[][] = [];
   const handlers = admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: false, error: APPARMOR_NOT_ENABLED } });
-  return { admitter: new PodAdmitter({ handlers, events, node: () => nodeObject.value, pods: () => pods }), events };
+  const preempt = (victims: readonly V1Pod[], by: V1Pod): void => {
+    preempted.push([by.metadata?.name ?? '', ...victims.map((v) => v.metadata?.name ?? '')]);
+  };
+  return { admitter: new PodAdmitter({ handlers, events, node: () => nodeObject.value, pods: () => pods, preempt }), events, preempted };
+}
+
+function critical(pod: V1Pod): V1Pod {
+  return { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], priority: 2_000_001_000, priorityClassName: 'system-node-critical' } };
 }
 
 const kind = (d: AdmitDecision): string => (d.kind === 'rejected' ? `rejected ${d.rejection.reason}` : d.kind);
@@ -38,6 +46,33 @@ describe('PodAdmitter', () => {
     const decision = admitter.admit(b);
     assert.deepEqual(decision, { kind: 'rejected', rejection: { admit: false, reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000" } });
     assert.deepEqual(events.events.map((e) => [e.podUid, e.type, e.reason]), [['uid-b', 'Warning', 'OutOfcpu']]);
+  });
+
+  it('admits a critical pod that does not fit by preempting, and frees the victims\' room for later decisions', () => {
+    const big = cpuPod('big', '1500m', 1);
+    const small = cpuPod('small', '300m', 2);
+    const node1 = critical(cpuPod('node-critical', '1', 3));
+    const { admitter, preempted, events } = setup([big, small, node1]);
+    assert.equal(kind(admitter.admit(big)), 'admitted');
+    assert.equal(kind(admitter.admit(small)), 'admitted');
+    // 800m missing: big (1500m) comes closest; small (300m) alone would not do.
+    assert.equal(kind(admitter.admit(node1)), 'admitted');
+    assert.deepEqual(preempted, [['node-critical', 'big']]);
+    assert.deepEqual(admitter.activePods().map((p) => p.metadata?.name).sort(), ['node-critical', 'small']);
+    assert.deepEqual(events.reasons(), [], 'the critical pod is not rejected');
+  });
+
+  it("rejects a critical pod with the kubelet's UnexpectedAdmissionError when no pods it may preempt free enough", () => {
+    const other = critical(cpuPod('other-critical', '1800m', 1));
+    const node1 = critical(cpuPod('node-critical', '1', 2));
+    const { admitter, preempted } = setup([other, node1]);
+    assert.equal(kind(admitter.admit(other)), 'admitted');
+    const decision = admitter.admit(node1);
+    assert.deepEqual(decision, {
+      kind: 'rejected',
+      rejection: { admit: false, reason: 'UnexpectedAdmissionError', message: 'Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: cpu, q: 800), ]' },
+    });
+    assert.deepEqual(preempted, []);
   });
 
   it('admits in creation order whichever pod is asked about first', () => {

@@ -43,6 +43,8 @@ export interface PodAdmitterOptions {
   readonly pods: () => readonly V1Pod[];
   /** A pod with its resources as the node allocated them (in-place resize); the pod itself when absent. */
   readonly allocated?: (pod: V1Pod) => V1Pod;
+  /** Stops the pods a critical pod preempts (Failed, `Preempting`); `preemptor` is the critical pod. */
+  readonly preempt: (victims: readonly V1Pod[], preemptor: V1Pod) => void;
 }
 
 const uidOf = (pod: V1Pod): string => pod.metadata?.uid ?? '';
@@ -120,6 +122,14 @@ export class PodAdmitter implements PodLifecycleObserver {
     const otherPods = this.activePods().map((p) => this.options.allocated?.(p) ?? p);
     const result = admitPod(this.options.handlers, { pod, node, otherPods });
     if (result.admit) {
+      if (result.preempt !== undefined && result.preempt.length > 0) {
+        // The victims hold nothing of the node for later decisions, as the kubelet's kill is done by then.
+        for (const victim of result.preempt) {
+          const entry = this.admitted.get(uidOf(victim));
+          if (entry !== undefined) entry.active = false;
+        }
+        this.options.preempt(result.preempt, pod);
+      }
       this.admitted.set(uidOf(pod), { pod, active: true });
       return ADMITTED;
     }

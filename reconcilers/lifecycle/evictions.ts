@@ -22,6 +22,8 @@ export interface NodeKill {
    * (pressure eviction). The kubelet adds none for a local storage limit.
    */
   readonly disruptionTarget?: boolean;
+  /** The DisruptionTarget condition's message when it differs from the status message (preemption's). */
+  readonly disruptionMessage?: string;
 }
 
 export class PodEvictions implements PodLifecycleObserver {

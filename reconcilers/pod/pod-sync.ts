@@ -7,6 +7,8 @@
  * Every per-pod manager is registered on the lifecycle here, once: that registration is how a pod
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
+import { podKeyOf } from '../../util/pod-key.js';
+import { PREEMPTED_CONDITION_MESSAGE, PREEMPTED_MESSAGE, PREEMPTING_REASON } from '../admission/preemption.js';
 import type { ProbeMetrics } from '../probes/probe-metrics.js';
 import { lastRecursiveReadOnlySupport, RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
 import type { UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
@@ -238,17 +240,31 @@ function buildCgroups(deps: PodSyncDeps, lifecycle: PodLifecycle, resources: Pod
   });
 }
 
+/**
+ * The kubelet's preemption of pods for a critical one: each victim stops with its own grace period
+ * and reports Failed, `Preempting`, with a DisruptionTarget condition, and a Warning event.
+ */
+function preemptPods(deps: PodSyncDeps, evictions: PodEvictions, victims: readonly V1Pod[]): void {
+  for (const victim of victims) {
+    const key = podKeyOf(victim);
+    const kill = { reason: PREEMPTING_REASON, message: PREEMPTED_MESSAGE, gracePeriodSeconds: victim.spec?.terminationGracePeriodSeconds ?? 30, disruptionMessage: PREEMPTED_CONDITION_MESSAGE };
+    if (!evictions.record(key, kill)) continue;
+    deps.events.record(victim, { type: 'Warning', reason: PREEMPTING_REASON, message: PREEMPTED_MESSAGE });
+    deps.podEvents.emit({ kind: 'evicted', key, message: PREEMPTED_MESSAGE });
+  }
+}
+
 /** What the node allocated to pods: admission, and in-place resizes against the same allocation record. */
 function buildAllocation(
   deps: PodSyncDeps,
   security: PodSecuritySettings,
-  lifecycle: PodLifecycle,
+  parts: { lifecycle: PodLifecycle; evictions: PodEvictions },
 ): { admitter: PodAdmitter; resizer: PodResizer; resources: PodResourceState; resizeConditions: ResizeConditions; cgroups: PodCgroupManager | undefined } {
   const fallbackNode = localNodeObject(deps.node);
   const nodeObject = deps.nodeObject === undefined ? (): V1Node | undefined => fallbackNode : (): V1Node | undefined => deps.nodeObject?.node();
   const resources = new PodResourceState({ rootDir: deps.node.rootDir, logger: deps.logger.child({ component: 'pod-resources' }) });
   const resizeConditions = new ResizeConditions(deps.clock);
-  const cgroups = buildCgroups(deps, lifecycle, resources);
+  const cgroups = buildCgroups(deps, parts.lifecycle, resources);
   const admitter = new PodAdmitter({
     handlers: admitHandlers(security),
     events: deps.events,
@@ -256,6 +272,7 @@ function buildAllocation(
     // Pods are admitted (also after an agent restart) with what they were allocated, not a pending resize.
     pods: () => (deps.pods?.list() ?? []).map((p) => resources.allocatedPod(p)),
     allocated: (p) => resources.allocatedPod(p),
+    preempt: (victims) => { preemptPods(deps, parts.evictions, victims); },
   });
   const resizer = new PodResizer({
     state: resources,
@@ -324,7 +341,8 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const startFailures = new ContainerStartFailures();
   const dns = new PodDnsConfigurer({ settings: node.dns ?? DEFAULT_POD_DNS_SETTINGS, rootDir: node.rootDir, nodeIp: node.ip, events });
   const security = deps.security ?? defaultPodSecurity(node.rootDir);
-  const { admitter, resizer, resources, resizeConditions, cgroups } = buildAllocation(deps, security, lifecycle);
+  const evictions = new PodEvictions();
+  const { admitter, resizer, resources, resizeConditions, cgroups } = buildAllocation(deps, security, { lifecycle, evictions });
   const userns = userNamespaceParts(deps);
   const userNamespaces = userns.userNamespaces;
   const executor = new PodActionsExecutor({
@@ -353,7 +371,6 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const probeFailures = new ProbeFailures();
   const prober = buildProber(deps, { events, failures: probeFailures, clock, logger });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
-  const evictions = new PodEvictions();
   const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({

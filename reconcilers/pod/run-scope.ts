@@ -25,6 +25,8 @@ export interface TerminalReason {
   readonly reason: string;
   readonly message: string;
   readonly disruption?: boolean;
+  /** The DisruptionTarget condition's message; absent: the status message. */
+  readonly disruptionMessage?: string;
 }
 
 /** How a status is generated: terminal or not, why, and the pod as allocated when it differs from the desired one. */

@@ -64,7 +64,7 @@ export function statusHowOf(allocated: V1Pod, stop: StopDecision): StatusHow {
 /** The Failed status of a rejected, evicted or timed-out pod (in that order of precedence). */
 export function terminalReasonOf(rejection: Rejection | undefined, kill: NodeKill | undefined, deadlineExceeded: boolean): TerminalReason | undefined {
   if (rejection !== undefined) return { reason: rejection.reason, message: rejectedStatusMessage(rejection.message) };
-  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: kill.disruptionTarget !== false };
+  if (kill !== undefined) return { reason: kill.reason, message: kill.message, disruption: kill.disruptionTarget !== false, ...(kill.disruptionMessage === undefined ? {} : { disruptionMessage: kill.disruptionMessage }) };
   return deadlineExceeded ? DEADLINE_EXCEEDED : undefined;
 }
 

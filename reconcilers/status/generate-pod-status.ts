@@ -48,7 +48,7 @@ export interface GeneratePodStatusInput {
    * Set when the pod ran out its `activeDeadlineSeconds`, was rejected or evicted: the phase becomes
    * Failed with this reason; `disruption` (eviction) adds the kubelet's DisruptionTarget condition.
    */
-  readonly terminalReason?: { readonly reason: string; readonly message: string; readonly disruption?: boolean };
+  readonly terminalReason?: { readonly reason: string; readonly message: string; readonly disruption?: boolean; readonly disruptionMessage?: string };
   /**
    * Readiness and startup probe results by runtime container ID (the status manager's
    * `ContainerReadinessStore`); a running container without a result is ready and started.
@@ -189,7 +189,7 @@ function terminalReasonOf(input: GeneratePodStatusInput): { reason: string; mess
  */
 function withDisruptionTarget(foreign: readonly V1PodCondition[], reason: GeneratePodStatusInput['terminalReason'], now: Date): V1PodCondition[] {
   if (reason?.disruption !== true || foreign.some((c) => c.type === DISRUPTION_TARGET)) return [...foreign];
-  return [...foreign, { type: DISRUPTION_TARGET, status: 'True', reason: TERMINATION_BY_KUBELET, message: reason.message, lastTransitionTime: now }];
+  return [...foreign, { type: DISRUPTION_TARGET, status: 'True', reason: TERMINATION_BY_KUBELET, message: reason.disruptionMessage ?? reason.message, lastTransitionTime: now }];
 }
 
 function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
