@@ -18,6 +18,7 @@ import { DEFAULT_BUCKETS, MetricsRegistry, exponentialBuckets } from '../util/me
 import { withTimeout } from '../util/timeout.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { createProbeMetrics, type ProbeMetricsExposition } from './probe-metrics.js';
+import type { PreemptionMetrics } from '../reconcilers/admission/preemption.js';
 
 /** The kubelet's pod startup buckets (seconds). */
 export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -49,6 +50,8 @@ export interface NodeMetrics {
   readonly userNamespacedPods: UserNamespacedPodMetrics;
   /** Image volumes asked for, mounted and failed (`kubelet_image_volume_requested_total`, `…_mounted_succeed_total`, `…_mounted_errors_total`). */
   readonly imageVolumes: ImageVolumeMetrics;
+  /** Pods preempted for critical pods (`kubelet_preemptions`, by `preemption_signal`). */
+  readonly preemptions: PreemptionMetrics;
   /** Probe runs for `/metrics/probes` (its own registry, as the kubelet's). */
   readonly probes: ProbeMetricsExposition;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
@@ -135,6 +138,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const usernsStarted = registry.counter({ name: 'kubelet_started_user_namespaced_pods_total', help: alpha('Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.') });
   const usernsErrors = registry.counter({ name: 'kubelet_started_user_namespaced_pods_errors_total', help: alpha('Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.') });
   const imageVolumes = imageVolumeMetrics(registry);
+  const preemptions = registry.counter({ name: 'kubelet_preemptions', help: alpha('Cumulative number of pod preemptions by preemption resource'), labelNames: ['preemption_signal'] });
   const queue = queueMetrics(registry, options.clock);
   registerProcessMetrics(registry);
   return {
@@ -147,6 +151,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     userNamespacedPods: { started: () => { usernsStarted.inc(); }, failed: () => { usernsErrors.inc(); } },
     imageVolumes,
     probes: createProbeMetrics(),
+    preemptions: { preempted: (resource) => { preemptions.inc({ preemption_signal: resource }); } },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

@@ -18,7 +18,7 @@ import { PulledRecords } from '../../reconcilers/images/pulled-records.js';
 import { probeHostSecurity } from '../../reconcilers/admission/host-security.js';
 import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sightings.js';
-import { assemblePodSync, type PodCgroupSettings, type PodSync } from '../../reconcilers/pod/pod-sync.js';
+import { assemblePodSync, type PodCgroupSettings, type PodSync, type PodSyncDeps } from '../../reconcilers/pod/pod-sync.js';
 import { ContainerReadinessStore } from '../../reconcilers/probes/container-readiness.js';
 import { StatusManager, podStatusApi } from '../../reconcilers/status/status-manager.js';
 import { createVolumeManager, createVolumeSourceApi } from '../../reconcilers/volumes/index.js';
@@ -28,6 +28,18 @@ import type { UserNamespaceManager } from '../../reconcilers/userns/userns-manag
 import type { AgentCore } from './core.js';
 
 /** The per-pod machinery with its API-facing writers. */
+/** The recorders the per-pod machinery feeds. */
+function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podStartMetrics' | 'lifecycleMetrics' | 'probeMetrics' | 'preemptionMetrics' | 'usernsMetrics' | 'imageVolumeMetrics'> {
+  return {
+    podStartMetrics: metrics.podStarts,
+    lifecycleMetrics: metrics.lifecycle,
+    probeMetrics: metrics.probes.recorder,
+    preemptionMetrics: metrics.preemptions,
+    usernsMetrics: metrics.userNamespacedPods,
+    imageVolumeMetrics: metrics.imageVolumes,
+  };
+}
+
 export function buildPodSync(
   core: AgentCore,
   parts: {
@@ -109,11 +121,9 @@ export function buildPodSync(
     logger,
     podEvents: parts.podEvents,
     extraManagers: [{ podForgotten: (key) => { parts.queue.forgetFailures(key.uid); } }],
-    podStartMetrics: core.metrics.podStarts,
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
-    lifecycleMetrics: core.metrics.lifecycle,
-    probeMetrics: core.metrics.probes.recorder,
-    runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces, usernsMetrics: core.metrics.userNamespacedPods, imageVolumeMetrics: core.metrics.imageVolumes,
+    ...podSyncMetrics(core.metrics),
+    runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces,
   });
   return { podSync, status, events };
 }

@@ -12,7 +12,15 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
  * The verdict of one handler or of the whole list. An admission may come with pods to preempt
  * first (a critical pod's room: `preemption.ts`); it stands only if no later handler refuses.
  */
-export type AdmitResult = { readonly admit: true; readonly preempt?: readonly V1Pod[] } | { readonly admit: false; readonly reason: string; readonly message: string };
+export type AdmitResult =
+  | { readonly admit: true; readonly preempt?: Preemption }
+  | { readonly admit: false; readonly reason: string; readonly message: string };
+
+/** Pods to stop so that the admitted pod fits, and the resource it lacked first (`kubelet_preemptions`' label). */
+export interface Preemption {
+  readonly victims: readonly V1Pod[];
+  readonly resource: string;
+}
 
 /** A rejection: the kubelet's reason (e.g. `SysctlForbidden`) and its message. */
 export type Rejection = Extract<AdmitResult, { admit: false }>;
@@ -37,11 +45,11 @@ export const ADMITTED: AdmitResult = { admit: true };
 
 /** Runs the handlers in order; the first rejection wins; otherwise every pod a handler would preempt. */
 export function admitPod(handlers: readonly PodAdmitHandler[], attributes: PodAdmitAttributes): AdmitResult {
-  const preempt: V1Pod[] = [];
+  let preempt: Preemption | undefined;
   for (const handler of handlers) {
     const result = handler.admit(attributes);
     if (!result.admit) return result;
-    preempt.push(...(result.preempt ?? []));
+    preempt ??= result.preempt;
   }
-  return preempt.length === 0 ? ADMITTED : { admit: true, preempt };
+  return preempt === undefined ? ADMITTED : { admit: true, preempt };
 }

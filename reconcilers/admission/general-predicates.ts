@@ -59,7 +59,7 @@ function criticalPodVerdict(pod: V1Pod, failures: readonly Rejection[], fit: { n
   const other = failures.slice(lacks.length)[0];
   if (other !== undefined) return other;
   try {
-    return { admit: true, preempt: podsToPreempt(pod, fit.otherPods, requirementsOf(lacks)) };
+    return { admit: true, preempt: { victims: podsToPreempt(pod, fit.otherPods, requirementsOf(lacks)), resource: lacks[0]?.resourceName ?? '' } };
   } catch (error) {
     if (!(error instanceof NoPreemptionVictimsError)) throw error;
     return { admit: false, reason: UNEXPECTED_ADMISSION_ERROR, message: `Unexpected error while attempting to recover from admission failure: ${error.message}` };

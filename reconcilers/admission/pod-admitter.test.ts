@@ -10,6 +10,7 @@ import { RecordingEventRecorder } from '../../test/doubles/recording-event-recor
 import { admitHandlers } from './index.js';
 import { APPARMOR_NOT_ENABLED } from './apparmor.js';
 import { PodAdmitter, type AdmitDecision } from './pod-admitter.js';
+import type { Preemption } from './admit.js';
 
 const node: V1Node = { metadata: { name: 'node-a', labels: { 'kubernetes.io/os': 'linux' } }, status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' } } };
 
@@ -25,8 +26,8 @@ function setup(pods: V1Pod[], nodeObject: { value: V1Node | undefined } = { valu
   const events = new RecordingEventRecorder();
   const preempted: string[][] = [];
   const handlers = admitHandlers({ allowedUnsafeSysctls: [], kernelVersion: '6.1', appArmor: { enabled: false, error: APPARMOR_NOT_ENABLED } });
-  const preempt = (victims: readonly V1Pod[], by: V1Pod): void => {
-    preempted.push([by.metadata?.name ?? '', ...victims.map((v) => v.metadata?.name ?? '')]);
+  const preempt = (preemption: Preemption, by: V1Pod): void => {
+    preempted.push([by.metadata?.name ?? '', preemption.resource, ...preemption.victims.map((v) => v.metadata?.name ?? '')]);
   };
   return { admitter: new PodAdmitter({ handlers, events, node: () => nodeObject.value, pods: () => pods, preempt }), events, preempted };
 }
@@ -57,7 +58,7 @@ describe('PodAdmitter', () => {
     assert.equal(kind(admitter.admit(small)), 'admitted');
     // 800m missing: big (1500m) comes closest; small (300m) alone would not do.
     assert.equal(kind(admitter.admit(node1)), 'admitted');
-    assert.deepEqual(preempted, [['node-critical', 'big']]);
+    assert.deepEqual(preempted, [['node-critical', 'cpu', 'big']]);
     assert.deepEqual(admitter.activePods().map((p) => p.metadata?.name).sort(), ['node-critical', 'small']);
     assert.deepEqual(events.reasons(), [], 'the critical pod is not rejected');
   });

@@ -19,7 +19,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { admitPod, type PodAdmitHandler, type Rejection } from './admit.js';
+import { admitPod, type PodAdmitHandler, type Preemption, type Rejection } from './admit.js';
 
 /** The status message of a rejected pod, as the kubelet's `rejectPod` words it. */
 export function rejectedStatusMessage(message: string): string {
@@ -44,7 +44,7 @@ export interface PodAdmitterOptions {
   /** A pod with its resources as the node allocated them (in-place resize); the pod itself when absent. */
   readonly allocated?: (pod: V1Pod) => V1Pod;
   /** Stops the pods a critical pod preempts (Failed, `Preempting`); `preemptor` is the critical pod. */
-  readonly preempt: (victims: readonly V1Pod[], preemptor: V1Pod) => void;
+  readonly preempt: (preemption: Preemption, preemptor: V1Pod) => void;
 }
 
 const uidOf = (pod: V1Pod): string => pod.metadata?.uid ?? '';
@@ -122,9 +122,9 @@ export class PodAdmitter implements PodLifecycleObserver {
     const otherPods = this.activePods().map((p) => this.options.allocated?.(p) ?? p);
     const result = admitPod(this.options.handlers, { pod, node, otherPods });
     if (result.admit) {
-      if (result.preempt !== undefined && result.preempt.length > 0) {
+      if (result.preempt !== undefined) {
         // The victims hold nothing of the node for later decisions, as the kubelet's kill is done by then.
-        for (const victim of result.preempt) {
+        for (const victim of result.preempt.victims) {
           const entry = this.admitted.get(uidOf(victim));
           if (entry !== undefined) entry.active = false;
         }

@@ -17,6 +17,11 @@ import { isCriticalPod } from './node-pressure.js';
 import { podRequests } from './pod-requests.js';
 import type { InsufficientResource } from './resources-fit.js';
 
+/** Counts each pod preempted, by the resource the critical pod lacked first (`kubelet_preemptions`). */
+export interface PreemptionMetrics {
+  preempted(resource: string): void;
+}
+
 /** What is still missing of one resource (millicores for cpu, bytes, or pods). */
 export interface Requirement {
   readonly resourceName: string;

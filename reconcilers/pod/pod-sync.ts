@@ -8,7 +8,8 @@
  * that is gone is forgotten everywhere. Adding a manager means adding it to `managers` below.
  */
 import { podKeyOf } from '../../util/pod-key.js';
-import { PREEMPTED_CONDITION_MESSAGE, PREEMPTED_MESSAGE, PREEMPTING_REASON } from '../admission/preemption.js';
+import { PREEMPTED_CONDITION_MESSAGE, PREEMPTED_MESSAGE, PREEMPTING_REASON, type PreemptionMetrics } from '../admission/preemption.js';
+import type { Preemption } from '../admission/admit.js';
 import type { ProbeMetrics } from '../probes/probe-metrics.js';
 import { lastRecursiveReadOnlySupport, RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
 import type { UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
@@ -167,6 +168,8 @@ export interface PodSyncDeps {
   readonly stats?: StatsRuntime;
   /** Counts HTTPS lifecycle hooks that fell back to HTTP; absent: not counted. */
   readonly lifecycleMetrics?: LifecycleMetrics;
+  /** `kubelet_preemptions`; absent: not counted. */
+  readonly preemptionMetrics?: PreemptionMetrics;
   /** The node's `/metrics/probes`; absent: probes are not counted. */
   readonly probeMetrics?: ProbeMetrics;
   /** What the runtime supports per handler; read from `runtime`'s Status when absent. */
@@ -244,13 +247,14 @@ function buildCgroups(deps: PodSyncDeps, lifecycle: PodLifecycle, resources: Pod
  * The kubelet's preemption of pods for a critical one: each victim stops with its own grace period
  * and reports Failed, `Preempting`, with a DisruptionTarget condition, and a Warning event.
  */
-function preemptPods(deps: PodSyncDeps, evictions: PodEvictions, victims: readonly V1Pod[]): void {
-  for (const victim of victims) {
+function preemptPods(deps: PodSyncDeps, evictions: PodEvictions, preemption: Preemption): void {
+  for (const victim of preemption.victims) {
     const key = podKeyOf(victim);
     const kill = { reason: PREEMPTING_REASON, message: PREEMPTED_MESSAGE, gracePeriodSeconds: victim.spec?.terminationGracePeriodSeconds ?? 30, disruptionMessage: PREEMPTED_CONDITION_MESSAGE };
     if (!evictions.record(key, kill)) continue;
     deps.events.record(victim, { type: 'Warning', reason: PREEMPTING_REASON, message: PREEMPTED_MESSAGE });
     deps.podEvents.emit({ kind: 'evicted', key, message: PREEMPTED_MESSAGE });
+    deps.preemptionMetrics?.preempted(preemption.resource);
   }
 }
 
@@ -272,7 +276,7 @@ function buildAllocation(
     // Pods are admitted (also after an agent restart) with what they were allocated, not a pending resize.
     pods: () => (deps.pods?.list() ?? []).map((p) => resources.allocatedPod(p)),
     allocated: (p) => resources.allocatedPod(p),
-    preempt: (victims) => { preemptPods(deps, parts.evictions, victims); },
+    preempt: (preemption) => { preemptPods(deps, parts.evictions, preemption); },
   });
   const resizer = new PodResizer({
     state: resources,

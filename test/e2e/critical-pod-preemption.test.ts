@@ -2,7 +2,8 @@
  * End to end: the kubelet's critical pod admission. A `system-node-critical` pod that does not fit
  * the node's allocatable CPU beside a running pod is admitted by preempting that pod, which reports
  * Failed, `Preempting`, with the kubelet's DisruptionTarget condition and a Warning event, and whose
- * container stops in the runtime; the critical pod runs. Asserted on the API and with crictl.
+ * container stops in the runtime; the critical pod runs; `kubelet_preemptions` counts it. Asserted
+ * on the API, the node's /metrics and with crictl.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +26,13 @@ async function freeMilliCpu(): Promise<number> {
     .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
     .reduce((sum, p) => sum + (p.spec?.containers ?? []).reduce((s, c) => s + milli(c.resources?.requests?.cpu), 0), 0);
   return milli(node.status.allocatable.cpu) - used;
+}
+
+/** `kubelet_preemptions{preemption_signal="cpu"}` on the node's /metrics (0 before the first). */
+async function cpuPreemptions(): Promise<number> {
+  const text = await kubectl(['get', '--raw', `/api/v1/nodes/${NODE_NAME}/proxy/metrics`]);
+  const line = text.split('\n').find((l) => l.startsWith('kubelet_preemptions{preemption_signal="cpu"} '));
+  return line === undefined ? 0 : Number(line.split(' ')[1]);
 }
 
 function sleeper(namespace: string, name: string, cpu: string, extra: Record<string, unknown> = {}): object {
@@ -60,6 +68,7 @@ describe('critical pod admission on nodelet', () => {
     await apply(sleeper(ns, 'victim', `${free - 200}m`));
     const victim = await waitForPhase(ns, 'victim', 'Running');
     const victimUid = victim.metadata?.uid ?? '';
+    const countedBefore = await cpuPreemptions();
     await apply(sleeper('kube-system', CRITICAL, '600m', { priorityClassName: 'system-node-critical' }));
     const preempted = await eventually('the victim Failed', async () => {
       const p = await getPod(ns, 'victim');
@@ -79,5 +88,6 @@ describe('critical pod admission on nodelet', () => {
     });
     const running = await runtimeContainers(critical.metadata?.uid ?? '');
     assert.deepEqual(running.map((c) => c.state), ['CONTAINER_RUNNING']);
+    assert.equal(await cpuPreemptions(), countedBefore + 1, 'kubelet_preemptions{preemption_signal="cpu"} counted the one victim');
   });
 });
