@@ -17,10 +17,11 @@
 #                     cordoned and the kubelet node's bench taint lifted (both restored on exit,
 #                     failure included): the framework then sees one schedulable node, the kubelet's,
 #                     and places every pod there. The test images go into the kubelet's containerd.
-#   --features <A,B>  instead of the in-scope tests: the tests labelled [Feature:A] or [Feature:B]
-#                     (e.g. UserNamespacesSupport,SupplementalGroupsPolicy: features GA in the kubelet
-#                     whose upstream tests keep their label), still without [Serial], [Disruptive],
-#                     [Slow], [Flaky] or [Alpha]; give them their own --results and --no-render
+#   --features <A,B>  instead of the in-scope tests: the tests labelled [Feature:A] or [Feature:B],
+#                     or [FeatureGate:A] or [FeatureGate:B] (e.g. UserNamespacesSupport: features GA
+#                     in the kubelet whose upstream tests keep their label; ContainerRestartRules: a
+#                     beta gate on by default), still without [Serial], [Disruptive], [Slow], [Flaky]
+#                     or [Alpha]; give them their own --results and --no-render
 #   --no-render       do not regenerate docs/conformance.md
 #   --render-only     only regenerate docs/conformance.md from the reports there are (no cluster
 #                     needed: after an edit of causes.txt or exclusions.txt)
@@ -67,7 +68,7 @@ in_scope_focus='\[NodeConformance\]|\[sig-node\].*\[Conformance\]|\[sig-storage\
 in_scope_skip='\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:|\[Alpha\]|\[Beta\]'
 if [[ -n $features ]]; then
   [[ $features =~ ^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$ ]] || die "--features takes feature names separated by commas, not $features"
-  in_scope_focus="\\[Feature:(${features//,/|})\\]"
+  in_scope_focus="\\[(Feature|FeatureGate):(${features//,/|})\\]"
   in_scope_skip='\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Alpha\]'
 fi
 # Every exclusion's regex (the part before " | ") joins the skip.
