@@ -48,6 +48,24 @@ describe('--config (KubeletConfiguration)', () => {
     assert.equal(s.cgroups?.cgroupRoot, '/nodelet-kubelet');
   });
 
+  it("accepts kubeadm's file: fields at the kubelet's defaults (0s and \"\" for the default) change nothing", () => {
+    const kubeadm = path.join(import.meta.dirname, 'testdata', 'kubeadm-kubelet-config.yaml');
+    const s = settings(['--config', kubeadm, '--node-ip', '10.0.0.5']);
+    assert.equal(s.gc.imageMinimumGCAgeSeconds, 120, '0s is the default 2m, not zero');
+    assert.equal(s.eviction.pressureTransitionPeriodSeconds, 300);
+    assert.equal(s.podManifestPath, '/etc/kubernetes/manifests');
+    assert.deepEqual(s.clusterDns, ['10.96.0.10']);
+    assert.equal(s.nodeServer.clientCaFile, '/etc/kubernetes/pki/ca.crt');
+  });
+
+  it("refuses a default-only field at another value, and a nested field it does not read, saying why", () => {
+    assert.match(refusal({ syncFrequency: '30s' }), /syncFrequency: 30s \(only the kubelet's default: pods are resynced every --resync-period/);
+    assert.match(refusal({ cpuManagerPolicy: 'static' }), /cpuManagerPolicy: static/);
+    assert.match(refusal({ authentication: { webhook: { enabled: true, cacheTTL: '10m' } } }), /authentication.webhook.cacheTTL: 10m/);
+    assert.match(refusal({ authorization: { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '1m' } } }), /authorization.webhook.cacheAuthorizedTTL: 1m/);
+    assert.match(refusal({ authentication: { x509: { clientCAFile: '/ca', extra: 1 } } }), /authentication.x509.extra/);
+  });
+
   it('lets a flag on the command line win over the file, repeatable ones included', () => {
     const s = settings(['--config', REAL, '--max-pods', '50', '--cluster-dns=10.0.0.10']);
     assert.equal(s.maxPods, 50);
@@ -86,7 +104,8 @@ describe('--config (KubeletConfiguration)', () => {
   });
 
   it('refuses, by name, every field it cannot honour and values it does not support', () => {
-    assert.match(refusal({ featureGates: { Foo: true }, shutdownGracePeriod: '30s' }), /fields nodelet does not support: featureGates, shutdownGracePeriod/);
+    assert.match(refusal({ featureGates: { Foo: true }, cpuCFSQuotaPeriodX: 1 }), /fields nodelet does not support: cpuCFSQuotaPeriodX, featureGates/);
+    assert.match(refusal({ shutdownGracePeriod: '30s' }), /shutdownGracePeriod: 30s \(only the kubelet's default: graceful node shutdown is off/);
     assert.match(refusal({ authentication: { anonymous: { enabled: true } } }), /authentication.anonymous.enabled: true/);
     assert.match(refusal({ authorization: { mode: 'AlwaysAllow' } }), /authorization.mode: AlwaysAllow/);
     assert.match(refusal({ readOnlyPort: 10255 }), /readOnlyPort: 10255/);

@@ -11,6 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { load as loadYaml } from 'js-yaml';
 import { FlagError } from '../util/flags.js';
+import { InvalidGoDurationError, parseGoDurationMs } from '../util/go-duration.js';
+import { DEFAULT_ONLY_FIELDS, isZeroValue, ZERO_IS_DEFAULT } from './kubelet-config-defaults.js';
 
 const API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 
@@ -69,20 +71,58 @@ function headersArgs(value: Value): Translation {
   return { args: Object.entries(value).flatMap(([name, values]) => stringList(`staticPodURLHeader.${name}`, values).map((v) => `--manifest-url-header=${name}:${v}`)) };
 }
 
+/** The keys of `value` not in `known`, as `prefix.key` (a nested field nodelet does not read). */
+function unknownKeys(prefix: string, value: Record<string, unknown>, known: readonly string[]): string[] {
+  return Object.keys(value).filter((k) => !known.includes(k)).map((k) => `${prefix}.${k}`);
+}
+
+/** A Go duration field of a map: absent or at `ms`, or a refusal naming it. */
+function defaultDuration(path: string, value: unknown, ms: number): string[] {
+  if (value === undefined) return [];
+  try {
+    // Zero is the default too: the kubelet's defaulting replaces it.
+    const got = typeof value === 'string' ? parseGoDurationMs(value) : undefined;
+    return got === ms || got === 0 ? [] : [`${path}: ${shown(value)} (only the kubelet's default)`];
+  } catch (error) {
+    if (!(error instanceof InvalidGoDurationError)) throw error;
+    return [`${path}: ${shown(value)} (not a duration)`];
+  }
+}
+
 /** authentication: only client certificates and webhook token review, anonymous off, as the node server does. */
 function authenticationArgs(value: Value): Translation {
   if (!isRecord(value)) throw new KubeletConfigError('--config: authentication must be a map');
-  const anonymous = isRecord(value.anonymous) ? value.anonymous.enabled : undefined;
-  const webhook = isRecord(value.webhook) ? value.webhook.enabled : undefined;
-  if (anonymous === true) return refuse('authentication.anonymous.enabled: true (the node server never serves anonymous requests)');
-  if (webhook === false) return refuse('authentication.webhook.enabled: false (the node server always reviews bearer tokens)');
-  const ca = isRecord(value.x509) ? value.x509.clientCAFile : undefined;
+  const anonymous = isRecord(value.anonymous) ? value.anonymous : {};
+  const webhook = isRecord(value.webhook) ? value.webhook : {};
+  const x509 = isRecord(value.x509) ? value.x509 : {};
+  const problems = [
+    ...unknownKeys('authentication', value, ['anonymous', 'webhook', 'x509']),
+    ...unknownKeys('authentication.anonymous', anonymous, ['enabled']),
+    ...unknownKeys('authentication.webhook', webhook, ['enabled', 'cacheTTL']),
+    ...unknownKeys('authentication.x509', x509, ['clientCAFile']),
+    ...(anonymous.enabled === true ? ['authentication.anonymous.enabled: true (the node server never serves anonymous requests)'] : []),
+    ...(webhook.enabled === false ? ['authentication.webhook.enabled: false (the node server always reviews bearer tokens)'] : []),
+    // The node server keeps a token's review for 2 min, the kubelet's default.
+    ...defaultDuration('authentication.webhook.cacheTTL', webhook.cacheTTL, 120_000),
+  ];
+  if (problems.length > 0) return refuse(problems.join('; '));
+  const ca = x509.clientCAFile;
   return { args: typeof ca === 'string' && ca !== '' ? [`--client-ca-file=${ca}`] : [] };
 }
 
 function authorizationArgs(value: Value): Translation {
-  const mode = isRecord(value) ? value.mode : undefined;
-  return mode === undefined || mode === 'Webhook' ? { args: [] } : refuse(`authorization.mode: ${shown(mode)} (the node server authorizes by SubjectAccessReview, Webhook)`);
+  const config = isRecord(value) ? value : {};
+  const webhook = isRecord(config.webhook) ? config.webhook : {};
+  const mode = config.mode;
+  const problems = [
+    ...unknownKeys('authorization', config, ['mode', 'webhook']),
+    ...unknownKeys('authorization.webhook', webhook, ['cacheAuthorizedTTL', 'cacheUnauthorizedTTL']),
+    ...(mode === undefined || mode === 'Webhook' ? [] : [`authorization.mode: ${shown(mode)} (the node server authorizes by SubjectAccessReview, Webhook)`]),
+    // The node server keeps an allowed review 5 min and a denied one 30 s, the kubelet's defaults.
+    ...defaultDuration('authorization.webhook.cacheAuthorizedTTL', webhook.cacheAuthorizedTTL, 300_000),
+    ...defaultDuration('authorization.webhook.cacheUnauthorizedTTL', webhook.cacheUnauthorizedTTL, 30_000),
+  ];
+  return problems.length === 0 ? { args: [] } : refuse(problems.join('; '));
 }
 
 /** Fields that become flags. */
@@ -130,6 +170,7 @@ const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   cgroupRoot: (v) => arg('cgroup-root', scalar('cgroupRoot', v)),
   podPidsLimit: (v) => arg('pod-max-pids', scalar('podPidsLimit', v)),
   cpuCFSQuota: (v) => arg('cpu-cfs-quota', scalar('cpuCFSQuota', v)),
+  imagePullCredentialsVerificationPolicy: (v) => arg('image-pull-credentials-verification-policy', scalar('imagePullCredentialsVerificationPolicy', v)),
   readOnlyPort: (v) => (v === 0 ? { args: [] } : refuse(`readOnlyPort: ${String(v)} (nodelet serves no unauthenticated read-only port)`)),
 };
 
@@ -176,8 +217,12 @@ export function kubeletConfigFlags(config: Record<string, unknown>, file: string
   const unknown: string[] = [];
   for (const [field, value] of Object.entries(config)) {
     const translate = FLAG_FIELDS[field];
+    // kubeadm writes `0s` and `""` for "the kubelet's default", which is the flag's.
+    if (translate !== undefined && ZERO_IS_DEFAULT.has(field) && isZeroValue(value)) continue;
     if (translate === undefined) {
-      if (NO_EFFECT[field] === undefined) unknown.push(field);
+      const defaultOnly = DEFAULT_ONLY_FIELDS[field];
+      if (defaultOnly !== undefined && !defaultOnly.isDefault(value)) refused.push(`${field}: ${shown(value)} (only the kubelet's default: ${defaultOnly.why})`);
+      else if (defaultOnly === undefined && NO_EFFECT[field] === undefined) unknown.push(field);
       continue;
     }
     const translation = translate(value);
