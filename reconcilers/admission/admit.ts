@@ -43,7 +43,7 @@ export interface PodAdmitHandler {
 
 export const ADMITTED: AdmitResult = { admit: true };
 
-/** Runs the handlers in order; the first rejection wins; otherwise every pod a handler would preempt. */
+/** Runs the handlers in order; the first rejection wins; otherwise the admission carries the first handler's preemption (only the general predicates preempt). */
 export function admitPod(handlers: readonly PodAdmitHandler[], attributes: PodAdmitAttributes): AdmitResult {
   let preempt: Preemption | undefined;
   for (const handler of handlers) {

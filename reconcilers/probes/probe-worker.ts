@@ -6,7 +6,7 @@
  * tick, no queued reconcile), liveness and startup failures are recorded for the next reconcile,
  * which the worker requests.
  */
-import type { V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -55,9 +55,14 @@ function statusOf(status: V1PodStatus, name: string): V1ContainerStatus | undefi
   return [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])].find((c) => c.name === name && c.containerID !== undefined);
 }
 
+/** The pod's container (regular or init) named `name`. */
+function containerSpecOf(pod: V1Pod, name: string): V1Container | undefined {
+  return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
+}
+
 /** Whether the pod's container `name` runs again after exiting with `exitCode`. */
 function restartsAfter(pod: V1Pod, name: string, exitCode: number): boolean {
-  const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
+  const spec = containerSpecOf(pod, name);
   return spec !== undefined && containerShouldRestart(spec, pod.spec, exitCode);
 }
 
@@ -143,7 +148,7 @@ export class ProbeWorker {
   /** Runs the probe once and folds its result in; a threshold reached publishes it. */
   private async probe(pod: V1Pod, status: V1PodStatus, containerId: string): Promise<void> {
     const { containerName, settings } = this.target;
-    const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === containerName);
+    const spec = containerSpecOf(pod, containerName);
     if (spec === undefined) {
       this.end();
       return;
