@@ -61,8 +61,12 @@ import { systemClock, type Clock } from '../util/clock.js';
 import type { PeriodicLoop } from '../util/periodic-loop.js';
 import { waitForRuntime, type AgentCore } from './assembly/core.js';
 import { buildEviction } from './assembly/eviction.js';
+import { buildNodeShutdown } from './assembly/node-shutdown.js';
+import type { NodeShutdownManager } from '../controllers/shutdown/node-shutdown-manager.js';
+import { NodeShutdownState } from '../controllers/shutdown/shutdown-state.js';
+import { shutdownGroups } from '../controllers/shutdown/shutdown-plan.js';
 import { buildGc, buildLogRotation, housekeepingTargets } from './assembly/housekeeping.js';
-import { buildNodeController, buildRuntimeReadiness, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
+import { buildNodeController, buildNodeEvents, buildRuntimeReadiness, nodePolicyTargets, pullLimitsOf, reservationsOf } from './assembly/node.js';
 import { nodeServerParts } from './assembly/node-server.js';
 import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
 import { buildNodeCredentials } from './assembly/node-credentials.js';
@@ -114,7 +118,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const { readiness, runtimeFeatures } = buildRuntimeReadiness(cri.runtime, pleg);
   // What the Node reports of the eviction manager's conditions and thresholds (the manager writes it).
   const pressure = NodePressureState.of(settings.eviction);
-  const node = buildNodeController(core, { readiness, features: runtimeFeatures }, pressure, nodeAnnotations);
+  // Whether the node is shutting down: readiness and admission read it, the shutdown manager (built later) writes it.
+  const { shutdownState, nodeEvents } = { shutdownState: new NodeShutdownState(), nodeEvents: buildNodeEvents(core) };
+  const node = buildNodeController(core, { readiness: shutdownState.readiness(readiness), features: runtimeFeatures }, { pressure, annotations: nodeAnnotations, events: nodeEvents });
   const { store, staticPods } = buildSources(core, node, podEvents);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kube, logger, clock });
@@ -126,7 +132,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings), cri.runtime);
-  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core) });
+  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, nodeShutdown: shutdownGroups(settings.shutdown).length > 0 ? shutdownState : undefined, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core) });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
   // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
   const healthz = buildHealthz(core, { housekeeping, podSource: store, pleg });
@@ -140,6 +146,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const gc = buildGc(core, store, podEvents, podSync);
   const logRotation = buildLogRotation(core);
   const eviction = buildEviction(core, { store, podSync, events, gc, podEvents, node, pressure });
+  const nodeShutdown = buildNodeShutdown(core, { state: shutdownState, store, podSync, podEvents, node, nodeEvents });
   const dispatcher = new PodEventDispatcher({ queue, store, lifecycle: podSync.lifecycle, evictions: podSync.evictions, status, logger: logger.child({ component: 'pod-events' }) });
   podEvents.attach((event) => { dispatcher.dispatch(event); });
   const live: LiveParts = {
@@ -158,8 +165,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     resync = startResyncLoop({ resyncAll: () => { store.resyncAll(); }, periodMs: settings.resyncPeriodMs, clock, logger: logger.child({ component: 'resync' }) });
     node.start();
     status.start();
-    // Before any pod is reconciled: a NodeAgent paused before this restart holds pods from the
-    // first reconcile on (gives up after a few seconds when the NodeAgent cannot be read).
+    // Before any pod is reconciled: a NodeAgent paused before this restart holds pods (read for a few seconds at most).
     await nodeAgent.start();
     // Before the pods: their containers' environments need the services listed once.
     await services.start();
@@ -175,16 +181,15 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     containerEvents?.start();
     housekeeping.start();
     healthz?.loopsStarted();
-    gc.start();
-    logRotation.start();
-    eviction.start();
+    // Graceful node shutdown last: the host is held once everything that stops pods runs.
+    for (const part of [gc, logRotation, eviction, nodeShutdown]) part?.start();
     nodeAgent.startReporting();
     logger.info({ node: settings.nodeName, concurrency: settings.concurrency }, 'nodelet agent started');
   };
   const stop = async (): Promise<void> => {
     await staticPods?.mirrors.stop();
     await containerEvents?.stop();
-    await stopAll({ server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ nodeShutdown, server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     agentKube.stop();
     await healthz?.stop();
@@ -194,6 +199,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
 }
 
 async function stopAll(parts: {
+  nodeShutdown: NodeShutdownManager | undefined;
   server: NodeServer;
   nodeAgent: NodeAgentController;
   resync: ResyncLoop | undefined;
@@ -209,7 +215,9 @@ async function stopAll(parts: {
   cri: CriClient;
   prober: { stopAll(): Promise<void> };
 }): Promise<void> {
-  // First: open log followers end now, not after the parts they read from.
+  // First: an agent that stops no longer holds the host's shutdown.
+  await parts.nodeShutdown?.stop();
+  // Open log followers end now, not after the parts they read from.
   await parts.server.stop();
   await parts.nodeAgent.stop();
   parts.resync?.stop();

@@ -15,6 +15,7 @@ import { GC_FLAGS, parseGcFlags } from './gc-flags.js';
 import { LOG_ROTATION_FLAGS, parseLogRotationFlags } from './log-rotation-flags.js';
 import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './node-policy-flags.js';
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
+import { SHUTDOWN_FLAGS, parseShutdownFlags, type NodeShutdownSettings } from './shutdown-flags.js';
 import { expandConfigFlag } from './kubelet-config.js';
 import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
 import { PULL_VERIFICATION_POLICIES, type PullVerificationPolicy } from '../reconcilers/images/pull-verification.js';
@@ -100,6 +101,8 @@ export interface AgentSettings {
   readonly imagePulls: ImagePullSettings;
   /** Eviction under node pressure (`--eviction-hard`, `--eviction-soft`, …); the NodeAgent's `spec.eviction` overrides it. */
   readonly eviction: EvictionConfig;
+  /** Graceful node shutdown (`--shutdown-grace-period`, …; the KubeletConfiguration's `shutdownGracePeriod*`); all zero: off. */
+  readonly shutdown: NodeShutdownSettings;
   /** Directory of static pod manifests (`--pod-manifest-path`, the kubelet's staticPodPath); none: no static pods. */
   readonly podManifestPath: string | undefined;
   /** Static pods served at a URL (`--manifest-url`, `--manifest-url-header`, `--http-check-frequency`); none: no URL source. */
@@ -182,6 +185,7 @@ const FLAGS = {
   ...LOG_ROTATION_FLAGS,
   ...NODE_POLICY_FLAGS,
   ...EVICTION_FLAGS,
+  ...SHUTDOWN_FLAGS,
   ...CGROUP_FLAGS,
   ...CREDENTIAL_FLAGS,
 } as const satisfies FlagSpecs;
@@ -346,6 +350,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     kubeReserved: parseReservedFlag('kube-reserved', values['kube-reserved']),
     imagePulls: parseImagePullFlags(values),
     eviction: parseEvictionFlags(values),
+    shutdown: parseShutdownFlags(values),
     cgroups: parseCgroupFlags(values),
   };
 }

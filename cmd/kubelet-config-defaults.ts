@@ -48,6 +48,8 @@ export const ZERO_IS_DEFAULT: ReadonlySet<string> = new Set([
   'clusterDomain',
   'resolvConf',
   'containerLogMaxSize',
+  'shutdownGracePeriod',
+  'shutdownGracePeriodCriticalPods',
 ]);
 
 /** A zero value: an empty string, `0`, or a zero duration. */
@@ -109,8 +111,6 @@ export const DEFAULT_ONLY_FIELDS: Readonly<Record<string, DefaultOnlyField>> = {
   memoryThrottlingFactor: field(is(0.9), 'no memory QoS (MemoryQoS is off)'),
   nodeStatusMaxImages: field(is(50), 'the Node reports the 50 largest images'),
   cpuCFSQuotaPeriod: field(duration(100), 'the CFS period is 100 ms'),
-  shutdownGracePeriod: field(duration(0), 'graceful node shutdown is off, as at this value'),
-  shutdownGracePeriodCriticalPods: field(duration(0), 'graceful node shutdown is off, as at this value'),
   runtimeRequestTimeout: field(duration(120_000), 'CRI calls time out at 60 s, before the kubelet’s 2 min: a slower runtime call is retried by the next reconcile'),
   crashLoopBackOff: field(emptyOr((v) => v.maxContainerRestartPeriod === undefined || duration(300_000)(v.maxContainerRestartPeriod)), 'the restart backoff is 10 s doubling to 5 min (the NodeAgent changes it live)'),
   memorySwap: field(emptyOr((v) => v.swapBehavior === undefined || v.swapBehavior === '' || v.swapBehavior === 'NoSwap'), 'pods get no swap'),

@@ -105,12 +105,23 @@ describe('--config (KubeletConfiguration)', () => {
 
   it('refuses, by name, every field it cannot honour and values it does not support', () => {
     assert.match(refusal({ featureGates: { Foo: true }, cpuCFSQuotaPeriodX: 1 }), /fields nodelet does not support: cpuCFSQuotaPeriodX, featureGates/);
-    assert.match(refusal({ shutdownGracePeriod: '30s' }), /shutdownGracePeriod: 30s \(only the kubelet's default: graceful node shutdown is off/);
+    assert.match(refusal({ shutdownGracePeriodByPodPriority: [{ priority: 0, shutdownGracePeriodSeconds: 5, extra: 1 }] }), /shutdownGracePeriodByPodPriority\[0\]\.extra/);
     assert.match(refusal({ authentication: { anonymous: { enabled: true } } }), /authentication.anonymous.enabled: true/);
     assert.match(refusal({ authorization: { mode: 'AlwaysAllow' } }), /authorization.mode: AlwaysAllow/);
     assert.match(refusal({ readOnlyPort: 10255 }), /readOnlyPort: 10255/);
     assert.match(refusal({ containerRuntimeEndpoint: 'unix:///a.sock', imageServiceEndpoint: 'unix:///b.sock' }), /imageServiceEndpoint: unix:\/\/\/b.sock/);
     assert.throws(() => expandConfigFlag(['--config', 'f'], () => 'kind: Pod\n'), /not a kubelet.config.k8s.io\/v1beta1 KubeletConfiguration/);
     assert.throws(() => expandConfigFlag(['--config', 'f'], () => { throw new Error('ENOENT'); }), /--config f: ENOENT/);
+  });
+
+  it('maps graceful node shutdown to its flags, and refuses what the kubelet refuses', () => {
+    const file = (body: string) => () => `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix:///run/c.sock\n${body}`;
+    const two = parseSettings(expandConfigFlag(['--config', 'f'], file('shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n')), {});
+    assert.notEqual(two, 'help');
+    assert.deepEqual(two !== 'help' && { total: two.shutdown.gracePeriodSeconds, critical: two.shutdown.criticalPodsGracePeriodSeconds }, { total: 30, critical: 10 });
+    const groups = parseSettings(expandConfigFlag(['--config', 'f'], file('shutdownGracePeriodByPodPriority:\n- {priority: 100000, shutdownGracePeriodSeconds: 5}\n- {priority: 0, shutdownGracePeriodSeconds: 20}\n')), {});
+    assert.deepEqual(groups !== 'help' && groups.shutdown.byPodPriority, [{ priority: 100000, shutdownGracePeriodSeconds: 5 }, { priority: 0, shutdownGracePeriodSeconds: 20 }]);
+    assert.throws(() => parseSettings(expandConfigFlag(['--config', 'f'], file('shutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n')), {}), /shutdownGracePeriodCriticalPods 20s must be <= shutdownGracePeriod 10s/);
+    assert.throws(() => parseSettings(expandConfigFlag(['--config', 'f'], file('shutdownGracePeriod: 10s\nshutdownGracePeriodByPodPriority:\n- {priority: 0, shutdownGracePeriodSeconds: 20}\n')), {}), /cannot specify both/);
   });
 });

@@ -125,6 +125,21 @@ function authorizationArgs(value: Value): Translation {
   return problems.length === 0 ? { args: [] } : refuse(problems.join('; '));
 }
 
+/** `[{priority, shutdownGracePeriodSeconds}]` as `PRIORITY=SECONDS,…`. */
+function shutdownGroupsArg(value: Value): Translation {
+  if (!Array.isArray(value)) throw new KubeletConfigError('--config: shutdownGracePeriodByPodPriority must be a list');
+  const groups = value.map((group: Value, i) => {
+    const path = `shutdownGracePeriodByPodPriority[${i}]`;
+    if (!isRecord(group)) throw new KubeletConfigError(`--config: ${path} must be a map`);
+    const unknown = unknownKeys(path, group, ['priority', 'shutdownGracePeriodSeconds']);
+    if (unknown.length > 0) throw new KubeletConfigError(`--config: fields nodelet does not support: ${unknown.join(', ')}`);
+    const { priority = 0, shutdownGracePeriodSeconds = 0 } = group;
+    if (typeof priority !== 'number' || typeof shutdownGracePeriodSeconds !== 'number') throw new KubeletConfigError(`--config: ${path} needs numbers`);
+    return `${priority}=${shutdownGracePeriodSeconds}`;
+  });
+  return groups.length === 0 ? { args: [] } : arg('shutdown-grace-period-by-pod-priority', groups.join(','));
+}
+
 /** Fields that become flags. */
 const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   containerRuntimeEndpoint: (v) => arg('cri-endpoint', scalar('containerRuntimeEndpoint', v)),
@@ -171,6 +186,9 @@ const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   podPidsLimit: (v) => arg('pod-max-pids', scalar('podPidsLimit', v)),
   cpuCFSQuota: (v) => arg('cpu-cfs-quota', scalar('cpuCFSQuota', v)),
   imagePullCredentialsVerificationPolicy: (v) => arg('image-pull-credentials-verification-policy', scalar('imagePullCredentialsVerificationPolicy', v)),
+  shutdownGracePeriod: (v) => arg('shutdown-grace-period', scalar('shutdownGracePeriod', v)),
+  shutdownGracePeriodCriticalPods: (v) => arg('shutdown-grace-period-critical-pods', scalar('shutdownGracePeriodCriticalPods', v)),
+  shutdownGracePeriodByPodPriority: shutdownGroupsArg,
   readOnlyPort: (v) => (v === 0 ? { args: [] } : refuse(`readOnlyPort: ${String(v)} (nodelet serves no unauthenticated read-only port)`)),
 };
 

@@ -60,6 +60,7 @@ const INNER_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = {
     node: 0,
     runtimeclass: 0,
     services: 1,
+    shutdown: 1,
     'pod-events': 1,
     nodeagent: 2,
   },

@@ -19,6 +19,7 @@ import { withTimeout } from '../util/timeout.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { createProbeMetrics, type ProbeMetricsExposition } from './probe-metrics.js';
 import type { PreemptionMetrics } from '../reconcilers/admission/preemption.js';
+import type { GracefulShutdownMetrics } from '../controllers/shutdown/node-shutdown-manager.js';
 
 /** The kubelet's pod startup buckets (seconds). */
 export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -52,6 +53,8 @@ export interface NodeMetrics {
   readonly imageVolumes: ImageVolumeMetrics;
   /** Pods preempted for critical pods (`kubelet_preemptions`, by `preemption_signal`). */
   readonly preemptions: PreemptionMetrics;
+  /** The last graceful node shutdown's start and end (`kubelet_graceful_shutdown_start_time_seconds`, `…_end_time_seconds`). */
+  readonly gracefulShutdown: GracefulShutdownMetrics;
   /** Probe runs for `/metrics/probes` (its own registry, as the kubelet's). */
   readonly probes: ProbeMetricsExposition;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
@@ -128,6 +131,15 @@ function imageVolumeMetrics(registry: MetricsRegistry): ImageVolumeMetrics {
   };
 }
 
+/** The kubelet registers both whenever graceful shutdown's gates are on (their default), at 0 until a shutdown. */
+function gracefulShutdownMetrics(registry: MetricsRegistry): GracefulShutdownMetrics {
+  const start = registry.gauge({ name: 'kubelet_graceful_shutdown_start_time_seconds', help: alpha('Last graceful shutdown start time since unix epoch in seconds') });
+  const end = registry.gauge({ name: 'kubelet_graceful_shutdown_end_time_seconds', help: alpha('Last graceful shutdown end time since unix epoch in seconds') });
+  start.set({}, 0);
+  end.set({}, 0);
+  return { started: (seconds) => { start.set({}, seconds); }, ended: (seconds) => { end.set({}, seconds); } };
+}
+
 /** Builds the registry of one node. */
 export function createNodeMetrics(options: { readonly nodeName: string; readonly clock: Clock }): NodeMetrics {
   const registry = new MetricsRegistry();
@@ -139,6 +151,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const usernsErrors = registry.counter({ name: 'kubelet_started_user_namespaced_pods_errors_total', help: alpha('Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.') });
   const imageVolumes = imageVolumeMetrics(registry);
   const preemptions = registry.counter({ name: 'kubelet_preemptions', help: alpha('Cumulative number of pod preemptions by preemption resource'), labelNames: ['preemption_signal'] });
+  const gracefulShutdown = gracefulShutdownMetrics(registry);
   const queue = queueMetrics(registry, options.clock);
   registerProcessMetrics(registry);
   return {
@@ -152,6 +165,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     imageVolumes,
     probes: createProbeMetrics(),
     preemptions: { preempted: (resource) => { preemptions.inc({ preemption_signal: resource }); } },
+    gracefulShutdown,
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

@@ -7,6 +7,7 @@ import { createNodeController, type NodeController, type NodePressure } from '..
 import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
 import { CachedImageList } from '../../controllers/node/node-images.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
+import type { NodeEventSink } from '../../reconcilers/events/node-event.js';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from '../../controllers/nodeagent/settings.js';
 import type { LiveParts } from '../../controllers/nodeagent/targets.js';
@@ -37,8 +38,15 @@ export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAll
   };
 }
 
+/** Where the Node's own events go (the node controller's and the shutdown manager's). */
+export function buildNodeEvents(core: AgentCore): ApiEventRecorder {
+  const { kube, settings, clock, logger } = core;
+  return new ApiEventRecorder({ core: new CoreV1Client(kube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) });
+}
+
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, pressure: NodePressure, annotations: Readonly<Record<string, string>>): NodeController {
+export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink }): NodeController {
+  const { pressure, annotations, events } = node;
   const { settings, kube, runtimeVersion, logger, clock } = core;
   const images = new CachedImageList(core.cri.image, clock);
   return createNodeController({
@@ -56,7 +64,7 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     annotations,
     taints: settings.registerWithTaints,
     pressure,
-    events: new ApiEventRecorder({ core: new CoreV1Client(kube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) }),
+    events,
   });
 }
 

@@ -16,6 +16,7 @@ import type { PullGate } from '../../reconcilers/images/pull-gate.js';
 import { createPullCredentials } from '../../reconcilers/images/pull-secrets.js';
 import { PulledRecords } from '../../reconcilers/images/pulled-records.js';
 import { probeHostSecurity } from '../../reconcilers/admission/host-security.js';
+import type { NodeShutdownStatus } from '../../reconcilers/admission/node-shutdown.js';
 import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
 import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sightings.js';
 import { assemblePodSync, type PodCgroupSettings, type PodSync, type PodSyncDeps } from '../../reconcilers/pod/pod-sync.js';
@@ -47,6 +48,8 @@ export function buildPodSync(
     queue: ReconcileQueue;
     podEvents: PodEventSink;
     admission: { isPaused(): boolean };
+    /** The node shutdown manager's mark; undefined: graceful node shutdown is off. */
+    nodeShutdown: NodeShutdownStatus | undefined;
     services: ServiceSource;
     node: NodeController;
     staticPods: StaticPods | undefined;
@@ -116,7 +119,7 @@ export function buildPodSync(
     // Admission reads the Node the node controller last wrote (labels, taints, allocatable) and the store's pods.
     nodeObject: parts.node,
     pods: parts.store,
-    security: { ...probeHostSecurity(), allowedUnsafeSysctls: settings.allowedUnsafeSysctls, seccompProfileRoot: settings.seccompProfileRoot, seccompDefault: settings.seccompDefault },
+    security: { ...probeHostSecurity(), allowedUnsafeSysctls: settings.allowedUnsafeSysctls, seccompProfileRoot: settings.seccompProfileRoot, seccompDefault: settings.seccompDefault, ...(parts.nodeShutdown === undefined ? {} : { nodeShutdown: parts.nodeShutdown }) },
     clock,
     logger,
     podEvents: parts.podEvents,

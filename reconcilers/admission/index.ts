@@ -8,12 +8,14 @@ import { generalPredicatesAdmitHandler, osSelectorAdmitHandler } from './general
 import { nodePressureAdmitHandler } from './node-pressure.js';
 import { podOsAdmitHandler } from './pod-os.js';
 import { declaredFeaturesAdmitHandler } from './declared-features.js';
+import { nodeShutdownAdmitHandler, type NodeShutdownStatus } from './node-shutdown.js';
 import { supplementalGroupsPolicyAdmitHandler } from './supplemental-groups.js';
 import { safeSysctls, sysctlAdmitHandler, sysctlAllowlist } from './sysctls.js';
 
 export { admitPod, type AdmitResult, type PodAdmitAttributes, type PodAdmitHandler, type Rejection } from './admit.js';
 export { PodAdmitter, rejectedStatusMessage, type AdmitDecision, type PodAdmitterOptions } from './pod-admitter.js';
 export { APPARMOR_NOT_ENABLED, type AppArmorHost } from './apparmor.js';
+export { NODE_SHUTDOWN_REJECTED_MESSAGE, NODE_SHUTDOWN_REJECTED_REASON, type NodeShutdownStatus } from './node-shutdown.js';
 export { EVICTED_REASON, isCriticalPod, isEvictedStatus, nodeConditionMessage, pressureConditions } from './node-pressure.js';
 export { InvalidSysctlPatternError, isInvalidSysctlPatternError, sysctlAllowlist } from './sysctls.js';
 
@@ -24,6 +26,8 @@ export interface AdmissionSettings {
   /** `uname -r`: which safe sysctls this kernel namespaces. */
   readonly kernelVersion: string;
   readonly appArmor: AppArmorHost;
+  /** The node shutdown manager's mark; absent: graceful node shutdown is off, nothing refused for it. */
+  readonly nodeShutdown?: NodeShutdownStatus;
 }
 
 /** The node's admit handlers. @throws InvalidSysctlPatternError on a bad `--allowed-unsafe-sysctls` entry. */
@@ -39,7 +43,9 @@ export function admitHandlers(settings: AdmissionSettings): PodAdmitHandler[] {
     podOsAdmitHandler(),
     supplementalGroupsPolicyAdmitHandler(),
     generalPredicatesAdmitHandler(),
-    // Last, as the kubelet's: the node features the pod needs that the node does not declare.
+    // The node features the pod needs that the node does not declare.
     declaredFeaturesAdmitHandler(),
+    // Last, as the kubelet's shutdown manager: no new pods on a node shutting down.
+    ...(settings.nodeShutdown === undefined ? [] : [nodeShutdownAdmitHandler(settings.nodeShutdown)]),
   ];
 }

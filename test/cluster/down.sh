@@ -9,7 +9,7 @@
 # CRI (so CNI releases addresses and veths), then the daemons, then what the kernel still holds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common network containerd registry control-plane agent metrics-server kubelet; do
+for lib in common network containerd registry control-plane logind agent metrics-server kubelet; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -44,6 +44,7 @@ main() {
   # The benchmark's kubelet node (kubelet-up.sh), while the API server still answers.
   if [[ -d $KUBELET_DIR ]] || daemon_pid kubelet "$KUBELET_CONFIG" >/dev/null; then bash "$here/kubelet-down.sh"; fi
   agent_stop
+  logind_stop
   metrics_server_stop
   containerd_stop
   remove_kubepods_cgroups

@@ -3,7 +3,7 @@
 # the network, the node, the pod sandboxes, Redis. Exits 0 when every daemon runs, 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common network containerd registry control-plane agent metrics-server; do
+for lib in common network containerd registry control-plane logind agent metrics-server; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done

@@ -9,7 +9,7 @@
 # See README.md beside this file for what runs where.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-for lib in common install network pki containerd registry control-plane crds agent metrics-server env; do
+for lib in common install network pki containerd registry control-plane crds logind agent metrics-server env; do
   # shellcheck source=/dev/null
   source "$here/lib/$lib.sh"
 done
@@ -98,6 +98,7 @@ main() {
   scheduler_start
   crds_apply
   redis_start
+  logind_start
   local agent="no agent (--no-agent)"
   if ((!with_agent)) && daemon_pid nodelet "$AGENT_ROOT" >/dev/null; then
     agent="nodelet still running from an earlier cluster:up (cluster:down or kill its pid to stop it)"

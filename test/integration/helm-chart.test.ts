@@ -181,6 +181,25 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     await assert.rejects(renderChart({ set: ['agent.allowedUnsafeSysctls={Kernel Msgmax}'] }), 'the schema refuses what is not a sysctl name');
   });
 
+  it('turns graceful node shutdown on with its periods, mounting the host bus and the logind drop-in directory only then', async () => {
+    const render = async (set: string[]) => {
+      const ds = oneOf<V1DaemonSet>(await renderChart({ set }), 'DaemonSet');
+      const agent = containerOf(ds, 'agent');
+      const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'n', NODE_IP: '192.0.2.10' }), { REDIS_URL: 'redis://r:6379' });
+      assert.ok(settings !== 'help');
+      const mounts = (agent.volumeMounts ?? []).filter((m) => m.name === 'host-dbus' || m.name === 'logind-conf').map((m) => m.mountPath);
+      const volumes = (ds.spec?.template.spec?.volumes ?? []).filter((v) => v.name === 'host-dbus' || v.name === 'logind-conf').map((v) => v.hostPath?.path);
+      return { shutdown: settings.shutdown, mounts, volumes };
+    };
+    const off = await render([]);
+    assert.deepEqual([off.shutdown.gracePeriodSeconds, off.mounts, off.volumes], [0, [], []]);
+    const on = await render(['agent.gracefulShutdown.shutdownGracePeriod=2m', 'agent.gracefulShutdown.shutdownGracePeriodCriticalPods=30s']);
+    assert.deepEqual([on.shutdown.gracePeriodSeconds, on.shutdown.criticalPodsGracePeriodSeconds], [120, 30]);
+    assert.deepEqual(on.mounts, ['/run/dbus', '/etc/systemd/logind.conf.d']);
+    assert.deepEqual(on.volumes, ['/run/dbus', '/etc/systemd/logind.conf.d']);
+    await assert.rejects(renderChart({ set: ['agent.gracefulShutdown.shutdownGracePeriod=two minutes'] }), 'the schema refuses what is not a duration');
+  });
+
   it("turns user namespaces off by default (the host's kubelet owns the default ID range), or passes the range given", async () => {
     const argsOf = async (set: string[]) => {
       const agent = containerOf(oneOf<V1DaemonSet>(await renderChart({ set }), 'DaemonSet'), 'agent');

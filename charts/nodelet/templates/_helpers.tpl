@@ -349,3 +349,11 @@ with $(VAR) references), env (extra env entries, a list).
               fieldRef:
                 fieldPath: metadata.namespace
 {{- end }}
+
+{{/*
+"true" when graceful node shutdown is on (a shutdown grace period other than zero), else empty.
+*/}}
+{{- define "nodelet.gracefulShutdown" -}}
+{{- $period := .Values.agent.gracefulShutdown.shutdownGracePeriod | default "0s" -}}
+{{- if not (has $period (list "0" "0s" "0m" "0h" "0ms")) -}}true{{- end -}}
+{{- end -}}

@@ -37,7 +37,8 @@ agent_start() {
   read -r -a node_args <<<"${NODELET_AGENT_NODE_ARGS:-}"
   # --max-semi-space-size=2: the image's ENTRYPOINT runs the agent with it too (Dockerfile); see
   # "Agent CPU and memory" in docs/benchmarks.md.
-  start_daemon nodelet "$AGENT_ROOT" node --max-semi-space-size=2 "${node_args[@]}" "$REPO_DIR/bin/nodelet.js" \
+  # The node's system bus is the harness's own (logind.sh): graceful node shutdown talks to the stand-in.
+  start_daemon nodelet "$AGENT_ROOT" env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_ADDRESS" node --max-semi-space-size=2 "${node_args[@]}" "$REPO_DIR/bin/nodelet.js" \
     --kubeconfig "$CLUSTER_DIR/kubeconfig-node" \
     --node-name "$NODE_NAME" --node-ip "$NODE_IP" \
     --cri-endpoint "unix://$CONTAINERD_SOCK" \
@@ -49,7 +50,9 @@ agent_start() {
     --tls-cert-file "$PKI_DIR/node-serving.crt" --tls-private-key-file "$PKI_DIR/node-serving.key" \
     --pod-manifest-path "$MANIFEST_DIR" \
     --image-credential-provider-config "$CREDENTIAL_PROVIDER_CONFIG" \
-    --image-credential-provider-bin-dir "$REPO_DIR/test/cluster/credential-provider"
+    --image-credential-provider-bin-dir "$REPO_DIR/test/cluster/credential-provider" \
+    --shutdown-grace-period "$AGENT_SHUTDOWN_GRACE_PERIOD" --shutdown-grace-period-critical-pods "$AGENT_SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS" \
+    --logind-conf-dir "$LOGIND_CONF_DIR"
 }
 
 # The kubelet's CredentialProviderConfig for the test plugin: only the registry's provided/ path,

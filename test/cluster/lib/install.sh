@@ -6,11 +6,11 @@
 # chromium: the headless browser of the dashboard e2e test (driven by playwright-core; never a
 # downloaded browser build). bash-static, make, patch, bzip2, xz-utils, mmdebstrap: the upstream
 # e2e suite's test images (test/images/build-e2e-images.sh, build-busybox.sh; npm run conformance;
-# mmdebstrap also builds nodelet's own image). criu: what
+# mmdebstrap also builds nodelet's own image). dbus-daemon: the node's test system bus (logind.sh). criu: what
 # runc checkpoints a container with (the node server's /checkpoint; test/e2e/checkpoint.test.ts).
 DEBIAN_PACKAGES=(containernetworking-plugins redis-server iptables busybox-static
   docker-registry gcc libc6-dev jq apache2-utils openssl iproute2 curl util-linux procps
-  chromium bash-static make patch bzip2 xz-utils mmdebstrap criu)
+  chromium bash-static make patch bzip2 xz-utils mmdebstrap criu dbus-daemon)
 
 install_packages() {
   local missing=() pkg
