@@ -19,6 +19,7 @@ import { withTimeout } from '../util/timeout.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { createProbeMetrics, type ProbeMetricsExposition } from './probe-metrics.js';
 import type { PreemptionMetrics } from '../reconcilers/admission/preemption.js';
+import type { ImageGcMetrics } from '../controllers/gc/gc-manager.js';
 
 /** The kubelet's pod startup buckets (seconds). */
 export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -52,6 +53,8 @@ export interface NodeMetrics {
   readonly imageVolumes: ImageVolumeMetrics;
   /** Pods preempted for critical pods (`kubelet_preemptions`, by `preemption_signal`). */
   readonly preemptions: PreemptionMetrics;
+  /** Images removed by image GC (`kubelet_image_garbage_collected_total`, by `reason`: `age` or `space`). */
+  readonly imageGc: ImageGcMetrics;
   /** Probe runs for `/metrics/probes` (its own registry, as the kubelet's). */
   readonly probes: ProbeMetricsExposition;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
@@ -139,6 +142,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const usernsErrors = registry.counter({ name: 'kubelet_started_user_namespaced_pods_errors_total', help: alpha('Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.') });
   const imageVolumes = imageVolumeMetrics(registry);
   const preemptions = registry.counter({ name: 'kubelet_preemptions', help: alpha('Cumulative number of pod preemptions by preemption resource'), labelNames: ['preemption_signal'] });
+  const imagesCollected = registry.counter({ name: 'kubelet_image_garbage_collected_total', help: alpha('Total number of images garbage collected by the kubelet, whether through disk usage or image age.'), labelNames: ['reason'] });
   const queue = queueMetrics(registry, options.clock);
   registerProcessMetrics(registry);
   return {
@@ -152,6 +156,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     imageVolumes,
     probes: createProbeMetrics(),
     preemptions: { preempted: (resource) => { preemptions.inc({ preemption_signal: resource }); } },
+    imageGc: { imageRemoved: (reason) => { imagesCollected.inc({ reason }); } },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };
