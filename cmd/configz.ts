@@ -62,6 +62,7 @@ function resourceFields(s: AgentSettings): Record<string, unknown> {
     imageGCHighThresholdPercent: gc.imageHighThresholdPercent,
     imageGCLowThresholdPercent: gc.imageLowThresholdPercent,
     imageMinimumGCAge: formatGoDurationSeconds(gc.imageMinimumGCAgeSeconds),
+    imageMaximumGCAge: formatGoDurationSeconds(gc.imageMaximumGCAgeSeconds),
     containerLogMaxSize: logRotation.containerLogMaxSize,
     containerLogMaxFiles: logRotation.containerLogMaxFiles,
     cgroupsPerQOS: cgroups !== undefined,

@@ -82,7 +82,6 @@ export const DEFAULT_ONLY_FIELDS: Readonly<Record<string, DefaultOnlyField>> = {
   nodeStatusUpdateFrequency: field(duration(10_000), 'the Node status is posted every 10 s'),
   nodeStatusReportFrequency: field(duration(300_000), 'the Node status is posted every 10 s, unchanged or not'),
   nodeLeaseDurationSeconds: field(is(40), 'the lease lasts 40 s'),
-  imageMaximumGCAge: field((v) => durationMs(v) === 0, 'images are not removed for age alone'),
   volumeStatsAggPeriod: field(duration(60_000), 'volume usage is read when stats are asked for'),
   cpuManagerPolicy: field(is('none'), 'no CPU pinning, as the none policy'),
   cpuManagerReconcilePeriod: field(duration(10_000), 'no CPU manager'),

@@ -52,6 +52,7 @@ describe('--config (KubeletConfiguration)', () => {
     const kubeadm = path.join(import.meta.dirname, 'testdata', 'kubeadm-kubelet-config.yaml');
     const s = settings(['--config', kubeadm, '--node-ip', '10.0.0.5']);
     assert.equal(s.gc.imageMinimumGCAgeSeconds, 120, '0s is the default 2m, not zero');
+    assert.equal(s.gc.imageMaximumGCAgeSeconds, 0, 'imageMaximumGCAge: 0s is off');
     assert.equal(s.eviction.pressureTransitionPeriodSeconds, 300);
     assert.equal(s.podManifestPath, '/etc/kubernetes/manifests');
     assert.deepEqual(s.clusterDns, ['10.96.0.10']);
@@ -81,6 +82,7 @@ describe('--config (KubeletConfiguration)', () => {
         'kind: KubeletConfiguration',
         'containerRuntimeEndpoint: unix:///run/containerd/containerd.sock',
         'imageMinimumGCAge: 2m0s',
+        'imageMaximumGCAge: 168h0m0s',
         'evictionHard: {memory.available: 300Mi, nodefs.available: "10%"}',
         'evictionSoft: {memory.available: 1Gi}',
         'evictionSoftGracePeriod: {memory.available: 1m30s}',
@@ -95,6 +97,7 @@ describe('--config (KubeletConfiguration)', () => {
     assert.notEqual(parsed, 'help');
     const s = parsed as Exclude<typeof parsed, 'help'>;
     assert.equal(s.gc.imageMinimumGCAgeSeconds, 120);
+    assert.equal(s.gc.imageMaximumGCAgeSeconds, 604800);
     assert.equal(s.eviction.pressureTransitionPeriodSeconds, 60);
     assert.equal(s.seccompDefault, true);
     assert.equal(s.cgroups, undefined);

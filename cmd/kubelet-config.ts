@@ -179,6 +179,7 @@ const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   imageGCHighThresholdPercent: (v) => arg('image-gc-high-threshold', scalar('imageGCHighThresholdPercent', v)),
   imageGCLowThresholdPercent: (v) => arg('image-gc-low-threshold', scalar('imageGCLowThresholdPercent', v)),
   imageMinimumGCAge: (v) => arg('image-minimum-gc-age', scalar('imageMinimumGCAge', v)),
+  imageMaximumGCAge: (v) => arg('image-maximum-gc-age', scalar('imageMaximumGCAge', v)),
   containerLogMaxSize: (v) => arg('container-log-max-size', scalar('containerLogMaxSize', v)),
   containerLogMaxFiles: (v) => arg('container-log-max-files', scalar('containerLogMaxFiles', v)),
   cgroupsPerQOS: (v) => arg('cgroups-per-qos', scalar('cgroupsPerQOS', v)),

@@ -109,6 +109,7 @@ describe('/metrics through the node server', () => {
     assert.deepEqual(samples(text, 'kubelet_node_name'), ['kubelet_node_name{node="node-1"} 1']);
     assert.ok(text.includes('# HELP kubelet_running_pods [ALPHA] Number of pods that have a running pod sandbox\n'));
     assert.deepEqual(samples(text, 'kubelet_evictions'), [], 'no eviction, no series (as the kubelet)');
+    assert.deepEqual(samples(text, 'kubelet_image_garbage_collected_total'), [], 'no image collected, no series (as the kubelet)');
     assert.deepEqual(samples(text, 'kubelet_lifecycle_handler_http_fallbacks_total'), ['kubelet_lifecycle_handler_http_fallbacks_total 0'], 'a counter without labels starts at 0, as the kubelet\'s');
     const names = samples(text, '# TYPE').map((l) => l.split(' ')[2] ?? '');
     assert.deepEqual(names, [...names].sort(), 'families sorted by name');
@@ -119,12 +120,16 @@ describe('/metrics through the node server', () => {
     metrics.evictions.evicted('memory.available');
     metrics.evictions.evicted('memory.available');
     metrics.lifecycle.httpFallback();
+    metrics.imageGc.imageRemoved('age');
+    metrics.imageGc.imageRemoved('space');
+    metrics.imageGc.imageRemoved('age');
     const reply = await get(port, '/metrics', 'metrics');
     assert.equal(reply.status, 200);
     assert.deepEqual(samples(reply.body, 'nodelet_reconcile_queue_jobs{state="waiting"}'), ['nodelet_reconcile_queue_jobs{state="waiting"} 3']);
     assert.equal(warnings.filter((w) => w.includes('a metrics collector failed')).length, 1);
     assert.deepEqual(samples(reply.body, 'kubelet_evictions{'), ['kubelet_evictions{eviction_signal="memory.available"} 2']);
     assert.deepEqual(samples(reply.body, 'kubelet_lifecycle_handler_http_fallbacks_total'), ['kubelet_lifecycle_handler_http_fallbacks_total 1']);
+    assert.deepEqual(samples(reply.body, 'kubelet_image_garbage_collected_total{'), ['kubelet_image_garbage_collected_total{reason="age"} 2', 'kubelet_image_garbage_collected_total{reason="space"} 1']);
     counts = { waiting: 0, active: 0, delayed: 5, failed: 0, completed: 0 };
     // Straight to the registry: a read that never answers is given up after 2 s of the clock.
     let hang = true;

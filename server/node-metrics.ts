@@ -20,6 +20,7 @@ import { registerProcessMetrics } from './process-metrics.js';
 import { createProbeMetrics, type ProbeMetricsExposition } from './probe-metrics.js';
 import type { PreemptionMetrics } from '../reconcilers/admission/preemption.js';
 import type { GracefulShutdownMetrics } from '../controllers/shutdown/node-shutdown-manager.js';
+import type { ImageGcMetrics } from '../controllers/gc/gc-manager.js';
 
 /** The kubelet's pod startup buckets (seconds). */
 export const POD_START_BUCKETS: readonly number[] = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -55,6 +56,8 @@ export interface NodeMetrics {
   readonly preemptions: PreemptionMetrics;
   /** The last graceful node shutdown's start and end (`kubelet_graceful_shutdown_start_time_seconds`, `…_end_time_seconds`). */
   readonly gracefulShutdown: GracefulShutdownMetrics;
+  /** Images removed by image GC (`kubelet_image_garbage_collected_total`, by `reason`: `age` or `space`). */
+  readonly imageGc: ImageGcMetrics;
   /** Probe runs for `/metrics/probes` (its own registry, as the kubelet's). */
   readonly probes: ProbeMetricsExposition;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
@@ -152,6 +155,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
   const imageVolumes = imageVolumeMetrics(registry);
   const preemptions = registry.counter({ name: 'kubelet_preemptions', help: alpha('Cumulative number of pod preemptions by preemption resource'), labelNames: ['preemption_signal'] });
   const gracefulShutdown = gracefulShutdownMetrics(registry);
+  const imagesCollected = registry.counter({ name: 'kubelet_image_garbage_collected_total', help: alpha('Total number of images garbage collected by the kubelet, whether through disk usage or image age.'), labelNames: ['reason'] });
   const queue = queueMetrics(registry, options.clock);
   registerProcessMetrics(registry);
   return {
@@ -166,6 +170,7 @@ export function createNodeMetrics(options: { readonly nodeName: string; readonly
     probes: createProbeMetrics(),
     preemptions: { preempted: (resource) => { preemptions.inc({ preemption_signal: resource }); } },
     gracefulShutdown,
+    imageGc: { imageRemoved: (reason) => { imagesCollected.inc({ reason }); } },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

@@ -33,6 +33,13 @@ describe('parseFlags', () => {
     assert.equal(parse(['--register-with-taints=a=b:NoSchedule'])['register-with-taints'], 'a=b:NoSchedule', 'only the first = splits');
   });
 
+  it('takes a negative number after a string flag as its value, as pflag does, and nothing else that starts with a dash', () => {
+    assert.equal(parse(['--token-file', '-1', '--no-auth'])['token-file'], '-1');
+    assert.equal(parse(['--token-file', '-1'])['no-auth'], false);
+    assert.match(flagError(['--token-file', '-x']).message, /token-file/);
+    assert.match(flagError(['--no-auth', '-1']).message, /-1/);
+  });
+
   it('reads a boolean as given or not, and refuses a value for it', () => {
     assert.equal(parse(['--no-auth'])['no-auth'], true);
     assert.equal(parse([])['no-auth'], false);

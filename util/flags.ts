@@ -86,10 +86,29 @@ function normalizeBooleans(specs: FlagSpecs, argv: readonly string[]): string[] 
   });
 }
 
+/**
+ * A string flag followed by a negative number (`--maximum-dead-containers -1`) as `--flag=-1`:
+ * pflag takes the next argument as the value whatever it starts with, node:util's parser refuses
+ * one that looks like a flag.
+ */
+function joinNegativeValues(specs: FlagSpecs, argv: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const next = argv[i + 1];
+    const name = /^--([^=]+)$/.exec(arg)?.[1] ?? '';
+    if (specs[name]?.type === 'string' && next !== undefined && /^-\d+$/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 /** node:util's parser, its errors (`ERR_PARSE_ARGS_*` codes) turned into {@link FlagError}s. */
 function rawValues(specs: FlagSpecs, input: FlagInput): Record<string, string | boolean | undefined> {
   try {
-    const parsed = parseArgs({ args: normalizeBooleans(specs, input.argv), options: parseArgsOptions(specs), allowPositionals: input.allowPositionals ?? false, strict: true });
+    const parsed = parseArgs({ args: normalizeBooleans(specs, joinNegativeValues(specs, input.argv)), options: parseArgsOptions(specs), allowPositionals: input.allowPositionals ?? false, strict: true });
     const values: Record<string, string | boolean | undefined> = {};
     for (const [name, value] of Object.entries(parsed.values)) values[name] = Array.isArray(value) ? value.join(',') : value;
     return values;

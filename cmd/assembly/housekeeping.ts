@@ -25,6 +25,7 @@ export function buildGc(core: AgentCore, store: DesiredPodStore, podEvents: PodE
     policy: gcPolicyOf(settings.gc),
     clock,
     logger: logger.child({ component: 'gc' }),
+    metrics: core.metrics.imageGc,
     ...(podSync.cgroups === undefined ? {} : { podCgroups: podSync.cgroups }),
   });
 }

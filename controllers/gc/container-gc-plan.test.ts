@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContainerState, PodSandboxState } from '../../cri/types.js';
-import { planContainerGc, type ContainerGcInput, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
+import { planContainerGc, type ContainerGcInput, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
 
 const NOW = 1_000_000;
 
@@ -21,11 +21,11 @@ function sandbox(id: string, o: { uid?: string; state?: PodSandboxState; ageMs?:
   return { id, podUid: o.uid ?? 'a', state: o.state ?? 'SANDBOX_NOTREADY', createdAtMs: NOW - (o.ageMs ?? 10_000), attempt: o.attempt ?? 0 };
 }
 
-function plan(input: Partial<ContainerGcInput> & { presence?: (uid: string) => PodPresence }) {
+function plan(input: Partial<Omit<ContainerGcInput, 'policy'>> & { policy?: Partial<ContainerGcPolicy>; presence?: (uid: string) => PodPresence }) {
   const result = planContainerGc({
     containers: input.containers ?? [],
     sandboxes: input.sandboxes ?? [],
-    policy: input.policy ?? { minAgeMs: 0, maxPerPodContainer: 1 },
+    policy: { minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1, ...input.policy },
     nowMs: NOW,
     presence: input.presence ?? (() => 'present'),
   });
@@ -53,8 +53,8 @@ describe('planContainerGc', () => {
   });
 
   it('keeps maxPerPodContainer exited instances, and at least one even when the policy says 0', () => {
-    assert.deepEqual(plan({ containers: crashLoop, policy: { minAgeMs: 0, maxPerPodContainer: 3 } }).containers, ['c0']);
-    assert.deepEqual(plan({ containers: crashLoop.slice(0, 4), policy: { minAgeMs: 0, maxPerPodContainer: 0 } }).containers, ['c0', 'c1', 'c2']);
+    assert.deepEqual(plan({ containers: crashLoop, policy: { maxPerPodContainer: 3 } }).containers, ['c0']);
+    assert.deepEqual(plan({ containers: crashLoop.slice(0, 4), policy: { maxPerPodContainer: 0 } }).containers, ['c0', 'c1', 'c2']);
   });
 
   it('never removes running, created or unknown containers, however many', () => {
@@ -68,7 +68,7 @@ describe('planContainerGc', () => {
   });
 
   it('leaves exited containers younger than minAge alone (they count for nothing)', () => {
-    const p = plan({ containers: crashLoop, policy: { minAgeMs: 35_000, maxPerPodContainer: 1 } });
+    const p = plan({ containers: crashLoop, policy: { minAgeMs: 35_000 } });
     // c2 and c3 are too young; of the old enough c0 and c1, the newest (c1) stays.
     assert.deepEqual(p.containers, ['c0']);
   });
@@ -123,5 +123,78 @@ describe('planContainerGc', () => {
     const p = plan({ containers: crashLoop, presence: () => 'unknown' });
     assert.deepEqual(p.containers, ['c0', 'c1', 'c2']);
     assert.deepEqual(p.gonePods, []);
+  });
+});
+
+/** Exited instances of container `c<n>` of pod `p<n>`, created `ages` ms ago (ids `p<n>-<i>`, newest first as given). */
+function unit(n: number, ages: readonly number[]): GcContainer[] {
+  return ages.map((ageMs, i) => container(`p${n}-${i}`, { uid: `p${n}`, name: `c${n}`, ageMs, attempt: ages.length - 1 - i }));
+}
+
+describe('planContainerGc: the node-wide limit (maxContainers, the kubelet’s --maximum-dead-containers)', () => {
+  const ids = (containers: readonly GcContainer[]): string[] => containers.map((c) => c.id).sort();
+
+  it('-1 sets no limit', () => {
+    const containers = [0, 1, 2, 3, 4].flatMap((n) => unit(n, [1000, 2000]));
+    assert.deepEqual(plan({ containers, policy: { maxPerPodContainer: 2, maxContainers: -1 } }).containers, []);
+  });
+
+  it('with one pod container, keeps its newest maxContainers (the kubelet: “max containers should be complied when no max per pod container limit is set”)', () => {
+    const containers = unit(0, [1000, 2000, 3000, 4000, 5000]);
+    const p = plan({ containers, policy: { maxPerPodContainer: 100, maxContainers: 4 } });
+    assert.deepEqual(p.containers, ['p0-4']);
+    assert.deepEqual(p.reasons, ['more than 4 exited containers on the node: 4 kept per pod container']);
+  });
+
+  it('applies after the per-pod limit: nothing more goes when the per-pod limit already brings the node under it', () => {
+    // The kubelet’s “max container count should apply per (UID, container) pair”: 3 × 3 instances, 2 per pod container, 6 on the node.
+    const containers = [0, 1, 2].flatMap((n) => unit(n, [1000, 2000, 3000]));
+    const p = plan({ containers, policy: { maxPerPodContainer: 2, maxContainers: 6 } });
+    assert.deepEqual(p.containers, ['p0-2', 'p1-2', 'p2-2']);
+    assert.deepEqual(p.reasons, ['c0', 'c1', 'c2'].map((name) => `more than 2 exited instances of container ${name}`));
+  });
+
+  it('over the limit, keeps an equal share of each pod container, oldest going first (the kubelet: “max limit should apply and try to keep from every pod”)', () => {
+    const containers = [0, 1, 2, 3, 4].flatMap((n) => unit(n, [1000, 2000]));
+    const p = plan({ containers, policy: { maxPerPodContainer: 2, maxContainers: 6 } });
+    // floor(6 / 5) = 1 each.
+    assert.deepEqual(p.containers, ['p0-1', 'p1-1', 'p2-1', 'p3-1', 'p4-1']);
+    const shares = [0, 1].flatMap((n) => unit(n, [1000, 2000, 3000, 4000]));
+    // floor(5 / 2) = 2 each: 4 left, under the limit.
+    assert.deepEqual(plan({ containers: shares, policy: { maxPerPodContainer: 10, maxContainers: 5 } }).containers, ['p0-2', 'p0-3', 'p1-2', 'p1-3']);
+  });
+
+  it('keeps the newest instance of every pod container even when they outnumber the limit, where the kubelet removes the oldest ones', () => {
+    // The kubelet’s “oldest pods should be removed if limit exceeded”: 8 pod containers, 10 instances, limit 6. The kubelet keeps
+    // one of each (8), then removes the two oldest of those (p3-0, p5-0); nodelet keeps them: restart counts are read from them.
+    const containers = [...unit(0, [1000, 2000]), ...unit(1, [1000, 2000]), ...unit(2, [2000]), ...unit(3, [3000]), ...unit(4, [2000]), ...unit(5, [3000]), ...unit(6, [1000]), ...unit(7, [2000])];
+    const p = plan({ containers, policy: { maxPerPodContainer: 2, maxContainers: 6 } });
+    assert.deepEqual(p.containers, ['p0-1', 'p1-1']);
+    // A limit of 0 removes every dead container on the kubelet; here the newest of each stays.
+    assert.deepEqual(plan({ containers: unit(0, [1000]), policy: { maxContainers: 0 } }).containers, []);
+    assert.deepEqual(plan({ containers: unit(0, [1000, 2000]), policy: { maxPerPodContainer: 5, maxContainers: 0 } }).containers, ['p0-1']);
+  });
+
+  it('counts only candidates: not running, created or unknown containers, not ones younger than minAge, not those of pods gone from every source', () => {
+    const containers = [
+      ...unit(0, [1000, 2000, 3000]),
+      container('running', { uid: 'p1', name: 'c1', state: 'CONTAINER_RUNNING' }),
+      container('created', { uid: 'p2', name: 'c2', state: 'CONTAINER_CREATED' }),
+      container('young', { uid: 'p3', name: 'c3', ageMs: 10 }),
+      ...unit(9, [1000, 2000]).map((c) => ({ ...c, podUid: 'gone' })),
+    ];
+    const p = plan({ containers, policy: { minAgeMs: 100, maxPerPodContainer: 5, maxContainers: 3 }, presence: (uid) => (uid === 'gone' ? 'gone' : 'present') });
+    assert.deepEqual(p.containers, []);
+    assert.deepEqual(p.gonePods, ['gone']);
+    // Before every source has synced, a pod not (yet) known counts: it may well be live.
+    const unknown = plan({ containers: [...unit(0, [1000, 2000]), ...unit(1, [1000, 2000])], policy: { maxPerPodContainer: 5, maxContainers: 2 }, presence: (uid) => (uid === 'p1' ? 'unknown' : 'present') });
+    assert.deepEqual(unknown.containers, ['p0-1', 'p1-1']);
+  });
+
+  it('removes oldest first, the per-pod removals before the node-wide ones', () => {
+    const containers = unit(0, [1000, 2000, 3000, 4000]);
+    const result = planContainerGc({ containers, sandboxes: [], policy: { minAgeMs: 0, maxPerPodContainer: 3, maxContainers: 1 }, nowMs: NOW, presence: () => 'present' });
+    assert.deepEqual(ids(result.containers.map((r) => r.container)), ['p0-1', 'p0-2', 'p0-3']);
+    assert.deepEqual(result.containers.map((r) => r.container.id), ['p0-3', 'p0-2', 'p0-1']);
   });
 });

@@ -10,6 +10,15 @@
  * - Unlike the kubelet, the newest exited instance of a group always stays (`maxPerPodContainer` 0
  *   keeps one): nodelet keeps no state of its own, so the next restart count and the status's
  *   `lastState` are read from that instance.
+ * - Then the node-wide limit (`maxContainers`, the kubelet's `MaxContainers`, off when negative):
+ *   when more candidates than that are left across the node, each group keeps an equal share,
+ *   `floor(maxContainers / groups)` but at least one, its oldest going first, exactly as the
+ *   kubelet. The kubelet then removes the oldest left across the node until the limit holds; that
+ *   step only has work when the groups outnumber the limit (otherwise the shares already sum to at
+ *   most the limit), and then every group is down to its newest instance, which nodelet keeps. So
+ *   with more (pod, container) groups than `maxContainers`, nodelet keeps one exited instance per
+ *   group where the kubelet would also remove the oldest groups' last ones: the node may hold more
+ *   dead containers than the limit, never more than one per group beyond it.
  * - Sandboxes: the newest sandbox of each pod stays; older ones go when they are not ready and no
  *   container (after this plan's removals) still points at them.
  * - Pods gone from every source (the store has synced) are not removed here: the reconciler tears a
@@ -43,12 +52,14 @@ export interface GcSandbox {
   readonly attempt: number;
 }
 
-/** The kubelet's `GCPolicy`, minus `MaxContainers` (nodelet has no node-wide container limit). */
+/** The kubelet's `GCPolicy`. */
 export interface ContainerGcPolicy {
-  /** Exited containers younger than this are kept (kubelet `MinAge`, default 0). */
+  /** Exited containers younger than this are kept and not counted (kubelet `MinAge`, default 0). */
   readonly minAgeMs: number;
   /** Exited instances kept per (pod, container name) (kubelet `MaxPerPodContainer`, default 1; at least one is always kept). */
   readonly maxPerPodContainer: number;
+  /** Exited instances kept across the node (kubelet `MaxContainers`, default -1: no limit; at least one per group is always kept). */
+  readonly maxContainers: number;
 }
 
 export interface ContainerGcInput {
@@ -80,16 +91,34 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return groups;
 }
 
-function containersToRemove(input: ContainerGcInput, live: (uid: string) => boolean): ContainerGcPlan['containers'] {
-  const keep = Math.max(1, input.policy.maxPerPodContainer);
-  const candidates = input.containers.filter(
-    (c) => live(c.podUid) && c.state === 'CONTAINER_EXITED' && input.nowMs - c.createdAtMs >= input.policy.minAgeMs,
-  );
-  const removals: { container: GcContainer; reason: string }[] = [];
-  for (const group of groupBy(candidates, (c) => `${c.podUid}/${c.name}`).values()) {
-    const reason = `more than ${keep} exited instance${keep === 1 ? '' : 's'} of container ${group[0]?.name ?? ''}`;
+interface Removal {
+  readonly container: GcContainer;
+  readonly reason: string;
+}
+
+/** The newest `keep` of each group (groups newest first); the others are added to `removals`, oldest first, with `reason`. */
+function trimGroups(groups: readonly GcContainer[][], keep: number, reason: (group: readonly GcContainer[]) => string, removals: Removal[]): GcContainer[][] {
+  return groups.map((group) => {
+    if (group.length <= keep) return group;
+    const why = reason(group);
     // Oldest first, as the kubelet removes them.
-    for (const container of newestFirst(group).slice(keep).reverse()) removals.push({ container, reason });
+    for (const container of group.slice(keep).reverse()) removals.push({ container, reason: why });
+    return group.slice(0, keep);
+  });
+}
+
+function containersToRemove(input: ContainerGcInput, live: (uid: string) => boolean): ContainerGcPlan['containers'] {
+  const { maxPerPodContainer, maxContainers, minAgeMs } = input.policy;
+  const candidates = input.containers.filter((c) => live(c.podUid) && c.state === 'CONTAINER_EXITED' && input.nowMs - c.createdAtMs >= minAgeMs);
+  const removals: Removal[] = [];
+  const keep = Math.max(1, maxPerPodContainer);
+  const perPod = trimGroups([...groupBy(candidates, (c) => `${c.podUid}/${c.name}`).values()].map(newestFirst), keep, (g) => `more than ${keep} exited instance${keep === 1 ? '' : 's'} of container ${g[0]?.name ?? ''}`, removals);
+  const left = perPod.reduce((n, g) => n + g.length, 0);
+  if (maxContainers >= 0 && left > maxContainers) {
+    // An equal share per group, at least one; the file's TSDoc says why the kubelet's last step has nothing to add.
+    const share = Math.max(1, Math.floor(maxContainers / perPod.length));
+    const reason = `more than ${maxContainers} exited container${maxContainers === 1 ? '' : 's'} on the node: ${share} kept per pod container`;
+    trimGroups(perPod, share, () => reason, removals);
   }
   return removals;
 }

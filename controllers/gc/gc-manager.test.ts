@@ -16,13 +16,14 @@ import { ANNOTATION_RESTART_COUNT, containerLabels, sandboxLabels } from '../../
 import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.js';
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import type { PodKey } from '../../util/pod-key.js';
-import { GcManager, isGcRemovalError, type GcManagerOptions } from './gc-manager.js';
+import { GcManager, isGcRemovalError, type GcManagerOptions, type ImageGcReason } from './gc-manager.js';
 import { gcPolicyOf } from './gc-policy.js';
 import { NO_POD_EVENTS, podEventsTo } from '../../test/doubles/pod-events.js';
 
 const NODE = 'node-a';
 const PAUSE = 'registry.k8s.io/pause:3.10';
-const POLICY = gcPolicyOf({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0 });
+const GC_SETTINGS = { maxDeadContainersPerPod: 1, maxDeadContainers: -1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0, imageMaximumGCAgeSeconds: 0 };
+const POLICY = gcPolicyOf(GC_SETTINGS);
 const pod = (uid: string): PodKey => ({ uid, namespace: 'ns', name: `pod-${uid}` });
 
 interface Setup {
@@ -39,6 +40,8 @@ interface Setup {
   readonly unmounted: string[];
   /** Log records at info and above. */
   readonly logs: { msg: string; level: number; [field: string]: unknown }[];
+  /** Images counted as removed, by reason. */
+  readonly imagesRemoved: ImageGcReason[];
   fs: { capacityBytes: number; availableBytes: number };
 }
 
@@ -63,7 +66,8 @@ function setup(extra: Partial<GcManagerOptions> = {}): Setup {
   const mounts: { mountPoint: string; fsType: string }[] = [];
   const unmounted: string[] = [];
   const logs: Setup['logs'] = [];
-  const s: Setup = { clock, runtime, present, handedOver, confirmed, apiHas, mounts, unmounted, logs, fs: { capacityBytes: 100, availableBytes: 50 }, gc: undefined as unknown as GcManager };
+  const imagesRemoved: ImageGcReason[] = [];
+  const s: Setup = { clock, runtime, present, handedOver, confirmed, apiHas, mounts, unmounted, logs, imagesRemoved, fs: { capacityBytes: 100, availableBytes: 50 }, gc: undefined as unknown as GcManager };
   const gc = new GcManager({
     runtime,
     images: runtime,
@@ -89,6 +93,7 @@ function setup(extra: Partial<GcManagerOptions> = {}): Setup {
       assert.equal(mountpoint, runtime.imageFsMountpoint);
       return Promise.resolve(s.fs);
     },
+    metrics: { imageRemoved: (reason) => imagesRemoved.push(reason) },
     ...extra,
   });
   return Object.assign(s, { gc });
@@ -219,7 +224,7 @@ describe('GcManager: containers', () => {
     await s.clock.advance(1_000);
     assert.equal(s.runtime.callsTo('removeContainer').length, 1);
     await s.runtime.startContainer(await newInstance(s));
-    s.gc.setPolicy(gcPolicyOf({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 3600, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0 }));
+    s.gc.setPolicy(gcPolicyOf({ ...GC_SETTINGS, minContainerAgeSeconds: 3600 }));
     await s.clock.advance(0);
     // The run happened with the new policy: nothing is an hour old, nothing more went.
     assert.ok(s.runtime.callsTo('listContainers').length >= 2);
@@ -312,6 +317,14 @@ describe('GcManager: orphaned pod directories', () => {
   });
 });
 
+/** Adds image `ref` and a container of another runtime user (no nodelet labels) that uses it; returns the container's ID. */
+async function otherUserOf(s: Setup, ref: string): Promise<string> {
+  s.runtime.addSizedImage(ref, 40n);
+  const config: PodSandboxConfig = { metadata: { name: 'x', uid: 'x', namespace: 'other', attempt: 0 }, hostname: 'x', logDirectory: '', labels: {}, annotations: {} };
+  const spec = { metadata: { name: 'x', attempt: 0 }, image: { image: ref }, command: [], args: [], workingDir: '', envs: [], mounts: [], labels: {}, annotations: {}, logPath: '', stdin: false, stdinOnce: false, tty: false };
+  return s.runtime.createContainer(await s.runtime.runPodSandbox(config), spec, config);
+}
+
 describe('GcManager: images', () => {
   it('below the high threshold removes nothing', async () => {
     const s = setup();
@@ -337,6 +350,8 @@ describe('GcManager: images', () => {
     s.fs = { capacityBytes: 100, availableBytes: 10 };
     await s.gc.collectImages();
     assert.deepEqual(s.runtime.callsTo('removeImage').map((c) => c.args[0]), [{ image: first.id }, { image: second.id }]);
+    assert.deepEqual(s.imagesRemoved, ['space', 'space']);
+    assert.deepEqual(s.logs.filter((l) => l.msg === 'image GC: removed unused image').map((l) => [l.imageId, l.reason]), [[first.id, 'space'], [second.id, 'space']]);
     const left = (await s.runtime.listImages()).flatMap((i) => i.repoTags).sort();
     assert.deepEqual(left, ['docker.io/library/busybox:1.35', 'example.test/pinned:1', 'example.test/third-seen:1', PAUSE]);
   });
@@ -353,5 +368,48 @@ describe('GcManager: images', () => {
     // Only busybox (used by nothing here) goes; the pause image and the other user's image stay.
     assert.deepEqual(s.runtime.callsTo('removeImage').map((c) => c.args[0]), [{ image: busybox?.id }]);
     assert.ok((await s.runtime.listImages()).some((i) => i.id === other.id));
+  });
+
+  it('measures the disk after the age removals, as the kubelet: what they freed is not freed again', async () => {
+    // Full until an image goes.
+    const full = { capacityBytes: 100, availableBytes: 10 };
+    const s = setup({ policy: gcPolicyOf({ ...GC_SETTINGS, imageMaximumGCAgeSeconds: 600 }), fsStats: () => Promise.resolve(s.runtime.callsTo('removeImage').length === 0 ? full : { capacityBytes: 100, availableBytes: 50 }) });
+    s.present.add('a');
+    await crashLoop(s, pod('a'), 1);
+    const never = s.runtime.addSizedImage('example.test/never-used:1', 40n);
+    const user = await otherUserOf(s, 'example.test/recently-used:1');
+    await s.clock.advance(700_000);
+    await s.gc.collectContainers(); // recently-used is last seen in use now
+    await s.runtime.removeContainer(user);
+    await s.gc.collectImages();
+    // recently-used would be the space pass's first candidate had the disk been measured before.
+    assert.deepEqual(s.runtime.callsTo('removeImage').map((c) => c.args[0]), [{ image: never.id }]);
+    assert.deepEqual(s.imagesRemoved, ['age']);
+  });
+
+  it('an image unused for longer than the maximum age goes at the first pass after the manager has run that long, with its reason', async () => {
+    const MAX_AGE_S = 600;
+    const s = setup({ policy: gcPolicyOf({ ...GC_SETTINGS, imageMaximumGCAgeSeconds: MAX_AGE_S }) });
+    s.present.add('a');
+    await crashLoop(s, pod('a'), 1);
+    const never = s.runtime.addSizedImage('example.test/never-used:1', 40n);
+    const user = await otherUserOf(s, 'example.test/recently-used:1');
+    await s.clock.advance(500_000);
+    await s.gc.collectContainers(); // recently-used is last seen in use now
+    await s.runtime.removeContainer(user);
+    await s.gc.collectImages();
+    assert.equal(s.runtime.callsTo('removeImage').length, 0, 'run 501 s, under the maximum age: nothing goes for age');
+    await s.clock.advance(200_000);
+    // Below the high threshold (50 %): only age removes.
+    await s.gc.collectImages();
+    assert.deepEqual(s.runtime.callsTo('removeImage').map((c) => c.args[0]), [{ image: never.id }]);
+    assert.deepEqual(s.imagesRemoved, ['age']);
+    const logged = s.logs.filter((l) => l.msg === 'image GC: removed image unused for longer than the maximum age');
+    assert.deepEqual(logged.map((l) => [l.imageId, l.reason, l.lastUsed, l.maxAgeSeconds]), [[never.id, 'age', 'never', MAX_AGE_S]]);
+    // recently-used (unused for 200 s), busybox (in use) and the sandbox image stay.
+    assert.deepEqual((await s.runtime.listImages()).flatMap((i) => i.repoTags).sort(), ['docker.io/library/busybox:1.35', 'example.test/recently-used:1', PAUSE]);
+    await s.clock.advance(401_000);
+    await s.gc.collectImages();
+    assert.deepEqual(s.imagesRemoved, ['age', 'age'], 'recently-used, now unused for 601 s, goes too');
   });
 });

@@ -10,9 +10,13 @@
  *   the one place a pod is torn down.
  * - Orphaned pod directories (`<rootDir>/pods/<uid>`) by the same checks as log directories, after
  *   unmounting nodelet's own emptyDir tmpfs mounts in them (`orphan-pod-dir-plan.ts`).
- * - Image GC: when the image filesystem is at or above the high threshold, unused images, least
+ * - Image GC: first unused images not seen in use for longer than the maximum age (when one is set,
+ *   once the manager has run that long), whatever the disk usage; then, when the image filesystem
+ *   (measured after those removals) is at or above the high threshold, unused images, least
  *   recently used first, down to the low threshold. "In use" means used by any container in the
  *   runtime, nodelet's or not, in any state: a shared runtime's other users keep their images.
+ *   Each removal is logged with its reason and counted (`kubelet_image_garbage_collected_total`,
+ *   `reason` `age` or `space`).
  * - A removal that fails is logged and tried again next time; the run then counts as failed (the
  *   loop backs off and the failure is visible), the other removals of the run still happen.
  * - A new policy (flags, then NodeAgent `spec.gc`) takes effect at once: both collections run.
@@ -25,7 +29,7 @@ import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { planContainerGc, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
-import { planImageGc, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
+import { planImageGc, planOldImages, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
 import { filesystemStats, listPodLogDirectories, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
 import { removeContainerLogs } from '../../reconcilers/model/container-logs.js';
 import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
@@ -43,6 +47,14 @@ export interface OrphanPodCgroups {
 /** The kubelet's periods. */
 export const CONTAINER_GC_PERIOD_MS = 60_000;
 export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
+
+/** Why an image was removed: the kubelet's `reason` label of `kubelet_image_garbage_collected_total`. */
+export type ImageGcReason = 'age' | 'space';
+
+/** Counts removed images (`kubelet_image_garbage_collected_total`). */
+export interface ImageGcMetrics {
+  imageRemoved(reason: ImageGcReason): void;
+}
 
 /** Container and image policy together (flags, overridden by NodeAgent `spec.gc`). */
 export interface GcPolicy {
@@ -83,6 +95,8 @@ export interface GcManagerOptions {
   readonly imagePeriodMs?: number;
   /** Pod cgroups to collect on each container pass (once every source synced); none when absent. */
   readonly podCgroups?: OrphanPodCgroups;
+  /** Counts removed images; not counted when absent. */
+  readonly metrics?: ImageGcMetrics;
 }
 
 /** Thrown at the end of a run in which some removals failed (each was logged). */
@@ -125,6 +139,8 @@ function imagesInUse(containers: readonly Container[]): Set<string> {
 export class GcManager {
   private policy: GcPolicy;
   private imageRecords = new Map<string, ImageRecord>();
+  /** Since when image records are kept (the kubelet's `beganGC`): the maximum age counts from here. */
+  private startedMs: number;
   private readonly containerLoop: PeriodicLoop;
   private readonly imageLoop: PeriodicLoop;
   private readonly fsStats: (mountpoint: string) => Promise<ImageFsStats>;
@@ -132,6 +148,7 @@ export class GcManager {
 
   constructor(private readonly options: GcManagerOptions) {
     this.policy = options.policy;
+    this.startedMs = options.clock.now();
     this.fsStats = options.fsStats ?? filesystemStats;
     this.mounts = options.mounts ?? { read: readMounts, unmount: unmountAllUnder };
     const common = { clock: options.clock, logger: options.logger, firstRun: 'after-period' as const };
@@ -141,6 +158,7 @@ export class GcManager {
 
   /** Starts both collections; each first runs one period after start (the agent settles first). */
   start(): void {
+    this.startedMs = this.options.clock.now();
     this.containerLoop.start();
     this.imageLoop.start();
   }
@@ -310,30 +328,54 @@ export class GcManager {
     }));
   }
 
-  /** One image GC pass. */
+  /** One image GC pass: images unused for too long, then disk usage. */
   async collectImages(): Promise<void> {
-    const filesystems = await this.options.images.imageFsInfo();
-    const imageFs = filesystems[0];
+    const images = await this.detectImages(await this.options.runtime.listContainers());
+    const old = await this.removeOldImages(images);
+    // Measured after the age removals, as the kubelet does: they may have freed enough.
+    const imageFs = (await this.options.images.imageFsInfo())[0];
     if (imageFs === undefined) {
       this.options.logger.warn('image GC: the runtime reports no image filesystem');
+      if (old.failures > 0) throw new GcRemovalError('image GC', old.failures);
       return;
     }
-    const [fs, images] = await Promise.all([this.fsStats(imageFs.mountpoint), this.options.runtime.listContainers().then((c) => this.detectImages(c))]);
-    const plan = planImageGc({ images, fs, policy: this.policy.image, nowMs: this.options.clock.now(), sandboxImage: this.options.sandboxImage });
+    const fs = await this.fsStats(imageFs.mountpoint);
+    const left = images.filter((i) => !old.removed.has(i.id));
+    const plan = planImageGc({ images: left, fs, policy: this.policy.image, nowMs: this.options.clock.now(), sandboxImage: this.options.sandboxImage });
     const figures = { mountpoint: imageFs.mountpoint, usagePercent: plan.usagePercent, runtimeImageBytes: Number(imageFs.usedBytes), ...this.policy.image };
+    let failures = old.failures;
     if (plan.bytesToFree === 0) {
       this.options.logger.debug(figures, 'image GC: image filesystem below the high threshold');
-      return;
+    } else {
+      this.options.logger.info({ ...figures, bytesToFree: plan.bytesToFree, images: plan.remove.length }, 'image GC: image filesystem at or above the high threshold');
+      for (const image of plan.remove) failures += await this.removeImage(image, 'space', 'image GC: removed unused image');
+      if (plan.bytesFreed < plan.bytesToFree) this.options.logger.warn({ ...figures, bytesToFree: plan.bytesToFree, bytesFreed: plan.bytesFreed }, 'image GC: not enough unused images to reach the low threshold');
     }
-    this.options.logger.info({ ...figures, bytesToFree: plan.bytesToFree, images: plan.remove.length }, 'image GC: image filesystem at or above the high threshold');
-    let failures = 0;
-    for (const image of plan.remove) {
-      failures += await this.attempt({ imageId: image.id, names: image.names, sizeBytes: image.sizeBytes }, 'removing unused image', async () => {
-        await this.options.images.removeImage({ image: image.id });
-        this.options.logger.info({ imageId: image.id, names: image.names, sizeBytes: image.sizeBytes }, 'image GC: removed unused image');
-      });
-    }
-    if (plan.bytesFreed < plan.bytesToFree) this.options.logger.warn({ ...figures, bytesToFree: plan.bytesToFree, bytesFreed: plan.bytesFreed }, 'image GC: not enough unused images to reach the low threshold');
     if (failures > 0) throw new GcRemovalError('image GC', failures);
+  }
+
+  /** Removes the images unused for longer than the maximum age; the IDs removed and the failures. */
+  private async removeOldImages(images: readonly GcImage[]): Promise<{ removed: ReadonlySet<string>; failures: number }> {
+    const { maxAgeMs } = this.policy.image;
+    const old = planOldImages({ images, maxAgeMs, nowMs: this.options.clock.now(), startedMs: this.startedMs, sandboxImage: this.options.sandboxImage });
+    const removed = new Set<string>();
+    let failures = 0;
+    for (const image of old) {
+      const lastUsed = image.record.lastUsedMs === undefined ? 'never' : new Date(image.record.lastUsedMs).toISOString();
+      const failed = await this.removeImage(image, 'age', 'image GC: removed image unused for longer than the maximum age', { lastUsed, maxAgeSeconds: maxAgeMs / 1000 });
+      failures += failed;
+      if (failed === 0) removed.add(image.id);
+    }
+    return { removed, failures };
+  }
+
+  /** Removes one image, logged with `message` and counted under `reason`; 1 when it failed. */
+  private removeImage(image: GcImage, reason: ImageGcReason, message: string, extra: Record<string, unknown> = {}): Promise<number> {
+    const fields = { imageId: image.id, names: image.names, sizeBytes: image.sizeBytes, reason, ...extra };
+    return this.attempt(fields, 'removing unused image', async () => {
+      await this.options.images.removeImage({ image: image.id });
+      this.options.metrics?.imageRemoved(reason);
+      this.options.logger.info(fields, message);
+    });
   }
 }

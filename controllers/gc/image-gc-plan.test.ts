@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planImageGc, updateImageRecords, usagePercent, type GcImage, type ImageGcInput, type ImageRecord } from './image-gc-plan.js';
+import { planImageGc, planOldImages, updateImageRecords, usagePercent, type GcImage, type ImageGcInput, type ImageRecord } from './image-gc-plan.js';
 
 const NOW = 10_000_000;
 const GB = 1_000_000_000;
@@ -15,7 +15,7 @@ function image(id: string, o: { size?: number; inUse?: boolean; pinned?: boolean
 }
 
 function plan(images: GcImage[], fs: { capacityBytes: number; availableBytes: number }, policy: Partial<ImageGcInput['policy']> = {}) {
-  const result = planImageGc({ images, fs, policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000, ...policy }, nowMs: NOW, sandboxImage: PAUSE });
+  const result = planImageGc({ images, fs, policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000, maxAgeMs: 0, ...policy }, nowMs: NOW, sandboxImage: PAUSE });
   return { ...result, ids: result.remove.map((i) => i.id) };
 }
 
@@ -93,5 +93,35 @@ describe('updateImageRecords', () => {
       ['now-used', { firstSeenMs: 2, lastUsedMs: 100 }],
       ['new', { firstSeenMs: 100 }],
     ]);
+  });
+});
+
+describe('planOldImages (imageMaximumGCAge)', () => {
+  const MINUTE = 60_000;
+  /** Started an hour ago, maximum age one minute, unless said otherwise. */
+  const old = (images: GcImage[], o: { maxAgeMs?: number; startedAgoMs?: number; nowMs?: number } = {}): string[] =>
+    planOldImages({ images, maxAgeMs: o.maxAgeMs ?? MINUTE, nowMs: o.nowMs ?? NOW, startedMs: NOW - (o.startedAgoMs ?? 3_600_000), sandboxImage: PAUSE }).map((i) => i.id);
+
+  it('removes an unused image last used more than the maximum age ago, not one used exactly that long ago (the kubelet’s TestGarbageCollectImageTooOld)', () => {
+    assert.deepEqual(old([image('used-at-max-age', { lastUsedAgoMs: MINUTE }), image('used-just-before', { lastUsedAgoMs: MINUTE + 1 }), image('used-now', { lastUsedAgoMs: 0 })]), ['used-just-before']);
+  });
+
+  it('counts an image never seen in use as unused since ever, whatever its minimum age and when it was first seen', () => {
+    assert.deepEqual(old([image('never-used', { firstSeenAgoMs: 1000 })]), ['never-used']);
+  });
+
+  it('removes nothing until the collector has run longer than the maximum age (its records start then)', () => {
+    const images = [image('never-used'), image('used-long-ago', { lastUsedAgoMs: 3_000_000 })];
+    assert.deepEqual(old(images, { startedAgoMs: MINUTE }), []);
+    assert.deepEqual(old(images, { startedAgoMs: MINUTE + 1 }), ['never-used', 'used-long-ago']);
+  });
+
+  it('a maximum age of 0 turns it off, however much time has passed (the kubelet’s TestGarbageCollectImageMaxAgeDisabled)', () => {
+    assert.deepEqual(old([image('never-used'), image('used-long-ago', { lastUsedAgoMs: 3_000_000 })], { maxAgeMs: 0, nowMs: Number.MAX_SAFE_INTEGER }), []);
+  });
+
+  it('never removes an image in use, pinned, or the sandbox image (by tag or ID)', () => {
+    const images = [image('in-use', { inUse: true }), image('pinned', { pinned: true }), image('pause', { names: [PAUSE] }), image(PAUSE), image('unused')];
+    assert.deepEqual(old(images), ['unused']);
   });
 });

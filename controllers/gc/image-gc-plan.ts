@@ -1,17 +1,24 @@
 /**
  * Image garbage collection as pure functions (the kubelet's `image_gc_manager.go` in nodelet's
- * terms): the usage record of every image, and which images to remove when the image filesystem
- * is too full.
+ * terms): the usage record of every image, which images to remove for having gone unused too long,
+ * and which to remove when the image filesystem is too full.
  *
- * - Usage is the filesystem's, as the kubelet computes it: `100 - available * 100 / capacity`
+ * - Unused images: images no container uses (any state, any owner), not pinned by the runtime, not
+ *   the sandbox (pause) image. Only they are ever removed.
+ * - Unused for too long (kubelet `ImageMaximumGCAge`, its `freeOldImages`; 0 turns it off): an
+ *   unused image last seen in use more than `maxAgeMs` ago is removed whatever the disk usage and
+ *   whatever `minAgeMs`. An image never seen in use counts as unused since ever, as the kubelet's
+ *   zero `lastUsed`: a pulled image no container has used yet goes at the next pass. Nothing goes
+ *   until the collector has run for more than `maxAgeMs`: the records live in memory, so right
+ *   after a restart "not seen in use" says nothing about the time before it.
+ * - Disk usage is the filesystem's, as the kubelet computes it: `100 - available * 100 / capacity`
  *   (whole percents, rounded towards more usage), from `statfs` of the mountpoint `ImageFsInfo`
  *   names. At or above `highThresholdPercent`, enough bytes are freed to bring it to
  *   `lowThresholdPercent`: `capacity * (100 - low) / 100 - available`. A high threshold of 100
- *   disables image GC (as the kubelet's configuration documents).
- * - Candidates: images no container uses (any state, any owner), not pinned by the runtime, not
- *   the sandbox (pause) image, and first seen at least `minAgeMs` ago (just pulled images are about
- *   to be used). Least recently used first: an image never seen in use sorts before any that was,
- *   ties by when it was first seen. Removal stops once the freed sizes reach the target.
+ *   disables this part (as the kubelet's configuration documents). Candidates are the unused images
+ *   first seen at least `minAgeMs` ago (just pulled images are about to be used), least recently
+ *   used first: an image never seen in use sorts before any that was, ties by when it was first
+ *   seen. Removal stops once the freed sizes reach the target.
  */
 
 /** What nodelet remembers of one image (kubelet `imageRecord`); kept in memory only. */
@@ -36,8 +43,10 @@ export interface GcImage {
 export interface ImageGcPolicy {
   readonly highThresholdPercent: number;
   readonly lowThresholdPercent: number;
-  /** Images first seen less than this ago are never removed (kubelet `ImageMinimumGCAge`, 2 min). */
+  /** Images first seen less than this ago are never removed for disk usage (kubelet `ImageMinimumGCAge`, 2 min). */
   readonly minAgeMs: number;
+  /** Unused images last seen in use more than this ago are removed whatever the usage (kubelet `ImageMaximumGCAge`); 0: never. */
+  readonly maxAgeMs: number;
 }
 
 export interface ImageFsStats {
@@ -78,10 +87,14 @@ function lruOrder(a: GcImage, b: GcImage): number {
   return used !== 0 ? used : a.record.firstSeenMs - b.record.firstSeenMs;
 }
 
-function isCandidate(image: GcImage, input: ImageGcInput): boolean {
+/** Not used by any container, not pinned, not the sandbox image. */
+function isUnused(image: GcImage, sandboxImage: string): boolean {
   if (image.inUse || image.pinned) return false;
-  if (image.id === input.sandboxImage || image.names.includes(input.sandboxImage)) return false;
-  return input.nowMs - image.record.firstSeenMs >= input.policy.minAgeMs;
+  return image.id !== sandboxImage && !image.names.includes(sandboxImage);
+}
+
+function isCandidate(image: GcImage, input: ImageGcInput): boolean {
+  return isUnused(image, input.sandboxImage) && input.nowMs - image.record.firstSeenMs >= input.policy.minAgeMs;
 }
 
 /** Which images to remove now (none below the high threshold). */
@@ -99,6 +112,26 @@ export function planImageGc(input: ImageGcInput): ImageGcPlan {
     bytesFreed += image.sizeBytes;
   }
   return { usagePercent: usage, bytesToFree, remove, bytesFreed };
+}
+
+export interface OldImagesInput {
+  readonly images: readonly GcImage[];
+  /** `ImageGcPolicy.maxAgeMs`; 0: nothing is removed for age. */
+  readonly maxAgeMs: number;
+  readonly nowMs: number;
+  /** When the collector started keeping records (the kubelet's `beganGC`). */
+  readonly startedMs: number;
+  readonly sandboxImage: string;
+}
+
+/** Unused images last seen in use more than `maxAgeMs` ago (or never), once the collector has run longer than that. */
+export function planOldImages(input: OldImagesInput): GcImage[] {
+  const { maxAgeMs, nowMs } = input;
+  if (maxAgeMs <= 0 || nowMs - input.startedMs <= maxAgeMs) return [];
+  return input.images.filter((image) => {
+    const lastUsed = image.record.lastUsedMs;
+    return isUnused(image, input.sandboxImage) && (lastUsed === undefined || nowMs - lastUsed > maxAgeMs);
+  });
 }
 
 /**

@@ -39,7 +39,7 @@ describe('applySettings', () => {
   it('applies every live setting on the first apply', () => {
     const targets = recordingTargets();
     const outcome = applySettings({}, settings({}), targets);
-    const gc = { maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120 };
+    const gc = { maxDeadContainersPerPod: 1, maxDeadContainers: -1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120, imageMaximumGCAgeSeconds: 0 };
     const logRotation = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
     const imagePulls = { serializeImagePulls: true, maxParallelImagePulls: null, registryPullQPS: 5, registryBurst: 10 };
     const reserved = { systemReserved: {}, kubeReserved: {} };
@@ -55,7 +55,7 @@ describe('applySettings', () => {
     assert.deepEqual(targets.calls, [
       'setWorkerConcurrency(8)',
       'setPaused(true)',
-      'setGc({"maxDeadContainersPerPod":5,"minContainerAgeSeconds":0,"imageHighThresholdPercent":85,"imageLowThresholdPercent":80,"imageMinimumGCAgeSeconds":120})',
+      'setGc({"maxDeadContainersPerPod":5,"maxDeadContainers":-1,"minContainerAgeSeconds":0,"imageHighThresholdPercent":85,"imageLowThresholdPercent":80,"imageMinimumGCAgeSeconds":120,"imageMaximumGCAgeSeconds":0})',
       'setLogRotation({"containerLogMaxSize":"10Mi","containerLogMaxFiles":3})',
     ]);
     assert.deepEqual(outcome.changed, ['spec.workerConcurrency', 'spec.paused', 'spec.gc', 'spec.logRotation']);

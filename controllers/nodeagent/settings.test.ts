@@ -149,13 +149,36 @@ describe('resolveSettings', () => {
   });
 
   it('takes each unset GC field from the GC flags, and both thresholds from them when the spec puts low at or above high', () => {
-    const flags = { maxDeadContainersPerPod: 2, minContainerAgeSeconds: 10, imageHighThresholdPercent: 70, imageLowThresholdPercent: 60, imageMinimumGCAgeSeconds: 30 };
+    const flags = { maxDeadContainersPerPod: 2, maxDeadContainers: 50, minContainerAgeSeconds: 10, imageHighThresholdPercent: 70, imageLowThresholdPercent: 60, imageMinimumGCAgeSeconds: 30, imageMaximumGCAgeSeconds: 3600 };
     assert.deepEqual(resolveSettings({ gc: { imageMinimumGCAgeSeconds: 0 } }, { ...base, gc: flags }).settings.gc, { ...flags, imageMinimumGCAgeSeconds: 0 });
-    assert.deepEqual(resolveSettings({}, base).settings.gc, { maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120 });
+    assert.deepEqual(resolveSettings({}, base).settings.gc, { maxDeadContainersPerPod: 1, maxDeadContainers: -1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 120, imageMaximumGCAgeSeconds: 0 });
     const crossed = resolveSettings({ gc: { imageLowThresholdPercent: 75 } }, { ...base, gc: flags });
     assert.deepEqual(crossed.invalid.map((p) => p.field), ['spec.gc.imageLowThresholdPercent']);
     assert.equal(crossed.settings.gc.imageHighThresholdPercent, 70);
     assert.equal(crossed.settings.gc.imageLowThresholdPercent, 60);
+  });
+
+  it('takes maxDeadContainers (-1: no limit) and imageMaximumGCAgeSeconds (0: off) from the spec, within bounds', () => {
+    const { settings, invalid } = resolveSettings({ gc: { maxDeadContainers: 100, imageMaximumGCAgeSeconds: 604800 } }, base);
+    assert.deepEqual(invalid, []);
+    assert.equal(settings.gc.maxDeadContainers, 100);
+    assert.equal(settings.gc.imageMaximumGCAgeSeconds, 604800);
+    assert.equal(resolveSettings({ gc: { maxDeadContainers: -1, imageMaximumGCAgeSeconds: 0 } }, base).invalid.length, 0);
+    const bad = resolveSettings({ gc: { maxDeadContainers: -2, imageMaximumGCAgeSeconds: -1 } }, base);
+    assert.deepEqual(bad.invalid.map((p) => p.field), ['spec.gc.maxDeadContainers', 'spec.gc.imageMaximumGCAgeSeconds']);
+    assert.equal(bad.settings.gc.maxDeadContainers, -1);
+    assert.equal(bad.settings.gc.imageMaximumGCAgeSeconds, 0);
+  });
+
+  it('refuses a maximum image age not above the minimum (the kubelet refuses it), falling back to both flags', () => {
+    const flags = { ...DEFAULT_GC, imageMinimumGCAgeSeconds: 30, imageMaximumGCAgeSeconds: 3600 };
+    for (const gc of [{ imageMaximumGCAgeSeconds: 30 }, { imageMinimumGCAgeSeconds: 7200 }]) {
+      const { settings, invalid } = resolveSettings({ gc }, { ...base, gc: flags });
+      assert.deepEqual(invalid.map((p) => p.field), ['spec.gc.imageMaximumGCAgeSeconds'], JSON.stringify(gc));
+      assert.deepEqual([settings.gc.imageMinimumGCAgeSeconds, settings.gc.imageMaximumGCAgeSeconds], [30, 3600]);
+    }
+    // 0 is off, whatever the minimum.
+    assert.deepEqual(resolveSettings({ gc: { imageMinimumGCAgeSeconds: 7200, imageMaximumGCAgeSeconds: 0 } }, { ...base, gc: flags }).invalid, []);
   });
 
   it('takes each unset log-rotation field from the flags', () => {

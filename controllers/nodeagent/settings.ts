@@ -30,14 +30,18 @@ export type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } f
 export interface GcSettings {
   /** Exited instances kept per pod and container name (kubelet `MaxPerPodContainer`); nodelet always keeps the newest. */
   readonly maxDeadContainersPerPod: number;
+  /** Exited instances kept across the node (kubelet `MaxContainers`, `--maximum-dead-containers`); -1: no limit. Nodelet always keeps the newest of each pod container. */
+  readonly maxDeadContainers: number;
   /** Exited containers younger than this are never removed (kubelet `MinAge`). */
   readonly minContainerAgeSeconds: number;
-  /** Image filesystem usage at which unused images are removed; 100 disables image GC. */
+  /** Image filesystem usage at which unused images are removed; 100 disables removal for disk usage (not for age). */
   readonly imageHighThresholdPercent: number;
   /** Usage image GC frees down to. */
   readonly imageLowThresholdPercent: number;
-  /** Images first seen less than this ago are never removed (kubelet `ImageMinimumGCAge`). */
+  /** Images first seen less than this ago are never removed for disk usage (kubelet `ImageMinimumGCAge`). */
   readonly imageMinimumGCAgeSeconds: number;
+  /** Unused images not seen in use for longer than this are removed whatever the disk usage (kubelet `ImageMaximumGCAge`); 0: never. */
+  readonly imageMaximumGCAgeSeconds: number;
 }
 
 /** Container log rotation (`controllers/logs/`), the kubelet's settings of the same names. */
@@ -108,29 +112,38 @@ export interface SettingsResolution {
 /** The kubelet's defaults (the flags' defaults): GC and log rotation. */
 export const DEFAULT_GC: GcSettings = {
   maxDeadContainersPerPod: 1,
+  maxDeadContainers: -1,
   minContainerAgeSeconds: 0,
   imageHighThresholdPercent: 85,
   imageLowThresholdPercent: 80,
   imageMinimumGCAgeSeconds: 120,
+  imageMaximumGCAgeSeconds: 0,
 };
 export const DEFAULT_LOG_ROTATION: LogRotationSettings = { containerLogMaxSize: '10Mi', containerLogMaxFiles: 5 };
 
-/** `spec.gc`, each unset field the flag's value; a low threshold not below the high one falls back to both flags. */
+/**
+ * `spec.gc`, each unset field the flag's value. Pairs the kubelet refuses fall back to both flags: a
+ * low threshold not below the high one, and a maximum image age (when set) not above the minimum.
+ */
 function readGc(reader: FieldReader, base: GcSettings): GcSettings {
-  const gc: GcSettings = {
+  let gc: GcSettings = {
     maxDeadContainersPerPod: reader.int('maxDeadContainersPerPod', base.maxDeadContainersPerPod),
+    maxDeadContainers: reader.int('maxDeadContainers', base.maxDeadContainers),
     minContainerAgeSeconds: reader.int('minContainerAgeSeconds', base.minContainerAgeSeconds),
     imageHighThresholdPercent: reader.int('imageHighThresholdPercent', base.imageHighThresholdPercent),
     imageLowThresholdPercent: reader.int('imageLowThresholdPercent', base.imageLowThresholdPercent),
     imageMinimumGCAgeSeconds: reader.int('imageMinimumGCAgeSeconds', base.imageMinimumGCAgeSeconds),
+    imageMaximumGCAgeSeconds: reader.int('imageMaximumGCAgeSeconds', base.imageMaximumGCAgeSeconds),
   };
-  if (gc.imageLowThresholdPercent < gc.imageHighThresholdPercent) return gc;
-  const message = `must be lower than imageHighThresholdPercent (${gc.imageHighThresholdPercent}), got ${gc.imageLowThresholdPercent}`;
-  return reader.refuse('imageLowThresholdPercent', message, {
-    ...gc,
-    imageHighThresholdPercent: base.imageHighThresholdPercent,
-    imageLowThresholdPercent: base.imageLowThresholdPercent,
-  });
+  if (gc.imageLowThresholdPercent >= gc.imageHighThresholdPercent) {
+    const message = `must be lower than imageHighThresholdPercent (${gc.imageHighThresholdPercent}), got ${gc.imageLowThresholdPercent}`;
+    gc = reader.refuse('imageLowThresholdPercent', message, { ...gc, imageHighThresholdPercent: base.imageHighThresholdPercent, imageLowThresholdPercent: base.imageLowThresholdPercent });
+  }
+  if (gc.imageMaximumGCAgeSeconds > 0 && gc.imageMaximumGCAgeSeconds <= gc.imageMinimumGCAgeSeconds) {
+    const message = `must be 0 or greater than imageMinimumGCAgeSeconds (${gc.imageMinimumGCAgeSeconds}), got ${gc.imageMaximumGCAgeSeconds}`;
+    gc = reader.refuse('imageMaximumGCAgeSeconds', message, { ...gc, imageMinimumGCAgeSeconds: base.imageMinimumGCAgeSeconds, imageMaximumGCAgeSeconds: base.imageMaximumGCAgeSeconds });
+  }
+  return gc;
 }
 
 /**

@@ -44,7 +44,7 @@ describe('settings targets', () => {
     targets.setPaused(true);
     targets.setClusterDNS(['10.215.0.10']);
     targets.setClusterDomain('example.internal');
-    targets.setGc({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 60, imageLowThresholdPercent: 50, imageMinimumGCAgeSeconds: 0 });
+    targets.setGc({ maxDeadContainersPerPod: 1, maxDeadContainers: -1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 60, imageLowThresholdPercent: 50, imageMinimumGCAgeSeconds: 0, imageMaximumGCAgeSeconds: 0 });
     targets.setLogRotation({ containerLogMaxSize: '1Ki', containerLogMaxFiles: 2 });
     targets.setCrashLoopBackOff({ maxContainerRestartPeriodMs: 2000 });
     targets.setImagePulls({ serializeImagePulls: false, maxParallelImagePulls: 3, registryPullQPS: 0, registryBurst: 0 });

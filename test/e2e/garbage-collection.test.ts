@@ -8,6 +8,11 @@
  * - A deleted pod leaves nothing in the runtime, and its log directory goes at the next pass.
  * - Image GC removes an unused image once the NodeAgent's thresholds put the image filesystem
  *   over the high one, and leaves an image in use (busybox) and the pause image alone.
+ * - With `imageMaximumGCAgeSeconds` set and disk-based image GC off (high threshold 100), an image
+ *   no container has used goes at once (the agent has run longer than the age), the same images
+ *   staying.
+ * - The node-wide limit (`maxDeadContainers` 2, 5 allowed per pod container): two crash-looping
+ *   containers of one pod keep one exited instance each.
  * - Orphaned pod directories (`<root-dir>/pods/<uid>` of no pod), one with a tmpfs mounted at its
  *   emptyDir as a memory-backed emptyDir leaves it, go at the next container GC pass (unmounted
  *   first); a running pod's directory, with its own memory emptyDir, stays.
@@ -116,6 +121,18 @@ async function importThrowawayImage(ref: string, dir: string): Promise<void> {
   await run('ctr', ['images', 'import', path.join(dir, 'image.tar')], { timeout: 60_000 });
 }
 
+/** The throwaway image `ref` imported, and every other image no container uses held in use; `release` undoes the hold (after resetting the GC settings). */
+async function throwawayAmongHeldImages(ref: string, dir: string): Promise<{ throwaway: CrictlImage; before: CrictlImage[]; release: () => Promise<void> }> {
+  await importThrowawayImage(ref, path.join(dir, 'throwaway'));
+  const throwaway = await eventually(`${ref} in the CRI image list`, async () => (await runtimeImages()).find((i) => namesOf(i).some((n) => n.endsWith(ref))));
+  const inUse = await imagesInUse();
+  const before = await runtimeImages();
+  const toHold = before.filter((i) => i.id !== throwaway.id && !inUse.has(i.id) && !namesOf(i).some((n) => inUse.has(n) || n === PAUSE));
+  const holder = await holdImages(toHold.map((i) => i.id), dir);
+  console.log(`${before.length} images, ${toHold.length} held in use for the test`);
+  return { throwaway, before, release: async () => { await crictl(['rmp', '-f', holder]); } };
+}
+
 /** A host-network sandbox made with crictl holding one created container per image in `images`. */
 async function holdImages(images: readonly string[], dir: string): Promise<string> {
   const podConfig = path.join(dir, 'holder-pod.json');
@@ -163,7 +180,7 @@ function dirKeeperPod(namespace: string): object {
   return keeper;
 }
 
-describe('garbage collection', { timeout: 12 * 60_000 }, () => {
+describe('garbage collection', { timeout: 20 * 60_000 }, () => {
   let ns = '';
   const tmp: string[] = [];
   let orphans: Orphans | undefined;
@@ -302,5 +319,57 @@ describe('garbage collection', { timeout: 12 * 60_000 }, () => {
     console.log(`keeper in crictl: ${sandboxes.length} sandbox(es), ${running.length} running container(s)`);
     assert.equal(sandboxes.length, 1);
     assert.equal(running.length, 1);
+  });
+
+  it('removes an image unused for longer than imageMaximumGCAgeSeconds with disk-based image GC off; keeps images in use and the pause image', async () => {
+    await apply(busyboxPod({ name: 'age-keeper', namespace: ns, script: 'sleep 3600' }));
+    await waitForPhase(ns, 'age-keeper', 'Running');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-age-e2e-'));
+    tmp.push(dir);
+    const ref = `nodelet.test/gc-age-throwaway:${randomBytes(4).toString('hex')}`;
+    // Every unused image would go: all but the throwaway are held in use for the duration.
+    const { throwaway, before, release } = await throwawayAmongHeldImages(ref, dir);
+    try {
+      // High threshold 100: disk usage removes nothing. The agent has run far longer than 1 s, and the
+      // throwaway was never used: the image pass the new policy runs at once removes it.
+      const changed = Date.now();
+      await patchGc({ imageHighThresholdPercent: 100, imageMinimumGCAgeSeconds: 0, imageMaximumGCAgeSeconds: 1 });
+      await eventually(`image GC to remove ${ref} for age`, async () => ((await runtimeImages()).some((i) => i.id === throwaway.id) ? undefined : true), 120_000);
+      console.log(`${ref} removed ${Math.round((Date.now() - changed) / 1000)} s after imageMaximumGCAgeSeconds was set`);
+    } finally {
+      await patchGc(null);
+      await release();
+    }
+    const afterImages = await runtimeImages();
+    const missing = before.filter((i) => i.id !== throwaway.id && !afterImages.some((a) => a.id === i.id));
+    assert.deepEqual(missing.map(namesOf), [], 'only the throwaway went');
+    assert.ok(afterImages.some((i) => namesOf(i).includes('docker.io/library/busybox:1.35')));
+    assert.ok(afterImages.some((i) => namesOf(i).includes(PAUSE)));
+  });
+
+  it('keeps one exited instance of each of two crash-looping containers under a node-wide limit of 2, although 5 per container are allowed', async () => {
+    await patchGc({ maxDeadContainersPerPod: 5, maxDeadContainers: 2 });
+    try {
+      const twins = busyboxPod({ name: 'twins', namespace: ns, script: 'echo run; exit 1', restartPolicy: 'Always' }) as { spec: { containers: Record<string, unknown>[] } };
+      twins.spec.containers.push({ ...twins.spec.containers[0], name: 'side' });
+      await apply(twins);
+      // Four instances of each at least: three or more exited, all of which 5 per container would keep.
+      const pod = await eventually('both containers to restart 3 times', async () => {
+        const p = await getPod(ns, 'twins');
+        return p !== undefined && ['main', 'side'].every((n) => (containerStatusOf(p, n)?.restartCount ?? 0) >= 3) ? p : undefined;
+      }, 300_000);
+      const uid = pod.metadata?.uid ?? '';
+      // However many pod containers the node has, 2 of them share at most one each: floor(2 / n) ≤ 1, at least 1.
+      const exited = await eventually('container GC to leave one exited instance of each', async () => {
+        const instances = await runtimeContainers(uid);
+        const counts = ['main', 'side'].map((n) => instances.filter((c) => c.name === n && c.state === 'CONTAINER_EXITED').length);
+        return counts.every((n) => n === 1) ? instances : undefined;
+      }, 150_000);
+      console.log(`twins in crictl: ${exited.map((c) => `${c.name}#${c.attempt}:${c.state}`).join(', ')}`);
+      const restarts = ['main', 'side'].map((n) => containerStatusOf(pod, n)?.restartCount ?? -1);
+      assert.ok(restarts.every((r) => r >= 3), `restart counts ${restarts.join(', ')}`);
+    } finally {
+      await patchGc(null);
+    }
   });
 });

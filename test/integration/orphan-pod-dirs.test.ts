@@ -71,7 +71,7 @@ describe('orphaned pod directories with real mounts', { skip: isRoot ? false : '
       pods: { has: (u) => u === live, synced: () => true, confirmGone: () => Promise.resolve(true) },
       podEvents: NO_POD_EVENTS,
       sandboxImage: 'registry.k8s.io/pause:3.10',
-      policy: gcPolicyOf({ maxDeadContainersPerPod: 1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0 }),
+      policy: gcPolicyOf({ maxDeadContainersPerPod: 1, maxDeadContainers: -1, minContainerAgeSeconds: 0, imageHighThresholdPercent: 85, imageLowThresholdPercent: 80, imageMinimumGCAgeSeconds: 0, imageMaximumGCAgeSeconds: 0 }),
       clock,
       logger: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
     });
