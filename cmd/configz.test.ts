@@ -25,11 +25,12 @@ describe('/configz', () => {
   });
 
   it('round-trips through --config: the settings read back from /configz are the settings it showed', () => {
-    const extra = ['--eviction-soft', 'memory.available<1Gi', '--eviction-soft-grace-period', 'memory.available=1m30s', '--image-minimum-gc-age', '5m', '--system-reserved', 'cpu=100m,memory=500Mi', '--seccomp-default'];
+    const extra = ['--eviction-soft', 'memory.available<1Gi', '--eviction-soft-grace-period', 'memory.available=1m30s', '--image-minimum-gc-age', '5m', '--system-reserved', 'cpu=100m,memory=500Mi', '--seccomp-default', '--enable-system-log-query'];
     const first = settings(['--config', REAL, '--node-ip', '10.213.0.2', ...extra]);
     const shown = kubeletConfigurationOf(first);
     assert.equal(shown.kind, 'KubeletConfiguration');
     assert.equal(shown.imageMinimumGCAge, '5m0s');
+    assert.equal(shown.enableSystemLogQuery, true);
     const second = settings(['--node-ip', '10.213.0.2', ...expandConfigFlag(['--config', 'configz.yaml'], () => dump(shown))]);
     const { nodeName: _a, ...a } = first;
     const { nodeName: _b, ...b } = second;

@@ -24,6 +24,7 @@ function nodeServerFields(s: AgentSettings): Record<string, unknown> {
     authorization: { mode: 'Webhook' },
     healthzPort: s.healthz.port,
     healthzBindAddress: s.healthz.address,
+    enableSystemLogQuery: server.enableSystemLogQuery,
   };
 }
 

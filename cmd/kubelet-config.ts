@@ -171,6 +171,7 @@ const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   podPidsLimit: (v) => arg('pod-max-pids', scalar('podPidsLimit', v)),
   cpuCFSQuota: (v) => arg('cpu-cfs-quota', scalar('cpuCFSQuota', v)),
   imagePullCredentialsVerificationPolicy: (v) => arg('image-pull-credentials-verification-policy', scalar('imagePullCredentialsVerificationPolicy', v)),
+  enableSystemLogQuery: (v) => arg('enable-system-log-query', scalar('enableSystemLogQuery', v)),
   readOnlyPort: (v) => (v === 0 ? { args: [] } : refuse(`readOnlyPort: ${String(v)} (nodelet serves no unauthenticated read-only port)`)),
 };
 
