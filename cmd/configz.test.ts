@@ -25,12 +25,14 @@ describe('/configz', () => {
   });
 
   it('round-trips through --config: the settings read back from /configz are the settings it showed', () => {
-    const extra = ['--eviction-soft', 'memory.available<1Gi', '--eviction-soft-grace-period', 'memory.available=1m30s', '--image-minimum-gc-age', '5m', '--image-maximum-gc-age', '168h', '--system-reserved', 'cpu=100m,memory=500Mi', '--seccomp-default'];
+    const extra = ['--eviction-soft', 'memory.available<1Gi', '--eviction-soft-grace-period', 'memory.available=1m30s', '--image-minimum-gc-age', '5m', '--image-maximum-gc-age', '168h', '--system-reserved', 'cpu=100m,memory=500Mi', '--seccomp-default', '--enable-system-log-query', '--shutdown-grace-period', '30s', '--shutdown-grace-period-critical-pods', '10s'];
     const first = settings(['--config', REAL, '--node-ip', '10.213.0.2', ...extra]);
     const shown = kubeletConfigurationOf(first);
     assert.equal(shown.kind, 'KubeletConfiguration');
     assert.equal(shown.imageMinimumGCAge, '5m0s');
     assert.equal(shown.imageMaximumGCAge, '168h0m0s');
+    assert.equal(shown.enableSystemLogQuery, true);
+    assert.deepEqual([shown.shutdownGracePeriod, shown.shutdownGracePeriodCriticalPods], ['30s', '10s']);
     const second = settings(['--node-ip', '10.213.0.2', ...expandConfigFlag(['--config', 'configz.yaml'], () => dump(shown))]);
     const { nodeName: _a, ...a } = first;
     const { nodeName: _b, ...b } = second;

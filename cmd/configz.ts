@@ -24,6 +24,7 @@ function nodeServerFields(s: AgentSettings): Record<string, unknown> {
     authorization: { mode: 'Webhook' },
     healthzPort: s.healthz.port,
     healthzBindAddress: s.healthz.address,
+    enableSystemLogQuery: server.enableSystemLogQuery,
   };
 }
 
@@ -72,6 +73,14 @@ function resourceFields(s: AgentSettings): Record<string, unknown> {
   };
 }
 
+function shutdownFields({ shutdown }: AgentSettings): Record<string, unknown> {
+  return {
+    shutdownGracePeriod: formatGoDurationSeconds(shutdown.gracePeriodSeconds),
+    shutdownGracePeriodCriticalPods: formatGoDurationSeconds(shutdown.criticalPodsGracePeriodSeconds),
+    shutdownGracePeriodByPodPriority: shutdown.byPodPriority.length === 0 ? undefined : shutdown.byPodPriority.map((g) => ({ ...g })),
+  };
+}
+
 /** The agent's settings as the KubeletConfiguration `/configz` shows. */
 export function kubeletConfigurationOf(s: AgentSettings): Record<string, unknown> {
   return withoutUndefined({
@@ -81,5 +90,6 @@ export function kubeletConfigurationOf(s: AgentSettings): Record<string, unknown
     ...nodeServerFields(s),
     ...podFields(s),
     ...resourceFields(s),
+    ...shutdownFields(s),
   });
 }

@@ -35,13 +35,19 @@ describe('parseSettings', () => {
   it("reads the node server's flags: port 10250, a self-signed certificate and no client CA by default", () => {
     const defaults = parseSettings(['--cri-endpoint', 'x'], {});
     assert.ok(defaults !== 'help');
-    assert.deepEqual(defaults.nodeServer, { port: 10250, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/var/log' });
+    assert.deepEqual(defaults.nodeServer, { port: 10250, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/var/log', enableSystemLogQuery: false });
     const s = parseSettings(['--cri-endpoint', 'x', '--node-server-port', '10260', '--tls-cert-file', '/c.crt', '--tls-private-key-file', '/c.key', '--client-ca-file', '/ca.crt', '--node-log-dir', '/srv/logs'], {});
     assert.ok(s !== 'help');
-    assert.deepEqual(s.nodeServer, { port: 10260, tlsCertFile: '/c.crt', tlsPrivateKeyFile: '/c.key', rotateServerCertificates: false, clientCaFile: '/ca.crt', logDir: '/srv/logs' });
+    assert.deepEqual(s.nodeServer, { port: 10260, tlsCertFile: '/c.crt', tlsPrivateKeyFile: '/c.key', rotateServerCertificates: false, clientCaFile: '/ca.crt', logDir: '/srv/logs', enableSystemLogQuery: false });
     const rotating = parseSettings(['--cri-endpoint', 'x', '--rotate-server-certificates'], {});
     assert.ok(rotating !== 'help');
     assert.equal(rotating.nodeServer.rotateServerCertificates, true);
+    // The kubelet's boolean syntax: `--flag`, `--flag=true`, `--flag=false`.
+    for (const [argv, want] of [[['--enable-system-log-query'], true], [['--enable-system-log-query=true'], true], [['--enable-system-log-query=false'], false]] as const) {
+      const parsed = parseSettings(['--cri-endpoint', 'x', ...argv], {});
+      assert.ok(parsed !== 'help');
+      assert.equal(parsed.nodeServer.enableSystemLogQuery, want, argv.join(' '));
+    }
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--rotate-server-certificates', '--tls-cert-file', '/c.crt', '--tls-private-key-file', '/c.key'], {}), /exclude each other/);
   });
 

@@ -111,7 +111,7 @@ export interface AgentSettings {
   readonly cgroups: CgroupSettings | undefined;
 }
 
-/** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--rotate-server-certificates`, `--client-ca-file`. */
+/** `--node-server-port`, `--tls-cert-file`, `--tls-private-key-file`, `--rotate-server-certificates`, `--client-ca-file`, `--node-log-dir`, `--enable-system-log-query`. */
 export interface NodeServerSettings {
   /** On the node's InternalIP; advertised in the Node's `daemonEndpoints`. */
   readonly port: number;
@@ -124,6 +124,8 @@ export interface NodeServerSettings {
   readonly clientCaFile: string | undefined;
   /** The directory served at `/logs/` (the kubelet's /var/log, not a flag of the kubelet's). */
   readonly logDir: string;
+  /** `/logs/?query=…` answers the node log query (KubeletConfiguration `enableSystemLogQuery`); off: the query string is ignored. */
+  readonly enableSystemLogQuery: boolean;
 }
 
 /** The agent's flags: one declaration for parsing and for the usage text. */
@@ -177,6 +179,7 @@ const FLAGS = {
   'image-credential-provider-config': { type: 'string', value: 'PATH', defaultText: 'none', description: 'CredentialProviderConfig file, or a directory of them, naming exec plugins that give registry credentials (with --image-credential-provider-bin-dir)' },
   'image-credential-provider-bin-dir': { type: 'string', value: 'DIR', defaultText: 'none', description: "directory of the credential provider plugins' executables" },
   'node-log-dir': { type: 'string', value: 'DIR', default: '/var/log', description: "the node's log directory, served read-only at the node server's /logs/" },
+  'enable-system-log-query': { type: 'boolean', description: "answer the node log query at /logs/?query=NAME (a service's log looked for as a file under --node-log-dir, or a file there), as the kubelet's enableSystemLogQuery" },
   'pod-manifest-path': { type: 'string', value: 'DIR', defaultText: 'none: no static pods', description: 'directory of static pod manifests (*.yaml, *.yml, *.json), re-read every 20 s and on change' },
   'manifest-url': { type: 'string', value: 'URL', defaultText: 'none', description: 'URL whose body (a Pod or a PodList) lists more static pods, polled every --http-check-frequency' },
   'manifest-url-header': { type: 'string', value: 'NAME:VALUE,...', default: '', repeatable: true, description: 'headers sent to --manifest-url (repeatable; a name may repeat)' },
@@ -245,6 +248,7 @@ function parseNodeServer(values: {
   'client-ca-file': string | undefined;
   'node-log-dir': string;
   'rotate-server-certificates'?: boolean;
+  'enable-system-log-query'?: boolean;
 }): NodeServerSettings {
   const port = positiveInteger('node-server-port', values['node-server-port']);
   if (port > 65535) throw new FlagError(`--node-server-port must be at most 65535, got "${values['node-server-port']}"`);
@@ -256,7 +260,8 @@ function parseNodeServer(values: {
   if (rotateServerCertificates && tlsCertFile !== undefined) throw new FlagError('--rotate-server-certificates and --tls-cert-file exclude each other');
   const logDir = values['node-log-dir'];
   if (!path.isAbsolute(logDir)) throw new FlagError(`--node-log-dir must be an absolute path, got "${logDir}"`);
-  return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir };
+  const enableSystemLogQuery = values['enable-system-log-query'] === true;
+  return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir, enableSystemLogQuery };
 }
 
 /** Where the credential provider plugins are configured and live. */

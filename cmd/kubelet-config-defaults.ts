@@ -101,7 +101,6 @@ export const DEFAULT_ONLY_FIELDS: Readonly<Record<string, DefaultOnlyField>> = {
   configMapAndSecretChangeDetectionStrategy: field(is('Watch'), 'configMap and secret volumes follow their sources within a resync period'),
   enforceNodeAllocatable: field((v) => Array.isArray(v) && v.length === 1 && v[0] === 'pods', 'allocatable is enforced on the pods cgroup (with --cgroups-per-qos)'),
   enableSystemLogHandler: field(is(true), '/logs/ is served'),
-  enableSystemLogQuery: field(is(false), 'no node log query'),
   enableProfilingHandler: field(is(true, false), 'not a pod-facing handler'),
   enableDebugFlagsHandler: field(is(true, false), 'not a pod-facing handler'),
   registerNode: field(is(true), 'the Node is always registered'),

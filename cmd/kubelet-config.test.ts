@@ -106,6 +106,17 @@ describe('--config (KubeletConfiguration)', () => {
     assert.deepEqual(argv.filter((a) => a.startsWith('--manifest-url-header')), ['--manifest-url-header=a:one', '--manifest-url-header=a:two']);
   });
 
+  it('maps enableSystemLogQuery to --enable-system-log-query, true and false alike (it was refused at true before)', () => {
+    const file = (value: string) => () => `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nenableSystemLogHandler: true\nenableSystemLogQuery: ${value}\n`;
+    const on = expandConfigFlag(['--config', 'f'], file('true'));
+    assert.deepEqual(on, ['--enable-system-log-query=true']);
+    assert.equal(settings(['--cri-endpoint', 'x', ...on]).nodeServer.enableSystemLogQuery, true);
+    assert.equal(settings(['--cri-endpoint', 'x', ...expandConfigFlag(['--config', 'f'], file('false'))]).nodeServer.enableSystemLogQuery, false);
+    // The command line wins over the file.
+    assert.equal(settings(['--cri-endpoint', 'x', ...expandConfigFlag(['--config', 'f', '--enable-system-log-query=false'], file('true'))]).nodeServer.enableSystemLogQuery, false);
+    assert.match(refusal({ enableSystemLogHandler: false }), /enableSystemLogHandler: false/);
+  });
+
   it('refuses, by name, every field it cannot honour and values it does not support', () => {
     assert.match(refusal({ featureGates: { Foo: true }, cpuCFSQuotaPeriodX: 1 }), /fields nodelet does not support: cpuCFSQuotaPeriodX, featureGates/);
     assert.match(refusal({ shutdownGracePeriodByPodPriority: [{ priority: 0, shutdownGracePeriodSeconds: 5, extra: 1 }] }), /shutdownGracePeriodByPodPriority\[0\]\.extra/);

@@ -190,6 +190,7 @@ const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   shutdownGracePeriod: (v) => arg('shutdown-grace-period', scalar('shutdownGracePeriod', v)),
   shutdownGracePeriodCriticalPods: (v) => arg('shutdown-grace-period-critical-pods', scalar('shutdownGracePeriodCriticalPods', v)),
   shutdownGracePeriodByPodPriority: shutdownGroupsArg,
+  enableSystemLogQuery: (v) => arg('enable-system-log-query', scalar('enableSystemLogQuery', v)),
   readOnlyPort: (v) => (v === 0 ? { args: [] } : refuse(`readOnlyPort: ${String(v)} (nodelet serves no unauthenticated read-only port)`)),
 };
 

@@ -12,6 +12,7 @@ import type { Clock } from '../util/clock.js';
 import { findPod, isContainerLogsError, isRunning, locateLog, type LogRuntime } from './container-logs.js';
 import { isLogOptionsError, parseLogQuery, readOptions } from './log-options.js';
 import { readLogs } from './log-reader.js';
+import { serveNodeLogsWithQuery } from './node-log-query-server.js';
 import { serveNodeLogs } from './node-logs.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
 import type { StatsCollector } from './stats-collector.js';
@@ -35,6 +36,8 @@ export interface RouteDeps {
   readonly runTimeoutSeconds: number;
   /** The directory `/logs/` serves (the kubelet's /var/log); absent: `/logs/` is not served (404). */
   readonly nodeLogDir?: string;
+  /** `/logs/?query=…` is the node log query (the kubelet's `enableSystemLogQuery`); otherwise the query string is ignored. */
+  readonly nodeLogQuery?: boolean;
   /** Serves `/checkpoint/…` when given: the runtime that checkpoints, and the root whose `checkpoints` directory holds the archives. */
   readonly checkpoint?: Pick<CheckpointDeps, 'runtime' | 'rootDir'>;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
@@ -127,6 +130,11 @@ async function containerLogs(request: RouteRequest, deps: RouteDeps): Promise<vo
   }
 }
 
+/** `/logs/`: the file server, or the node log query in front of it (the kubelet's `enableSystemLogQuery`). */
+function nodeLogsHandler(dir: string, query: boolean): (request: RouteRequest) => Promise<void> {
+  return query ? (request) => serveNodeLogsWithQuery(request, { dir }) : (request) => serveNodeLogs(request, { dir });
+}
+
 /** The routes, for `node-server.ts` to match. */
 export function nodeRoutes(deps: RouteDeps): Route[] {
   const healthz = ({ res }: RouteRequest): Promise<void> => {
@@ -141,7 +149,7 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: '/healthz', handler: healthz },
     { method: 'GET', pattern: '/pods', handler: pods, getOnly: true },
     { method: 'GET', pattern: '/containerLogs/{}/{}/{}', handler: (request) => containerLogs(request, deps), getOnly: true },
-    ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: (request: RouteRequest) => serveNodeLogs(request, { dir: deps.nodeLogDir ?? '' }), getOnly: true }]),
+    ...(deps.nodeLogDir === undefined ? [] : [{ method: 'GET', pattern: '/logs/{*}', handler: nodeLogsHandler(deps.nodeLogDir, deps.nodeLogQuery === true), getOnly: true }]),
     ...streamingRoutes(deps),
     ...(deps.checkpoint === undefined ? [] : checkpointRoutes({ ...deps.checkpoint, pods: deps.pods, clock: deps.clock })),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),

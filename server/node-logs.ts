@@ -5,8 +5,10 @@
  * bytes; a directory asked for without its trailing slash is a 301 to `name/`, a file asked for with
  * one a 301 to `../name`; missing is 404 `404 page not found`, unreadable 403 `403 Forbidden`.
  *
- * The NodeLogQuery feature gate (`/logs/?query=…`, journal and service logs) is beta and off by
- * default in v1.36; with it off the kubelet's file server ignores the query, and so does this.
+ * The node log query (`/logs/?query=…`; the NodeLogQuery gate is GA and locked on since v1.36) is
+ * served only when KubeletConfiguration `enableSystemLogQuery` (nodelet: `--enable-system-log-query`)
+ * is true, by node-log-query-server.ts, which falls back to this file server. With it false, as by
+ * default, the kubelet's file server ignores the query string, and so does this.
  *
  * Stricter than Go's `http.Dir`, which follows symbolic links anywhere: the path is cleaned as Go
  * cleans it (`..` cannot climb above the root), then resolved with its links, and anything whose
@@ -136,8 +138,15 @@ async function serveFile(res: ServerResponse, real: string, checked: Stats): Pro
   }
 }
 
-function redirect(res: ServerResponse, location: string, query: URLSearchParams): void {
-  const search = query.toString();
+/** The raw query string of a request URL (after `?`), as Go's `URL.RawQuery`. */
+export function rawQueryOf(url: string | undefined): string {
+  const at = (url ?? '').indexOf('?');
+  return at === -1 ? '' : (url ?? '').slice(at + 1);
+}
+
+/** Go's localRedirect: the request's raw query string carried over as it came. */
+function redirect(res: ServerResponse, location: string, url: string | undefined): void {
+  const search = rawQueryOf(url);
   res.writeHead(301, { Location: search === '' ? location : `${location}?${search}` });
   res.end();
 }
@@ -155,7 +164,7 @@ async function serveDir(res: ServerResponse, dir: { real: string; stats: Stats }
 
 /** Serves `GET /logs/{path…}`; see this file's header. */
 export async function serveNodeLogs(request: RouteRequest, options: NodeLogsOptions): Promise<void> {
-  const { res, query } = request;
+  const { res, req } = request;
   const name = request.params[0] ?? '';
   const clean = cleanLogPath(name);
   const target = clean === undefined ? ({ kind: 'missing' } as const) : await resolve(options.dir, clean);
@@ -170,10 +179,10 @@ export async function serveNodeLogs(request: RouteRequest, options: NodeLogsOpti
       return;
     case 'dir':
       if (slash) await serveDir(res, target);
-      else redirect(res, `${base}/`, query);
+      else redirect(res, `${base}/`, req.url);
       return;
     case 'file':
-      if (slash) redirect(res, `../${base}`, query);
+      if (slash) redirect(res, `../${base}`, req.url);
       else await serveFile(res, target.real, target.stats);
   }
 }

@@ -40,6 +40,8 @@ export interface NodeServerParts {
   readonly clientCaFile: string | undefined;
   /** The directory `/logs/` serves. */
   readonly logDir: string;
+  /** `--enable-system-log-query`: `/logs/?query=…` answers the node log query. */
+  readonly enableSystemLogQuery?: boolean;
   readonly kube: KubeClient;
   readonly pods: { list(): V1Pod[] };
   readonly runtime: LogRuntime & StreamRuntime & StatsSource & ContainerCheckpointer;
@@ -130,6 +132,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       proxyTimeoutMs: PROXY_TIMEOUT_MS,
       runTimeoutSeconds: RUN_TIMEOUT_SECONDS,
       nodeLogDir: parts.logDir,
+      nodeLogQuery: parts.enableSystemLogQuery === true,
       checkpoint: { runtime: parts.runtime, rootDir: parts.rootDir },
       stats: {
         collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }), runtime: parts.runtime, images: parts.images, clock: parts.clock }),

@@ -60,11 +60,11 @@ export interface Reply {
   readonly body: Buffer;
 }
 
-/** GET (or `method`) `urlPath` as the API server's client certificate; the raw path is sent as is. */
-export function getAs(port: number, urlPath: string, method = 'GET'): Promise<Reply> {
+/** GET (or `method`) `urlPath` as the API server's client certificate; the raw path is sent as is, with `headers`. */
+export function getAs(port: number, urlPath: string, method = 'GET', headers: Readonly<Record<string, string>> = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: urlPath, method, ca: SERVING.certPem, cert: API_SERVER_CLIENT.certPem, key: API_SERVER_CLIENT.keyPem, agent: false },
+      { host: '127.0.0.1', port, path: urlPath, method, headers, ca: SERVING.certPem, cert: API_SERVER_CLIENT.certPem, key: API_SERVER_CLIENT.keyPem, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -147,7 +147,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     assert.ok((agent.volumeMounts ?? []).some((m) => m.mountPath === '/host/etc/resolv.conf' && m.readOnly === true));
     // The node server: off the host kubelet's 10250, verifying the API server's client certificate
     // with the cluster CA of the kube-root-ca.crt ConfigMap.
-    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: '/etc/nodelet-client-ca/ca.crt', logDir: '/host/var/log' });
+    assert.deepEqual(settings.nodeServer, { port: 10260, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: '/etc/nodelet-client-ca/ca.crt', logDir: '/host/var/log', enableSystemLogQuery: false });
     // /logs/ serves the host's /var/log, mounted read-only (as the kubelet serves its host's).
     assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'host-var-log' && m.mountPath === '/host/var/log' && m.readOnly === true));
     assert.ok((agent.volumeMounts ?? []).some((m) => m.name === 'client-ca' && m.mountPath === '/etc/nodelet-client-ca' && m.readOnly === true));
@@ -161,7 +161,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     const agent = containerOf(ds, 'agent');
     const settings = parseSettings(expandArgs((agent.args ?? []).slice(1), { NODE_NAME: 'worker-1', NODE_IP: '192.0.2.10' }), { REDIS_URL: envOf(agent, 'REDIS_URL')?.value });
     assert.ok(settings !== 'help');
-    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/host/var/log' });
+    assert.deepEqual(settings.nodeServer, { port: 10270, tlsCertFile: undefined, tlsPrivateKeyFile: undefined, rotateServerCertificates: false, clientCaFile: undefined, logDir: '/host/var/log', enableSystemLogQuery: false });
     assert.equal((ds.spec?.template.spec?.volumes ?? []).some((v) => v.name === 'client-ca'), false);
   });
 

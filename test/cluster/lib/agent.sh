@@ -46,7 +46,7 @@ agent_start() {
     --root-dir "$AGENT_ROOT" --pod-log-dir "$POD_LOG_DIR" \
     --allowed-unsafe-sysctls 'kernel.msgmnb' \
     --client-ca-file "$PKI_DIR/ca.crt" \
-    --node-server-port "$NODE_SERVER_PORT" \
+    --node-server-port "$NODE_SERVER_PORT" --enable-system-log-query \
     --tls-cert-file "$PKI_DIR/node-serving.crt" --tls-private-key-file "$PKI_DIR/node-serving.key" \
     --pod-manifest-path "$MANIFEST_DIR" \
     --image-credential-provider-config "$CREDENTIAL_PROVIDER_CONFIG" \
