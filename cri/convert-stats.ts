@@ -28,6 +28,11 @@ function memoryFromWire(memory: WireContainerStats['memory']): MemoryUsage | und
   };
 }
 
+function swapFromWire(swap: NonNullable<WireContainerStats['swap']> | null): ContainerStats['swap'] {
+  if (swap === null) return undefined;
+  return { timestamp: bigintFromWire(swap.timestamp), availableBytes: optional(swap.swapAvailableBytes), usageBytes: optional(swap.swapUsageBytes) };
+}
+
 /** One container's figures; one without attributes (no ID) is left out by the caller. */
 export function containerStatsFromWire(wire: WireContainerStats): ContainerStats | undefined {
   const attributes = wire.attributes;
@@ -43,5 +48,6 @@ export function containerStatsFromWire(wire: WireContainerStats): ContainerStats
       layer === null
         ? undefined
         : { timestamp: bigintFromWire(layer.timestamp), mountpoint: layer.fsId?.mountpoint ?? '', usedBytes: optional(layer.usedBytes), inodesUsed: optional(layer.inodesUsed) },
+    swap: swapFromWire(wire.swap ?? null),
   };
 }

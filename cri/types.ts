@@ -483,6 +483,8 @@ export interface ContainerStats {
   readonly memory: MemoryUsage | undefined;
   /** The container's writable layer; `mountpoint` may be empty (runtimes do not always say). */
   readonly writableLayer: { readonly timestamp: bigint; readonly mountpoint: string; readonly usedBytes: bigint | undefined; readonly inodesUsed: bigint | undefined } | undefined;
+  /** Swap use, when the runtime reports it; `availableBytes` is the limit less the usage. */
+  readonly swap?: { readonly timestamp: bigint; readonly availableBytes: bigint | undefined; readonly usageBytes: bigint | undefined } | undefined;
 }
 
 /** The runtime's container statistics (`ListContainerStats`), for the node server's stats. */

@@ -218,6 +218,7 @@ export interface WireContainerStats {
     majorPageFaults: WireUInt64 | null;
   } | null;
   writableLayer: WireFilesystemUsage | null;
+  swap?: { timestamp: string; swapAvailableBytes: WireUInt64 | null; swapUsageBytes: WireUInt64 | null } | null;
 }
 
 export interface WireListContainerStatsResponse {

@@ -42,6 +42,12 @@ describe('node readers', () => {
     assert.deepEqual(node.memory, { capacityBytes: 1_024_000n, usageBytes: 800_000n, workingSetBytes: 500_000n, rssBytes: 7n, pageFaults: 8n, majorPageFaults: 9n });
     assert.equal(node.bootTimeSeconds, 1_700_000_000);
     assert.deepEqual(node.rlimit, { maxpid: 4_194_304, curproc: 345 });
+    assert.deepEqual(node.swap, { usageBytes: 0n, availableBytes: 0n }, 'no swap lines: none in use');
+  });
+
+  it('swap from meminfo: SwapTotal less SwapFree in use, SwapFree available', async () => {
+    const paths = await layout(path.join(dir, 'swap'), { 'proc/meminfo': `${MEMINFO}SwapTotal:      2048 kB\nSwapFree:       1536 kB\n` });
+    assert.deepEqual((await readNode(paths)).swap, { usageBytes: 524_288n, availableBytes: 1_572_864n });
   });
 
   it('cgroup v2: cpu.stat usage_usec; memory from meminfo less the root inactive_file', async () => {

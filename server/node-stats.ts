@@ -29,6 +29,8 @@ export interface NodeReading {
     readonly majorPageFaults: bigint | undefined;
   };
   readonly rlimit: { readonly maxpid: number | undefined; readonly curproc: number | undefined };
+  /** Swap in use and free (`/proc/meminfo` SwapTotal less SwapFree, and SwapFree); 0 without swap. */
+  readonly swap: { readonly usageBytes: bigint; readonly availableBytes: bigint };
 }
 
 async function readOptional(file: string): Promise<string | undefined> {
@@ -86,6 +88,7 @@ export async function readNode(paths: NodeStatsPaths = HOST_PATHS): Promise<Node
     usageCoreNanoSeconds: await cpuNanos(paths, procStat),
     memory: await memory(paths, meminfo),
     rlimit: await rlimit(paths),
+    swap: { usageBytes: (meminfo.get('SwapTotal') ?? 0n) - (meminfo.get('SwapFree') ?? 0n), availableBytes: meminfo.get('SwapFree') ?? 0n },
   };
 }
 

@@ -5,7 +5,7 @@
  * the time its figure was taken (milliseconds), which metrics-server uses to compute rates.
  * Families are sorted by name, as the Prometheus registry gathers them.
  */
-import type { CpuStats, MemoryStats, Summary } from './summary.js';
+import type { CpuStats, MemoryStats, Summary, SwapStats } from './summary.js';
 
 interface Family {
   readonly name: string;
@@ -18,10 +18,14 @@ const FAMILIES: readonly Omit<Family, 'samples'>[] = [
   { name: 'container_cpu_usage_seconds_total', help: '[STABLE] Cumulative cpu time consumed by the container in core-seconds', type: 'counter' },
   { name: 'container_memory_working_set_bytes', help: '[STABLE] Current working set of the container in bytes', type: 'gauge' },
   { name: 'container_start_time_seconds', help: '[STABLE] Start time of the container since unix epoch in seconds', type: 'gauge' },
+  { name: 'container_swap_limit_bytes', help: '[ALPHA] Current amount of the container swap limit in bytes. Reported only on non-windows systems', type: 'gauge' },
+  { name: 'container_swap_usage_bytes', help: '[ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems', type: 'gauge' },
   { name: 'node_cpu_usage_seconds_total', help: '[STABLE] Cumulative cpu time consumed by the node in core-seconds', type: 'counter' },
   { name: 'node_memory_working_set_bytes', help: '[STABLE] Current working set of the node in bytes', type: 'gauge' },
+  { name: 'node_swap_usage_bytes', help: '[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems', type: 'gauge' },
   { name: 'pod_cpu_usage_seconds_total', help: '[STABLE] Cumulative cpu time consumed by the pod in core-seconds', type: 'counter' },
   { name: 'pod_memory_working_set_bytes', help: '[STABLE] Current working set of the pod in bytes', type: 'gauge' },
+  { name: 'pod_swap_usage_bytes', help: '[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems', type: 'gauge' },
   { name: 'resource_scrape_error', help: '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise', type: 'gauge' },
   { name: 'scrape_error', help: '[ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting container metrics, 0 otherwise', type: 'gauge' },
 ];
@@ -41,10 +45,13 @@ function millis(time: string): number {
 
 type Add = (family: string, pairs: readonly (readonly [string, string])[], value: number, time?: string) => void;
 
-function addUsage(add: Add, prefix: 'node' | 'pod' | 'container', pairs: readonly (readonly [string, string])[], usage: { cpu?: CpuStats | undefined; memory?: MemoryStats | undefined }): void {
-  const { cpu, memory } = usage;
+function addUsage(add: Add, prefix: 'node' | 'pod' | 'container', pairs: readonly (readonly [string, string])[], usage: { cpu?: CpuStats | undefined; memory?: MemoryStats | undefined; swap?: SwapStats | undefined }): void {
+  const { cpu, memory, swap } = usage;
   if (cpu?.usageCoreNanoSeconds !== undefined) add(`${prefix}_cpu_usage_seconds_total`, pairs, cpu.usageCoreNanoSeconds / 1e9, cpu.time);
   if (memory?.workingSetBytes !== undefined) add(`${prefix}_memory_working_set_bytes`, pairs, memory.workingSetBytes, memory.time);
+  if (swap?.swapUsageBytes !== undefined) add(`${prefix}_swap_usage_bytes`, pairs, swap.swapUsageBytes, swap.time);
+  // The kubelet's container limit: what is still available plus what is used.
+  if (prefix === 'container' && swap?.swapAvailableBytes !== undefined) add('container_swap_limit_bytes', pairs, swap.swapAvailableBytes + (swap.swapUsageBytes ?? 0), swap.time);
 }
 
 /** The exposition of `summary`; `failed` (the runtime could not be asked) gives only the error gauges at 1. */

@@ -50,6 +50,7 @@ const stats = (id: string, name: string, at: bigint, [cpuSeconds, workingSet]: r
   cpu: { timestamp: at, usageCoreNanoSeconds: cpuSeconds * S, usageNanoCores: undefined },
   memory: { timestamp: at, workingSetBytes: workingSet, availableBytes: undefined, usageBytes: workingSet + 100n, rssBytes: 10n, pageFaults: 1n, majorPageFaults: 0n },
   writableLayer: { timestamp: at, mountpoint: '', usedBytes: 4096n, inodesUsed: 2n },
+  swap: { timestamp: at, availableBytes: 1000n, usageBytes: workingSet / 10n },
 });
 
 class StubStats implements StatsSource {
@@ -68,6 +69,7 @@ const nodeReading = (cpuSeconds: bigint): NodeReading => ({
   usageCoreNanoSeconds: cpuSeconds * S,
   memory: { capacityBytes: 8000n, usageBytes: 5000n, workingSetBytes: 3000n, rssBytes: 100n, pageFaults: 7n, majorPageFaults: 1n },
   rlimit: { maxpid: 4194304, curproc: 300 },
+  swap: { usageBytes: 64n, availableBytes: 960n },
 });
 
 describe('/stats/summary and /metrics/resource through the node server', () => {
@@ -144,12 +146,17 @@ describe('/stats/summary and /metrics/resource through the node server', () => {
       `pod_memory_working_set_bytes{namespace="ns",pod="web"} 1500 ${ms}`,
       'node_memory_working_set_bytes 3000 1900000012000',
       'node_cpu_usage_seconds_total 103 1900000012000',
+      // Swap: the runtime's per container, summed for the pod, the node's from meminfo; limit = available + used.
+      `container_swap_usage_bytes{container="side",namespace="ns",pod="web"} 50 ${ms}`,
+      `container_swap_limit_bytes{container="side",namespace="ns",pod="web"} 1050 ${ms}`,
+      `pod_swap_usage_bytes{namespace="ns",pod="web"} 150 ${ms}`,
+      'node_swap_usage_bytes 64 1900000012000',
       'resource_scrape_error 0',
       'scrape_error 0',
       '# TYPE container_cpu_usage_seconds_total counter',
     ]) assert.ok(lines.includes(want), `missing ${want} in\n${reply.body}`);
-    // Only running containers of ready sandboxes: 2 containers x 3 series.
-    assert.equal(lines.filter((l) => l.startsWith('container_')).length, 6);
+    // Only running containers of ready sandboxes: 2 containers x 5 series.
+    assert.equal(lines.filter((l) => l.startsWith('container_')).length, 10);
     const families = lines.filter((l) => l.startsWith('# TYPE')).map((l) => l.split(' ')[2] ?? '');
     assert.deepEqual(families, [...families].sort());
   });

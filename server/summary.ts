@@ -13,7 +13,8 @@ import type { VolumeUsage } from './volume-stats.js';
 export interface CpuStats { time: string; usageNanoCores?: number; usageCoreNanoSeconds?: number }
 export interface MemoryStats { time: string; availableBytes?: number; usageBytes?: number; workingSetBytes?: number; rssBytes?: number; pageFaults?: number; majorPageFaults?: number }
 export interface FsStats { time: string; availableBytes?: number; capacityBytes?: number; usedBytes?: number; inodesFree?: number; inodes?: number; inodesUsed?: number }
-export interface ContainerSummary { name: string; startTime: string; cpu?: CpuStats; memory?: MemoryStats; rootfs?: FsStats; logs?: FsStats }
+export interface SwapStats { time: string; swapAvailableBytes?: number; swapUsageBytes?: number }
+export interface ContainerSummary { name: string; startTime: string; cpu?: CpuStats; memory?: MemoryStats; swap?: SwapStats; rootfs?: FsStats; logs?: FsStats }
 export interface VolumeStats extends FsStats { name: string }
 export interface PodSummary {
   podRef: { name: string; namespace: string; uid: string };
@@ -21,6 +22,7 @@ export interface PodSummary {
   containers: ContainerSummary[];
   cpu?: CpuStats;
   memory?: MemoryStats;
+  swap?: SwapStats;
   'ephemeral-storage'?: FsStats;
   volume?: VolumeStats[];
 }
@@ -29,6 +31,7 @@ export interface NodeSummary {
   startTime: string;
   cpu: CpuStats;
   memory: MemoryStats;
+  swap?: SwapStats;
   fs: FsStats;
   runtime: { imageFs?: FsStats };
   rlimit: { time: string; maxpid?: number; curproc?: number };
@@ -97,6 +100,7 @@ function nodeSummary(input: SummaryInput): NodeSummary {
       ...field('pageFaults', m.pageFaults),
       ...field('majorPageFaults', m.majorPageFaults),
     },
+    swap: { time, swapAvailableBytes: Number(input.node.swap.availableBytes), swapUsageBytes: Number(input.node.swap.usageBytes) },
     fs: fsStats(time, input.rootFs),
     runtime: image === undefined ? {} : { imageFs: { ...fsStats(time, image.fs), usedBytes: Number(image.usedBytes), inodesUsed: Number(image.inodesUsed) } },
     rlimit: { time, ...field('maxpid', input.node.rlimit.maxpid), ...field('curproc', input.node.rlimit.curproc) },
@@ -118,6 +122,7 @@ function containerSummary(c: ContainerInput, imageFs: SummaryInput['imageFs']): 
   const cpu = c.stats?.cpu;
   const memory = c.stats?.memory;
   const layer = c.stats?.writableLayer;
+  const swap = c.stats?.swap;
   const capacity = imageFs === undefined ? {} : { capacityBytes: imageFs.fs.capacityBytes, availableBytes: imageFs.fs.availableBytes, inodes: imageFs.fs.inodes, inodesFree: imageFs.fs.inodesFree };
   return {
     name: c.name,
@@ -136,6 +141,7 @@ function containerSummary(c: ContainerInput, imageFs: SummaryInput['imageFs']): 
             ...field('majorPageFaults', memory.majorPageFaults),
           },
         }),
+    ...(swap === undefined ? {} : { swap: { time: apiTime(swap.timestamp), ...field('swapAvailableBytes', swap.availableBytes), ...field('swapUsageBytes', swap.usageBytes) } }),
     ...(layer === undefined ? {} : { rootfs: { time: apiTime(layer.timestamp), ...capacity, ...field('usedBytes', layer.usedBytes), ...field('inodesUsed', layer.inodesUsed) } }),
   };
 }
@@ -155,7 +161,13 @@ function latest(times: readonly (string | undefined)[], fallback: string): strin
   return times.reduce<string>((max, t) => (t !== undefined && t > max ? t : max), fallback);
 }
 
-function podTotals(containers: readonly ContainerSummary[], volumes: readonly VolumeStats[], input: { time: string; rootFs: FsFigures }): Pick<PodSummary, 'cpu' | 'memory' | 'ephemeral-storage'> {
+/** The pod's swap: its containers' usage summed, when every container reported it. */
+function podSwap(containers: readonly ContainerSummary[], time: string): Pick<PodSummary, 'swap'> {
+  const usage = sum(containers, (c) => c.swap?.swapUsageBytes);
+  return usage === undefined ? {} : { swap: { time: latest(containers.map((c) => c.swap?.time), time), swapUsageBytes: usage } };
+}
+
+function podTotals(containers: readonly ContainerSummary[], volumes: readonly VolumeStats[], input: { time: string; rootFs: FsFigures }): Pick<PodSummary, 'cpu' | 'memory' | 'swap' | 'ephemeral-storage'> {
   const { time } = input;
   const cpuTime = latest(containers.map((c) => c.cpu?.time), time);
   const memTime = latest(containers.map((c) => c.memory?.time), time);
@@ -168,6 +180,7 @@ function podTotals(containers: readonly ContainerSummary[], volumes: readonly Vo
   return {
     cpu: { time: cpuTime, ...field('usageNanoCores', sum(containers, (c) => c.cpu?.usageNanoCores)), ...field('usageCoreNanoSeconds', sum(containers, (c) => c.cpu?.usageCoreNanoSeconds)) },
     memory: { time: memTime, ...field('usageBytes', sum(containers, (c) => c.memory?.usageBytes)), ...field('workingSetBytes', sum(containers, (c) => c.memory?.workingSetBytes)), ...field('rssBytes', sum(containers, (c) => c.memory?.rssBytes)) },
+    ...podSwap(containers, time),
     'ephemeral-storage': { time, capacityBytes, availableBytes, inodes, inodesFree, usedBytes: layers + logs + volumeBytes, inodesUsed },
   };
 }

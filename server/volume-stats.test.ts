@@ -67,7 +67,7 @@ describe('volume and log figures of the summary', () => {
     const input: SummaryInput = {
       nodeName: 'n',
       now: 1_900_000_000_000_000_000n,
-      node: { memory: { capacityBytes: 10n, usageBytes: 1n, workingSetBytes: 1n }, usageCoreNanoSeconds: 1n, bootTimeSeconds: 1, rlimit: {} },
+      node: { memory: { capacityBytes: 10n, usageBytes: 1n, workingSetBytes: 1n }, usageCoreNanoSeconds: 1n, bootTimeSeconds: 1, rlimit: {}, swap: { usageBytes: 0n, availableBytes: 0n } },
       nodeNanoCores: undefined,
       rootFs: fs,
       imageFs: undefined,

@@ -11,15 +11,18 @@
 #   selfhosted   test/selfhosted/*.test.ts (the chart installed with helm, nodelet as its DaemonSet on the cluster)
 #   upgrade      test/upgrade/*.test.ts (helm upgrade from the previous release with running pods; npm run test:upgrade,
 #                not part of npm test: it builds the previous release's image too)
+#   compare      test/compare/*.test.ts (nodelet against the kubelet control node of `npm run kubelet:up`, which the
+#                suite starts: npm run test:compare, not part of npm test: a second Ready node changes what
+#                the e2e suites see, and a cold cache builds the kubelet)
 # Prints the spec report; also writes TAP to .test-results/<suite>.tap for test-all's summary.
 # Each suite runs under an overall time limit (below); hitting it prints why and exits 124.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|faults-scale|image|selfhosted|upgrade [files...]}
+suite=${1:?usage: run-suite.sh unit|integration|e2e|faults|faults-scale|image|selfhosted|upgrade|compare [files...]}
 shift
 case $suite in
   unit) mapfile -t files < <(find cmd server controllers reconcilers cri kube util dashboard approver queue-users bench test/doubles test/conformance test/faults-scale/hostile -name '*.test.ts' 2>/dev/null | sort) ;;
-  integration | e2e | faults | faults-scale | image | selfhosted | upgrade)
+  integration | e2e | faults | faults-scale | image | selfhosted | upgrade | compare)
     mapfile -t files < <(find "test/$suite" -maxdepth 1 -name '*.test.ts' | sort)
     if [[ -f .cluster/env ]]; then source .cluster/env; fi
     ;;
@@ -34,7 +37,7 @@ if [[ $suite == unit ]]; then concurrency=2; fi
 # node's per-test timeouts do not cover hooks, leaked handles or a wedged child. Overridable with a
 # duration `timeout` understands (90s, 20m, 1h): NODELET_SUITE_TIMEOUT_<SUITE> (e.g.
 # NODELET_SUITE_TIMEOUT_E2E, NODELET_SUITE_TIMEOUT_FAULTS_SCALE), else NODELET_SUITE_TIMEOUT for every suite.
-declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [faults-scale]=3h [image]=20m [selfhosted]=20m [upgrade]=40m)
+declare -A default_limit=([unit]=10m [integration]=15m [e2e]=30m [faults]=30m [faults-scale]=3h [image]=20m [selfhosted]=20m [upgrade]=40m [compare]=20m)
 suite_upper=${suite^^}
 per_suite_var=NODELET_SUITE_TIMEOUT_${suite_upper//-/_}
 limit=${!per_suite_var:-${NODELET_SUITE_TIMEOUT:-${default_limit[$suite]}}}
