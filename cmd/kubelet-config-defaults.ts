@@ -107,6 +107,7 @@ export const DEFAULT_ONLY_FIELDS: Readonly<Record<string, DefaultOnlyField>> = {
   localStorageCapacityIsolation: field(is(true), 'ephemeral-storage limits are enforced by eviction'),
   mergeDefaultEvictionSettings: field(is(false), 'eviction thresholds are taken as given'),
   memoryThrottlingFactor: field(is(0.9), 'no memory QoS (MemoryQoS is off)'),
+  memoryReservationPolicy: field(is('None'), 'no memory.min or memory.low protection (MemoryQoS is off)'),
   nodeStatusMaxImages: field(is(50), 'the Node reports the 50 largest images'),
   cpuCFSQuotaPeriod: field(duration(100), 'the CFS period is 100 ms'),
   runtimeRequestTimeout: field(duration(120_000), 'CRI calls time out at 60 s, before the kubelet’s 2 min: a slower runtime call is retried by the next reconcile'),
