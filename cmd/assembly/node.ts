@@ -7,7 +7,10 @@ import { createNodeController, type NodeController, type NodePressure } from '..
 import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
 import { CachedImageList } from '../../controllers/node/node-images.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
-import type { NodeEventSink } from '../../reconcilers/events/node-event.js';
+import type { NodeEvent, NodeEventSink } from '../../reconcilers/events/node-event.js';
+import { readFileSync } from 'node:fs';
+import { cgroupLayout } from '../../reconcilers/cgroups/host-cgroupfs.js';
+import { allocatableEnforcedEvent, cgroupV1Event } from '../../controllers/node/node-events.js';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import type { CrashLoopBackOffSettings, ImagePullSettings, ReservedResources } from '../../controllers/nodeagent/settings.js';
 import type { LiveParts } from '../../controllers/nodeagent/targets.js';
@@ -65,7 +68,22 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     taints: settings.registerWithTaints,
     pressure,
     events,
+    startupEvents: () => startupEvents(settings),
   });
+}
+
+/**
+ * The kubelet's start-up node events besides `Starting`: the cgroup v1 warning on such a host, and
+ * `NodeAllocatableEnforced` when the pods' cgroup is held to the allocatable (cgroups per QoS).
+ */
+function startupEvents(settings: AgentCore['settings']): NodeEvent[] {
+  let v1 = false;
+  try {
+    v1 = cgroupLayout(readFileSync('/proc/self/mountinfo', 'utf8')).version === 1;
+  } catch {
+    // No mount table to read: no claim about the host's cgroups.
+  }
+  return [...(v1 ? [cgroupV1Event()] : []), ...(settings.cgroups === undefined ? [] : [allocatableEnforcedEvent()])];
 }
 
 /**

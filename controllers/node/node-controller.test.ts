@@ -8,6 +8,8 @@ import type { HostFacts } from './host-info.js';
 import { NODE_LEASE_NAMESPACE } from './lease.js';
 import { createNodeController, isForbiddenNodeLabelError, type NodeRuntime } from './node-controller.js';
 import type { NodeReadiness } from './node-status.js';
+import { allocatableEnforcedEvent, cgroupV1Event } from './node-events.js';
+import type { NodeEvent } from '../../reconcilers/events/node-event.js';
 
 const facts: HostFacts = {
   cpuCount: 4,
@@ -23,7 +25,7 @@ const facts: HostFacts = {
   runningInUserNamespace: false,
 };
 
-function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[] } = {}) {
+function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[]; startupEvents?: () => readonly NodeEvent[] } = {}) {
   const clock = createFakeClock(Date.parse('2030-01-01T00:00:00Z'));
   const nodeApi = createFakeNodeApi();
   const leaseApi = createFakeLeaseApi();
@@ -49,6 +51,7 @@ function setup(options: { labels?: Record<string, string>; annotations?: Record<
     nodeApi,
     leaseApi,
     ...(options.events === undefined ? {} : { events: { recordNode: (node: { name: string; uid: string }, e: { reason: string }) => options.events?.push(`${node.name}/${node.uid} ${e.reason}`) } }),
+    ...(options.startupEvents === undefined ? {} : { startupEvents: options.startupEvents }),
   });
   return {
     clock,
@@ -143,6 +146,20 @@ describe('node controller', () => {
     setReadiness({ ready: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' });
     await controller.refreshNow();
     assert.deepEqual(events.slice(4), [`${uid} NodeNotReady`]);
+    await controller.stop();
+  });
+
+  it("records the start-up events after Starting, once (the kubelet's CgroupV1 warning, NodeAllocatableEnforced)", async () => {
+    const events: string[] = [];
+    let asked = 0;
+    const { controller, clock } = setup({ events, startupEvents: () => { asked++; return [cgroupV1Event(), allocatableEnforcedEvent()]; } });
+    controller.start();
+    await settle();
+    assert.deepEqual(events.map((e) => e.split(' ')[1]).slice(0, 3), ['Starting', 'CgroupV1', 'NodeAllocatableEnforced']);
+    await clock.advance(10_000);
+    await settle();
+    assert.equal(asked, 1);
+    assert.equal(events.filter((e) => e.endsWith(' CgroupV1')).length, 1);
     await controller.stop();
   });
 

@@ -16,6 +16,7 @@ import type { Reservations } from './allocatable.js';
 import { agentVersion } from './agent-version.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { HostInfo } from './host-info.js';
+import type { NodeEvent } from '../../reconcilers/events/node-event.js';
 import { createNodeLease, DEFAULT_LEASE_DURATION_SECONDS, type LeaseApi } from './lease.js';
 import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
@@ -50,6 +51,8 @@ export interface NodeControllerOptions {
   readonly pressure?: NodePressure;
   /** Where the Node's own events go (`Starting`, `NodeReady`, pressure, `Rebooted`…); absent: none. */
   readonly events?: NodeEventSink;
+  /** Events of the agent's start besides `Starting`, read when the first status is posted. */
+  readonly startupEvents?: () => readonly NodeEvent[];
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
   /** Defaults: status and lease every 10 s, lease duration 40 s. */
@@ -126,6 +129,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     agentVersion: options.agentVersion ?? agentVersion(),
     pressure: options.pressure,
     events: options.events,
+    startupEvents: options.startupEvents,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),

@@ -74,3 +74,17 @@ export function schedulableEvent(nodeName: string, was: boolean, now: boolean): 
 export function startingEvent(): NodeEvent {
   return { type: 'Normal', reason: 'Starting', message: 'Starting nodelet.' };
 }
+
+/** The kubelet's start-up warning on a cgroup v1 host (events.CgroupV1). */
+export function cgroupV1Event(): NodeEvent {
+  return {
+    type: 'Warning',
+    reason: 'CgroupV1',
+    message: 'cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1',
+  };
+}
+
+/** The kubelet's event once the pods' cgroup (kubepods) is held to the node's allocatable. */
+export function allocatableEnforcedEvent(): NodeEvent {
+  return { type: 'Normal', reason: 'NodeAllocatableEnforced', message: 'Updated Node Allocatable limit across pods' };
+}

@@ -8,6 +8,7 @@ import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-f
 import { NO_RESERVATIONS, type Reservations } from './allocatable.js';
 import type { V1ContainerImage, V1Node, V1NodeStatus, V1Taint } from '@kubernetes/client-node';
 import { nodeStatusEvents, schedulableEvent, startingEvent, type NodeEventSink } from './node-events.js';
+import type { NodeEvent } from '../../reconcilers/events/node-event.js';
 import type { Image } from '../../cri/types.js';
 import { nodeImagesOf } from './node-images.js';
 import { PatchType } from '../../kube/client.js';
@@ -52,6 +53,8 @@ export interface NodeStatusReporterOptions {
   readonly pressure?: NodePressure | undefined;
   /** Where the Node's own events go (`node-events.ts`); absent: none recorded. */
   readonly events?: NodeEventSink | undefined;
+  /** Events of the agent's start besides `Starting` (the host's cgroup v1 warning, allocatable enforced), read at the first post. */
+  readonly startupEvents?: (() => readonly NodeEvent[]) | undefined;
 }
 
 /** What the Node reports of the eviction manager (narrow, so tests pass plain objects). */
@@ -105,7 +108,7 @@ async function probeImages(runtime: NodeRuntime, logger: Logger): Promise<V1Cont
  * The Node's events of each heartbeat that reached the API server: `Starting` after the first, then
  * what changed between the status the server held and the one posted, and cordoning.
  */
-function nodeEventRecorder(nodeName: string, sink: NodeEventSink | undefined): { afterPost(previous: V1NodeStatus | undefined, posted: V1NodeStatus, node: V1Node): void } {
+function nodeEventRecorder(nodeName: string, sink: NodeEventSink | undefined, startup: () => readonly NodeEvent[]): { afterPost(previous: V1NodeStatus | undefined, posted: V1NodeStatus, node: V1Node): void } {
   let started = false;
   // The kubelet starts from schedulable, so a node cordoned before the agent started says so once.
   let unschedulable = false;
@@ -116,7 +119,7 @@ function nodeEventRecorder(nodeName: string, sink: NodeEventSink | undefined): {
       const now = node.spec?.unschedulable === true;
       const cordon = schedulableEvent(nodeName, unschedulable, now);
       unschedulable = now;
-      const all = [...(started ? [] : [startingEvent()]), ...nodeStatusEvents(nodeName, previous, posted), ...(cordon === undefined ? [] : [cordon])];
+      const all = [...(started ? [] : [startingEvent(), ...startup()]), ...nodeStatusEvents(nodeName, previous, posted), ...(cordon === undefined ? [] : [cordon])];
       started = true;
       for (const event of all) sink.recordNode(ref, event);
     },
@@ -128,7 +131,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
   const { api, nodeName, logger } = options;
   let current: V1Node | undefined;
   let runtimeVersion: string | undefined;
-  const events = nodeEventRecorder(nodeName, options.events);
+  const events = nodeEventRecorder(nodeName, options.events, options.startupEvents ?? (() => []));
   let maxPods = options.maxPods;
   let reservations = options.reservations ?? NO_RESERVATIONS;
 

@@ -29,7 +29,7 @@ describe("the kubelet control node's own configuration, read by nodelet's --conf
   it('is accepted whole, and every field nodelet maps keeps its value', async (t) => {
     requireCluster();
     const served = JSON.parse(await kubectl(['get', '--raw', `/api/v1/nodes/${KUBELET_NODE}/proxy/configz`])) as { kubeletconfig: Record<string, unknown> };
-    const config = { apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', ...served.kubeletconfig };
+    const config: Record<string, unknown> = { apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', ...served.kubeletconfig };
     const dir = mkdtempSync(path.join(tmpdir(), 'kubelet-config-'));
     try {
       const file = path.join(dir, 'config.yaml');
