@@ -17,7 +17,8 @@ import { serveNodeLogs } from './node-logs.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
 import type { StatsCollector } from './stats-collector.js';
 import { metricsRoutes } from './metrics-route.js';
-import { statsRoutes } from './stats-routes.js';
+import { cadvisorRoute, statsRoutes } from './stats-routes.js';
+import type { CadvisorCollector } from './cadvisor-collector.js';
 import { streamingRoutes, type StreamRuntime } from './streaming.js';
 import { checkpointRoutes, type CheckpointDeps } from './checkpoint.js';
 import type { Logger } from 'pino';
@@ -42,6 +43,8 @@ export interface RouteDeps {
   readonly checkpoint?: Pick<CheckpointDeps, 'runtime' | 'rootDir'>;
   /** Serves `/stats/summary` and `/metrics/resource` when given. */
   readonly stats?: { readonly collector: StatsCollector; readonly logger: Logger };
+  /** Serves `/metrics/cadvisor` when given. */
+  readonly cadvisor?: CadvisorCollector;
   /** Serves `/configz` when given: the node's configuration as a KubeletConfiguration. */
   readonly configz?: () => Readonly<Record<string, unknown>>;
   /** Serves `/metrics` when given. */
@@ -153,6 +156,7 @@ export function nodeRoutes(deps: RouteDeps): Route[] {
     ...streamingRoutes(deps),
     ...(deps.checkpoint === undefined ? [] : checkpointRoutes({ ...deps.checkpoint, pods: deps.pods, clock: deps.clock })),
     ...(deps.stats === undefined ? [] : statsRoutes(deps.stats.collector, deps.stats.logger)),
+    ...(deps.cadvisor === undefined ? [] : [cadvisorRoute(deps.cadvisor)]),
     ...(deps.metrics === undefined ? [] : metricsRoutes(deps.metrics.registry, deps.metrics.logger)),
     ...(deps.configz === undefined ? [] : [configzRoute(deps.configz)]),
   ];

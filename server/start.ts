@@ -22,6 +22,10 @@ import { ServingCertManager } from './serving-cert-manager.js';
 import { servingCredentials } from './tls.js';
 import type { CertificateAndKey } from '../kube/certificates/x509.js';
 import type { ContainerCheckpointer } from '../cri/types.js';
+import { CadvisorCollector } from './cadvisor-collector.js';
+import { cgroupTreeOf, type CgroupTree } from './cgroup-stats-reader.js';
+import { cgroupLayout } from '../reconcilers/cgroups/host-cgroupfs.js';
+import { readMachineInfo, readVersionInfo } from './machine-info.js';
 
 /** What the node server is built from. */
 export interface NodeServerParts {
@@ -52,6 +56,31 @@ export interface NodeServerParts {
   readonly metrics?: NodeMetrics;
   /** Served as `/configz` when given. */
   readonly configz?: () => Readonly<Record<string, unknown>>;
+  /** `/metrics/cadvisor`: `--cgroup-root` (undefined with `--cgroups-per-qos=false`) and the sandbox image. */
+  readonly cadvisor?: { readonly cgroupRoot: string | undefined; readonly sandboxImage: string };
+}
+
+/** The host's cgroup tree, read from the mount table once (it does not change while nodelet runs). */
+function hostCgroupTree(): () => Promise<CgroupTree | undefined> {
+  let tree: Promise<CgroupTree | undefined> | undefined;
+  return () => {
+    tree ??= readFile('/proc/self/mountinfo', 'utf8').then((text) => cgroupTreeOf(cgroupLayout(text)));
+    return tree;
+  };
+}
+
+/** The `/metrics/cadvisor` collector on the host's files. */
+function cadvisorCollector(parts: NodeServerParts, settings: NonNullable<NodeServerParts['cadvisor']>): CadvisorCollector {
+  return new CadvisorCollector({
+    runtime: parts.runtime,
+    images: parts.images,
+    cgroupRoot: settings.cgroupRoot,
+    sandboxImage: settings.sandboxImage,
+    tree: hostCgroupTree(),
+    machine: () => readMachineInfo(),
+    version: () => readVersionInfo(),
+    rootDirs: [parts.rootDir, ...(parts.podLogDir === undefined ? [] : [parts.podLogDir])],
+  });
 }
 
 /** A follower looks at a log file that has not grown this often (the kubelet's fsnotify wakes it sooner). */
@@ -139,6 +168,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
         logger: parts.logger,
       },
       ...(parts.metrics === undefined ? {} : { metrics: { registry: parts.metrics, logger: parts.logger } }),
+      ...(parts.cadvisor === undefined ? {} : { cadvisor: cadvisorCollector(parts, parts.cadvisor) }),
       ...(parts.configz === undefined ? {} : { configz: parts.configz }),
     }),
     logger: parts.logger,

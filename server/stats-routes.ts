@@ -5,6 +5,7 @@
  * answers 200 with the error gauges at 1, as the kubelet's collector reports a failed gather.
  */
 import type { Logger } from 'pino';
+import type { CadvisorCollector } from './cadvisor-collector.js';
 import { resourceMetrics } from './resource-metrics.js';
 import { sendJson, sendText, type Route, type RouteRequest } from './routes.js';
 import type { StatsCollector } from './stats-collector.js';
@@ -39,4 +40,22 @@ export function statsRoutes(stats: StatsCollector, logger: Logger): Route[] {
     { method: 'GET', pattern: '/stats/summary', handler: summary },
     { method: 'GET', pattern: '/metrics/resource', handler: metrics },
   ];
+}
+
+/**
+ * `GET /metrics/cadvisor` (`nodes/metrics`): the kubelet's cAdvisor families (cadvisor-collector.ts).
+ * Always 200: what could not be read shows in `container_scrape_error` / `machine_scrape_error`,
+ * as the kubelet's handler continues on a collector's error. The scrape stops when the client goes.
+ */
+export function cadvisorRoute(collector: CadvisorCollector): Route {
+  const handler = async ({ res }: RouteRequest): Promise<void> => {
+    const gone = new AbortController();
+    res.on('close', () => {
+      gone.abort();
+    });
+    const text = await collector.scrape(gone.signal);
+    res.writeHead(200, { 'Content-Type': PROMETHEUS_TEXT, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  return { method: 'GET', pattern: '/metrics/cadvisor', handler };
 }

@@ -20,5 +20,6 @@ export function nodeServerParts(core: AgentCore, store: DesiredPodStore): Omit<P
     clock,
     logger: logger.child({ component: 'node-server' }),
     configz: () => kubeletConfigurationOf(settings),
+    cadvisor: { cgroupRoot: settings.cgroups?.cgroupRoot, sandboxImage: settings.sandboxImage },
   };
 }
