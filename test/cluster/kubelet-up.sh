@@ -147,6 +147,9 @@ containerRuntimeEndpoint: unix://$KUBELET_CONTAINERD_SOCK
 imageServiceEndpoint: unix://$KUBELET_CONTAINERD_SOCK
 # Its container GC deletes the log dirs it does not know in here: never nodelet's /var/log/pods.
 podLogsDir: $KUBELET_POD_LOGS
+# Static pods, as nodelet's node has them (.cluster/manifests): the node conformance suite's mirror
+# pod tests write their manifests into the directory /configz names.
+staticPodPath: $KUBELET_DIR/manifests
 volumePluginDir: $KUBELET_DIR/volume-plugins
 address: $KUBELET_NODE_IP
 port: $NODE_SERVER_PORT
@@ -221,7 +224,7 @@ main() {
   [[ $(id -u) == 0 ]] || die "the kubelet node needs root"
   [[ -f $CLUSTER_DIR/kubeconfig ]] && kubectl_admin get --raw /readyz >/dev/null 2>&1 ||
     die "the test cluster is not up (npm run cluster:up)"
-  mkdir -p "$KUBELET_DIR" "$KUBELET_ROOT" "$KUBELET_POD_LOGS" "$KUBELET_LOG_DIR" "$KUBELET_DIR/bin"
+  mkdir -p "$KUBELET_DIR" "$KUBELET_ROOT" "$KUBELET_POD_LOGS" "$KUBELET_LOG_DIR" "$KUBELET_DIR/bin" "$KUBELET_DIR/manifests"
   trap 'on_exit $?' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM

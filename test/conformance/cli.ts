@@ -6,13 +6,15 @@
  *   cli.ts summary <report.json>
  *       prints "<passed> passed, <failed> failed, <skipped> skipped" of one run
  *   cli.ts render <results root> <out.md> <command> [--control <control results root>]
+ *                 [--node-suite <results root>] [--node-control <results root>]
  *       merges every <results root>/<run>/report.json (with its meta.json) into docs/conformance.md,
- *       and the control runs on the kubelet node (run.sh --node kubelet) into its control section
+ *       the control runs on the kubelet node (run.sh --node kubelet) into its control section, and
+ *       the node conformance suite's runs (run-node.sh, on nodelet and on the kubelet) into its own
  */
 import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { mergeResults, parseGinkgoReport, type TestResult } from './ginkgo-report.js';
-import { parsePatternNotes, renderConformance, type ControlInfo } from './markdown.js';
+import { parsePatternNotes, renderConformance, type ControlInfo, type NodeSuiteInfo } from './markdown.js';
 import { focusRegex, parseShard, selectShard } from './shard.js';
 
 const HERE = import.meta.dirname;
@@ -94,6 +96,36 @@ function loadControl(root: string | undefined): { control?: ControlInfo } {
   return { control: { command: CONTROL_COMMAND, runs: runs.map(runLine), tests: mergeResults(runs.map((r) => r.tests)) } };
 }
 
+const NODE_COMMANDS = [
+  'npm run conformance -- --suite node --shard i/n   # for i in 1..n: nodelet\'s node',
+  "npm run kubelet:up && npm run conformance -- --suite node --node kubelet --focus '<regex>'; npm run kubelet:down",
+];
+
+function loadRunsIfAny(root: string | undefined): LoadedRun[] {
+  return root === undefined || !existsSync(root) ? [] : loadRuns(root);
+}
+
+/** The node conformance suite's section, when either of its roots has a run. */
+function loadNodeSuite(args: readonly string[]): { nodeSuite?: NodeSuiteInfo } {
+  const root = option(args, '--node-suite');
+  const runs = loadRunsIfAny(root);
+  const controlRuns = loadRunsIfAny(option(args, '--node-control'));
+  if (runs.length === 0 && controlRuns.length === 0) return {};
+  const latest = runs.at(-1);
+  return {
+    nodeSuite: {
+      commands: NODE_COMMANDS,
+      runs: runs.map(runLine),
+      controlRuns: controlRuns.map(runLine),
+      tests: mergeResults(runs.map((r) => r.tests)),
+      controlTests: mergeResults(controlRuns.map((r) => r.tests)),
+      ...(root === undefined || latest === undefined ? {} : inScopeOf(path.join(root, latest.meta.label, 'list.json'))),
+      exclusions: parsePatternNotes(readFileSync(path.join(HERE, 'node-exclusions.txt'), 'utf8')),
+      causes: parsePatternNotes(readFileSync(path.join(HERE, 'node-causes.txt'), 'utf8')),
+    },
+  };
+}
+
 function render(args: readonly string[]): void {
   const [root, out, command] = args;
   if (root === undefined || out === undefined || command === undefined) throw new Error('usage: render <results root> <out.md> <command>');
@@ -115,6 +147,7 @@ function render(args: readonly string[]): void {
     fixedSince,
     ...inScopeOf(path.join(root, latest.meta.label, 'list.json')),
     ...loadControl(option(args, '--control')),
+    ...loadNodeSuite(args),
   });
   writeFileSync(out, page);
   process.stderr.write(`[conformance] wrote ${out} from ${runs.length} run(s): ${tally(tests)}\n`);

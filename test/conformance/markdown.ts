@@ -27,6 +27,28 @@ export interface RunInfo {
   readonly fixedSince?: readonly TestResult[];
   /** The control runs on the kubelet node, when there are any. */
   readonly control?: ControlInfo;
+  /** The node conformance suite (`e2e_node.test`, run-node.sh), when it has runs. */
+  readonly nodeSuite?: NodeSuiteInfo;
+}
+
+/**
+ * The node conformance suite's runs: Kubernetes' `e2e_node.test` on one node of the cluster, nodelet's
+ * and (the control) the kubelet's. Its own section of the page, after the e2e.test part.
+ */
+export interface NodeSuiteInfo {
+  /** How to reproduce nodelet's runs and the control's. */
+  readonly commands: readonly string[];
+  /** One line per run on nodelet, then one per run on the kubelet (counts and wall time). */
+  readonly runs: readonly string[];
+  readonly controlRuns: readonly string[];
+  /** Every test run on nodelet, and on the kubelet, merged over the runs. */
+  readonly tests: readonly TestResult[];
+  readonly controlTests: readonly TestResult[];
+  /** How many tests are in scope (the latest dry run's list), when known. */
+  readonly inScope?: number;
+  /** test/conformance/node-exclusions.txt and node-causes.txt. */
+  readonly exclusions: readonly PatternNote[];
+  readonly causes: readonly PatternNote[];
 }
 
 /** The control: the same runner with every test pod on a kubelet node (`--node kubelet`). */
@@ -149,6 +171,61 @@ export function controlSection(control: ControlInfo, nodelet: readonly TestResul
   ];
 }
 
+/** The node conformance section: nodelet's results, the kubelet's beside them, the exclusions. */
+export function nodeSuiteSection(suite: NodeSuiteInfo): string[] {
+  const ran = suite.tests.filter((t) => t.outcome !== 'skipped' && t.outcome !== 'pending');
+  const controlRan = suite.controlTests.filter((t) => t.outcome !== 'skipped' && t.outcome !== 'pending');
+  const byName = new Map(suite.tests.map((t) => [t.name, t]));
+  const controlByName = new Map(suite.controlTests.map((t) => [t.name, t]));
+  const names = [...new Set([...byName.keys(), ...controlByName.keys()])].sort((a, b) => a.localeCompare(b));
+  const rows = names.map((name) => {
+    const k = controlByName.get(name);
+    const n = byName.get(name);
+    return `| ${cell(name)} | ${cell(outcomeCell(k))} | ${cell(outcomeCell(n))} | ${k === undefined ? 'not run on the kubelet' : verdict(k, n)} |`;
+  });
+  const bugs = names.filter((name) => {
+    const k = controlByName.get(name);
+    return k !== undefined && verdict(k, byName.get(name)).includes('nodelet bug');
+  }).length;
+  return [
+    '## Node conformance: `e2e_node.test` on one node',
+    '',
+    'Kubernetes\' node conformance test: the `[NodeConformance]` tests of `test/e2e_node`, run by `e2e_node.test` of the same release (built from the Go module proxy) in its existing-node mode (`--start-services=false --stop-services=false --prepull-images=false`, as upstream\'s node conformance image runs it without a kubelet of its own): it starts, restarts and reconfigures nothing, and tests the agent that runs. It assumes a one-node cluster: test/conformance/one-node-proxy.ts shows it the API server with only the node under test (nodelet\'s `vm`, or the kubelet\'s in the control), and every test pod names that node. Out of scope as in the e2e.test part (`[Serial]`, `[Disruptive]`, `[Slow]`, `[Flaky]`, `[Feature:…]`, `[Alpha]`, `[Beta]`: every test that restarts or reconfigures the kubelet, or needs systemd, carries one of them), and the exclusions below.',
+    '',
+    '```sh',
+    ...suite.commands,
+    '```',
+    '',
+    ...suite.runs.map((r) => `- nodelet: ${r}`),
+    ...suite.controlRuns.map((r) => `- kubelet: ${r}`),
+    '',
+    `**nodelet: ${ran.filter((t) => t.outcome === 'passed').length} of ${ran.length} tests that ran passed**${coverage(ran.length, suite.inScope)}; the kubelet: ${controlRan.filter((t) => t.outcome === 'passed').length} of ${controlRan.length}; ${bugs} passed on the kubelet and failed on nodelet.`,
+    '',
+    '### By area (nodelet)',
+    '',
+    ...countsTable('SIG / area', countBy(suite.tests, (t) => `${t.sig} / ${t.area}`)),
+    '',
+    '### Failures on nodelet',
+    '',
+    ...failuresSection(suite.tests, suite.causes),
+    '',
+    '### nodelet beside the kubelet',
+    '',
+    '| test | kubelet | nodelet | verdict |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    '### Exclusions',
+    '',
+    'In-scope node conformance tests this harness cannot run (test/conformance/node-exclusions.txt):',
+    '',
+    '| test (regex) | reason |',
+    '|---|---|',
+    ...suite.exclusions.map((e) => `| \`${cell(e.pattern)}\` | ${cell(e.note)} |`),
+    '',
+  ];
+}
+
 function coverage(ran: number, inScope: number | undefined): string {
   if (inScope === undefined || ran >= inScope) return '';
   return ` (${ran} of the ${inScope} in-scope tests ran; the others are in shards not run yet)`;
@@ -208,5 +285,6 @@ export function renderConformance(tests: readonly TestResult[], info: RunInfo): 
     ...info.exclusions.map((e) => `| \`${cell(e.pattern)}\` | ${cell(e.note)} |`),
     '',
   );
+  if (info.nodeSuite !== undefined) out.push(...nodeSuiteSection(info.nodeSuite));
   return out.join('\n');
 }

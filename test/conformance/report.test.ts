@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstLine, isNotAGinkgoReportError, mergeResults, parseGinkgoReport, sigAndArea, type TestResult } from './ginkgo-report.js';
-import { causeOf, controlSection, countBy, isBadNoteLineError, parsePatternNotes, renderConformance, verdict } from './markdown.js';
+import { causeOf, controlSection, countBy, isBadNoteLineError, nodeSuiteSection, parsePatternNotes, renderConformance, verdict } from './markdown.js';
 
 const NS = 1e9;
 
@@ -161,5 +161,38 @@ describe('the control section (the same tests on the kubelet)', () => {
     assert.doesNotMatch(renderConformance(nodelet, info), /## Control/);
     const page = renderConformance(nodelet, { ...info, control });
     assert.match(page, /## Failures[\s\S]*## Control: the same tests on the kubelet[\s\S]*\| nodelet only \| passed \| \*\*failed\*\*: timed out \|/);
+  });
+});
+
+describe('the node conformance section (e2e_node.test on one node)', () => {
+  const failed = (name: string, failure: string): TestResult => ({ ...result(name, 'failed'), failure });
+  const suite = {
+    commands: ['npm run conformance -- --suite node'],
+    runs: ['focus-1: 1 passed, 1 failed'],
+    controlRuns: ['focus-1: 2 passed'],
+    tests: [result('[sig-node] Pods a', 'passed'), failed('[sig-node] Pods b', 'condition: PodScheduled not found for pod')],
+    controlTests: [result('[sig-node] Pods a', 'passed'), result('[sig-node] Pods b', 'passed'), result('[sig-node] Pods c', 'passed')],
+    inScope: 416,
+    exclusions: [{ pattern: 'Device Plugin Failures:', note: 'fixed socket path' }],
+    causes: [{ pattern: 'Pods b', note: 'no PodScheduled' }],
+  };
+  it('counts nodelet and the kubelet, and shows the coverage of the in-scope tests', () => {
+    const lines = nodeSuiteSection(suite);
+    assert.equal(lines[0], '## Node conformance: `e2e_node.test` on one node');
+    assert.ok(lines.includes('- nodelet: focus-1: 1 passed, 1 failed'));
+    assert.ok(lines.includes('- kubelet: focus-1: 2 passed'));
+    assert.ok(lines.includes('**nodelet: 1 of 2 tests that ran passed** (2 of the 416 in-scope tests ran; the others are in shards not run yet); the kubelet: 3 of 3; 1 passed on the kubelet and failed on nodelet.'));
+  });
+  it('puts each test of either node in one row, with its cause on nodelet and its own exclusions', () => {
+    const lines = nodeSuiteSection(suite);
+    assert.ok(lines.includes('| [sig-node] Pods b | condition: PodScheduled not found for pod | no PodScheduled |'));
+    assert.ok(lines.includes('| [sig-node] Pods b | passed | **failed**: condition: PodScheduled not found for pod | **nodelet bug**: passes on the kubelet |'));
+    assert.ok(lines.includes('| [sig-node] Pods c | passed | not run | not run on nodelet |'));
+    assert.ok(lines.includes('| `Device Plugin Failures:` | fixed socket path |'));
+  });
+  it('comes after the e2e.test page, only when the suite has runs', () => {
+    const info = { kubernetesVersion: 'v1.37.2', commit: 'abc', date: '2026-12-07', command: 'c', exclusions: [], causes: [], setupFailures: [], runs: [] };
+    assert.doesNotMatch(renderConformance([], info), /Node conformance/);
+    assert.match(renderConformance([], { ...info, nodeSuite: suite }), /## Exclusions[\s\S]*## Node conformance: `e2e_node.test` on one node[\s\S]*### Exclusions/);
   });
 });

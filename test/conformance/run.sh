@@ -25,6 +25,10 @@
 #   --no-render       do not regenerate docs/conformance.md
 #   --render-only     only regenerate docs/conformance.md from the reports there are (no cluster
 #                     needed: after an edit of causes.txt or exclusions.txt)
+#   --suite node      instead: Kubernetes' node conformance test (the [NodeConformance] tests of
+#                     e2e_node.test) on one node; run-node.sh, whose options are these but for
+#                     --features (see its top). Its runs go to .conformance/node/{results,control}
+#                     and into their own section of docs/conformance.md.
 #
 # docs/conformance.md is rendered from nodelet's runs (.conformance/results) and, in its section
 # "Control: the same tests on the kubelet", the control runs (.conformance/control).
@@ -41,6 +45,20 @@ repo=$(cd "$conf_dir/../.." && pwd)
 source "$repo/test/cluster/versions.env"
 say() { printf '[conformance] %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+
+# --suite node hands the whole run to run-node.sh (e2e_node.test); --suite e2e is this script.
+suite=e2e rest=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --suite) suite=${2:-}; shift 2 || die "--suite needs e2e or node" ;;
+    *) rest+=("$1"); shift ;;
+  esac
+done
+case $suite in
+  e2e) set -- ${rest[@]+"${rest[@]}"} ;;
+  node) exec bash "$conf_dir/run-node.sh" ${rest[@]+"${rest[@]}"} ;;
+  *) die "--suite is e2e (default) or node, not $suite" ;;
+esac
 
 focus="" shard="" procs=3 timeout=60m results="" render=1 target=nodelet features=""
 while [[ $# -gt 0 ]]; do
@@ -79,7 +97,10 @@ skip="$in_scope_skip${exclusions:+|$exclusions}"
 render_page() {
   local cmd="npm run conformance -- --shard i/n   # for i in 1..n, each through its own hold of the cluster" control=()
   [[ -d $control_results ]] && control=(--control "$control_results")
-  node --import tsx "$conf_dir/cli.ts" render "$nodelet_results" "$repo/docs/conformance.md" "$cmd" "${control[@]}"
+  # The node conformance suite's runs (run-node.sh): their own section.
+  [[ -d $repo/.conformance/node/results ]] && control+=(--node-suite "$repo/.conformance/node/results")
+  [[ -d $repo/.conformance/node/control ]] && control+=(--node-control "$repo/.conformance/node/control")
+  node --import tsx "$conf_dir/cli.ts" render "$nodelet_results" "$repo/docs/conformance.md" "$cmd" ${control[@]+"${control[@]}"}
 }
 if ((render == 2)); then render_page; exit 0; fi
 
