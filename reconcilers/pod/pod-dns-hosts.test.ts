@@ -107,7 +107,7 @@ describe('pod DNS in the sandbox config', () => {
     assert.equal(error.reason, 'FailedCreatePodSandBox');
     assert.equal(harness.runtime.callsTo('runPodSandbox').length, 0);
     const failed = harness.events.events.find((e) => e.reason === 'FailedCreatePodSandBox');
-    assert.match(failed?.message ?? '', /^Failed to create pod sandbox: Failed to generate sandbox config for pod "web_default\(uid-1\)": ENOENT/);
+    assert.match(failed?.message ?? '', /^Failed to create pod sandbox: ENOENT/);
   });
 });
 
@@ -231,7 +231,7 @@ describe('setHostnameAsFQDN', () => {
     const error = await harness.reconciler().reconcile(ref).then(() => undefined, (e: unknown) => e);
     assert.ok(isPodSetupError(error));
     const fqdn = `${hostname}.a-rather-long-subdomain.default.svc.cluster.local`;
-    const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "web_default(${UID})": failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`;
+    const message = `Failed to create pod sandbox: failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`;
     assert.equal(error.reason, 'FailedCreatePodSandBox');
     assert.equal(error.message, message);
     assert.equal(harness.runtime.callsTo('runPodSandbox').length, 0);

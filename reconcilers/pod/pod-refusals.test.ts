@@ -56,18 +56,18 @@ describe('refused pods', () => {
   it('holds hostUsers false Pending on a runtime that lists no handler (containerd 1.6): FailedCreatePodSandBox, no user namespaces', async () => {
     h.runtime.handlers = [];
     const errors = await reconcileTwice(basePod((p) => { p.spec!.hostUsers = false; p.spec!.dnsPolicy = 'Default'; }));
-    assertHeldPending(errors, 'FailedCreatePodSandBox', `Failed to create pod sandbox: Failed to generate sandbox config for pod "web_default(${UID})": can't set \`spec.hostUsers: false\`, runtime does not support user namespaces`);
+    assertHeldPending(errors, 'FailedCreatePodSandBox', `Failed to create pod sandbox: can't set \`spec.hostUsers: false\`, runtime does not support user namespaces`);
   });
 
   it("holds hostUsers false Pending when its RuntimeClass's handler has no user namespaces, or is not the runtime's", async () => {
     h.runtime.handlers = [{ name: '', recursiveReadOnlyMounts: true, userNamespaces: true }, { name: 'gvisor', recursiveReadOnlyMounts: false, userNamespaces: false }];
     h.runtimeClasses.set('sandboxed', 'gvisor');
     let errors = await reconcileTwice(basePod((p) => { p.spec!.hostUsers = false; p.spec!.runtimeClassName = 'sandboxed'; p.spec!.dnsPolicy = 'Default'; }));
-    assertHeldPending(errors, 'FailedCreatePodSandBox', `Failed to create pod sandbox: Failed to generate sandbox config for pod "web_default(${UID})": can't set \`spec.hostUsers: false\`, RuntimeClass handler "gvisor" does not support user namespaces`);
+    assertHeldPending(errors, 'FailedCreatePodSandBox', `Failed to create pod sandbox: can't set \`spec.hostUsers: false\`, RuntimeClass handler "gvisor" does not support user namespaces`);
     h.events.events.length = 0;
     h.runtimeClasses.set('sandboxed', 'kata');
     errors = await reconcileTwice(basePod((p) => { p.spec!.hostUsers = false; p.spec!.runtimeClassName = 'sandboxed'; p.spec!.dnsPolicy = 'Default'; }));
-    assertHeldPending(errors, 'FailedCreatePodSandBox', `Failed to create pod sandbox: Failed to generate sandbox config for pod "web_default(${UID})": can't set \`spec.hostUsers: false\`, RuntimeClass handler "kata" does not support user namespaces: the handler "kata" is not known`);
+    assertHeldPending(errors, 'FailedCreatePodSandBox', `Failed to create pod sandbox: can't set \`spec.hostUsers: false\`, RuntimeClass handler "kata" does not support user namespaces: the handler "kata" is not known`);
   });
 
   it('holds a pod with resource claims Pending: FailedPrepareDynamicResources', async () => {

@@ -33,7 +33,7 @@ import type { RestartBackoff } from '../model/restart-backoff.js';
 import { dynamicResourcesRefusal } from './runtime-support.js';
 import { handlerUsernsSupport, type RuntimeFeatureReader } from './runtime-features.js';
 import { HOST_USER_NAMESPACE, type UserNamespaceManager } from '../userns/userns-manager.js';
-import { buildSandboxConfig, isFqdnTooLongError, podIdentity } from '../container/sandbox-config.js';
+import { buildSandboxConfig, isFqdnTooLongError } from '../container/sandbox-config.js';
 import type { PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
 import { removeContainerLogs } from '../model/container-logs.js';
@@ -329,10 +329,12 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     return sandboxIps.length === 0 && pod.spec?.hostNetwork === true ? [this.options.nodeIp] : sandboxIps;
   }
 
-  /** The kubelet's event and error for a sandbox config it could not generate. */
+  /**
+   * The kubelet's event and error for a sandbox config it could not generate: its event carries the
+   * cause as it is ("Failed to create pod sandbox: %v" of the error), not the longer message it logs.
+   */
   private sandboxConfigFailure(pod: V1Pod, error: unknown): PodSetupError {
-    const { name, namespace, uid } = podIdentity(pod);
-    const message = `Failed to create pod sandbox: Failed to generate sandbox config for pod "${name}_${namespace}(${uid})": ${errorMessage(error)}`;
+    const message = `Failed to create pod sandbox: ${errorMessage(error)}`;
     this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
     return new PodSetupError('FailedCreatePodSandBox', message, { cause: error });
   }

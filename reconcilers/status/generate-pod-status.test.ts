@@ -310,3 +310,12 @@ describe('generatePodStatus: containers and addresses', () => {
     assert.equal(status(always, running).qosClass, 'BestEffort');
   });
 });
+
+describe('generatePodStatus: PodScheduled, as the kubelet adds it', () => {
+  it('adds PodScheduled True to a pod no scheduler saw (bound by spec.nodeName), and keeps the scheduler\'s as it is', () => {
+    const unscheduled = status(always, running);
+    assert.deepEqual(unscheduled.conditions?.filter((c) => c.type === 'PodScheduled'), [{ type: 'PodScheduled', status: 'True', lastTransitionTime: NOW }]);
+    const scheduled = basePod((p) => { p.status = { conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: EARLIER }] }; });
+    assert.deepEqual(status(scheduled, running).conditions?.filter((c) => c.type === 'PodScheduled'), [{ type: 'PodScheduled', status: 'True', lastTransitionTime: EARLIER }]);
+  });
+});

@@ -22,7 +22,7 @@ import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerProbeResult } from '../probes/container-readiness.js';
 import { generateContainerStatuses, generateEphemeralContainerStatuses, generateInitContainerStatuses, type ContainerStatusContext } from './container-statuses.js';
 import type { ContainerStartFailure } from '../runtime/start-failures.js';
-import { condition, DISRUPTION_TARGET, isOwnedCondition, TERMINATION_BY_KUBELET, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
+import { condition, DISRUPTION_TARGET, isOwnedCondition, POD_SCHEDULED, TERMINATION_BY_KUBELET, isTerminal, readinessConditions, readinessStatuses, withTransitionTimes, type Phase } from './pod-conditions.js';
 import { hasRunningParts, latestSandbox, type ObservedContainer, type ObservedPod } from '../model/observed-pod.js';
 import type { ResourceValues } from '../model/resource-values.js';
 import { podQosClass } from '../model/qos.js';
@@ -192,6 +192,15 @@ function withDisruptionTarget(foreign: readonly V1PodCondition[], reason: Genera
   return [...foreign, { type: DISRUPTION_TARGET, status: 'True', reason: TERMINATION_BY_KUBELET, message: reason.disruptionMessage ?? reason.message, lastTransitionTime: now }];
 }
 
+/**
+ * The kubelet's PodScheduled=True on every pod it runs: the scheduler's is kept as it is (its
+ * transition time included); a pod bound by `spec.nodeName` alone, which no scheduler saw, gets one.
+ */
+function withPodScheduled(foreign: readonly V1PodCondition[], now: Date): V1PodCondition[] {
+  if (foreign.some((c) => c.type === POD_SCHEDULED)) return [...foreign];
+  return [...foreign, { type: POD_SCHEDULED, status: 'True', lastTransitionTime: now }];
+}
+
 function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
   return {
     pod: input.pod,
@@ -238,7 +247,7 @@ export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   // Reported beside the others, never counted in the phase or readiness.
   const ephemeral = generateEphemeralContainerStatuses(ctx);
   const previous = pod.status?.conditions ?? [];
-  const foreign = withDisruptionTarget(previous.filter((c) => !isOwnedCondition(c.type)), input.terminalReason, now);
+  const foreign = withPodScheduled(withDisruptionTarget(previous.filter((c) => !isOwnedCondition(c.type)), input.terminalReason, now), now);
   const ips = podIps(input);
   const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
   return {

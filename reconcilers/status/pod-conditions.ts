@@ -9,7 +9,7 @@ import { isSidecar } from '../model/sidecar.js';
 import { goQuote } from '../../util/go-quote.js';
 
 /**
- * Condition types nodelet writes. Everything else (PodScheduled from the scheduler,
+ * Condition types nodelet writes. Everything else (PodScheduled from the scheduler, which nodelet only adds when missing,
  * DisruptionTarget from controllers, readiness-gate types) belongs to another writer: nodelet
  * reads them and never writes, clears or reorders them.
  */
@@ -25,12 +25,16 @@ export function isOwnedCondition(type: string): boolean {
 export const DISRUPTION_TARGET = 'DisruptionTarget';
 export const TERMINATION_BY_KUBELET = 'TerminationByKubelet';
 
+/** The scheduler's condition, which the kubelet also sets True on every pod it runs (a pod bound by `spec.nodeName` has no other). */
+export const POD_SCHEDULED = 'PodScheduled';
+
 /**
- * Whether nodelet writes this condition: an owned type, or the DisruptionTarget nodelet itself set
- * on a pod it evicted (another writer's DisruptionTarget has another reason and is left alone).
+ * Whether nodelet writes this condition: an owned type, the DisruptionTarget nodelet itself set
+ * on a pod it evicted (another writer's DisruptionTarget has another reason and is left alone),
+ * or PodScheduled True (written back as it is when the scheduler set it; never cleared).
  */
-export function isWrittenCondition(c: { readonly type: string; readonly reason?: string }): boolean {
-  return isOwnedCondition(c.type) || (c.type === DISRUPTION_TARGET && c.reason === TERMINATION_BY_KUBELET);
+export function isWrittenCondition(c: { readonly type: string; readonly reason?: string; readonly status?: string }): boolean {
+  return isOwnedCondition(c.type) || (c.type === DISRUPTION_TARGET && c.reason === TERMINATION_BY_KUBELET) || (c.type === POD_SCHEDULED && c.status === 'True');
 }
 
 export type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';

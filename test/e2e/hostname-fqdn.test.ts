@@ -90,7 +90,7 @@ describe('setHostnameAsFQDN', () => {
     assert.equal(event.type, 'Warning');
     assert.equal(
       event.message,
-      `Failed to create pod sandbox: Failed to generate sandbox config for pod "too-long_${namespace}(${uid})": failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`,
+      `Failed to create pod sandbox: failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`,
     );
     const held = await eventually('the pod reported ContainerCreating', async () => {
       const p = await getPod(namespace, 'too-long');

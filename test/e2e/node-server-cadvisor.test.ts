@@ -29,7 +29,8 @@ async function cgroupDir(controller: string, pid: number): Promise<string> {
   const lines = (await readFile(`/proc/${String(pid)}/cgroup`, 'utf8')).split('\n');
   const line = lines.find((l) => l.split(':')[1]?.split(',').includes(controller));
   assert.ok(line !== undefined, `no ${controller} line for pid ${String(pid)}`);
-  return `/sys/fs/cgroup/${controller === 'cpuacct' ? 'cpu,cpuacct' : controller}${line.split(':')[2] ?? ''}`;
+  // The hierarchy's directory is named by its controllers: `cpu,cpuacct` when joined, `cpuacct` alone.
+  return `/sys/fs/cgroup/${line.split(':')[1] ?? controller}${line.split(':')[2] ?? ''}`;
 }
 
 describe('/metrics/cadvisor', () => {
@@ -71,10 +72,12 @@ describe('/metrics/cadvisor', () => {
   it("agrees with the container's cgroup files and the runtime", async () => {
     const labels = { container: 'main', pod: 'burner', namespace };
     const cpuDir = await cgroupDir('cpu', pid);
+    // cpuacct may be its own hierarchy (as on this machine's kind) or joined with cpu.
+    const cpuacctDir = await cgroupDir('cpuacct', pid);
     const memoryDir = await cgroupDir('memory', pid);
-    const before = Number((await readFile(`${cpuDir}/cpuacct.usage`, 'utf8')).trim()) / 1e9;
+    const before = Number((await readFile(`${cpuacctDir}/cpuacct.usage`, 'utf8')).trim()) / 1e9;
     const text = await scrape();
-    const after = Number((await readFile(`${cpuDir}/cpuacct.usage`, 'utf8')).trim()) / 1e9;
+    const after = Number((await readFile(`${cpuacctDir}/cpuacct.usage`, 'utf8')).trim()) / 1e9;
     const cpu = valueOf(text, 'container_cpu_usage_seconds_total', { ...labels, cpu: 'total' });
     assert.ok(cpu !== undefined && cpu >= before && cpu <= after, `cpu ${String(cpu)} within [${String(before)}, ${String(after)}]`);
     assert.equal(valueOf(text, 'container_spec_cpu_quota', labels), Number((await readFile(`${cpuDir}/cpu.cfs_quota_us`, 'utf8')).trim()));
