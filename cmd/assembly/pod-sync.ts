@@ -112,6 +112,8 @@ export function buildPodSync(
     envApi: volumeApi,
     services: parts.services,
     sightings: parts.sightings,
+    // A static pod starts once no other of its full name runs; its mirror pod stays while it stops.
+    ...(staticPods === undefined ? {} : { staticPodNames: staticPods.names }),
     runtimeHandlers: createApiRuntimeHandlers(kube),
     credentials: createPullCredentials({ readSecret: (namespace, name) => volumeApi.readSecret(namespace, name), events, logger: logger.child({ component: 'pull-secrets' }) }),
     ...(parts.nodeCredentials === undefined ? {} : { nodeCredentials: parts.nodeCredentials }),

@@ -3,10 +3,11 @@ import { describe, it } from 'node:test';
 import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createFakeClock } from '../../test/doubles/fake-clock.js';
-import type { PodKey } from '../../util/pod-key.js';
+import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 import { createMirrorPodManager, type MirrorPodApi } from './mirror-pods.js';
 import { applyStaticPodDefaults, parseManifest } from './static-pod.js';
 import { podEventsTo } from '../../test/doubles/pod-events.js';
+import { StaticPodNames } from '../../reconcilers/lifecycle/static-pod-names.js';
 
 const NODE: V1Node = { metadata: { name: 'n1', uid: 'node-uid' } };
 
@@ -34,7 +35,7 @@ class FakeMirrorApi implements MirrorPodApi {
   }
 }
 
-function setup(statics: V1Pod[], options: { synced?: boolean | ((source?: string) => boolean); node?: V1Node } = {}): { api: FakeMirrorApi; manager: ReturnType<typeof createMirrorPodManager>; synced: PodKey[] } {
+function setup(statics: V1Pod[], options: { synced?: boolean | ((source?: string) => boolean); node?: V1Node; names?: StaticPodNames } = {}): { api: FakeMirrorApi; manager: ReturnType<typeof createMirrorPodManager>; synced: PodKey[] } {
   const api = new FakeMirrorApi();
   const synced: PodKey[] = [];
   const manager = createMirrorPodManager({
@@ -43,6 +44,7 @@ function setup(statics: V1Pod[], options: { synced?: boolean | ((source?: string
     apiPods: () => [...api.pods.values()],
     node: () => ('node' in options ? options.node : NODE),
     podEvents: podEventsTo((key) => synced.push(key)),
+    ...(options.names === undefined ? {} : { staticPodNames: options.names }),
     clock: createFakeClock(),
     logger: pino({ level: 'silent' }),
   });
@@ -108,5 +110,42 @@ describe('mirror pods', () => {
     await manager.syncNow();
     assert.deepEqual(api.calls, ['delete ns/from-file m-from-file'], "the URL's mirror pod waits for the URL source");
     assert.deepEqual(asked.sort(), ['file', 'http']);
+  });
+
+  it('keeps the mirror pod, same UID, while a removed static pod stops, and deletes it once the pod let go of its name', async () => {
+    const pod = staticPod();
+    const statics = [pod];
+    const key = podKeyOf(pod);
+    const names = new StaticPodNames();
+    names.tryStart(key, () => true);
+    const { api, manager } = setup(statics, { names });
+    await manager.syncNow();
+    const uid = api.pods.get('ns/web-n1')?.metadata?.uid;
+    statics.length = 0; // the manifest is removed; its pod is still stopping (it holds its name)
+    await manager.syncNow();
+    assert.equal(api.pods.get('ns/web-n1')?.metadata?.uid, uid, 'the same mirror pod');
+    assert.deepEqual(api.calls, ['create ns/web-n1']);
+    names.podForgotten(key);
+    await manager.syncNow();
+    assert.deepEqual(api.calls, ['create ns/web-n1', `delete ns/web-n1 ${uid ?? ''}`]);
+  });
+
+  it("leaves an edited manifest's mirror pod to the old pod while it stops, then replaces it", async () => {
+    const old = staticPod('busybox:1');
+    const edited = staticPod('busybox:2');
+    const statics = [old];
+    const names = new StaticPodNames();
+    names.tryStart(podKeyOf(old), () => true);
+    const { api, manager } = setup(statics, { names });
+    await manager.syncNow();
+    const uid = api.pods.get('ns/web-n1')?.metadata?.uid ?? '';
+    statics.splice(0, 1, edited);
+    assert.equal(names.tryStart(podKeyOf(edited), () => true).kind, 'wait');
+    await manager.syncNow();
+    assert.equal(api.pods.get('ns/web-n1')?.metadata?.uid, uid, 'the old mirror pod stays while the old pod stops');
+    names.podForgotten(podKeyOf(old));
+    await manager.syncNow();
+    assert.deepEqual(api.calls, ['create ns/web-n1', `delete ns/web-n1 ${uid}`, 'create ns/web-n1']);
+    assert.equal(api.pods.get('ns/web-n1')?.metadata?.annotations?.['kubernetes.io/config.mirror'], edited.metadata?.uid);
   });
 });

@@ -5,14 +5,13 @@
  * <config hash>` and an ownerReference to this Node (NodeRestriction lets a node create a pod only
  * as such a mirror pod, bound to itself). nodelet never runs a mirror pod.
  *
- * Each round (every `periodMs`, and on `syncNow()`), level-triggered against the API cache:
- * - a static pod without a mirror pod gets one (AlreadyExists: the cache lags; next round);
- * - a mirror pod whose hash is not its static pod's (the file was edited) or that is being deleted
- *   (`kubectl delete pod`: the static pod keeps running) is deleted (UID precondition, no grace) and
- *   created again, as the kubelet does;
- * - a mirror pod with no static pod (the file was removed, or removed while nodelet was down) is
- *   deleted, once the static source it came from (its `config.source`: file or http) has synced: a
- *   URL that never answers does not keep the mirror pods of removed files.
+ * Each round (every `periodMs`, on `syncNow()`: a static pod added or removed, a static pod that
+ * let go of its full name) is level-triggered against the API cache: what to create and delete is
+ * decided by `planMirrorRound` (`mirror-pod-plan.ts`, where the rules are), then done in order.
+ * In short: a static pod gets a mirror pod with its hash; a stale one (an edited file, a `kubectl
+ * delete pod`) is deleted (UID precondition, no grace) and created again, as the kubelet does; a
+ * mirror pod whose static pod is gone is deleted once that pod has terminated, so it stays, with
+ * its UID, while the pod runs out its grace period; an edited manifest's mirror pod waits likewise.
  * After creating a mirror pod the static pod is re-synced so its status reaches the new object.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
@@ -20,9 +19,11 @@ import type { Logger } from 'pino';
 import { isAlreadyExists, isConflict, isNotFound } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
-import { podDisplayName, podKeyOf, type PodKey } from '../../util/pod-key.js';
-import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, ANNOTATION_CONFIG_SOURCE, isMirrorPod } from './static-pod.js';
+import { podKeyOf, type PodKey } from '../../util/pod-key.js';
+import { fullNameOf, type StaticPodNamesView } from '../../reconcilers/lifecycle/static-pod-names.js';
 import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
+import { isCurrentMirror, planMirrorRound, type MirrorDeleteReason } from './mirror-pod-plan.js';
+import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, isMirrorPod } from './static-pod.js';
 
 /** The API calls of the mirror manager (node credentials). */
 export interface MirrorPodApi {
@@ -43,9 +44,13 @@ export interface MirrorPodManagerOptions {
   readonly apiPods: () => V1Pod[];
   /** This Node as last read; no mirror pod is created before it is known (its UID is the owner). */
   readonly node: () => V1Node | undefined;
-  /** Re-syncs a static pod (its status goes to the new mirror pod). */
   /** Told when a mirror pod was created (its static pod's status can be written now). */
   readonly podEvents: PodEventSink;
+  /**
+   * Which static pod holds each full name (running, or still stopping): its mirror pod is kept, and
+   * another static pod of the name waits. Absent: no name is held.
+   */
+  readonly staticPodNames?: StaticPodNamesView;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Default 2 s. */
@@ -62,7 +67,7 @@ export interface MirrorPodManager {
 }
 
 const hashOf = (pod: V1Pod): string | undefined => pod.metadata?.annotations?.[ANNOTATION_CONFIG_HASH];
-const nameOf = (pod: V1Pod): string => podDisplayName(podKeyOf(pod));
+const nameOf = (pod: V1Pod): string => fullNameOf(podKeyOf(pod));
 
 /** The mirror pod of `staticPod`, to create on `node`. */
 export function buildMirrorPod(staticPod: V1Pod, node: V1Node): V1Pod {
@@ -85,10 +90,9 @@ export function buildMirrorPod(staticPod: V1Pod, node: V1Node): V1Pod {
 export function createMirrorPodManager(options: MirrorPodManagerOptions): MirrorPodManager {
   const logger = options.logger.child({ component: 'mirror-pods' });
   const mirrors = (): Map<string, V1Pod> => new Map(options.apiPods().filter(isMirrorPod).map((p) => [nameOf(p), p]));
-  const isCurrentMirror = (mirror: V1Pod, staticPod: V1Pod): boolean =>
-    mirror.metadata?.deletionTimestamp === undefined && mirror.metadata?.annotations?.[ANNOTATION_CONFIG_MIRROR] === hashOf(staticPod);
+  const names: StaticPodNamesView = options.staticPodNames ?? { holderOf: () => undefined };
 
-  async function remove(mirror: V1Pod, why: string): Promise<void> {
+  async function remove(mirror: V1Pod, why: MirrorDeleteReason): Promise<void> {
     try {
       await options.api.delete(podKeyOf(mirror));
       logger.info({ pod: nameOf(mirror), mirrorUID: mirror.metadata?.uid, why }, 'mirror pod deleted');
@@ -111,19 +115,10 @@ export function createMirrorPodManager(options: MirrorPodManagerOptions): Mirror
   async function round(): Promise<void> {
     const node = options.node();
     if (node?.metadata?.uid === undefined) return;
-    const existing = mirrors();
-    const wanted = new Set<string>();
-    for (const staticPod of options.staticPods.list()) {
-      const name = nameOf(staticPod);
-      wanted.add(name);
-      const mirror = existing.get(name);
-      if (mirror !== undefined && isCurrentMirror(mirror, staticPod)) continue;
-      if (mirror !== undefined) await remove(mirror, mirror.metadata?.deletionTimestamp === undefined ? 'hash differs from the static pod' : 'being deleted');
-      await create(staticPod, node);
-    }
-    for (const [name, mirror] of existing) {
-      if (wanted.has(name) || !options.staticPods.synced(mirror.metadata?.annotations?.[ANNOTATION_CONFIG_SOURCE])) continue;
-      await remove(mirror, 'no static pod');
+    const steps = planMirrorRound({ staticPods: options.staticPods.list(), mirrors: mirrors(), synced: (source) => options.staticPods.synced(source), names });
+    for (const step of steps) {
+      if (step.kind === 'delete') await remove(step.mirror, step.why);
+      else await create(step.staticPod, node);
     }
   }
 

@@ -1,7 +1,9 @@
 /**
  * Static pods (`--pod-manifest-path`, `--manifest-url`): the manifest-directory and URL sources,
- * one mirror pod manager over both, and the two hooks the status manager needs (where a static
- * pod's status is written; that a static pod is never deleted through the API).
+ * one mirror pod manager over both, which static pod holds each full name (read by the mirror
+ * manager, kept by the reconciler: `reconcilers/lifecycle/static-pod-names.ts`), and the two hooks
+ * the status manager needs (where a static pod's status is written; that a static pod is never
+ * deleted through the API).
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { CoreV1Client } from '../../kube/core-v1.js';
@@ -13,12 +15,15 @@ import { createUrlSource, type ManifestUrlSettings } from './url-source.js';
 import type { Clock } from '../../util/clock.js';
 import { podKeyOf, type PodKey } from '../../util/pod-key.js';
 import type { PodEventSink } from '../../reconcilers/model/pod-event.js';
+import { StaticPodNames } from '../../reconcilers/lifecycle/static-pod-names.js';
 
 /** Static pods of the agent, or none when neither a manifest directory nor a URL is configured. */
 export interface StaticPods {
   /** The file source and/or the URL source, in that order. */
   readonly sources: readonly DesiredPodSource[];
   readonly mirrors: MirrorPodManager;
+  /** Which static pod holds each full name: register it on the pod lifecycle and hand it to the reconciler. */
+  readonly names: StaticPodNames;
   /** The mirror pod's key for a static pod's UID (undefined while it has none); any other pod's own key. */
   statusTarget(key: PodKey): PodKey | undefined;
   isStatic(key: PodKey): boolean;
@@ -81,9 +86,16 @@ export function buildStaticPods(options: StaticPodsOptions): StaticPods | undefi
   if (url !== undefined) sources.push(createUrlSource({ url: url.url, headers: url.headers, periodMs: url.periodMs, nodeName, logger, clock, podEvents: sourceEvents }));
   if (sources.length === 0) return undefined;
   const staticPods = mergedStaticPods(sources);
+  // A static pod that let go of its name (terminated, forgotten): its mirror pod goes, or passes to the next pod of the name, at once.
+  const names = new StaticPodNames({
+    onReleased: () => {
+      void mirrors.syncNow();
+    },
+  });
   const mirrors: MirrorPodManager = createMirrorPodManager({
     api: mirrorPodApi(options.core),
     staticPods,
+    staticPodNames: names,
     apiPods: () => options.apiSource.list(),
     node: options.node,
     podEvents,
@@ -93,6 +105,7 @@ export function buildStaticPods(options: StaticPodsOptions): StaticPods | undefi
   return {
     sources,
     mirrors,
+    names,
     statusTarget: (key) => {
       const pod = staticPods.get(key.uid);
       if (pod === undefined) return key;

@@ -32,6 +32,7 @@ import { ImagePuller, type NodePullCredentials, type PullCredentials } from '../
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import { PodEvictions } from '../lifecycle/evictions.js';
 import { PodLifecycle } from '../lifecycle/pod-lifecycle.js';
+import type { StaticPodNames } from '../lifecycle/static-pod-names.js';
 import { PodReconciler } from './pod-reconciler.js';
 import type { PodAdmission, PodStore } from './reconciler-deps.js';
 import type { PullGate } from '../images/pull-gate.js';
@@ -138,6 +139,8 @@ export interface PodSyncDeps {
   readonly services: ServiceLister;
   /** Told the runtime state each reconcile reported (PLEG reads it to drop their echoes); absent: not told. */
   readonly sightings?: RuntimeSightingsWriter;
+  /** Which static pod holds each full name (registered on the lifecycle here); absent: no static pod sources. */
+  readonly staticPodNames?: StaticPodNames;
   /** Resolves a pod's `runtimeClassName` to the handler its sandbox runs with. */
   readonly runtimeHandlers: RuntimeHandlerLookup;
   readonly clock: Clock;
@@ -375,7 +378,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const probeFailures = new ProbeFailures();
   const prober = buildProber(deps, { events, failures: probeFailures, clock, logger });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
-  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.staticPodNames === undefined ? [] : [deps.staticPodNames]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     store: deps.store,
@@ -399,6 +402,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     resizer,
     agentStartedAtMs: prober.startedAtMs(),
     ...(deps.sightings === undefined ? {} : { sightings: deps.sightings }),
+    ...(deps.staticPodNames === undefined ? {} : { staticPodNames: deps.staticPodNames }),
     recursiveReadOnlyOf: (handler) => lastRecursiveReadOnlySupport(userns.runtimeFeatures, handler),
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });

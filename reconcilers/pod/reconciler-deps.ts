@@ -11,6 +11,7 @@ import type { PodAdmitter } from '../admission/index.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { PodEvictions } from '../lifecycle/evictions.js';
 import type { PodLifecycle } from '../lifecycle/pod-lifecycle.js';
+import type { StaticPodNames } from '../lifecycle/static-pod-names.js';
 import type { RuntimeSightingsWriter } from '../model/runtime-sightings.js';
 import type { ProbeFailures } from '../probes/probe-failures.js';
 import type { PodResizer } from '../resize/pod-resizer.js';
@@ -91,5 +92,11 @@ export interface PodReconcilerOptions {
   readonly agentStartedAtMs?: number;
   /** Told the runtime state each run reported, so PLEG drops the echo of the run's own work; absent: not told. */
   readonly sightings?: RuntimeSightingsWriter;
+  /**
+   * Which static pod holds each full name: a static pod starts only once no other of its name
+   * runs or stops (an edited manifest's pod waits out its predecessor's grace period). Absent: no
+   * static pod sources, nothing waits.
+   */
+  readonly staticPodNames?: Pick<StaticPodNames, 'tryStart'>;
 }
 

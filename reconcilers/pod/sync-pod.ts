@@ -13,6 +13,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import type { ReconcileResult } from '../../util/reconcile.js';
 import { isEvictedStatus, type AdmitDecision, type Rejection } from '../admission/index.js';
 import { podGracePeriodSeconds } from '../container/sandbox-config.js';
+import { isStaticPodObject } from '../lifecycle/static-pod-names.js';
 import { hasRunningParts, type ObservedPod } from '../model/observed-pod.js';
 import { isCancellation } from '../model/sync-errors.js';
 import { probeVerdicts } from '../probes/probe-failures.js';
@@ -41,8 +42,15 @@ import {
 /** How long a pod waits for admission to be decidable (the Node object to be known). */
 const ADMISSION_RETRY_MS = 1000;
 
+/**
+ * How soon a static pod waiting for its full name looks again. The predecessor's release also
+ * replaces the mirror pod, whose creation syncs the waiting pod at once: this is the safety net.
+ */
+const STATIC_NAME_RETRY_MS = 1000;
+
 /** Admits, plans, executes and reports one syncing pod; throws a failed setup step after reporting. */
 export async function syncPod(deps: PodReconcilerOptions, scope: RunScope, pod: V1Pod, observed: ObservedPod): Promise<ReconcileResult> {
+  if (waitsForStaticName(deps, scope, pod)) return { requeueAfterMs: STATIC_NAME_RETRY_MS };
   const verdict = admissionVerdict(deps, scope, pod);
   if (verdict.kind === 'deferred') {
     scope.log.debug({ why: verdict.why }, 'admission cannot decide yet: the pod waits');
@@ -159,6 +167,23 @@ function probeVerdictsOf(deps: PodReconcilerOptions, pod: V1Pod, observed: Obser
   const { probeFailures, probeResults } = deps;
   probeFailures.retainOnly(observed.uid, new Set(observed.containers.map((c) => c.id)));
   return probeVerdicts(pod, observed, probeFailures.of(observed.uid), probeResults.resultsOf(observed.uid));
+}
+
+/**
+ * Whether a static pod that has not started must wait: another static pod of its full name still
+ * runs or stops (the old pod of an edited manifest, within its grace period), or is ahead of it in
+ * line, as the kubelet's pod workers hold a static pod back (`allowStaticPodStart`). Nothing is
+ * admitted, started or reported meanwhile: its mirror pod still shows its predecessor. A pod that
+ * already started, or that only stops, never waits.
+ */
+function waitsForStaticName(deps: PodReconcilerOptions, scope: RunScope, pod: V1Pod): boolean {
+  const names = deps.staticPodNames;
+  const syncing = (uid: string): boolean => (deps.lifecycle.get(uid)?.phase ?? 'syncing') === 'syncing';
+  if (names === undefined || !isStaticPodObject(pod) || !syncing(scope.key.uid)) return false;
+  const decision = names.tryStart(scope.key, (uid) => deps.store.get(uid) !== undefined && syncing(uid));
+  if (decision.kind === 'start') return false;
+  scope.log.debug({ behind: decision.behind }, 'static pod waits for another pod of its full name to terminate');
+  return true;
 }
 
 /**

@@ -5,6 +5,7 @@
  * reconciler tests. Not used by production code.
  */
 import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sightings.js';
+import type { StaticPodNames } from '../../reconcilers/lifecycle/static-pod-names.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -148,6 +149,8 @@ export interface ReconcilerHarnessOptions {
   readonly cgroups?: PodCgroupSettings;
   /** Told the runtime state each reconcile reported; not told when absent. */
   readonly sightings?: RuntimeSightingsWriter;
+  /** Which static pod holds each full name (static pods wait for their predecessors); none when absent. */
+  readonly staticPodNames?: StaticPodNames;
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -198,6 +201,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       ...(options.podStartMetrics === undefined ? {} : { podStartMetrics: options.podStartMetrics }),
       ...(options.cgroups === undefined ? {} : { cgroups: options.cgroups }),
       ...(options.sightings === undefined ? {} : { sightings: options.sightings }),
+      ...(options.staticPodNames === undefined ? {} : { staticPodNames: options.staticPodNames }),
     });
   let current = assemble();
   return {

@@ -7,20 +7,24 @@
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { NODE_NAME, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, kubectl, requireCluster, runtimeContainers, uniqueName } from './helpers.js';
 
 const MANIFEST_DIR = path.join(process.env.CLUSTER_DIR ?? '', 'manifests');
 
-function manifest(namespace: string, script: string): string {
+function manifest(namespace: string, script: string, options: { name?: string; graceSeconds?: number } = {}): string {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: 'web', namespace, labels: { app: 'static-web' } },
-    spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'busybox:1.35', command: ['sh', '-c', script] }] },
+    metadata: { name: options.name ?? 'web', namespace, labels: { app: 'static-web' } },
+    spec: { terminationGracePeriodSeconds: options.graceSeconds ?? 2, containers: [{ name: 'main', image: 'busybox:1.35', command: ['sh', '-c', script] }] },
   });
 }
+
+/** A container that catches SIGTERM and keeps running: only the grace period's SIGKILL stops it. */
+const IGNORES_SIGTERM = 'trap "echo caught SIGTERM; sleep 100" TERM; sleep 1000 & wait; sleep 100';
 
 const annotation = (pod: V1Pod, key: string): string | undefined => pod.metadata?.annotations?.[key];
 
@@ -38,16 +42,19 @@ async function runningMirror(namespace: string, name: string, hash?: string): Pr
 describe('a static pod from the manifest directory', () => {
   let namespace = '';
   let file = '';
+  let gracefulFile = '';
 
   before(async () => {
     requireCluster();
     assert.notEqual(process.env.CLUSTER_DIR ?? '', '', 'CLUSTER_DIR is set by the cluster env');
     namespace = await createNamespace('e2e-static');
     file = path.join(MANIFEST_DIR, `${uniqueName('static')}.json`);
+    gracefulFile = path.join(MANIFEST_DIR, `${uniqueName('static-graceful')}.json`);
   });
 
   after(async () => {
     if (file !== '') await rm(file, { force: true });
+    if (gracefulFile !== '') await rm(gracefulFile, { force: true });
     if (namespace !== '') await deleteNamespace(namespace);
   });
 
@@ -97,5 +104,39 @@ describe('a static pod from the manifest directory', () => {
     await eventually('mirror pod gone', async () => ((await getPod(namespace, name)) === undefined ? true : undefined));
     await expectRuntime(edited, { sandboxes: [], containers: [] });
     console.log(`# static pod: file removed → mirror pod gone and runtime empty in ${Date.now() - removing} ms`);
+  });
+
+  // The node conformance test "MirrorPodWithGracePeriod ... should satisfy grace period when static
+  // pod is deleted": the kubelet keeps the mirror pod (same UID, Running) while the static pod runs
+  // out its grace period, and deletes it once the pod has terminated.
+  it('keeps the mirror pod, same UID and Running, while a removed static pod runs out its grace period, then deletes it', async () => {
+    const GRACE_SECONDS = 20;
+    const name = `graceful-${NODE_NAME.toLowerCase()}`;
+    await writeFile(gracefulFile, manifest(namespace, IGNORES_SIGTERM, { name: 'graceful', graceSeconds: GRACE_SECONDS }));
+    const mirror = await runningMirror(namespace, name);
+    const staticUid = annotation(mirror, 'kubernetes.io/config.hash') ?? '';
+    await expectRuntime(staticUid, { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+
+    const removed = Date.now();
+    await rm(gracefulFile);
+    // As the conformance test: every 200 ms for 19 s (of the 20 s grace period), the same mirror pod, Running.
+    while (Date.now() - removed < (GRACE_SECONDS - 1) * 1000) {
+      const pod = await getPod(namespace, name);
+      const at = `${Date.now() - removed} ms after the manifest was removed`;
+      assert.ok(pod !== undefined, `the mirror pod is there ${at}`);
+      assert.equal(pod.metadata?.uid, mirror.metadata?.uid, `the same mirror pod ${at}`);
+      assert.equal(pod.metadata?.deletionTimestamp, undefined, `the mirror pod is not being deleted ${at}`);
+      assert.equal(pod.status?.phase, 'Running', `the mirror pod is Running ${at}`);
+      await sleep(200);
+    }
+    const stillRunning = (await runtimeContainers(staticUid)).map((c) => c.state);
+    assert.deepEqual(stillRunning, ['CONTAINER_RUNNING'], 'the static pod still runs out its grace period');
+
+    // Once the grace period is over the container is killed, the pod removed, and its mirror pod deleted.
+    await eventually('mirror pod gone', async () => ((await getPod(namespace, name)) === undefined ? true : undefined), 30_000);
+    const gone = Date.now() - removed;
+    await expectRuntime(staticUid, { sandboxes: [], containers: [] });
+    console.log(`# static pod: file removed → mirror pod kept ${GRACE_SECONDS} s grace, gone after ${gone} ms`);
+    assert.ok(gone >= (GRACE_SECONDS - 1) * 1000, `the mirror pod went only once the pod had terminated (${gone} ms)`);
   });
 });
