@@ -65,6 +65,7 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     taints: settings.registerWithTaints,
     pressure,
     events,
+    startup: core.metrics.nodeStartup,
   });
 }
 

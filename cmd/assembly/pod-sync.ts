@@ -1,4 +1,5 @@
 /** The per-pod machinery (`reconcilers/pod/pod-sync.ts`) with its API-facing writers: events, pod status, volume sources. */
+import { podCountsView } from './node-metrics.js';
 import path from 'node:path';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import type { AllocatableView } from '../../controllers/node/allocatable.js';
@@ -30,7 +31,7 @@ import type { AgentCore } from './core.js';
 
 /** The per-pod machinery with its API-facing writers. */
 /** The recorders the per-pod machinery feeds. */
-function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podStartMetrics' | 'lifecycleMetrics' | 'probeMetrics' | 'preemptionMetrics' | 'usernsMetrics' | 'imageVolumeMetrics'> {
+function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podStartMetrics' | 'lifecycleMetrics' | 'probeMetrics' | 'preemptionMetrics' | 'usernsMetrics' | 'imageVolumeMetrics' | 'podFlowMetrics'> {
   return {
     podStartMetrics: metrics.podStarts,
     lifecycleMetrics: metrics.lifecycle,
@@ -38,6 +39,7 @@ function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podSt
     preemptionMetrics: metrics.preemptions,
     usernsMetrics: metrics.userNamespacedPods,
     imageVolumeMetrics: metrics.imageVolumes,
+    podFlowMetrics: metrics.pods,
   };
 }
 
@@ -77,7 +79,7 @@ export function buildPodSync(
     api: podStatusApi(api),
     clock,
     logger: logger.child({ component: 'status' }),
-    readiness: probeResults,
+    readiness: probeResults, metrics: core.metrics.pods,
     // A static pod's status goes to its mirror pod.
     ...(staticPods === undefined ? {} : { statusTarget: (key: PodKey) => staticPods.statusTarget(key), isStatic: (key: PodKey) => staticPods.isStatic(key) }),
   });
@@ -128,5 +130,7 @@ export function buildPodSync(
     ...podSyncMetrics(core.metrics),
     runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces,
   });
+  // The pod counts on /metrics read the store, the kernel, the mirror pods and the resizes at each scrape.
+  core.metrics.watchPods(podCountsView(parts.store, podSync, staticPods));
   return { podSync, status, events };
 }

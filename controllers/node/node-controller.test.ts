@@ -23,7 +23,7 @@ const facts: HostFacts = {
   runningInUserNamespace: false,
 };
 
-function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[] } = {}) {
+function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[]; startup?: string[] } = {}) {
   const clock = createFakeClock(Date.parse('2030-01-01T00:00:00Z'));
   const nodeApi = createFakeNodeApi();
   const leaseApi = createFakeLeaseApi();
@@ -49,6 +49,7 @@ function setup(options: { labels?: Record<string, string>; annotations?: Record<
     nodeApi,
     leaseApi,
     ...(options.events === undefined ? {} : { events: { recordNode: (node: { name: string; uid: string }, e: { reason: string }) => options.events?.push(`${node.name}/${node.uid} ${e.reason}`) } }),
+    ...(options.startup === undefined ? {} : { startup: { registrationAttempted: () => options.startup?.push('attempt'), registeredNewNode: () => options.startup?.push('created'), nodeReady: () => options.startup?.push('ready') } }),
   });
   return {
     clock,
@@ -65,6 +66,19 @@ function readyOf(nodeApi: ReturnType<typeof createFakeNodeApi>) {
 }
 
 describe('node controller', () => {
+  it('tells the startup tracker of the registration attempt, the Node created and each status that reached the API Ready', async () => {
+    const startup: string[] = [];
+    const { controller, setReadiness } = setup({ startup });
+    setReadiness({ ready: false, reason: 'KubeletNotReady', message: 'runtime not ready' });
+    controller.start();
+    await settle();
+    assert.deepEqual(startup, ['attempt', 'created'], 'not Ready yet');
+    setReadiness({ ready: true, reason: '', message: '' });
+    await controller.refreshNow();
+    assert.deepEqual(startup, ['attempt', 'created', 'ready']);
+    await controller.stop();
+  });
+
   it('registers the node with its labels and taints, posts Ready status and creates its lease', async () => {
     const { controller, nodeApi, leaseApi } = setup({ labels: { 'nodelet.dev/pool': 'a' } });
     controller.start();

@@ -19,7 +19,7 @@ import type { HostInfo } from './host-info.js';
 import { createNodeLease, DEFAULT_LEASE_DURATION_SECONDS, type LeaseApi } from './lease.js';
 import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
-import type { NodeApi } from './registration.js';
+import type { NodeApi, NodeStartupMetrics } from './registration.js';
 import type { NodeEventSink } from './node-events.js';
 import { createNodeStatusReporter, type NodePressure, type NodeRuntime } from './status-reporter.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
@@ -50,6 +50,8 @@ export interface NodeControllerOptions {
   readonly pressure?: NodePressure;
   /** Where the Node's own events go (`Starting`, `NodeReady`, pressure, `Rebooted`…); absent: none. */
   readonly events?: NodeEventSink;
+  /** Hears registration and the first Ready status (`kubelet_node_startup_*`); absent: not measured. */
+  readonly startup?: NodeStartupMetrics;
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
   /** Defaults: status and lease every 10 s, lease duration 40 s. */
@@ -126,6 +128,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     agentVersion: options.agentVersion ?? agentVersion(),
     pressure: options.pressure,
     events: options.events,
+    startup: options.startup,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),

@@ -81,6 +81,16 @@ export interface ExecutorOptions {
   readonly userNamespaces: UserNamespaceManager;
   /** Counts sandboxes of user-namespaced pods and the runs that failed for them; absent: not counted. */
   readonly usernsMetrics?: UserNamespacedPodMetrics;
+  /** Counts every sandbox created and every creation that failed; absent: not counted. */
+  readonly startedPodMetrics?: StartedPodMetrics;
+}
+
+/** The kubelet's `started_pods_total` and `…_errors_total`, counted at SyncPod's sandbox step. */
+export interface StartedPodMetrics {
+  /** A sandbox is about to be created for a pod. */
+  sandboxCreating(): void;
+  /** Creating it failed (a cancellation, the pod being deleted meanwhile, is not a failure). */
+  sandboxFailed(): void;
 }
 
 /** The kubelet's `started_user_namespaced_pods_total` and `…_errors_total`. */
@@ -359,6 +369,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
   }
 
   private async createSandbox(pod: V1Pod, config: PodSandboxConfig, signal: AbortSignal | undefined): Promise<{ id: string; ips: string[] }> {
+    this.options.startedPodMetrics?.sandboxCreating();
     try {
       // The RuntimeClass's handler, not its name: a class that does not exist fails this step.
       const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
@@ -370,6 +381,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
       return { id, ips: ip === '' ? [] : [ip, ...(status.network?.additionalIps ?? [])] };
     } catch (error) {
       if (isCancellation(error, signal)) throw error;
+      this.options.startedPodMetrics?.sandboxFailed();
       const message = `Failed to create pod sandbox: ${errorMessage(error)}`;
       this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
       throw new PodSetupError('FailedCreatePodSandBox', message, { cause: error });

@@ -16,7 +16,7 @@ import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod/pod-reconciler.js';
 import type { PodStore } from '../../reconcilers/pod/reconciler-deps.js';
 import type { PodStartMetrics } from '../../reconcilers/status/pod-start-tracker.js';
-import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod/pod-sync.js';
+import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode, type PodSyncDeps } from '../../reconcilers/pod/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults } from '../../reconcilers/status/probe-status.js';
 import { ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/probes/container-readiness.js';
@@ -148,6 +148,8 @@ export interface ReconcilerHarnessOptions {
   readonly cgroups?: PodCgroupSettings;
   /** Told the runtime state each reconcile reported; not told when absent. */
   readonly sightings?: RuntimeSightingsWriter;
+  /** Receives pods started, orphans found and containers per pod (none counted when absent). */
+  readonly podFlowMetrics?: PodSyncDeps['podFlowMetrics'];
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -198,6 +200,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       ...(options.podStartMetrics === undefined ? {} : { podStartMetrics: options.podStartMetrics }),
       ...(options.cgroups === undefined ? {} : { cgroups: options.cgroups }),
       ...(options.sightings === undefined ? {} : { sightings: options.sightings }),
+      ...(options.podFlowMetrics === undefined ? {} : { podFlowMetrics: options.podFlowMetrics }),
     });
   let current = assemble();
   return {
