@@ -72,8 +72,7 @@ import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
 import { buildNodeCredentials } from './assembly/node-credentials.js';
 import { buildPodSync } from './assembly/pod-sync.js';
 import { buildSources } from './assembly/sources.js';
-import { agentStartup } from './assembly/node-metrics.js';
-import { nodeletPackageVersion } from '../controllers/node/agent-version.js';
+import { nodeMetricsOptions } from './assembly/node-metrics.js';
 import type { AgentSettings } from './flags.js';
 
 /** The assembled agent, not yet started. */
@@ -104,7 +103,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   // A credential provider config the kubelet would refuse stops the agent before it registers.
   const nodeCredentials = await buildNodeCredentials(settings, clock, logger);
   // Made before the API client, which records every request in it (`rest_client_*`).
-  const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock, startup: agentStartup(), build: { packageVersion: nodeletPackageVersion(), gitCommit: process.env.NODELET_GIT_COMMIT ?? '' } });
+  const metrics = createNodeMetrics(await nodeMetricsOptions(settings, clock));
   const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger, metrics.restClient) : { kube: overrides.kube, stop: () => undefined };
   const { kube } = agentKube;
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.

@@ -75,6 +75,8 @@ export interface NodeMetrics {
   readonly pods: PodFlowMetrics;
   /** Reads the pod counts (`kubelet_desired_pods`, `…_active_pods`, `…_working_pods`, …) from `view` at every scrape. */
   watchPods(view: PodCountsView): void;
+  /** Reads the number of image pulled records on disk (`kubelet_imagemanager_ondisk_pulledrecords`) at every scrape. */
+  watchPulledRecords(count: () => Promise<number>): void;
   /** Probe runs for `/metrics/probes` (its own registry, as the kubelet's). */
   readonly probes: ProbeMetricsExposition;
   /** Reads the queue's depth (`nodelet_reconcile_queue_jobs`) at every scrape, waiting at most {@link QUEUE_READ_TIMEOUT_MS}. */
@@ -174,6 +176,8 @@ export interface NodeMetricsOptions {
   readonly startup?: { readonly agentStartMs: number; readonly bootMs: number | undefined };
   /** `kubernetes_build_info`; default: version unknown (`0.0.0`), no commit. */
   readonly build?: BuildInfo;
+  /** The host's cgroup version (`kubelet_cgroup_version`); absent: not known, the family is left out. */
+  readonly cgroupVersion?: 1 | 2;
 }
 
 /** Builds the registry of one node. */
@@ -182,12 +186,14 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   const now = (): number => options.clock.now();
   const startup = options.startup ?? { agentStartMs: now(), bootMs: undefined };
   registerBuildInfo(registry, options.build ?? { packageVersion: '0.0.0', gitCommit: '' });
+  if (options.cgroupVersion !== undefined) registry.gauge({ name: 'kubelet_cgroup_version', help: alpha('cgroup version on the hosts.') }).set({}, options.cgroupVersion);
   // nodelet's container and pod stats come from the runtime's CRI stats calls, never from cAdvisor.
   registry.gauge({ name: 'kubelet_metrics_provider', help: alpha("Metrics provider used by kubelet to collect container stats. Values can be 'cadvisor' and 'cri'"), labelNames: ['provider'] }).set({ provider: 'cri' }, 1);
   registry.gauge({ name: 'kubelet_node_name', help: alpha("The node's name. The count is always 1."), labelNames: ['node'] }).set({ node: options.nodeName }, 1);
   const podStart = registry.histogram({ name: 'kubelet_pod_start_duration_seconds', help: alpha('Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run'), buckets: POD_START_BUCKETS });
   const evictions = registry.counter({ name: 'kubelet_evictions', help: alpha('Cumulative number of pod evictions by eviction signal'), labelNames: ['eviction_signal'] });
   const httpFallbacks = registry.counter({ name: 'kubelet_lifecycle_handler_http_fallbacks_total', help: alpha('The number of times lifecycle handlers successfully fell back to http from https.') });
+  const sleepsEndedEarly = registry.counter({ name: 'kubelet_sleep_action_terminated_early_total', help: alpha('The number of times lifecycle sleep handler got terminated before it finishes') });
   const usernsStarted = registry.counter({ name: 'kubelet_started_user_namespaced_pods_total', help: alpha('Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.') });
   const usernsErrors = registry.counter({ name: 'kubelet_started_user_namespaced_pods_errors_total', help: alpha('Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.') });
   const imageVolumes = imageVolumeMetrics(registry);
@@ -202,7 +208,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     runs: queue.runs,
     podStarts: { podStarted: (seconds) => { podStart.observe({}, seconds); } },
     evictions: { evicted: (signal) => { evictions.inc({ eviction_signal: signal }); } },
-    lifecycle: { httpFallback: () => { httpFallbacks.inc(); } },
+    lifecycle: { httpFallback: () => { httpFallbacks.inc(); }, sleepTerminatedEarly: () => { sleepsEndedEarly.inc(); } },
     userNamespacedPods: { started: () => { usernsStarted.inc(); }, failed: () => { usernsErrors.inc(); } },
     imageVolumes,
     probes: createProbeMetrics(),
@@ -214,6 +220,10 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     nodeStartup: nodeStartupMetrics(registry, { ...startup, now }),
     pods: podFlowMetrics(registry),
     watchPods: (view) => { watchPodCounts(registry, view); },
+    watchPulledRecords: (count) => {
+      const records = registry.gauge({ name: 'kubelet_imagemanager_ondisk_pulledrecords', help: alpha('Number of ImagePulledRecords stored on disk.') });
+      registry.collect(async () => { records.set({}, await count()); });
+    },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
   };

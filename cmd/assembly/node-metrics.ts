@@ -1,5 +1,11 @@
-/** What the node's `/metrics` reads from the agent's parts: the pod counts' view and the startup times. */
+/** What the node's `/metrics` reads from the agent's parts: the pod counts' view, the startup times, the build, the host's cgroup version. */
+import { readFile } from 'node:fs/promises';
 import { uptime } from 'node:os';
+import { nodeletPackageVersion } from '../../controllers/node/agent-version.js';
+import { cgroupLayout } from '../../reconcilers/cgroups/host-cgroupfs.js';
+import type { NodeMetricsOptions } from '../../server/node-metrics.js';
+import type { Clock } from '../../util/clock.js';
+import type { AgentSettings } from '../flags.js';
 import type { DesiredPodStore } from '../../controllers/pod-sources/pod-store.js';
 import { isStaticPod } from '../../controllers/pod-sources/static-pod.js';
 import type { StaticPods } from '../../controllers/pod-sources/static-pods.js';
@@ -21,4 +27,26 @@ export function podCountsView(store: Pick<DesiredPodStore, 'list'>, podSync: Pic
 export function agentStartup(): { agentStartMs: number; bootMs: number } {
   const now = Date.now();
   return { agentStartMs: now - process.uptime() * 1000, bootMs: now - uptime() * 1000 };
+}
+
+/** The host's cgroup version as the kubelet reports it (v2 only on a unified host); undefined when the mount table shows none or cannot be read. */
+export async function hostCgroupVersion(mountinfoPath = '/proc/self/mountinfo'): Promise<1 | 2 | undefined> {
+  try {
+    const layout = cgroupLayout(await readFile(mountinfoPath, 'utf8'));
+    return layout.version === 'none' ? undefined : layout.version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The options of the node's registry: its name, the startup times, nodelet's build (commit from `NODELET_GIT_COMMIT`), the cgroup version. */
+export async function nodeMetricsOptions(settings: Pick<AgentSettings, 'nodeName'>, clock: Clock): Promise<NodeMetricsOptions> {
+  const cgroupVersion = await hostCgroupVersion();
+  return {
+    nodeName: settings.nodeName,
+    clock,
+    startup: agentStartup(),
+    build: { packageVersion: nodeletPackageVersion(), gitCommit: process.env.NODELET_GIT_COMMIT ?? '' },
+    ...(cgroupVersion === undefined ? {} : { cgroupVersion }),
+  };
 }

@@ -43,29 +43,32 @@ function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podSt
   };
 }
 
+/** What the per-pod machinery is built from, beside the agent's core. */
+export interface PodSyncParts {
+  store: DesiredPodStore;
+  queue: ReconcileQueue;
+  podEvents: PodEventSink;
+  admission: { isPaused(): boolean };
+  /** The node shutdown manager's mark; undefined: graceful node shutdown is off. */
+  nodeShutdown: NodeShutdownStatus | undefined;
+  services: ServiceSource;
+  node: NodeController;
+  staticPods: StaticPods | undefined;
+  allocatable: AllocatableView;
+  pullGate: PullGate;
+  cgroups: PodCgroupSettings | undefined;
+  sightings: RuntimeSightingsWriter;
+  /** The credential provider plugins' credentials; undefined: none configured. */
+  nodeCredentials: NodePullCredentials | undefined;
+  /** The runtime's handlers and features (refreshed by the node's readiness check). */
+  runtimeFeatures: RuntimeFeatureReader;
+  /** The pods' user namespaces, loaded from disk. */
+  userNamespaces: UserNamespaceManager;
+}
+
 export function buildPodSync(
   core: AgentCore,
-  parts: {
-    store: DesiredPodStore;
-    queue: ReconcileQueue;
-    podEvents: PodEventSink;
-    admission: { isPaused(): boolean };
-    /** The node shutdown manager's mark; undefined: graceful node shutdown is off. */
-    nodeShutdown: NodeShutdownStatus | undefined;
-    services: ServiceSource;
-    node: NodeController;
-    staticPods: StaticPods | undefined;
-    allocatable: AllocatableView;
-    pullGate: PullGate;
-    cgroups: PodCgroupSettings | undefined;
-    sightings: RuntimeSightingsWriter;
-    /** The credential provider plugins' credentials; undefined: none configured. */
-    nodeCredentials: NodePullCredentials | undefined;
-    /** The runtime's handlers and features (refreshed by the node's readiness check). */
-    runtimeFeatures: RuntimeFeatureReader;
-    /** The pods' user namespaces, loaded from disk. */
-    userNamespaces: UserNamespaceManager;
-  },
+  parts: PodSyncParts,
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
   const api = new CoreV1Client(kube);
@@ -75,6 +78,8 @@ export function buildPodSync(
   const probeResults = new ContainerReadinessStore();
   // The status manager retries unwritten statuses on its own loop, through API outages.
   const { staticPods } = parts;
+  // The kubelet's layout: <root>/image_manager/pulled/, one record per image nodelet pulled.
+  const pulledRecords = new PulledRecords(path.join(settings.rootDir, 'image_manager', 'pulled'));
   const status = new StatusManager({
     api: podStatusApi(api),
     clock,
@@ -109,8 +114,7 @@ export function buildPodSync(
       nodeAllocatableMilliCpu: parts.allocatable.milliCpu,
     }),
     pullGate: parts.pullGate,
-    // The kubelet's layout: <root>/image_manager/pulled/, one record per image nodelet pulled.
-    pullVerification: { records: new PulledRecords(path.join(settings.rootDir, 'image_manager', 'pulled')), policy: settings.imagePullCredentialsVerificationPolicy },
+    pullVerification: { records: pulledRecords, policy: settings.imagePullCredentialsVerificationPolicy },
     envApi: volumeApi,
     services: parts.services,
     sightings: parts.sightings,
@@ -132,5 +136,6 @@ export function buildPodSync(
   });
   // The pod counts on /metrics read the store, the kernel, the mirror pods and the resizes at each scrape.
   core.metrics.watchPods(podCountsView(parts.store, podSync, staticPods));
+  core.metrics.watchPulledRecords(() => pulledRecords.count());
   return { podSync, status, events };
 }
