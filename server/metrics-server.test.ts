@@ -95,7 +95,7 @@ describe('/metrics through the node server', () => {
     assert.deepEqual(samples(text, 'kubelet_pleg_relist_interval_seconds_count'), ['kubelet_pleg_relist_interval_seconds_count 1']);
     assert.deepEqual(samples(text, 'kubelet_pleg_relist_interval_seconds_sum'), ['kubelet_pleg_relist_interval_seconds_sum 1.01']);
     assert.deepEqual(samples(text, 'kubelet_running_pods'), ['kubelet_running_pods 2'], 'a failed relist leaves the last counts');
-    assert.deepEqual(samples(text, 'kubelet_pleg_last_seen_seconds '), ['kubelet_pleg_last_seen_seconds 1700000000'], 'the start of the last successful relist, in whole seconds');
+    assert.deepEqual(samples(text, 'kubelet_pleg_last_seen_seconds '), ['kubelet_pleg_last_seen_seconds 1.7e+09'], 'the start of the last successful relist, in whole seconds');
     assert.deepEqual(samples(text, 'kubelet_pleg_discard_events '), ['kubelet_pleg_discard_events 0']);
     assert.deepEqual(samples(text, 'kubelet_running_containers'), [
       'kubelet_running_containers{container_state="created"} 0',

@@ -1,9 +1,12 @@
 /**
  * The node's `/metrics`: the kubelet's metrics where nodelet does the same work (names, types,
- * labels, buckets and help as Kubernetes v1.36's pkg/kubelet/metrics/metrics.go, help prefixed
- * `[ALPHA]` as component-base writes it), and nodelet's own for its queue. Each part of the agent
- * gets only its narrow recorder (`cri`, `pleg`, `runs`, `podStarts`, `evictions`, `lifecycle`); nothing here is
- * global, so lower layers never import it.
+ * labels, buckets and help as Kubernetes v1.37.2's pkg/kubelet/metrics/metrics.go, its server's
+ * `kubelet_http_*`, client-go's `rest_client_*` and component-base's build and feature families,
+ * help prefixed `[ALPHA]`/`[BETA]` as component-base writes it), and nodelet's own for its queue.
+ * Each part of the agent gets only its narrow recorder (`cri`, `pleg`, `runs`, `podStarts`, `pods`,
+ * `evictions`, `lifecycle`, `restClient`, `http`, `nodeStartup`, …); nothing here is global, so
+ * lower layers never import it. What the kubelet exports and nodelet does not, and why:
+ * docs/node-server.md ("Families of the kubelet's /metrics that nodelet does not export").
  */
 import type { QueueCounts } from '../controllers/queue/reconcile-queue.js';
 import type { ReconcileRunMetrics } from '../controllers/queue/runner.js';

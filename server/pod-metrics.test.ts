@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { MetricsRegistry } from '../util/metrics.js';
-import { watchPodCounts, type PodCountsView, type WorkingPod } from './pod-metrics.js';
+import { resourceConfigMode, watchPodCounts, type PodCountsView, type WorkingPod } from './pod-metrics.js';
 
 function pod(uid: string, opts: { static?: boolean; phase?: string; ephemeral?: number } = {}): V1Pod {
   return {
@@ -59,5 +59,14 @@ describe('pod counts on /metrics', () => {
     text = await registry.expose();
     assert.equal(value(text, 'kubelet_working_pods{config="orphan",lifecycle="terminating",static="true"}'), 1);
     assert.equal(value(text, 'kubelet_desired_pods{static="true"}'), 1);
+  });
+
+  it('classifies a pod’s resource configuration as the kubelet’s admission metric does', () => {
+    const c = (resources?: object): NonNullable<V1Pod['spec']> => ({ containers: [{ name: 'c', ...(resources === undefined ? {} : { resources }) }] });
+    assert.equal(resourceConfigMode({ spec: c() }), '');
+    assert.equal(resourceConfigMode({ spec: c({ requests: { cpu: '1' } }) }), 'container_level');
+    assert.equal(resourceConfigMode({ spec: { ...c(), resources: { limits: { memory: '1Gi' } } } }), 'pod_level');
+    assert.equal(resourceConfigMode({ spec: { ...c({ limits: { cpu: '1' } }), resources: { requests: { cpu: '1' } } } }), 'pod_and_container_level');
+    assert.equal(resourceConfigMode({ spec: { ...c(), resources: { requests: { 'example.com/gpu': '1' } } } }), '', 'only CPU, memory and hugepages are pod-level resources');
   });
 });

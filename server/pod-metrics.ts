@@ -14,7 +14,11 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLifecyclePhase } from '../reconcilers/lifecycle/pod-lifecycle.js';
-import { exponentialBuckets, type MetricsRegistry } from '../util/metrics.js';
+import { podQosClass } from '../reconcilers/model/qos.js';
+import type { ContainerTypeLabel } from '../reconcilers/runtime/start-container.js';
+import type { EnsureImageRequest } from '../reconcilers/images/image-puller.js';
+import type { MustPullCheckResult } from '../reconcilers/images/pull-verification.js';
+import { DEFAULT_BUCKETS, exponentialBuckets, type MetricsRegistry } from '../util/metrics.js';
 
 /** What one pod the lifecycle kernel holds looks like to the counts. */
 export interface WorkingPod {
@@ -46,8 +50,20 @@ export interface PodFlowMetrics {
   sandboxFailed(): void;
   /** A pod found in the runtime that no pod source and no earlier run knew (`kubelet_orphaned_runtime_pods_total`). */
   orphanFound(): void;
-  /** A pod admitted for the first time, with its number of containers (`kubelet_containers_per_pod_count`). */
-  podWorkerStarted(containers: number): void;
+  /** A pod admitted for the first time (`kubelet_containers_per_pod_count`, `kubelet_pod_level_resources_admission_total`). */
+  podAdmitted(pod: V1Pod): void;
+  /** A container is being started, past its restart backoff (`kubelet_started_containers_total`). */
+  containerStarting(containerType: ContainerTypeLabel): void;
+  /** Starting it failed, with the kubelet's reason (`kubelet_started_containers_errors_total`). */
+  containerFailed(containerType: ContainerTypeLabel, code: string): void;
+  /** A container's status turned terminated (`kubelet_terminated_containers_total`). */
+  containerTerminated(termination: { readonly containerType: ContainerTypeLabel; readonly exitCode: number; readonly reason: string }): void;
+  /** One RunPodSandbox call, by the pod's runtime handler (`kubelet_run_podsandbox_duration_seconds`, `…_errors_total`). */
+  sandboxRun(run: { readonly runtimeHandler: string; readonly seconds: number; readonly failed: boolean }): void;
+  /** One ensure-image request (`kubelet_image_manager_ensure_image_requests_total`). */
+  ensured(request: EnsureImageRequest): void;
+  /** One check of a present image's pulled record (`kubelet_imagemanager_image_mustpull_checks_total`). */
+  mustPullChecked(result: MustPullCheckResult): void;
   /** A pod status reached the API `seconds` after it was handed over (`kubelet_pod_status_sync_duration_seconds`). */
   statusSynced(seconds: number): void;
 }
@@ -55,6 +71,20 @@ export interface PodFlowMetrics {
 const alpha = (help: string): string => `[ALPHA] ${help}`;
 const staticLabel = (isStatic: boolean): string => (isStatic ? 'true' : '');
 const LIFECYCLE_LABEL: Readonly<Record<PodLifecyclePhase, string>> = { syncing: 'sync', terminating: 'terminating', terminated: 'terminated' };
+
+/**
+ * How a pod sets its resources, as the kubelet's `recordPodLevelResourcesAdmission`: pod-level
+ * (CPU or memory in `spec.resources`), container-level (any requests or limits on a container or
+ * init container), both, or `''` for neither. Pure.
+ */
+export function resourceConfigMode(pod: V1Pod): string {
+  const podLevel = [pod.spec?.resources?.requests, pod.spec?.resources?.limits].some((list) => Object.keys(list ?? {}).some((name) => name === 'cpu' || name === 'memory' || name.startsWith('hugepages-')));
+  const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
+  const containerLevel = containers.some((c) => Object.keys(c.resources?.requests ?? {}).length > 0 || Object.keys(c.resources?.limits ?? {}).length > 0);
+  if (podLevel && containerLevel) return 'pod_and_container_level';
+  if (podLevel) return 'pod_level';
+  return containerLevel ? 'container_level' : '';
+}
 
 /** The kubelet's status sync buckets (seconds). */
 export const POD_STATUS_SYNC_BUCKETS: readonly number[] = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 20, 30, 45, 60];
@@ -131,6 +161,37 @@ export function watchPodCounts(registry: MetricsRegistry, view: PodCountsView): 
   });
 }
 
+/** The container start and termination families and the sandbox runs, by the kubelet's labels. */
+function containerFlowMetrics(registry: MetricsRegistry): Pick<PodFlowMetrics, 'containerStarting' | 'containerFailed' | 'containerTerminated' | 'sandboxRun'> {
+  const started = registry.counter({ name: 'kubelet_started_containers_total', help: alpha('Cumulative number of containers started'), labelNames: ['container_type'] });
+  const failed = registry.counter({ name: 'kubelet_started_containers_errors_total', help: alpha('Cumulative number of errors when starting containers'), labelNames: ['code', 'container_type'] });
+  const terminated = registry.counter({ name: 'kubelet_terminated_containers_total', help: alpha('Cumulative number of container terminations.'), labelNames: ['container_type', 'exit_code', 'reason'] });
+  const sandboxDuration = registry.histogram({ name: 'kubelet_run_podsandbox_duration_seconds', help: alpha('Duration in seconds of the run_podsandbox operations. Broken down by RuntimeClass.Handler.'), labelNames: ['runtime_handler'], buckets: DEFAULT_BUCKETS });
+  const sandboxErrors = registry.counter({ name: 'kubelet_run_podsandbox_errors_total', help: alpha('Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.'), labelNames: ['runtime_handler'] });
+  return {
+    containerStarting: (type) => { started.inc({ container_type: type }); },
+    containerFailed: (type, code) => { failed.inc({ code, container_type: type }); },
+    containerTerminated: ({ containerType, exitCode, reason }) => { terminated.inc({ container_type: containerType, exit_code: String(exitCode), reason }); },
+    sandboxRun: ({ runtimeHandler, seconds, failed: runFailed }) => {
+      sandboxDuration.observe({ runtime_handler: runtimeHandler }, seconds);
+      if (runFailed) sandboxErrors.inc({ runtime_handler: runtimeHandler });
+    },
+  };
+}
+
+/** The image manager's requests and pulled-record checks, by the kubelet's labels. */
+function imageFlowMetrics(registry: MetricsRegistry): Pick<PodFlowMetrics, 'ensured' | 'mustPullChecked'> {
+  const requests = registry.counter({ name: 'kubelet_image_manager_ensure_image_requests_total', help: alpha('Number of ensure-image requests processed by the kubelet.'), labelNames: ['present_locally', 'pull_policy', 'pull_required'] });
+  const checks = registry.counter({ name: 'kubelet_imagemanager_image_mustpull_checks_total', help: alpha('Counter for how many times kubelet checked whether credentials need to be re-verified to access an image'), labelNames: ['result'] });
+  const known = (value: boolean | undefined): string => (value === undefined ? 'unknown' : String(value));
+  return {
+    ensured: ({ pullPolicy, presentLocally, pullRequired }) => {
+      requests.inc({ present_locally: known(presentLocally), pull_policy: pullPolicy.toLowerCase(), pull_required: known(pullRequired) });
+    },
+    mustPullChecked: (result) => { checks.inc({ result }); },
+  };
+}
+
 /** Registers the flow families and returns their recorders. */
 export function podFlowMetrics(registry: MetricsRegistry): PodFlowMetrics {
   const started = registry.counter({ name: 'kubelet_started_pods_total', help: alpha('Cumulative number of pods started') });
@@ -138,11 +199,18 @@ export function podFlowMetrics(registry: MetricsRegistry): PodFlowMetrics {
   const orphans = registry.counter({ name: 'kubelet_orphaned_runtime_pods_total', help: alpha('Number of pods that have been detected in the container runtime without being already known to the pod worker. This typically indicates the kubelet was restarted while a pod was force deleted in the API or in the local configuration, which is unusual.') });
   const containers = registry.histogram({ name: 'kubelet_containers_per_pod_count', help: alpha('The number of containers per pod.'), buckets: exponentialBuckets(1, 2, 5) });
   const statusSync = registry.histogram({ name: 'kubelet_pod_status_sync_duration_seconds', help: alpha('Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.'), buckets: POD_STATUS_SYNC_BUCKETS });
+  const admissions = registry.counter({ name: 'kubelet_pod_level_resources_admission_total', help: alpha('Total number of pods admitted during Kubelet admission, categorized by resource configuration mode (pod_and_container_level, pod_level, container_level, or empty for unconfigured/BestEffort) and QoS class.'), labelNames: ['config_mode', 'qos_class'] });
+  const containerFlows = containerFlowMetrics(registry);
   return {
     sandboxCreating: () => { started.inc(); },
     sandboxFailed: () => { startErrors.inc(); },
     orphanFound: () => { orphans.inc(); },
-    podWorkerStarted: (n) => { containers.observe({}, n); },
+    podAdmitted: (pod) => {
+      containers.observe({}, pod.spec?.containers.length ?? 0);
+      admissions.inc({ config_mode: resourceConfigMode(pod), qos_class: podQosClass(pod).toLowerCase() });
+    },
     statusSynced: (seconds) => { statusSync.observe({}, seconds); },
+    ...containerFlows,
+    ...imageFlowMetrics(registry),
   };
 }

@@ -13,6 +13,9 @@ import type { Preemption } from '../admission/admit.js';
 import type { ProbeMetrics } from '../probes/probe-metrics.js';
 import { lastRecursiveReadOnlySupport, RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
 import type { StartedPodMetrics, UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
+import type { StartedContainerMetrics } from '../runtime/start-container.js';
+import type { EnsureImageMetrics } from '../images/image-puller.js';
+import { countContainerTerminations, type ContainerTerminationMetrics } from '../status/container-terminations.js';
 import type { PodFlowCounters } from './reconciler-deps.js';
 import { UserNamespaceManager } from '../userns/userns-manager.js';
 import { IDS_PER_POD, defaultHostIds, nodeIdRange } from '../userns/id-range.js';
@@ -179,8 +182,8 @@ export interface PodSyncDeps {
   readonly userNamespaces?: UserNamespaceManager;
   /** Counts user-namespaced pods started and failed; absent: not counted. */
   readonly usernsMetrics?: UserNamespacedPodMetrics;
-  /** Pods started (sandboxes), orphans found in the runtime, containers per pod admitted; absent: not counted. */
-  readonly podFlowMetrics?: StartedPodMetrics & PodFlowCounters;
+  /** Pods started (sandboxes), orphans found in the runtime, pods admitted, containers started and terminated; absent: not counted. */
+  readonly podFlowMetrics?: StartedPodMetrics & PodFlowCounters & StartedContainerMetrics & ContainerTerminationMetrics & EnsureImageMetrics;
   /** Counts image volumes asked for, mounted and failed (`kubelet_image_volume_*_total`); absent: not counted. */
   readonly imageVolumeMetrics?: ImageVolumeMetrics;
 }
@@ -223,6 +226,7 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
     ...(deps.nodeCredentials === undefined ? {} : { nodeCredentials: deps.nodeCredentials }),
     ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
     ...(deps.pullVerification === undefined ? {} : { pulledRecords: deps.pullVerification.records, verificationPolicy: deps.pullVerification.policy }),
+    ...(deps.podFlowMetrics === undefined ? {} : { ensureMetrics: deps.podFlowMetrics }),
   });
 }
 
@@ -333,9 +337,15 @@ function buildProber(deps: PodSyncDeps, parts: { events: EventRecorder; failures
   });
 }
 
-function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics; startedPodMetrics?: StartedPodMetrics } {
+/** The status writer the reconciler hands statuses to: measuring pod starts and counting container terminations when asked. */
+function reportingWriter(deps: PodSyncDeps, podStarts: PodStartTracker | undefined): StatusWriter {
+  const counted = deps.podFlowMetrics === undefined ? deps.status : countContainerTerminations(deps.status, deps.podFlowMetrics);
+  return podStarts === undefined ? counted : trackPodStarts(counted, podStarts);
+}
+
+function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics; startedPodMetrics?: StartedPodMetrics; startedContainerMetrics?: StartedContainerMetrics } {
   return {
-    ...(deps.podFlowMetrics === undefined ? {} : { startedPodMetrics: deps.podFlowMetrics }),
+    ...(deps.podFlowMetrics === undefined ? {} : { startedPodMetrics: deps.podFlowMetrics, startedContainerMetrics: deps.podFlowMetrics }),
     ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
     ...(deps.imageVolumeMetrics === undefined ? {} : { imageVolumeMetrics: deps.imageVolumeMetrics }),
   };
@@ -388,7 +398,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     store: deps.store,
     runtime: deps.runtime,
     executor,
-    status: podStarts === undefined ? deps.status : trackPodStarts(deps.status, podStarts),
+    status: reportingWriter(deps, podStarts),
     volumes: deps.volumes,
     events,
     lifecycle,

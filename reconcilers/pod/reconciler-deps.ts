@@ -60,8 +60,8 @@ export interface PodAdmission {
 export interface PodFlowCounters {
   /** A pod found in the runtime that no pod source and no earlier run knew (`kubelet_orphaned_runtime_pods_total`). */
   orphanFound(): void;
-  /** A pod admitted for the first time, with its number of containers (`kubelet_containers_per_pod_count`). */
-  podWorkerStarted(containers: number): void;
+  /** A pod admitted for the first time (`kubelet_containers_per_pod_count`, `kubelet_pod_level_resources_admission_total`). */
+  podAdmitted(pod: V1Pod): void;
 }
 
 export interface PodReconcilerOptions {

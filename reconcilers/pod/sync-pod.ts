@@ -199,7 +199,7 @@ function enterLifecycle(deps: PodReconcilerOptions, key: PodKey, pod: V1Pod, sto
   if (stop.mustStop) return deps.lifecycle.terminate(key, Math.min(podGracePeriodSeconds(pod), stop.killGraceSeconds ?? Number.POSITIVE_INFINITY));
   // As the kubelet's pod worker: a pod's containers are counted when its worker first starts.
   const first = deps.lifecycle.get(key.uid) === undefined;
-  if (deps.lifecycle.admit(key) && first) deps.podFlows?.podWorkerStarted(pod.spec?.containers.length ?? 0);
+  if (deps.lifecycle.admit(key) && first) deps.podFlows?.podAdmitted(pod);
   return podGracePeriodSeconds(pod);
 }
 
