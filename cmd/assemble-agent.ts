@@ -72,6 +72,7 @@ import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
 import { buildNodeCredentials } from './assembly/node-credentials.js';
 import { buildPodSync } from './assembly/pod-sync.js';
 import { buildSources } from './assembly/sources.js';
+import { nodeMetricsOptions } from './assembly/node-metrics.js';
 import type { AgentSettings } from './flags.js';
 
 /** The assembled agent, not yet started. */
@@ -101,9 +102,10 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   // certificate from a bootstrap credential (a test's client stays the test's to close).
   // A credential provider config the kubelet would refuse stops the agent before it registers.
   const nodeCredentials = await buildNodeCredentials(settings, clock, logger);
-  const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger) : { kube: overrides.kube, stop: () => undefined };
+  // Made before the API client, which records every request in it (`rest_client_*`).
+  const metrics = createNodeMetrics(await nodeMetricsOptions(settings, clock));
+  const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger, metrics.restClient) : { kube: overrides.kube, stop: () => undefined };
   const { kube } = agentKube;
-  const metrics = createNodeMetrics({ nodeName: settings.nodeName, clock });
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);

@@ -7,7 +7,7 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from 'pino';
 import { InvalidKubeconfigError, UnsupportedKubeconfigError, inClusterEndpoint, loadKubeconfigFile } from './kubeconfig.js';
-import { KubeTransport, type Query } from './transport.js';
+import { KubeTransport, type KubeRequestMetrics, type Query } from './transport.js';
 
 /** The media types of a patch. */
 export const PatchType = {
@@ -53,10 +53,13 @@ export class KubeClient {
   }
 }
 
-/** A client from a kubeconfig file, or from the pod's service account when there is none. */
-export function connectKube(kubeconfig: string | undefined, clock?: Clock): KubeClient {
+/**
+ * A client from a kubeconfig file, or from the pod's service account when there is none; `metrics`
+ * hears every request (the agent's `rest_client_*`).
+ */
+export function connectKube(kubeconfig: string | undefined, clock?: Clock, metrics?: KubeRequestMetrics): KubeClient {
   const endpoint = kubeconfig === undefined ? inClusterEndpoint() : loadKubeconfigFile(kubeconfig);
-  return new KubeClient(new KubeTransport(endpoint, clock));
+  return new KubeClient(new KubeTransport(endpoint, clock, metrics === undefined ? {} : { metrics }));
 }
 
 /**

@@ -22,7 +22,7 @@ import { CertificateManager, pairFitsTemplate, type CertificateTemplate, type Cs
 import { apiCsrClient } from './certificates/csr-client.js';
 import { KubeClient } from './client.js';
 import type { KubeEndpoint, Material } from './kubeconfig.js';
-import { KubeTransport } from './transport.js';
+import { KubeTransport, type KubeRequestMetrics } from './transport.js';
 
 export const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 /** An ECDSA key signs but does not encipher: the kubelet asks for key encipherment only with RSA. */
@@ -46,6 +46,8 @@ export interface NodeIdentityOptions {
   readonly logger: Logger;
   /** How often a pending request is looked at. */
   readonly pollMs?: number;
+  /** Hears the certificate requests' API calls (the kubelet's bootstrap client counts in `rest_client_*` too). */
+  readonly metrics?: KubeRequestMetrics;
 }
 
 /** The node's credentials, established. */
@@ -132,8 +134,9 @@ export async function establishNodeIdentity(options: NodeIdentityOptions): Promi
   const template = nodeClientTemplate(nodeName);
   const pairFile = path.join(options.certDir, CLIENT_PAIR_FILE);
   const endpoint = nodeEndpoint(options.bootstrap, pairFile);
-  const bootstrapKube = new KubeClient(new KubeTransport(options.bootstrap, clock));
-  const nodeKube = new KubeClient(new KubeTransport(endpoint, clock));
+  const limits = options.metrics === undefined ? {} : { metrics: options.metrics };
+  const bootstrapKube = new KubeClient(new KubeTransport(options.bootstrap, clock, limits));
+  const nodeKube = new KubeClient(new KubeTransport(endpoint, clock, limits));
   const namePrefix = `nodelet-client-${nodeName}-`;
   const manager: CertificateManager = new CertificateManager({
     template,

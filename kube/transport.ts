@@ -65,6 +65,30 @@ export const REQUEST_IDLE_TIMEOUT_MS = 60_000;
 const FREE_SOCKET_TIMEOUT_MS = 30_000;
 const POOL = { keepAlive: true, maxFreeSockets: 8, timeout: FREE_SOCKET_TIMEOUT_MS } as const;
 
+/**
+ * One request to the API server as client-go's `rest_client_*` metrics see it: `code` is the
+ * HTTP status, or `<error>` when no answer came (client-go's label for any transport error).
+ */
+export interface KubeRequestSample {
+  readonly method: KubeRequest['method'];
+  /** `host:port` of the API server, as client-go's `URL.Host`. */
+  readonly host: string;
+  readonly code: string;
+  /** From sending the request to its answer's end (request) or to the answer's headers (watch). */
+  readonly seconds: number;
+  /** The body's bytes, 0 without a body (client-go observes 0 for a GET). */
+  readonly requestBytes: number;
+  /** The answer's body bytes; absent when no body was read (no answer, a watch). */
+  readonly responseBytes?: number;
+  /** A watch: client-go counts it in `rest_client_requests_total` only. */
+  readonly watch: boolean;
+}
+
+/** Receives every request's outcome (the node's `rest_client_*`); must not throw. */
+export interface KubeRequestMetrics {
+  requestDone(sample: KubeRequestSample): void;
+}
+
 /** A request got no byte from the API server for {@link REQUEST_IDLE_TIMEOUT_MS}. */
 export class KubeRequestTimeoutError extends Error {
   override readonly name = 'KubeRequestTimeoutError';
@@ -117,26 +141,49 @@ export class KubeTransport {
   /** Plain HTTP only when the kubeconfig says so (a test server); everything else is TLS. */
   private readonly plain: boolean;
   private readonly requestIdleTimeoutMs: number;
+  private readonly metrics: KubeRequestMetrics | undefined;
 
   constructor(
     readonly endpoint: KubeEndpoint,
     private readonly clock: Clock = systemClock,
-    limits: { readonly requestIdleTimeoutMs?: number } = {},
+    limits: { readonly requestIdleTimeoutMs?: number; readonly metrics?: KubeRequestMetrics } = {},
   ) {
     this.url = new URL(endpoint.server);
     this.plain = this.url.protocol === 'http:';
     this.requestIdleTimeoutMs = limits.requestIdleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
+    this.metrics = limits.metrics;
   }
 
   /** Sends a request; resolves with the parsed JSON answer, rejects with {@link KubeApiError} outside 2xx. */
   async request<T>(req: KubeRequest): Promise<T> {
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const response = await this.send({ method: req.method, path: req.path + queryString(req.query), payload, contentType: req.contentType, signal: req.signal });
-    const raw = await collect(response);
-    const body = parseBody(raw, response.headers['content-type']);
+    const startedMs = this.clock.now();
+    const sample = { method: req.method, requestBytes: payload?.length ?? 0, watch: false };
+    let response: IncomingMessage;
+    let raw: Buffer;
+    try {
+      response = await this.send({ method: req.method, path: req.path + queryString(req.query), payload, contentType: req.contentType, signal: req.signal });
+      raw = await collect(response);
+    } catch (error) {
+      this.record({ ...sample, code: '<error>', startedMs });
+      throw error;
+    }
     const status = response.statusCode ?? 0;
+    this.record({ ...sample, code: String(status), startedMs, responseBytes: raw.length });
+    const body = parseBody(raw, response.headers['content-type']);
     if (status < 200 || status >= 300) throw new KubeApiError(status, body, `${req.method} ${req.path}`);
     return body as T;
+  }
+
+  /** Hands one request's outcome to the metrics, which must never fail the request. */
+  private record(done: Omit<KubeRequestSample, 'host' | 'seconds'> & { readonly startedMs: number }): void {
+    if (this.metrics === undefined) return;
+    const { startedMs, ...rest } = done;
+    try {
+      this.metrics.requestDone({ ...rest, host: this.url.host, seconds: Math.max(0, this.clock.now() - startedMs) / 1000 });
+    } catch {
+      // A metrics fault must not fail an API call.
+    }
   }
 
   /**
@@ -164,8 +211,12 @@ export class KubeTransport {
     };
     controller.signal.addEventListener('abort', () => { finish(undefined); }, { once: true });
     arm();
+    const startedMs = this.clock.now();
+    let answered = false;
     try {
       const response = await this.send({ method: 'GET', path: path + queryString({ ...query, watch: true }), signal: controller.signal, watch: true });
+      answered = true;
+      this.record({ method: 'GET', code: String(response.statusCode ?? 0), requestBytes: 0, watch: true, startedMs });
       if (response.statusCode !== 200) {
         const body = parseBody(await collect(response), response.headers['content-type']);
         finish(new KubeApiError(response.statusCode ?? 0, body, `WATCH ${path}`));
@@ -178,6 +229,7 @@ export class KubeTransport {
         if (event !== undefined && !state.done) handlers.onEvent(event.type, event.object);
       }, finish);
     } catch (err: unknown) {
+      if (!answered) this.record({ method: 'GET', code: '<error>', requestBytes: 0, watch: true, startedMs });
       finish(err);
     }
     return controller;

@@ -57,7 +57,7 @@ describe('/metrics through the node server', () => {
 
   before(async () => {
     metrics.watchQueue({ counts: () => (counts instanceof Error ? Promise.reject(counts) : Promise.resolve(counts)) });
-    server = createNodeServer({ address: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem, authenticator: new Authenticator(tokens, clock), authorizer: new NodeAuthorizer(access, 'node-1', clock), routes: metricsRoutes(metrics, logger), logger: pino({ level: 'silent' }) });
+    server = createNodeServer({ address: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem, authenticator: new Authenticator(tokens, clock), authorizer: new NodeAuthorizer(access, 'node-1', clock), routes: metricsRoutes(metrics, logger), logger: pino({ level: 'silent' }), metrics: metrics.http });
     port = await server.start();
   });
 
@@ -75,8 +75,8 @@ describe('/metrics through the node server', () => {
     metrics.cri.operation({ operation: 'run_podsandbox', seconds: 0.3, failed: false });
     metrics.cri.operation({ operation: 'container_status', seconds: 0.001, failed: true });
     metrics.cri.operation({ operation: 'container_status', seconds: 0.002, failed: false });
-    metrics.pleg.relisted({ durationSeconds: 0.02, counts: { runningPods: 2, containersByState: { created: 0, running: 3, exited: 1, unknown: 0 } } });
-    metrics.pleg.relisted({ durationSeconds: 0.03, intervalSeconds: 1.01 });
+    metrics.pleg.relisted({ durationSeconds: 0.02, startedAtMs: 1_700_000_000_500, counts: { runningPods: 2, containersByState: { created: 0, running: 3, exited: 1, unknown: 0 } } });
+    metrics.pleg.relisted({ durationSeconds: 0.03, intervalSeconds: 1.01, startedAtMs: 1_700_000_001_500 });
     metrics.podStarts.podStarted(2.5);
     metrics.runs.runFinished({ outcome: 'success', seconds: 0.4, retry: false });
     metrics.runs.runFinished({ outcome: 'error', seconds: 0.1, retry: true });
@@ -95,6 +95,8 @@ describe('/metrics through the node server', () => {
     assert.deepEqual(samples(text, 'kubelet_pleg_relist_interval_seconds_count'), ['kubelet_pleg_relist_interval_seconds_count 1']);
     assert.deepEqual(samples(text, 'kubelet_pleg_relist_interval_seconds_sum'), ['kubelet_pleg_relist_interval_seconds_sum 1.01']);
     assert.deepEqual(samples(text, 'kubelet_running_pods'), ['kubelet_running_pods 2'], 'a failed relist leaves the last counts');
+    assert.deepEqual(samples(text, 'kubelet_pleg_last_seen_seconds '), ['kubelet_pleg_last_seen_seconds 1.7e+09'], 'the start of the last successful relist, in whole seconds');
+    assert.deepEqual(samples(text, 'kubelet_pleg_discard_events '), ['kubelet_pleg_discard_events 0']);
     assert.deepEqual(samples(text, 'kubelet_running_containers'), [
       'kubelet_running_containers{container_state="created"} 0',
       'kubelet_running_containers{container_state="exited"} 1',
@@ -144,5 +146,16 @@ describe('/metrics through the node server', () => {
     assert.deepEqual(samples(await pending, 'nodelet_reconcile_queue_jobs{state="waiting"}'), ['nodelet_reconcile_queue_jobs{state="waiting"} 1'], 'the last figures, not a hung scrape');
     assert.ok(errors.length === 1 && isTimeoutError(errors[0]));
     assert.deepEqual(samples((await get(port, '/metrics', 'metrics')).body, 'nodelet_reconcile_queue_jobs{state="delayed"}'), ['nodelet_reconcile_queue_jobs{state="delayed"} 5']);
+  });
+
+  it('counts the server’s own requests as the kubelet does: earlier scrapes, a refusal, this scrape in flight', async () => {
+    const before = samples((await get(port, '/metrics', 'metrics')).body, 'kubelet_http_requests_total{long_running="false",method="GET",path="metrics",server_type="readwrite"}')[0];
+    const n = Number(before?.split(' ')[1]);
+    await get(port, '/metrics', 'proxy');
+    const body = (await get(port, '/metrics', 'metrics')).body;
+    const labels = '{long_running="false",method="GET",path="metrics",server_type="readwrite"}';
+    assert.deepEqual(samples(body, `kubelet_http_requests_total${labels}`), [`kubelet_http_requests_total${labels} ${String(n + 2)}`], 'the refused request counts too: it is counted before authentication');
+    assert.deepEqual(samples(body, `kubelet_http_inflight_requests${labels}`), [`kubelet_http_inflight_requests${labels} 1`], 'the scrape itself');
+    assert.equal(samples(body, `kubelet_http_requests_duration_seconds_count${labels}`)[0], `kubelet_http_requests_duration_seconds_count${labels} ${String(n + 1)}`);
   });
 });

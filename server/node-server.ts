@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { Authenticator, UserInfo } from './authn.js';
 import { requestAttributes, type NodeAuthorizer } from './authz.js';
 import { isBadPathError, matchRoute, sendText, type Route, type RouteMatch, type UpgradeSocket } from './routes.js';
+import type { NodeHttpMetrics } from './http-metrics.js';
 
 /** How the server is built. */
 export interface NodeServerOptions {
@@ -38,6 +39,8 @@ export interface NodeServerOptions {
   readonly authorizer: NodeAuthorizer;
   readonly routes: readonly Route[];
   readonly logger: Logger;
+  /** Counts every request (`kubelet_http_*`); absent: not counted. */
+  readonly metrics?: NodeHttpMetrics;
 }
 
 /** The running server. */
@@ -110,6 +113,11 @@ function routeOf(routes: readonly Route[], method: string, path: string): RouteM
   }
 }
 
+/** The request's path without its query; a target that is no URL counts as the root. */
+function pathOf(req: IncomingMessage): string {
+  return (req.url ?? '/').split('?')[0] ?? '/';
+}
+
 /** A response written to an upgrade request's raw socket; the connection closes after it. */
 function responseOn(req: IncomingMessage, socket: Duplex): { res: ServerResponse; take: () => void } {
   const res = new ServerResponse(req);
@@ -145,12 +153,18 @@ export function createNodeServer(options: NodeServerOptions): NodeServer {
   } as const;
   const server: Server = createServer({ ...tlsOptions, ...(options.certPem === undefined ? {} : { cert: options.certPem }), ...(options.keyPem === undefined ? {} : { key: options.keyPem }) });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Ends with the response, as the kubelet's ends when its handler returns (a log follow included).
+    const ended = options.metrics?.requestStarted(req.method ?? '', pathOf(req));
+    if (ended !== undefined) res.once('close', ended);
     serve(req, res, options).catch(failed(res, req, options));
   });
   const upgraded = new Set<Duplex>();
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
+    // An exec, attach or port-forward is in flight until its connection closes.
+    const ended = options.metrics?.requestStarted(req.method ?? '', pathOf(req));
+    if (ended !== undefined) socket.once('close', ended);
     // Node stops watching this socket: an error must still end it, never go unhandled.
     socket.on('error', () => {
       socket.destroy();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MetricsRegistry } from '../util/metrics.js';
-import { parseMaxOpenFiles, registerProcessMetrics, thisProcess, type ProcessReadings } from './process-metrics.js';
+import { parseMaxAddressSpace, parseMaxOpenFiles, parseNetDev, parseVsize, registerProcessMetrics, thisProcess, type ProcessReadings } from './process-metrics.js';
 
 function series(text: string, name: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
@@ -42,5 +42,24 @@ describe('process metrics', () => {
     const open = await thisProcess.openFds();
     assert.ok(open !== undefined && open > 0);
     assert.ok(thisProcess.memory().rss > thisProcess.memory().heapUsed);
+  });
+
+  it('reads virtual memory, its limit and the network namespace’s bytes as the Go collector does', async () => {
+    assert.equal(parseVsize('1234 (node (x) y) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 987654321 4321 0'), 987654321);
+    assert.equal(parseMaxAddressSpace('Limit  Soft Limit  Hard Limit  Units\nMax address space  unlimited  unlimited  bytes\n'), 2 ** 64);
+    assert.equal(parseMaxAddressSpace('Max address space  4096  8192  bytes\n'), 4096);
+    const dev = 'Inter-|   Receive |  Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes\n    lo: 100 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n  eth0: 2000 5 0 0 0 0 0 0 3000 4 0 0 0 0 0 0\n';
+    assert.deepEqual(parseNetDev(dev), { receiveBytes: 2100, transmitBytes: 3100 });
+    const registry = new MetricsRegistry();
+    let net = { receiveBytes: 2100, transmitBytes: 3100 };
+    registerProcessMetrics(registry, { ...thisProcess, virtualMemory: () => Promise.resolve({ bytes: 5000, maxBytes: 2 ** 64 }), network: () => Promise.resolve(net) });
+    await registry.expose();
+    net = { receiveBytes: 2600, transmitBytes: 3100 };
+    const text = await registry.expose();
+    assert.equal(series(text, 'process_virtual_memory_bytes'), 5000);
+    assert.equal(series(text, 'process_virtual_memory_max_bytes'), 2 ** 64);
+    assert.equal(series(text, 'process_network_receive_bytes_total'), 2600);
+    assert.equal(series(text, 'process_network_transmit_bytes_total'), 3100);
+    assert.ok(((await thisProcess.virtualMemory?.())?.bytes ?? 0) > 0, 'this process’s own /proc/self/stat parses');
   });
 });

@@ -153,6 +153,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
     ...(clientCaPem === undefined ? {} : { clientCaPem }),
     authenticator: new Authenticator(apiTokenReviewer(parts.kube), parts.clock),
     authorizer: new NodeAuthorizer(apiAccessReviewer(parts.kube), parts.nodeName, parts.clock),
+    ...(parts.metrics === undefined ? {} : { metrics: parts.metrics.http }),
     routes: nodeRoutes({
       pods: parts.pods,
       runtime: parts.runtime,

@@ -67,6 +67,11 @@ describe('MetricsRegistry exposition', () => {
 
   it('special values, negative counter steps dropped, gauge clear', () => {
     assert.deepEqual([formatValue(Infinity), formatValue(-Infinity), formatValue(NaN), formatValue(0.25)], ['+Inf', '-Inf', 'NaN', '0.25']);
+    // Go's 'g' with the shortest precision, as the kubelet's scrape shows them.
+    assert.deepEqual(
+      [1048576, 16777216, 1796646133, 2 ** 64, 1.803e-6, 0.0001, 123456, 24549.770713075, -2500000, 1e6, 0].map(formatValue),
+      ['1.048576e+06', '1.6777216e+07', '1.796646133e+09', '1.8446744073709552e+19', '1.803e-06', '0.0001', '123456', '24549.770713075', '-2.5e+06', '1e+06', '0'],
+    );
     const registry = new MetricsRegistry();
     const c = registry.counter({ name: 'c_total', help: 'C.' });
     c.inc(undefined, 3);

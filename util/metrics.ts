@@ -57,12 +57,21 @@ export function exponentialBuckets(start: number, factor: number, count: number)
   return buckets;
 }
 
-/** A number as the text format writes it. */
+/**
+ * A number as the Go client writes it (`strconv.FormatFloat(v, 'g', -1, 64)`): the shortest digits
+ * that read back exactly, in exponent form (`1.048576e+06`, `1.803e-06`) when the decimal exponent
+ * is below -4 or at least 6, so a bucket bound or a timestamp reads the same on both agents.
+ */
 export function formatValue(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';
-  return String(value);
+  if (value === 0) return '0';
+  const [mantissa = '', exponent = '0'] = value.toExponential().split('e');
+  const exp = Number(exponent);
+  if (exp >= -4 && exp < 6) return String(value);
+  const digits = String(Math.abs(exp)).padStart(2, '0');
+  return `${mantissa}e${exp < 0 ? '-' : '+'}${digits}`;
 }
 
 /** A label value escaped as the text format requires. */

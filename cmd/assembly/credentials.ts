@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { KubeClient, connectKube } from '../../kube/client.js';
 import { inClusterEndpoint, loadKubeconfigFile } from '../../kube/kubeconfig.js';
 import { establishNodeIdentity } from '../../kube/node-identity.js';
-import { KubeTransport } from '../../kube/transport.js';
+import { KubeTransport, type KubeRequestMetrics } from '../../kube/transport.js';
 import type { Clock } from '../../util/clock.js';
 import type { AgentSettings } from '../flags.js';
 
@@ -16,11 +16,14 @@ export interface AgentKube {
   stop(): void;
 }
 
-/** See this file's header; waits for the node's certificate when there is none yet. */
-export async function connectAgentKube(settings: AgentSettings, clock: Clock, logger: Logger): Promise<AgentKube> {
+/**
+ * See this file's header; waits for the node's certificate when there is none yet. `metrics` hears
+ * every API request of the agent, the bootstrap's included (`rest_client_*`).
+ */
+export async function connectAgentKube(settings: AgentSettings, clock: Clock, logger: Logger, metrics?: KubeRequestMetrics): Promise<AgentKube> {
   const credentials = settings.credentials;
   if (credentials === undefined) {
-    const kube = connectKube(settings.kubeconfig, clock);
+    const kube = connectKube(settings.kubeconfig, clock, metrics);
     return { kube, stop: () => { kube.close(); } };
   }
   const bootstrap = credentials.bootstrap.kind === 'service-account' ? inClusterEndpoint() : loadKubeconfigFile(credentials.bootstrap.path);
@@ -33,8 +36,9 @@ export async function connectAgentKube(settings: AgentSettings, clock: Clock, lo
     clock,
     random: Math.random,
     logger,
+    ...(metrics === undefined ? {} : { metrics }),
   });
-  const kube = new KubeClient(new KubeTransport(identity.endpoint, clock));
+  const kube = new KubeClient(new KubeTransport(identity.endpoint, clock, metrics === undefined ? {} : { metrics }));
   return {
     kube,
     stop: () => {

@@ -69,6 +69,7 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     pressure,
     events,
     startupEvents: () => startupEvents(settings),
+    startup: core.metrics.nodeStartup,
   });
 }
 

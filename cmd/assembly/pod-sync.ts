@@ -1,4 +1,5 @@
 /** The per-pod machinery (`reconcilers/pod/pod-sync.ts`) with its API-facing writers: events, pod status, volume sources. */
+import { podCountsView } from './node-metrics.js';
 import path from 'node:path';
 import { CoreV1Client } from '../../kube/core-v1.js';
 import type { AllocatableView } from '../../controllers/node/allocatable.js';
@@ -30,7 +31,7 @@ import type { AgentCore } from './core.js';
 
 /** The per-pod machinery with its API-facing writers. */
 /** The recorders the per-pod machinery feeds. */
-function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podStartMetrics' | 'lifecycleMetrics' | 'probeMetrics' | 'preemptionMetrics' | 'usernsMetrics' | 'imageVolumeMetrics'> {
+function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podStartMetrics' | 'lifecycleMetrics' | 'probeMetrics' | 'preemptionMetrics' | 'usernsMetrics' | 'imageVolumeMetrics' | 'podFlowMetrics'> {
   return {
     podStartMetrics: metrics.podStarts,
     lifecycleMetrics: metrics.lifecycle,
@@ -38,32 +39,36 @@ function podSyncMetrics(metrics: AgentCore['metrics']): Pick<PodSyncDeps, 'podSt
     preemptionMetrics: metrics.preemptions,
     usernsMetrics: metrics.userNamespacedPods,
     imageVolumeMetrics: metrics.imageVolumes,
+    podFlowMetrics: metrics.pods,
   };
+}
+
+/** What the per-pod machinery is built from, beside the agent's core. */
+export interface PodSyncParts {
+  store: DesiredPodStore;
+  queue: ReconcileQueue;
+  podEvents: PodEventSink;
+  admission: { isPaused(): boolean };
+  /** The node shutdown manager's mark; undefined: graceful node shutdown is off. */
+  nodeShutdown: NodeShutdownStatus | undefined;
+  services: ServiceSource;
+  node: NodeController;
+  staticPods: StaticPods | undefined;
+  allocatable: AllocatableView;
+  pullGate: PullGate;
+  cgroups: PodCgroupSettings | undefined;
+  sightings: RuntimeSightingsWriter;
+  /** The credential provider plugins' credentials; undefined: none configured. */
+  nodeCredentials: NodePullCredentials | undefined;
+  /** The runtime's handlers and features (refreshed by the node's readiness check). */
+  runtimeFeatures: RuntimeFeatureReader;
+  /** The pods' user namespaces, loaded from disk. */
+  userNamespaces: UserNamespaceManager;
 }
 
 export function buildPodSync(
   core: AgentCore,
-  parts: {
-    store: DesiredPodStore;
-    queue: ReconcileQueue;
-    podEvents: PodEventSink;
-    admission: { isPaused(): boolean };
-    /** The node shutdown manager's mark; undefined: graceful node shutdown is off. */
-    nodeShutdown: NodeShutdownStatus | undefined;
-    services: ServiceSource;
-    node: NodeController;
-    staticPods: StaticPods | undefined;
-    allocatable: AllocatableView;
-    pullGate: PullGate;
-    cgroups: PodCgroupSettings | undefined;
-    sightings: RuntimeSightingsWriter;
-    /** The credential provider plugins' credentials; undefined: none configured. */
-    nodeCredentials: NodePullCredentials | undefined;
-    /** The runtime's handlers and features (refreshed by the node's readiness check). */
-    runtimeFeatures: RuntimeFeatureReader;
-    /** The pods' user namespaces, loaded from disk. */
-    userNamespaces: UserNamespaceManager;
-  },
+  parts: PodSyncParts,
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
   const api = new CoreV1Client(kube);
@@ -73,11 +78,13 @@ export function buildPodSync(
   const probeResults = new ContainerReadinessStore();
   // The status manager retries unwritten statuses on its own loop, through API outages.
   const { staticPods } = parts;
+  // The kubelet's layout: <root>/image_manager/pulled/, one record per image nodelet pulled.
+  const pulledRecords = new PulledRecords(path.join(settings.rootDir, 'image_manager', 'pulled'));
   const status = new StatusManager({
     api: podStatusApi(api),
     clock,
     logger: logger.child({ component: 'status' }),
-    readiness: probeResults,
+    readiness: probeResults, metrics: core.metrics.pods,
     // A static pod's status goes to its mirror pod.
     ...(staticPods === undefined ? {} : { statusTarget: (key: PodKey) => staticPods.statusTarget(key), isStatic: (key: PodKey) => staticPods.isStatic(key) }),
   });
@@ -107,8 +114,7 @@ export function buildPodSync(
       nodeAllocatableMilliCpu: parts.allocatable.milliCpu,
     }),
     pullGate: parts.pullGate,
-    // The kubelet's layout: <root>/image_manager/pulled/, one record per image nodelet pulled.
-    pullVerification: { records: new PulledRecords(path.join(settings.rootDir, 'image_manager', 'pulled')), policy: settings.imagePullCredentialsVerificationPolicy },
+    pullVerification: { records: pulledRecords, policy: settings.imagePullCredentialsVerificationPolicy },
     envApi: volumeApi,
     services: parts.services,
     sightings: parts.sightings,
@@ -130,5 +136,8 @@ export function buildPodSync(
     ...podSyncMetrics(core.metrics),
     runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces,
   });
+  // The pod counts on /metrics read the store, the kernel, the mirror pods and the resizes at each scrape.
+  core.metrics.watchPods(podCountsView(parts.store, podSync, staticPods));
+  core.metrics.watchPulledRecords(() => pulledRecords.count());
   return { podSync, status, events };
 }

@@ -25,7 +25,7 @@ const facts: HostFacts = {
   runningInUserNamespace: false,
 };
 
-function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[]; startupEvents?: () => readonly NodeEvent[] } = {}) {
+function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[]; startupEvents?: () => readonly NodeEvent[]; startup?: string[] } = {}) {
   const clock = createFakeClock(Date.parse('2030-01-01T00:00:00Z'));
   const nodeApi = createFakeNodeApi();
   const leaseApi = createFakeLeaseApi();
@@ -52,6 +52,7 @@ function setup(options: { labels?: Record<string, string>; annotations?: Record<
     leaseApi,
     ...(options.events === undefined ? {} : { events: { recordNode: (node: { name: string; uid: string }, e: { reason: string }) => options.events?.push(`${node.name}/${node.uid} ${e.reason}`) } }),
     ...(options.startupEvents === undefined ? {} : { startupEvents: options.startupEvents }),
+    ...(options.startup === undefined ? {} : { startup: { registrationAttempted: () => options.startup?.push('attempt'), registeredNewNode: () => options.startup?.push('created'), nodeReady: () => options.startup?.push('ready') } }),
   });
   return {
     clock,
@@ -68,6 +69,19 @@ function readyOf(nodeApi: ReturnType<typeof createFakeNodeApi>) {
 }
 
 describe('node controller', () => {
+  it('tells the startup tracker of the registration attempt, the Node created and each status that reached the API Ready', async () => {
+    const startup: string[] = [];
+    const { controller, setReadiness } = setup({ startup });
+    setReadiness({ ready: false, reason: 'KubeletNotReady', message: 'runtime not ready' });
+    controller.start();
+    await settle();
+    assert.deepEqual(startup, ['attempt', 'created'], 'not Ready yet');
+    setReadiness({ ready: true, reason: '', message: '' });
+    await controller.refreshNow();
+    assert.deepEqual(startup, ['attempt', 'created', 'ready']);
+    await controller.stop();
+  });
+
   it('registers the node with its labels and taints, posts Ready status and creates its lease', async () => {
     const { controller, nodeApi, leaseApi } = setup({ labels: { 'nodelet.dev/pool': 'a' } });
     controller.start();

@@ -20,7 +20,7 @@ import type { NodeEvent } from '../../reconcilers/events/node-event.js';
 import { createNodeLease, DEFAULT_LEASE_DURATION_SECONDS, type LeaseApi } from './lease.js';
 import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
-import type { NodeApi } from './registration.js';
+import type { NodeApi, NodeStartupMetrics } from './registration.js';
 import type { NodeEventSink } from './node-events.js';
 import { createNodeStatusReporter, type NodePressure, type NodeRuntime } from './status-reporter.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
@@ -53,6 +53,8 @@ export interface NodeControllerOptions {
   readonly events?: NodeEventSink;
   /** Events of the agent's start besides `Starting`, read when the first status is posted. */
   readonly startupEvents?: () => readonly NodeEvent[];
+  /** Hears registration and the first Ready status (`kubelet_node_startup_*`); absent: not measured. */
+  readonly startup?: NodeStartupMetrics;
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
   /** Defaults: status and lease every 10 s, lease duration 40 s. */
@@ -130,6 +132,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     pressure: options.pressure,
     events: options.events,
     startupEvents: options.startupEvents,
+    startup: options.startup,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),

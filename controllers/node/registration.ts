@@ -34,10 +34,25 @@ export function buildNode(input: NodeSpecInput): V1Node {
   };
 }
 
+/**
+ * The steps of the node's startup, as the kubelet's startup latency tracker hears them
+ * (`kubelet_node_startup_*`); each call after the first of its kind does nothing. Must not throw.
+ */
+export interface NodeStartupMetrics {
+  /** The agent tries to register the Node. */
+  registrationAttempted(): void;
+  /** It created the Node (not: found it already there). */
+  registeredNewNode(): void;
+  /** A status with Ready true reached the API. */
+  nodeReady(): void;
+}
+
 /** Options of {@link registerNode}. */
 export interface RegisterNodeOptions extends NodeSpecInput {
   readonly api: NodeApi;
   readonly logger: Logger;
+  /** Hears the attempt and a creation; absent: not measured. */
+  readonly startup?: NodeStartupMetrics;
 }
 
 function missingTaints(node: V1Node, wanted: readonly V1Taint[]): V1Taint[] {
@@ -65,8 +80,10 @@ async function reconcileExisting(options: RegisterNodeOptions): Promise<V1Node> 
 
 /** Creates the Node, or adopts and reconciles an existing one. Rejects on any other API failure. */
 export async function registerNode(options: RegisterNodeOptions): Promise<V1Node> {
+  options.startup?.registrationAttempted();
   try {
     const created = await options.api.createNode({ body: buildNode(options) });
+    options.startup?.registeredNewNode();
     options.logger.info({ node: options.nodeName, uid: created.metadata?.uid }, 'registered node');
     return created;
   } catch (err: unknown) {

@@ -17,7 +17,7 @@ import { isNotFound } from '../../util/api-errors.js';
 import type { Clock } from '../../util/clock.js';
 import type { HostInfo } from './host-info.js';
 import { defaultNodeLabels } from './labels.js';
-import { registerNode, type NodeApi } from './registration.js';
+import { registerNode, type NodeStartupMetrics, type NodeApi } from './registration.js';
 import { buildNodeStatus, formatRuntimeVersion, readyConditionOf, type NodeReadiness } from './node-status.js';
 
 /** What the node controller asks the container runtime (the agent adapts CRI Version/Status to it). */
@@ -55,6 +55,8 @@ export interface NodeStatusReporterOptions {
   readonly events?: NodeEventSink | undefined;
   /** Events of the agent's start besides `Starting` (the host's cgroup v1 warning, allocatable enforced), read at the first post. */
   readonly startupEvents?: (() => readonly NodeEvent[]) | undefined;
+  /** Hears registration and the first Ready status (`kubelet_node_startup_*`); absent: not measured. */
+  readonly startup?: NodeStartupMetrics | undefined;
 }
 
 /** What the Node reports of the eviction manager (narrow, so tests pass plain objects). */
@@ -146,6 +148,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       labels: { ...options.labels, ...defaultNodeLabels(nodeName, facts.architecture) },
       ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
       taints: options.taints,
+      ...(options.startup === undefined ? {} : { startup: options.startup }),
     });
     return current;
   }
@@ -193,6 +196,8 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       throw err;
     }
     logReadyTransition(previous, current.status);
+    // As the kubelet's patchNodeStatus: the Node as the server returned it says Ready.
+    if (readyConditionOf(current.status)?.status === 'True') options.startup?.nodeReady();
     events.afterPost(previous, status, current);
   }
 

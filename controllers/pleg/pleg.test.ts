@@ -261,6 +261,7 @@ describe('PLEG metrics', () => {
     await runtime.runPodSandbox({ metadata: { name: 'p-a', uid: 'a', namespace: 'ns', attempt: 0 }, hostname: 'p', logDirectory: '/tmp', labels: labels('a'), annotations: {} });
     const relists: PlegRelist[] = [];
     const pleg = new Pleg({ runtime, nodeName: 'n', clock, logger: pino({ level: 'silent' }), podEvents: { emit: () => undefined }, metrics: { relisted: (r) => relists.push(r) } });
+    const t0 = clock.now();
     await pleg.relist();
     await clock.advance(800);
     runtime.injectError('listPodSandbox', new Error('runtime unavailable'));
@@ -268,10 +269,11 @@ describe('PLEG metrics', () => {
     await clock.advance(800);
     await pleg.relist();
     const counts = { runningPods: 1, containersByState: { created: 0, running: 0, exited: 0, unknown: 0 } };
+    // startedAtMs: when each relist began (the kubelet's relist time, for kubelet_pleg_last_seen_seconds).
     assert.deepEqual(relists, [
-      { durationSeconds: 0.2, counts },
-      { durationSeconds: 0.2, intervalSeconds: 1 },
-      { durationSeconds: 0.2, intervalSeconds: 2, counts },
+      { durationSeconds: 0.2, startedAtMs: t0, counts },
+      { durationSeconds: 0.2, intervalSeconds: 1, startedAtMs: t0 + 1000 },
+      { durationSeconds: 0.2, intervalSeconds: 2, startedAtMs: t0 + 2000, counts },
     ]);
   });
 });

@@ -62,6 +62,8 @@ export interface PlegRelist {
   readonly intervalSeconds?: number;
   /** Present when the relist succeeded. */
   readonly counts?: RuntimeCounts;
+  /** When the relist began, in milliseconds since the epoch (the kubelet's relist time: `kubelet_pleg_last_seen_seconds` after a success). */
+  readonly startedAtMs: number;
 }
 
 /** Receives every relist (`kubelet_pleg_relist_*`, `kubelet_running_*`); must not throw. */
@@ -229,7 +231,7 @@ export class Pleg {
       counts = await this.listAndDiff();
       this.lastRelistStartMs = startedMs;
     } finally {
-      metrics?.relisted({ durationSeconds: (clock.now() - startedMs) / 1000, ...interval, ...(counts === undefined ? {} : { counts }) });
+      metrics?.relisted({ durationSeconds: (clock.now() - startedMs) / 1000, startedAtMs: startedMs, ...interval, ...(counts === undefined ? {} : { counts }) });
     }
   }
 

@@ -179,14 +179,20 @@ describe('sleep hooks on the fake clock', () => {
     assert.deepEqual(await run, { ok: true });
   });
 
-  it('stop at once when the signal aborts, leaving no timer behind', async () => {
+  it('stop at once when the signal aborts, leaving no timer behind, counted as ended early (one that finished is not)', async () => {
     const clock = createFakeClock();
     const controller = new AbortController();
-    const run = runHook({ runtime: noRuntime, clock }, { action: { kind: 'sleep', seconds: 60 }, target, signal: controller.signal });
+    let endedEarly = 0;
+    const lifecycleMetrics = { httpFallback: () => undefined, sleepTerminatedEarly: () => { endedEarly += 1; } };
+    const finished = runHook({ runtime: noRuntime, clock, lifecycleMetrics }, { action: { kind: 'sleep', seconds: 1 }, target });
+    await clock.advance(1000);
+    await finished;
+    const run = runHook({ runtime: noRuntime, clock, lifecycleMetrics }, { action: { kind: 'sleep', seconds: 60 }, target, signal: controller.signal });
     await settle();
     assert.equal(clock.pendingTimers(), 1);
     controller.abort(new Error('cancelled'));
     await assert.rejects(run, /cancelled/);
     assert.equal(clock.pendingTimers(), 0);
+    assert.equal(endedEarly, 1);
   });
 });

@@ -55,6 +55,8 @@ export interface HookTarget {
 export interface LifecycleMetrics {
   /** An HTTPS hook fell back to HTTP and succeeded (`kubelet_lifecycle_handler_http_fallbacks_total`). */
   httpFallback(): void;
+  /** A sleep hook was ended before its time was up (`kubelet_sleep_action_terminated_early_total`); absent: not counted. */
+  sleepTerminatedEarly?(): void;
 }
 
 export interface HookRunnerDeps {
@@ -95,7 +97,13 @@ export async function runHook(deps: HookRunnerDeps, run: HookRun): Promise<HookO
     case 'httpGet':
       return abortable(runHttpGet(deps, run, action), run.signal);
     case 'sleep':
-      await sleep(deps.clock, action.seconds * 1000, run.signal);
+      try {
+        await sleep(deps.clock, action.seconds * 1000, run.signal);
+      } catch (error) {
+        // As the kubelet's runSleepHandler: its context ended first (grace period over, run cancelled).
+        deps.lifecycleMetrics?.sleepTerminatedEarly?.();
+        throw error;
+      }
       return OK;
     case 'invalid':
       return failed(invalidHandlerFailure(action.reason));

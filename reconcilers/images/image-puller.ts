@@ -12,7 +12,7 @@ import { containerFieldPath, type EventRecorder } from '../events/event-recorder
 import { InvalidImageReferenceError, normalizeImageReference, parseImageReference } from './image-reference.js';
 import { IMAGE_PULL_BACKOFF, RestartBackoff } from '../model/restart-backoff.js';
 import { credentialHash, type PulledRecords } from './pulled-records.js';
-import { mustVerifyPull, verdictWithoutCredentials, type PullVerificationPolicy } from './pull-verification.js';
+import { mustPullCheckResult, mustVerifyPull, verdictWithoutCredentials, type MustPullCheckResult, type PullVerificationPolicy } from './pull-verification.js';
 import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
 import type { PodLifecycleObserver } from '../lifecycle/observer.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -49,6 +49,26 @@ export interface ImagePullerOptions {
   readonly pulledRecords?: PulledRecords;
   /** When a present image must be pulled again with the pod's credentials (pull-verification.ts). */
   readonly verificationPolicy?: PullVerificationPolicy;
+  /** Hears every ensure-image request (`kubelet_image_manager_ensure_image_requests_total`); absent: not counted. */
+  readonly ensureMetrics?: EnsureImageMetrics;
+}
+
+/**
+ * One ensure-image request as the kubelet's image manager labels it: its pull policy, whether the
+ * image was found locally and whether a pull was required, each undefined ("unknown") when the
+ * request ended before it was known (an invalid name, a failed inspection, `Always` never looks).
+ */
+export interface EnsureImageRequest {
+  readonly pullPolicy: string;
+  readonly presentLocally: boolean | undefined;
+  readonly pullRequired: boolean | undefined;
+}
+
+/** Receives each ensure-image request once it ended, and each check of a present image's pulled record; must not throw. */
+export interface EnsureImageMetrics {
+  ensured(request: EnsureImageRequest): void;
+  /** `kubelet_imagemanager_image_mustpull_checks_total`: made only with pulled records kept (KubeletEnsureSecretPulledImages). */
+  mustPullChecked(result: MustPullCheckResult): void;
 }
 
 /** A pull refused by the registry pull rate (the kubelet's `pull QPS exceeded`). */
@@ -142,6 +162,16 @@ export class ImagePuller implements PodLifecycleObserver {
   }
 
   private async ensure(pod: V1Pod, target: PullTarget, signal: AbortSignal | undefined): Promise<EnsuredImage> {
+    // As the kubelet's EnsureImageExists: each request is counted once it ended, with what it learnt.
+    const seen: { presentLocally?: boolean; pullRequired?: boolean } = {};
+    try {
+      return await this.ensureSeen(pod, target, signal, seen);
+    } finally {
+      this.options.ensureMetrics?.ensured({ pullPolicy: target.policy, presentLocally: seen.presentLocally, pullRequired: seen.pullRequired });
+    }
+  }
+
+  private async ensureSeen(pod: V1Pod, target: PullTarget, signal: AbortSignal | undefined, seen: { presentLocally?: boolean; pullRequired?: boolean }): Promise<EnsuredImage> {
     const options = signal === undefined ? {} : { signal };
     const { image, fieldPath, containerName } = target;
     let normalized: string;
@@ -154,7 +184,11 @@ export class ImagePuller implements PodLifecycleObserver {
     }
     if (target.policy !== 'Always') {
       const present = await this.options.images.imageStatus({ image: normalized }, options);
-      if (present !== undefined && !(await this.mustVerify(pod, present.id, normalized))) {
+      seen.presentLocally = present !== undefined;
+      // Absent with Never: the kubelet refuses before it decides on a pull (`unknown`).
+      if (present === undefined && target.policy === 'Never') seen.pullRequired = undefined;
+      else seen.pullRequired = present === undefined || (await this.mustVerify(pod, present.id, normalized));
+      if (present !== undefined && !seen.pullRequired) {
         // The kubelet's words with KubeletEnsureSecretPulledImages on (its default since 1.35).
         this.record(pod, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine and can be accessed by the pod` }, fieldPath);
         return { ref: present.id, record: present };
@@ -167,6 +201,7 @@ export class ImagePuller implements PodLifecycleObserver {
         throw new ContainerStartError(containerName, 'ErrImageNeverPull', message);
       }
     }
+    seen.pullRequired = true;
     return { ref: await this.pull(pod, { ...target, normalized, signal }) };
   }
 
@@ -184,12 +219,18 @@ export class ImagePuller implements PodLifecycleObserver {
     const records = this.options.pulledRecords;
     if (records === undefined) return false;
     const policy = this.options.verificationPolicy ?? 'NeverVerifyPreloadedImages';
-    const record = await records.get(imageId);
-    // The pod's pull secrets are read from the API only when they decide.
-    const known = verdictWithoutCredentials(policy, record);
-    if (known !== undefined) return known;
-    const podHashes = ((await this.options.credentials?.(pod, normalized))?.auths ?? []).map(credentialHash);
-    return mustVerifyPull(policy, record, podHashes);
+    // As the kubelet's pull manager: every check is counted by its result, a failed read as `error`.
+    let result: MustPullCheckResult = 'error';
+    try {
+      const record = await records.get(imageId);
+      // The pod's pull secrets are read from the API only when they decide.
+      const known = verdictWithoutCredentials(policy, record);
+      const mustPull = known ?? mustVerifyPull(policy, record, ((await this.options.credentials?.(pod, normalized))?.auths ?? []).map(credentialHash));
+      result = mustPullCheckResult(policy, record, mustPull);
+      return mustPull;
+    } finally {
+      this.options.ensureMetrics?.mustPullChecked(result);
+    }
   }
 
   /** The runtime's record of a present image (its user, for runAsNonRoot); undefined when absent. */

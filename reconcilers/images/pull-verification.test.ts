@@ -10,7 +10,7 @@ import { RecordingEventRecorder } from '../../test/doubles/recording-event-recor
 import { ContainerStartError } from '../model/sync-errors.js';
 import { ImagePuller } from './image-puller.js';
 import { PullGate } from './pull-gate.js';
-import { mustVerifyPull, type PullVerificationPolicy } from './pull-verification.js';
+import { mustPullCheckResult, mustVerifyPull, type PullVerificationPolicy } from './pull-verification.js';
 import { PulledRecords, credentialHash } from './pulled-records.js';
 
 const SECRET: AuthConfig = { username: 'u', password: 'p', serverAddress: 'registry.test' };
@@ -53,25 +53,35 @@ describe('mustVerifyPull', () => {
     ['NeverVerify', record, [], false, 'NeverVerify never checks'],
   ];
   for (const [policy, r, hashes, expected, name] of cases) it(name, () => { assert.equal(mustVerifyPull(policy, r, hashes), expected); });
+  it('names each verdict as the kubelet’s pull manager counts it', () => {
+    assert.deepEqual(cases.map(([policy, r, hashes]) => mustPullCheckResult(policy, r, mustVerifyPull(policy, r, hashes))), [
+      'credentialPolicyAllowed', 'mustAuthenticate', 'credentialRecordFound', 'credentialRecordFound', 'mustAuthenticate', 'mustAuthenticate', 'credentialRecordFound', 'credentialPolicyAllowed',
+    ]);
+  });
 });
 
 describe("the image puller and secret-pulled images (the kubelet's KubeletEnsureSecretPulledImages)", () => {
   const dirs: string[] = [];
   after(async () => { await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))); });
 
-  async function rig(nodeCredentials?: AuthConfig[]): Promise<{ registry: PrivateRegistry; events: RecordingEventRecorder; puller: ImagePuller; secrets: Map<string, AuthConfig[]>; dir: string }> {
+  async function rig(nodeCredentials?: AuthConfig[]): Promise<{ registry: PrivateRegistry; events: RecordingEventRecorder; puller: ImagePuller; secrets: Map<string, AuthConfig[]>; dir: string; seen: string[] }> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'pulled-'));
     dirs.push(dir);
     const clock = createFakeClock();
     const registry = new PrivateRegistry();
     const events = new RecordingEventRecorder();
     const secrets = new Map<string, AuthConfig[]>();
-    const puller = new ImagePuller({ images: registry, events, clock, gate: new PullGate({ concurrency: 1, qps: 0, burst: 0 }, clock), credentials: (p) => Promise.resolve({ auths: secrets.get(p.metadata?.uid ?? '') ?? [] }), pulledRecords: new PulledRecords(dir), verificationPolicy: 'NeverVerifyPreloadedImages', ...(nodeCredentials === undefined ? {} : { nodeCredentials: () => Promise.resolve(nodeCredentials) }) });
-    return { registry, events, puller, secrets, dir };
+    const seen: string[] = [];
+    const ensureMetrics = {
+      ensured: (r: { pullPolicy: string; presentLocally: boolean | undefined; pullRequired: boolean | undefined }) => { seen.push(`${r.pullPolicy} ${String(r.presentLocally)} ${String(r.pullRequired)}`); },
+      mustPullChecked: (result: string) => { seen.push(`check ${result}`); },
+    };
+    const puller = new ImagePuller({ ensureMetrics, images: registry, events, clock, gate: new PullGate({ concurrency: 1, qps: 0, burst: 0 }, clock), credentials: (p) => Promise.resolve({ auths: secrets.get(p.metadata?.uid ?? '') ?? [] }), pulledRecords: new PulledRecords(dir), verificationPolicy: 'NeverVerifyPreloadedImages', ...(nodeCredentials === undefined ? {} : { nodeCredentials: () => Promise.resolve(nodeCredentials) }) });
+    return { registry, events, puller, secrets, dir, seen };
   }
 
   it('makes a pod without the secret pull the image another pod pulled with it, and fails it; one with the secret uses it as it is', async () => {
-    const { registry, events, puller, secrets } = await rig();
+    const { registry, events, puller, secrets, seen } = await rig();
     secrets.set('one', [SECRET]);
     const first = pod('one');
     assert.equal((await puller.ensureImage(first.pod, first.container)).ref, 'sha256:app');
@@ -94,6 +104,14 @@ describe("the image puller and secret-pulled images (the kubelet's KubeletEnsure
     // Never: no pull to check with, so it is refused with the kubelet's reason.
     const never = pod('five', 'Never');
     await assert.rejects(puller.ensureImage(never.pod, never.container), (e: unknown) => e instanceof ContainerStartError && e.reason === 'ErrImageNeverPull');
+    // The kubelet's image manager metrics for each request, as its EnsureImageExists and pull manager record them.
+    assert.deepEqual(seen, [
+      'IfNotPresent false true',
+      'check mustAuthenticate', 'IfNotPresent true true',
+      'check mustAuthenticate', 'IfNotPresent true true',
+      'check credentialRecordFound', 'IfNotPresent true false',
+      'check mustAuthenticate', 'Never true true',
+    ]);
   });
 
   it('remembers what pulled an image across a restart of the agent, and trusts images it never pulled', async () => {

@@ -28,3 +28,16 @@ export function verdictWithoutCredentials(policy: PullVerificationPolicy, record
 export function mustVerifyPull(policy: PullVerificationPolicy, record: PulledRecord | undefined, podCredentialHashes: readonly string[]): boolean {
   return verdictWithoutCredentials(policy, record) ?? !podCredentialHashes.some((hash) => record?.credentialHashes.includes(hash) === true);
 }
+
+/** The kubelet's result of one check whether a present image must be pulled again (`kubelet_imagemanager_image_mustpull_checks_total`). */
+export type MustPullCheckResult = 'credentialPolicyAllowed' | 'credentialRecordFound' | 'mustAuthenticate' | 'error';
+
+/**
+ * The result the kubelet's pull manager records for a verdict: the policy let the pod use the image
+ * without looking at credentials; a record of a pull the pod may rely on (anonymous, node-wide, or
+ * with a credential the pod holds) was found; or the pod must authenticate. Pure.
+ */
+export function mustPullCheckResult(policy: PullVerificationPolicy, record: PulledRecord | undefined, mustPull: boolean): MustPullCheckResult {
+  if (mustPull) return 'mustAuthenticate';
+  return policy === 'NeverVerify' || record === undefined ? 'credentialPolicyAllowed' : 'credentialRecordFound';
+}

@@ -8,7 +8,7 @@
  * knows; an image nodelet never pulled (loaded by hand, pulled before this) has no record.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuthConfig } from '../../cri/types.js';
 
@@ -39,6 +39,16 @@ export class PulledRecords {
 
   private file(imageId: string): string {
     return path.join(this.dir, `${createHash('sha256').update(imageId).digest('hex')}.json`);
+  }
+
+  /** How many records are on disk (`kubelet_imagemanager_ondisk_pulledrecords`); 0 before the first pull made the directory. */
+  async count(): Promise<number> {
+    try {
+      return (await readdir(this.dir)).filter((name) => name.endsWith('.json')).length;
+    } catch (error) {
+      if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return 0;
+      throw error;
+    }
   }
 
   /** The record of an image, or undefined when nodelet never pulled it. */

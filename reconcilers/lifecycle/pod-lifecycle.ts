@@ -75,6 +75,11 @@ export class PodLifecycle implements PodStartEvents {
     return record === undefined ? undefined : { ...record };
   }
 
+  /** Every record (copies), for the node's pod counts (`kubelet_working_pods`). */
+  list(): PodLifecycleRecord[] {
+    return [...this.records.values()].map((record) => ({ ...record }));
+  }
+
   /** UIDs with a record. */
   size(): number {
     return this.records.size;

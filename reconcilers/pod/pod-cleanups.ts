@@ -27,6 +27,8 @@ export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope
   const { key, log, signal } = scope;
   const { lifecycle } = deps;
   if (hasRuntimeObjects(observed)) {
+    // As HandlePodCleanups: a runtime pod the pod workers never knew is an orphan, counted once (terminate makes it known).
+    if (lifecycle.get(key.uid) === undefined) deps.podFlows?.orphanFound();
     const grace = lifecycle.terminate(key, goneGraceSeconds(deps, key, observed));
     log.info({ gracePeriodSeconds: grace }, 'removing pod that no longer exists in any pod source');
     // The kubelet still runs preStop hooks (and records Killing) for a pod the API dropped at once.

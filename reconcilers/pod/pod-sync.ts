@@ -12,7 +12,11 @@ import { PREEMPTED_CONDITION_MESSAGE, PREEMPTED_MESSAGE, PREEMPTING_REASON, type
 import type { Preemption } from '../admission/admit.js';
 import type { ProbeMetrics } from '../probes/probe-metrics.js';
 import { lastRecursiveReadOnlySupport, RuntimeFeatures, type RuntimeFeatureReader } from '../runtime/runtime-features.js';
-import type { UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
+import type { StartedPodMetrics, UserNamespacedPodMetrics } from '../runtime/execute-pod-actions.js';
+import type { StartedContainerMetrics } from '../runtime/start-container.js';
+import type { EnsureImageMetrics } from '../images/image-puller.js';
+import { countContainerTerminations, type ContainerTerminationMetrics } from '../status/container-terminations.js';
+import type { PodFlowCounters } from './reconciler-deps.js';
 import { UserNamespaceManager } from '../userns/userns-manager.js';
 import { IDS_PER_POD, defaultHostIds, nodeIdRange } from '../userns/id-range.js';
 import type { LifecycleMetrics } from '../hooks/run-hook.js';
@@ -181,6 +185,8 @@ export interface PodSyncDeps {
   readonly userNamespaces?: UserNamespaceManager;
   /** Counts user-namespaced pods started and failed; absent: not counted. */
   readonly usernsMetrics?: UserNamespacedPodMetrics;
+  /** Pods started (sandboxes), orphans found in the runtime, pods admitted, containers started and terminated; absent: not counted. */
+  readonly podFlowMetrics?: StartedPodMetrics & PodFlowCounters & StartedContainerMetrics & ContainerTerminationMetrics & EnsureImageMetrics;
   /** Counts image volumes asked for, mounted and failed (`kubelet_image_volume_*_total`); absent: not counted. */
   readonly imageVolumeMetrics?: ImageVolumeMetrics;
 }
@@ -206,6 +212,8 @@ export interface PodSync {
   readonly evictions: PodEvictions;
   /** The pod cgroup manager (start it before the first reconcile); undefined without {@link PodSyncDeps.cgroups}. */
   readonly cgroups: PodCgroupManager | undefined;
+  /** Pods whose resize is in progress (PodResizeInProgress set), as the kubelet's status manager counts them. */
+  resizesInProgress(): number;
 }
 
 /** The per-pod state holders {@link assemblePodSync} builds and registers on the lifecycle. */
@@ -221,6 +229,7 @@ function buildPuller(deps: PodSyncDeps): ImagePuller {
     ...(deps.nodeCredentials === undefined ? {} : { nodeCredentials: deps.nodeCredentials }),
     ...(deps.pullGate === undefined ? {} : { gate: deps.pullGate }),
     ...(deps.pullVerification === undefined ? {} : { pulledRecords: deps.pullVerification.records, verificationPolicy: deps.pullVerification.policy }),
+    ...(deps.podFlowMetrics === undefined ? {} : { ensureMetrics: deps.podFlowMetrics }),
   });
 }
 
@@ -331,8 +340,15 @@ function buildProber(deps: PodSyncDeps, parts: { events: EventRecorder; failures
   });
 }
 
-function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics } {
+/** The status writer the reconciler hands statuses to: measuring pod starts and counting container terminations when asked. */
+function reportingWriter(deps: PodSyncDeps, podStarts: PodStartTracker | undefined): StatusWriter {
+  const counted = deps.podFlowMetrics === undefined ? deps.status : countContainerTerminations(deps.status, deps.podFlowMetrics);
+  return podStarts === undefined ? counted : trackPodStarts(counted, podStarts);
+}
+
+function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics; startedPodMetrics?: StartedPodMetrics; startedContainerMetrics?: StartedContainerMetrics } {
   return {
+    ...(deps.podFlowMetrics === undefined ? {} : { startedPodMetrics: deps.podFlowMetrics, startedContainerMetrics: deps.podFlowMetrics }),
     ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
     ...(deps.imageVolumeMetrics === undefined ? {} : { imageVolumeMetrics: deps.imageVolumeMetrics }),
   };
@@ -381,10 +397,11 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.staticPodNames === undefined ? [] : [deps.staticPodNames]), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
+    ...(deps.podFlowMetrics === undefined ? {} : { podFlows: deps.podFlowMetrics }),
     store: deps.store,
     runtime: deps.runtime,
     executor,
-    status: podStarts === undefined ? deps.status : trackPodStarts(deps.status, podStarts),
+    status: reportingWriter(deps, podStarts),
     volumes: deps.volumes,
     events,
     lifecycle,
@@ -406,7 +423,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     recursiveReadOnlyOf: (handler) => lastRecursiveReadOnlySupport(userns.runtimeFeatures, handler),
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
-  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups };
+  return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups, resizesInProgress: () => resizeConditions.inProgressCount() };
 }
 
 /** The holders {@link PodSync.perPodState} reads. */

@@ -57,7 +57,17 @@ export interface PodAdmission {
   isPaused(): boolean;
 }
 
+/** The kubelet's pod worker counters the reconciler feeds; none may throw. */
+export interface PodFlowCounters {
+  /** A pod found in the runtime that no pod source and no earlier run knew (`kubelet_orphaned_runtime_pods_total`). */
+  orphanFound(): void;
+  /** A pod admitted for the first time (`kubelet_containers_per_pod_count`, `kubelet_pod_level_resources_admission_total`). */
+  podAdmitted(pod: V1Pod): void;
+}
+
 export interface PodReconcilerOptions {
+  /** Orphans found and pods first admitted; absent: not counted. */
+  readonly podFlows?: PodFlowCounters;
   /** Whether a runtime handler makes read-only mounts recursive (containerStatuses[].volumeMounts); absent: not known. */
   readonly recursiveReadOnlyOf?: (handler: string) => boolean | undefined;
   readonly store: PodStore;

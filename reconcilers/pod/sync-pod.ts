@@ -222,7 +222,9 @@ function stopDecision(deps: PodReconcilerOptions, key: PodKey, pod: V1Pod, rejec
 /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */
 function enterLifecycle(deps: PodReconcilerOptions, key: PodKey, pod: V1Pod, stop: StopDecision): number {
   if (stop.mustStop) return deps.lifecycle.terminate(key, Math.min(podGracePeriodSeconds(pod), stop.killGraceSeconds ?? Number.POSITIVE_INFINITY));
-  deps.lifecycle.admit(key);
+  // As the kubelet's pod worker: a pod's containers are counted when its worker first starts.
+  const first = deps.lifecycle.get(key.uid) === undefined;
+  if (deps.lifecycle.admit(key) && first) deps.podFlows?.podAdmitted(pod);
   return podGracePeriodSeconds(pod);
 }
 

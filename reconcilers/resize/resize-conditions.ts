@@ -34,6 +34,13 @@ export class ResizeConditions implements PodLifecycleObserver {
 
   constructor(private readonly clock: Clock) {}
 
+  /** Pods with PodResizeInProgress set (`kubelet_pod_in_progress_resizes`). */
+  inProgressCount(): number {
+    let count = 0;
+    for (const conditions of this.pods.values()) if (conditions.inProgress !== undefined) count++;
+    return count;
+  }
+
   /** Loads the pod's conditions from its API status the first time the pod is seen. */
   backfill(pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';

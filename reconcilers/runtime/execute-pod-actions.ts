@@ -81,6 +81,18 @@ export interface ExecutorOptions {
   readonly userNamespaces: UserNamespaceManager;
   /** Counts sandboxes of user-namespaced pods and the runs that failed for them; absent: not counted. */
   readonly usernsMetrics?: UserNamespacedPodMetrics;
+  /** Counts every sandbox created and every creation that failed; absent: not counted. */
+  readonly startedPodMetrics?: StartedPodMetrics;
+}
+
+/** The kubelet's `started_pods_total` and `…_errors_total`, counted at SyncPod's sandbox step. */
+export interface StartedPodMetrics {
+  /** A sandbox is about to be created for a pod. */
+  sandboxCreating(): void;
+  /** Creating it failed (a cancellation, the pod being deleted meanwhile, is not a failure). */
+  sandboxFailed(): void;
+  /** One RunPodSandbox call and how long it took, failed or not, by the pod's runtime handler (`''`: the runtime's default). */
+  sandboxRun(run: { readonly runtimeHandler: string; readonly seconds: number; readonly failed: boolean }): void;
 }
 
 /** The kubelet's `started_user_namespaced_pods_total` and `…_errors_total`. */
@@ -360,18 +372,34 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     }
   }
 
+  /** RunPodSandbox, timed by the pod's handler as the kubelet's instrumented runtime service times it. */
+  private async runPodSandbox(config: PodSandboxConfig, handler: string, signal: AbortSignal | undefined): Promise<string> {
+    const { clock, startedPodMetrics } = this.options;
+    const startedMs = clock.now();
+    let failed = true;
+    try {
+      const id = await this.options.runtime.runPodSandbox(config, handler, signalOf(signal));
+      failed = false;
+      return id;
+    } finally {
+      startedPodMetrics?.sandboxRun({ runtimeHandler: handler, seconds: Math.max(0, clock.now() - startedMs) / 1000, failed });
+    }
+  }
+
   private async createSandbox(pod: V1Pod, config: PodSandboxConfig, signal: AbortSignal | undefined): Promise<{ id: string; ips: string[] }> {
+    this.options.startedPodMetrics?.sandboxCreating();
     try {
       // The RuntimeClass's handler, not its name: a class that does not exist fails this step.
       const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
       await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
-      const id = await this.options.runtime.runPodSandbox(config, handler, signalOf(signal));
+      const id = await this.runPodSandbox(config, handler, signal);
       this.options.lifecycle.sandboxStarted(podKeyOf(pod), id);
       const status = await this.options.runtime.podSandboxStatus(id, signalOf(signal));
       const ip = status.network?.ip ?? '';
       return { id, ips: ip === '' ? [] : [ip, ...(status.network?.additionalIps ?? [])] };
     } catch (error) {
       if (isCancellation(error, signal)) throw error;
+      this.options.startedPodMetrics?.sandboxFailed();
       const message = `Failed to create pod sandbox: ${errorMessage(error)}`;
       this.options.events.record(pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
       throw new PodSetupError('FailedCreatePodSandBox', message, { cause: error });

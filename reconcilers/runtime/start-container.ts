@@ -25,7 +25,7 @@ import { runPostStartHook } from '../hooks/post-start.js';
 import type { PodKiller } from './kill-pod.js';
 import { podGracePeriodSeconds, podNamespaces } from '../container/sandbox-config.js';
 import { ephemeralAsContainer, ephemeralNamespaces } from './ephemeral-containers.js';
-import { ContainerStartError, errorMessage, isCancellation } from '../model/sync-errors.js';
+import { ContainerStartError, errorMessage, isCancellation, isContainerStartError } from '../model/sync-errors.js';
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { asksRecursiveReadOnly, prepareContainerMounts, type ContainerMountsOptions, type PreparedVolumes } from '../volumes/index.js';
 import { imageVolumesFor, type ImageVolumeMetrics, type ImageVolumePulls } from './image-volumes.js';
@@ -64,6 +64,21 @@ export interface ContainerStarterOptions {
   readonly runtimeHandlers: RuntimeHandlerLookup;
   /** Counts image volumes asked for, mounted and failed; absent: not counted. */
   readonly imageVolumeMetrics?: ImageVolumeMetrics;
+  /** Counts containers started and failed, by type; absent: not counted. */
+  readonly startedContainerMetrics?: StartedContainerMetrics;
+}
+
+/** The kubelet's container type label: `container`, `init_container` (sidecars too) or `ephemeral_container`. */
+export type ContainerTypeLabel = 'container' | 'init_container' | 'ephemeral_container';
+
+const CONTAINER_TYPE_LABEL: Readonly<Record<StartRequest['target']['kind'], ContainerTypeLabel>> = { regular: 'container', init: 'init_container', ephemeral: 'ephemeral_container' };
+
+/** The kubelet's `started_containers_total` and `…_errors_total` (SyncPod's start helper); must not throw. */
+export interface StartedContainerMetrics {
+  /** A container is to be started: past its restart backoff, before its image and config. */
+  containerStarting(containerType: ContainerTypeLabel): void;
+  /** Starting it failed, with the kubelet's reason as the code (`ErrImagePull`, `CreateContainerConfigError`, `RunContainerError`, …). */
+  containerFailed(containerType: ContainerTypeLabel, code: string): void;
 }
 
 export interface StartRequest {
@@ -126,10 +141,24 @@ export class ContainerStarter {
    * throws its cancellation as is.
    */
   async start(request: StartRequest): Promise<{ readonly id: string } | undefined> {
-    const { pod, signal } = request;
-    const container = specOf(pod, request.target);
+    const container = specOf(request.pod, request.target);
     if (container === undefined) return undefined;
     this.checkRestartBackoff(request, container);
+    // As the kubelet's SyncPod: counted once past the backoff; a failure by the kubelet's reason.
+    const metrics = this.options.startedContainerMetrics;
+    const type = CONTAINER_TYPE_LABEL[request.target.kind];
+    metrics?.containerStarting(type);
+    try {
+      return await this.createAndStart(request, container);
+    } catch (error) {
+      if (isContainerStartError(error)) metrics?.containerFailed(type, error.reason);
+      throw error;
+    }
+  }
+
+  /** Pulls, configures, creates and starts the container, then runs its postStart hook. */
+  private async createAndStart(request: StartRequest, container: V1Container): Promise<{ readonly id: string }> {
+    const { pod, signal } = request;
     const fieldPath = containerFieldPath(pod, container.name);
     // Before the container's own image, as the kubelet's start fails late on a volume's pull.
     const imageVolumes = imageVolumesFor(pod, container, request.imageVolumes ?? new Map(), this.options.events);

@@ -53,6 +53,26 @@ function manager(api: PodStatusApi): Setup {
 }
 
 describe('StatusManager: full statuses', () => {
+  it('measures each status from its hand-over until the API holds it, across an outage (kubelet_pod_status_sync_duration_seconds)', async () => {
+    const api = new FlakyApi();
+    const clock = createFakeClock();
+    const synced: number[] = [];
+    const m = new StatusManager({ api, clock, logger: pino({ level: 'silent' }), readiness: new ContainerReadinessStore(), retryPeriodMs: 1000, metrics: { statusSynced: (s) => synced.push(s) } });
+    api.down = true;
+    m.setPodStatus(pod, running);
+    await m.settled();
+    assert.deepEqual(synced, [], 'not written, not measured');
+    await clock.advance(3000);
+    api.down = false;
+    m.start();
+    await clock.advance(1000);
+    await m.settled();
+    await m.stop();
+    assert.equal(api.patches.length, 1);
+    assert.equal(synced.length, 1);
+    assert.ok((synced[0] ?? 0) >= 3, `from the hand-over, outage included: ${String(synced[0])}`);
+  });
+
   it('writes a new status once, with the pod UID as a precondition, and skips an identical one', async () => {
     const api = new FlakyApi();
     const { m } = manager(api);

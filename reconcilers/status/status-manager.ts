@@ -79,6 +79,8 @@ interface Pending {
   readonly status: V1PodStatus;
   readonly canonical: string;
   readonly version: number;
+  /** When it was handed over (the kubelet's `status.at`), in milliseconds. */
+  readonly at: number;
 }
 
 /** The last status handed over (or updated by a probe result) and the pod it was generated for. */
@@ -105,6 +107,8 @@ export interface StatusManagerOptions {
   readonly statusTarget?: (key: PodKey) => PodKey | undefined;
   /** True for a static pod: the API holds only its mirror pod, so it is never deleted through the API. */
   readonly isStatic?: (key: PodKey) => boolean;
+  /** Hears how long each status took from its hand-over to the API (`kubelet_pod_status_sync_duration_seconds`); absent: not measured. */
+  readonly metrics?: { statusSynced(seconds: number): void };
 }
 
 /** A static pod's status waits for its mirror pod (retried by the loop). */
@@ -272,7 +276,7 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
       this.pending.delete(key.uid);
       return;
     }
-    this.pending.set(key.uid, { key, status, canonical, version: ++this.version });
+    this.pending.set(key.uid, { key, status, canonical, version: ++this.version, at: this.options.clock.now() });
     await this.flush(key.uid).catch((error: unknown) => {
       this.options.logger.warn({ err: error, podUID: key.uid }, 'pod status not written; retrying in the background');
     });
@@ -295,6 +299,8 @@ export class StatusManager implements StatusWriter, ContainerStatusSetter {
       this.written.set(uid, written);
       this.options.logger.debug({ podUID: uid, phase: entry.status.phase }, 'pod status written');
     }
+    // As the kubelet's syncPod: measured once the API holds it, whether or not this write changed it.
+    this.options.metrics?.statusSynced(Math.max(0, this.options.clock.now() - entry.at) / 1000);
     // A newer status may have arrived while this one was written: keep that one pending.
     if (this.pending.get(uid)?.version === entry.version) this.pending.delete(uid);
   }

@@ -17,7 +17,7 @@ import { RecordingEventRecorder } from './recording-event-recorder.js';
 import type { PodReconciler } from '../../reconcilers/pod/pod-reconciler.js';
 import type { PodStore } from '../../reconcilers/pod/reconciler-deps.js';
 import type { PodStartMetrics } from '../../reconcilers/status/pod-start-tracker.js';
-import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode } from '../../reconcilers/pod/pod-sync.js';
+import { assemblePodSync, localNodeObject, type PodCgroupSettings, type PodSecuritySettings, type PodSync, type PodSyncNode, type PodSyncDeps } from '../../reconcilers/pod/pod-sync.js';
 import type { PodDnsSettings } from '../../reconcilers/dns/pod-dns-configurer.js';
 import { applyProbeResults } from '../../reconcilers/status/probe-status.js';
 import { ContainerReadinessStore, type ContainerProbeResult } from '../../reconcilers/probes/container-readiness.js';
@@ -151,6 +151,8 @@ export interface ReconcilerHarnessOptions {
   readonly sightings?: RuntimeSightingsWriter;
   /** Which static pod holds each full name (static pods wait for their predecessors); none when absent. */
   readonly staticPodNames?: StaticPodNames;
+  /** Receives pods started, orphans found and containers per pod (none counted when absent). */
+  readonly podFlowMetrics?: PodSyncDeps['podFlowMetrics'];
 }
 
 export async function createReconcilerHarness(options: ReconcilerHarnessOptions = {}): Promise<ReconcilerHarness> {
@@ -202,6 +204,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
       ...(options.cgroups === undefined ? {} : { cgroups: options.cgroups }),
       ...(options.sightings === undefined ? {} : { sightings: options.sightings }),
       ...(options.staticPodNames === undefined ? {} : { staticPodNames: options.staticPodNames }),
+      ...(options.podFlowMetrics === undefined ? {} : { podFlowMetrics: options.podFlowMetrics }),
     });
   let current = assemble();
   return {
