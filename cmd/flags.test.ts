@@ -59,6 +59,22 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--node-log-dir', 'var/log'], {}), /--node-log-dir must be an absolute path/);
   });
 
+  it("links containers' logs in /var/log/containers by default, or in --container-log-link-dir", () => {
+    const defaults = parseSettings(['--cri-endpoint', 'x'], {});
+    assert.ok(defaults !== 'help');
+    assert.equal(defaults.containerLogLinkDir, '/var/log/containers');
+    const s = parseSettings(['--cri-endpoint', 'x', '--container-log-link-dir', '/var/log/nodelet-containers/'], {});
+    assert.ok(s !== 'help');
+    assert.equal(s.containerLogLinkDir, '/var/log/nodelet-containers');
+  });
+
+  it('refuses a relative --container-log-link-dir, and one that is the pod log directory or inside it', () => {
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--container-log-link-dir', 'var/log/containers'], {}), /--container-log-link-dir must be an absolute path/);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--container-log-link-dir', '/var/log/pods'], {}), /must not be --pod-log-dir or inside it/);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--pod-log-dir', '/srv/logs', '--container-log-link-dir', '/srv/logs/links'], {}), /must not be --pod-log-dir or inside it/);
+    assert.ok(parseSettings(['--cri-endpoint', 'x', '--pod-log-dir', '/srv/logs', '--container-log-link-dir', '/srv/logs-links'], {}) !== 'help');
+  });
+
   it('reads --manifest-url with its headers (comma lists, repeatable, in order) and check frequency', () => {
     const off = parseSettings(['--cri-endpoint', 'x'], {});
     assert.notEqual(off, 'help');

@@ -51,6 +51,11 @@ export interface AgentSettings {
   readonly redisSentinel: SentinelSettings | undefined;
   readonly rootDir: string;
   readonly podLogDir: string;
+  /**
+   * Where each started container gets its log link, `<pod>_<namespace>_<container>-<id>.log` → its
+   * log file (`--container-log-link-dir`; the kubelet's fixed /var/log/containers).
+   */
+  readonly containerLogLinkDir: string;
   readonly logLevel: string;
   readonly concurrency: number;
   readonly maxPods: number;
@@ -141,6 +146,8 @@ const FLAGS = {
   'redis-sentinel-master': { type: 'string', value: 'NAME', env: 'REDIS_SENTINEL_MASTER', default: 'mymaster', description: 'the master name the sentinels know' },
   'root-dir': { type: 'string', value: 'DIR', env: 'NODELET_ROOT_DIR', default: '/var/lib/nodelet', description: 'pod data root' },
   'pod-log-dir': { type: 'string', value: 'DIR', default: '/var/log/pods', description: 'container logs root' },
+  // The kubelet's is fixed; a host with a kubelet and nodelet may share it (GC leaves the kubelet's links alone) or not.
+  'container-log-link-dir': { type: 'string', value: 'DIR', default: '/var/log/containers', description: "directory of the containers' log links (<pod>_<namespace>_<container>-<id>.log), which log collectors read" },
   'log-level': { type: 'string', value: 'LEVEL', env: 'LOG_LEVEL', default: 'info', description: 'trace|debug|info|warn|error' },
   concurrency: { type: 'string', value: 'N', env: 'NODELET_CONCURRENCY', default: '4', description: 'pods reconciled at once' },
   'max-pods': { type: 'string', value: 'N', default: '110', description: 'pods the node advertises' },
@@ -264,6 +271,20 @@ function parseNodeServer(values: {
   return { port, tlsCertFile, tlsPrivateKeyFile, rotateServerCertificates, clientCaFile: optionalPath(values['client-ca-file']), logDir, enableSystemLogQuery };
 }
 
+/**
+ * `--container-log-link-dir`: absolute (a link's target is read from the host's root by log
+ * collectors; the directory is the agent's own), and not inside the pod log directory, whose
+ * entries GC and rotation own.
+ * @throws FlagError otherwise.
+ */
+function parseLogLinkDir(raw: string, podLogDir: string): string {
+  if (!path.isAbsolute(raw)) throw new FlagError(`--container-log-link-dir must be an absolute path, got "${raw}"`);
+  const dir = path.resolve(raw);
+  const relative = path.relative(path.resolve(podLogDir), dir);
+  if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) throw new FlagError(`--container-log-link-dir must not be --pod-log-dir or inside it, got "${raw}"`);
+  return dir;
+}
+
 /** Where the credential provider plugins are configured and live. */
 export interface ImageCredentialProviderSettings {
   readonly configPath: string;
@@ -329,6 +350,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     redisSentinel: parseRedisSentinel(values['redis-sentinels'], values['redis-sentinel-master']),
     rootDir: values['root-dir'],
     podLogDir: values['pod-log-dir'],
+    containerLogLinkDir: parseLogLinkDir(values['container-log-link-dir'], values['pod-log-dir']),
     logLevel: oneOf('log-level', values['log-level'], LOG_LEVELS),
     concurrency: positiveInteger('concurrency', values.concurrency),
     maxPods: positiveInteger('max-pods', values['max-pods']),

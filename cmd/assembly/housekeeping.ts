@@ -18,6 +18,7 @@ export function buildGc(core: AgentCore, store: DesiredPodStore, podEvents: PodE
     images: cri.image,
     nodeName: settings.nodeName,
     podLogDir: settings.podLogDir,
+    containerLogLinkDir: settings.containerLogLinkDir,
     rootDir: settings.rootDir,
     pods: { has: (uid) => store.get(uid) !== undefined, synced: () => store.synced(), confirmGone: (key) => store.confirmGone(key) },
     podEvents,

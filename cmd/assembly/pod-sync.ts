@@ -95,6 +95,7 @@ export function buildPodSync(
       runtimeName: core.runtimeVersion.runtimeName,
       allocatable: parts.allocatable,
       podLogDir: settings.podLogDir,
+      containerLogLinkDir: settings.containerLogLinkDir,
       rootDir: settings.rootDir,
       // Pod name resolution: the NodeAgent's clusterDNS/clusterDomain replace the first two live.
       dns: { cluster: { servers: settings.clusterDns, domain: settings.clusterDomain }, resolvConf: settings.resolvConf, nodeHostsFile: ETC_HOSTS_PATH },

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -19,6 +19,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import { GcManager, isGcRemovalError, type GcManagerOptions, type ImageGcReason } from './gc-manager.js';
 import { gcPolicyOf } from './gc-policy.js';
 import { NO_POD_EVENTS, podEventsTo } from '../../test/doubles/pod-events.js';
+import { containerLogLinkName } from '../../reconcilers/model/log-link-names.js';
 
 const NODE = 'node-a';
 const PAUSE = 'registry.k8s.io/pause:3.10';
@@ -47,13 +48,16 @@ interface Setup {
 
 let logRoot = '';
 let rootDir = '';
+let linkDir = '';
 beforeEach(async () => {
   logRoot = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-'));
   rootDir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-root-'));
+  linkDir = await mkdtemp(path.join(os.tmpdir(), 'nodelet-gc-links-'));
 });
 afterEach(async () => {
   await rm(logRoot, { recursive: true, force: true });
   await rm(rootDir, { recursive: true, force: true });
+  await rm(linkDir, { recursive: true, force: true });
 });
 
 function setup(extra: Partial<GcManagerOptions> = {}): Setup {
@@ -73,6 +77,7 @@ function setup(extra: Partial<GcManagerOptions> = {}): Setup {
     images: runtime,
     nodeName: NODE,
     podLogDir: logRoot,
+    containerLogLinkDir: linkDir,
     rootDir,
     pods: { has: (uid) => present.has(uid), synced: () => true, confirmGone: (key) => { confirmed.push(key.uid); return Promise.resolve(!apiHas.has(key.uid)); } },
     mounts: {
@@ -255,6 +260,55 @@ async function podDirWith(uid: string, plugin = 'empty-dir'): Promise<string> {
   return dir;
 }
 
+describe('GcManager: container log links', () => {
+  /** The link the agent made when container `id` of `key` started (its `main`, instance `n`). */
+  async function linkOf(key: PodKey, id: string, n: number): Promise<string> {
+    const link = path.join(linkDir, containerLogLinkName({ podName: key.name, podNamespace: key.namespace, containerName: 'main', containerId: id }));
+    await symlink(logOf(key, n), link);
+    return link;
+  }
+  const isThere = (file: string): Promise<boolean> => lstat(file).then(() => true, () => false);
+
+  it('removes the link of each dead container it removes, with the container, and no other', async () => {
+    const s = setup();
+    s.present.add('a');
+    const { ids } = await crashLoop(s, pod('a'), 4);
+    const links = await Promise.all(ids.map((id, n) => linkOf(pod('a'), id, n)));
+    await s.gc.collectContainers();
+    assert.deepEqual(s.runtime.callsTo('removeContainer').map((c) => c.args[0]), ids.slice(0, 2));
+    assert.deepEqual(await Promise.all(links.map(isThere)), [false, false, true, true]);
+    const removed = s.logs.filter((l) => l.msg === 'removed dead container');
+    assert.deepEqual(removed.map((l) => l.logLink), [true, true]);
+  });
+
+  it("removes dangling links into its pod log directory whose containers are gone or exited; keeps a running container's, another agent's, and every link that resolves", async () => {
+    const s = setup();
+    s.present.add('a');
+    const { ids } = await crashLoop(s, pod('a'), 2);
+    const running = await linkOf(pod('a'), ids[1]!, 1);
+    const exited = await linkOf(pod('a'), ids[0]!, 0);
+    // The exited container's log is gone (as after a crash mid-removal); the running one's is mid-rotation.
+    await rm(logOf(pod('a'), 0));
+    await rm(logOf(pod('a'), 1));
+    const gone = path.join(linkDir, `pod-x_ns_main-${'d'.repeat(64)}.log`);
+    await symlink(path.join(logRoot, 'ns_pod-x_x', 'main', '0.log'), gone);
+    const kubelets = path.join(linkDir, `web_default_nginx-${'e'.repeat(64)}.log`);
+    await symlink('/srv/kubelet/pod-logs/default_web_u/nginx/0.log', kubelets);
+    await writeFile(path.join(logRoot, 'elsewhere.log'), 'x\n');
+    const resolving = path.join(linkDir, `pod-y_ns_main-${'f'.repeat(64)}.log`);
+    await symlink(path.join(logRoot, 'elsewhere.log'), resolving);
+    await writeFile(path.join(linkDir, 'notes.txt'), 'not a link\n');
+    await s.gc.collectContainers();
+    assert.equal(s.runtime.callsTo('removeContainer').length, 0, 'no container is removed: the links go by themselves');
+    assert.deepEqual((await readdir(linkDir)).sort(), [path.basename(kubelets), path.basename(running), path.basename(resolving), 'notes.txt'].sort());
+    assert.equal(await isThere(exited), false);
+    assert.deepEqual(s.logs.filter((l) => l.msg === 'removed dangling container log link').map((l) => [l.link, l.reason]).sort(), [
+      [path.basename(exited), 'container-exited'],
+      [path.basename(gone), 'container-gone'],
+    ].sort());
+  });
+});
+
 describe('GcManager: orphaned pod directories', () => {
   it('removes the directory of a pod no source, runtime or API has, logging it and the count; never a live, running or still-known pod’s', async () => {
     const s = setup();
@@ -282,7 +336,7 @@ describe('GcManager: orphaned pod directories', () => {
     await podDirWith('named');
     await podDirWith('bare');
     await mkdir(path.join(logRoot, 'ns_web_named'));
-    const gc = new GcManager({ runtime: s.runtime, images: s.runtime, nodeName: NODE, podLogDir: logRoot, rootDir, pods: { has: () => false, synced: () => true, confirmGone: (key) => { keys.push(key); return Promise.resolve(false); } }, podEvents: NO_POD_EVENTS, sandboxImage: PAUSE, policy: POLICY, clock: s.clock, logger: pino({ level: 'silent' }), mounts: { read: () => Promise.resolve([]), unmount: () => Promise.resolve() } });
+    const gc = new GcManager({ runtime: s.runtime, images: s.runtime, nodeName: NODE, podLogDir: logRoot, containerLogLinkDir: linkDir, rootDir, pods: { has: () => false, synced: () => true, confirmGone: (key) => { keys.push(key); return Promise.resolve(false); } }, podEvents: NO_POD_EVENTS, sandboxImage: PAUSE, policy: POLICY, clock: s.clock, logger: pino({ level: 'silent' }), mounts: { read: () => Promise.resolve([]), unmount: () => Promise.resolve() } });
     await gc.collectContainers();
     // (The log directory GC asks about `named` by the same key.)
     const asked = [...new Set(keys.map((k) => `${k.uid} ${k.namespace}/${k.name}`))].sort();

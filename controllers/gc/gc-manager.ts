@@ -3,9 +3,10 @@
  * minutes): reads the runtime and the desired-pod store, decides with the pure plans
  * (`container-gc-plan.ts`, `image-gc-plan.ts`) and removes.
  *
- * - Container GC: dead container instances beyond the policy (with their log files), older
- *   sandboxes that are not ready and hold no container, and the log directories of pods that exist
- *   nowhere (not in any synced source, nothing left in the runtime, and the API confirms it). Pods
+ * - Container GC: dead container instances beyond the policy (with their log files and log links),
+ *   older sandboxes that are not ready and hold no container, the log directories of pods that
+ *   exist nowhere (not in any synced source, nothing left in the runtime, and the API confirms it),
+ *   and dangling container log links into nodelet's pod log directory (`log-link-gc-plan.ts`). Pods
  *   gone from every source that still have runtime objects are handed to the reconciler, which is
  *   the one place a pod is torn down.
  * - Orphaned pod directories (`<rootDir>/pods/<uid>`) by the same checks as log directories, after
@@ -30,8 +31,11 @@ import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.
 import type { PodKey } from '../../util/pod-key.js';
 import { planContainerGc, type ContainerGcPolicy, type GcContainer, type GcSandbox, type PodPresence } from './container-gc-plan.js';
 import { planImageGc, planOldImages, updateImageRecords, type GcImage, type ImageFsStats, type ImageGcPolicy, type ImageRecord } from './image-gc-plan.js';
-import { filesystemStats, listPodLogDirectories, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
+import { filesystemStats, listLogLinks, listPodLogDirectories, removePodLogDirectory, type PodLogDirectory } from './log-files.js';
 import { removeContainerLogs } from '../../reconcilers/model/container-logs.js';
+import { removeContainerLogLink, removeLogLinkNamed } from '../../reconcilers/model/container-log-links.js';
+import type { LogLinkOwner } from '../../reconcilers/model/log-link-names.js';
+import { planLogLinkGc } from './log-link-gc-plan.js';
 import { planOrphanPodDirs } from './orphan-pod-dir-plan.js';
 import { listPodDirs, removePodDir, type MountTable } from './pod-dirs.js';
 import { readMounts, unmountAllUnder } from '../../reconcilers/volumes/mounts-table.js';
@@ -77,6 +81,8 @@ export interface GcManagerOptions {
   readonly images: ImageService;
   readonly nodeName: string;
   readonly podLogDir: string;
+  /** The container log links' directory (`--container-log-link-dir`): a removed container's link goes, and dangling links into `podLogDir`. */
+  readonly containerLogLinkDir: string;
   /** The agent's root directory: pod directories are `<rootDir>/pods/<uid>`. */
   readonly rootDir: string;
   readonly pods: GcPodSource;
@@ -211,26 +217,52 @@ export class GcManager {
     failures += await this.collectOrphanedPodDirs(present, logDirs);
     failures += await this.collectPodLogDirectories(present, logDirs);
     failures += await this.collectPodCgroups(ours, sandboxes);
+    failures += await this.collectLogLinks(everyContainer);
     if (failures > 0) throw new GcRemovalError('container GC', failures);
   }
 
   private async removeContainer(container: GcContainer, reason: string): Promise<number> {
     const fields = { containerId: container.id, podUid: container.podUid, container: container.name, reason };
     return this.attempt(fields, 'removing dead container', async () => {
-      const logPath = await this.logPathOf(container.id);
+      const { logPath, linkOwner } = await this.logsOf(container.id);
       await this.options.runtime.removeContainer(container.id);
       const files = await removeContainerLogs(this.options.podLogDir, logPath);
-      this.options.logger.info({ ...fields, logFiles: files }, 'removed dead container');
+      // After the container (the kubelet removes it before): a link that cannot go now dangles, and
+      // the link pass removes it once it can, its container being gone.
+      const link = linkOwner === undefined ? false : await removeContainerLogLink(this.options.containerLogLinkDir, linkOwner);
+      this.options.logger.info({ ...fields, logFiles: files, logLink: link }, 'removed dead container');
     });
   }
 
-  private async logPathOf(containerId: string): Promise<string> {
+  /** The container's log file and whose link it has (from its labels, as the kubelet's); nothing when the runtime no longer has it. */
+  private async logsOf(containerId: string): Promise<{ logPath: string; linkOwner?: LogLinkOwner }> {
     try {
-      return (await this.options.runtime.containerStatus(containerId)).logPath;
+      const status = await this.options.runtime.containerStatus(containerId);
+      const { labels } = status;
+      const linkOwner = { podName: labels[LABEL_POD_NAME] ?? '', podNamespace: labels[LABEL_POD_NAMESPACE] ?? '', containerName: labels[LABEL_CONTAINER_NAME] ?? status.metadata.name, containerId };
+      return { logPath: status.logPath, linkOwner };
     } catch (err: unknown) {
-      if (isCriNotFound(err)) return '';
+      if (isCriNotFound(err)) return { logPath: '' };
       throw err;
     }
+  }
+
+  /**
+   * Removes the dangling log links into nodelet's pod log directory whose containers are gone or
+   * exited (`log-link-gc-plan.ts`); `containers` is every container of the runtime, listed at the
+   * start of the pass.
+   */
+  private async collectLogLinks(containers: readonly Container[]): Promise<number> {
+    const dir = this.options.containerLogLinkDir;
+    const plan = planLogLinkGc({ dir, entries: await listLogLinks(dir), podLogDir: this.options.podLogDir, containers });
+    let failures = 0;
+    for (const { name, reason } of plan.remove) {
+      failures += await this.attempt({ path: name, reason }, 'removing dangling container log link', async () => {
+        if (await removeLogLinkNamed(dir, name)) this.options.logger.info({ dir, link: name, reason }, 'removed dangling container log link');
+      });
+    }
+    for (const { name, reason } of plan.keep) this.options.logger.debug({ dir, link: name, reason }, 'dangling container log link kept');
+    return failures;
   }
 
   private handOverGonePods(uids: readonly string[], labels: readonly Readonly<Record<string, string>>[]): void {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -18,6 +18,7 @@ import { createFakeClock, type FakeClock } from '../../test/doubles/fake-clock.j
 import { FakeRuntime } from '../../test/doubles/fake-runtime.js';
 import { isLogRotationError, LogRotationManager, type LogRotationPolicy } from './log-rotation-manager.js';
 import { rotationTimestamp } from './rotation-plan.js';
+import { createContainerLogLink } from '../../reconcilers/model/container-log-links.js';
 
 const NODE = 'node-a';
 const POLICY: LogRotationPolicy = { maxSizeBytes: 100, maxFiles: 3 };
@@ -73,6 +74,20 @@ async function names(log: string): Promise<string[]> {
 const big = 'x'.repeat(150);
 
 describe('LogRotationManager', () => {
+  it("keeps the container's log link valid: the link names the log's path, which the reopened file takes again", async () => {
+    const s = setup();
+    const { id, log } = await running(s, 'a', big);
+    const dir = path.join(logRoot, 'links');
+    const owner = { podName: 'pod-a', podNamespace: 'ns', containerName: 'main', containerId: id };
+    assert.equal(await createContainerLogLink({ dir, owner, logFile: log }), 'created');
+    const [link] = await readdir(dir);
+    assert.ok(link !== undefined);
+    assert.equal(await s.manager.rotateContainer(id), 'rotated');
+    await appendFile(log, 'after the rotation\n');
+    assert.equal(await readlink(path.join(dir, link)), log);
+    assert.equal(await readFile(path.join(dir, link), 'utf8'), 'after the rotation\n', 'the link reads the fresh log, not the rotated one');
+  });
+
   it('renames a log at the size to <n>.log.<timestamp>, asks the runtime to reopen it, and the fresh file is the log', async () => {
     const s = setup();
     const { id, log } = await running(s, 'a', big);

@@ -34,7 +34,7 @@ export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope
     // The kubelet still runs preStop hooks (and records Killing) for a pod the API dropped at once.
     const pod = restorePod(key, observed.containers, grace);
     await deps.executor.killPod({ pod, observed, gracePeriodSeconds: grace, reason: 'pod no longer exists', ...(signal === undefined ? {} : { signal }) });
-    await deps.executor.removePod(await observeKnown(deps, scope, observed), signal);
+    await deps.executor.removePod(key, await observeKnown(deps, scope, observed), signal);
   }
   // Whatever there was is removed (each removal succeeded, or the run threw): PLEG's "vanished" is this run's work.
   reported(deps, emptyObservation(key.uid));

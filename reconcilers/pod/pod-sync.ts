@@ -81,6 +81,8 @@ export interface PodSyncNode {
   readonly allocatable: { readonly milliCpu: number; readonly memoryBytes: number };
   /** `/var/log/pods` on a kubelet-compatible host. */
   readonly podLogDir: string;
+  /** Where started containers' log links go: `/var/log/containers` on a kubelet-compatible host. */
+  readonly containerLogLinkDir: string;
   /** nodelet's root directory (`/var/lib/nodelet`). */
   readonly rootDir: string;
   /** Cluster DNS, resolv.conf and hosts file of the node; {@link DEFAULT_POD_DNS_SETTINGS} when absent. */
@@ -382,6 +384,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     nodeName: node.name,
     nodeIp: node.ip,
     podLogDir: node.podLogDir,
+    containerLogLinkDir: node.containerLogLinkDir,
     rootDir: node.rootDir,
     nodeAllocatable: node.allocatable,
     lifecycle,

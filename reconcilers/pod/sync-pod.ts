@@ -108,7 +108,7 @@ async function finishIfStopped(deps: PodReconcilerOptions, scope: RunScope, pod:
   if (!(run.mustStop || isTerminalPhase({ status: run.written })) || hasRunningParts(run.after)) return run.after;
   await completeTermination(deps, scope.key, pod);
   if (!isEvictedStatus(pod.status) || !run.after.containers.some((c) => c.state === 'CONTAINER_EXITED')) return run.after;
-  return deps.executor.removeDeadContainers(run.after, scope.signal);
+  return deps.executor.removeDeadContainers(scope.key, run.after, scope.signal);
 }
 
 /**

@@ -34,7 +34,7 @@ export async function terminatePod(deps: PodReconcilerOptions, scope: RunScope, 
   writeStatus(deps, scope, { pod, observed: after, how: { podIsTerminal: done } });
   reported(deps, after);
   if (!done) throw new Error(`pod ${key.uid} still has running parts after being killed`);
-  await deps.executor.removePod(after, signal);
+  await deps.executor.removePod(key, after, signal);
   lifecycle.removed(key);
   reported(deps, emptyObservation(key.uid));
   await deps.volumes.cleanup(key.uid);

@@ -37,6 +37,7 @@ import { buildSandboxConfig, isFqdnTooLongError } from '../container/sandbox-con
 import type { PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
 import { ContainerStarter } from './start-container.js';
 import { removeContainerLogs } from '../model/container-logs.js';
+import { removeContainerLogLink } from '../model/container-log-links.js';
 import type { ContainerSecuritySettings } from '../container/security-context.js';
 import type { PodLifecycleObserver, PodStartEvents } from '../lifecycle/observer.js';
 import { RunningVolumeRefresher } from '../volumes/volume-refresh.js';
@@ -60,6 +61,8 @@ export interface ExecutorOptions {
   readonly nodeName: string;
   readonly nodeIp: string;
   readonly podLogDir: string;
+  /** Where each started container's log link goes; a removed container's goes with it. */
+  readonly containerLogLinkDir: string;
   readonly nodeAllocatable: { readonly milliCpu: number; readonly memoryBytes: number };
   readonly rootDir: string;
   /** How containers are confined (seccomp, masked paths). */
@@ -203,27 +206,42 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     await this.killer.killPod(request);
   }
 
-  /** Removes every container and sandbox of the pod after it was killed. */
-  async removePod(observed: ObservedPod, signal?: AbortSignal): Promise<void> {
+  /**
+   * Removes every container (with its log link) and sandbox of the pod `key` after it was killed.
+   * The log files stay until GC removes the pod's log directory.
+   */
+  async removePod(key: PodKey, observed: ObservedPod, signal?: AbortSignal): Promise<void> {
     const options: CallOptions = signalOf(signal);
-    for (const container of observed.containers) await this.options.runtime.removeContainer(container.id, options);
+    for (const container of observed.containers) {
+      await this.options.runtime.removeContainer(container.id, options);
+      await this.removeLogLink(key, container);
+    }
     for (const sandbox of observed.sandboxes) await this.options.runtime.removePodSandbox(sandbox.id, options);
   }
 
   /**
-   * Removes the pod's exited containers and their log files; returns the pod without them. For an
-   * evicted pod, as the kubelet's container deletor removes every dead container of a pod once its
-   * eviction is synced.
+   * Removes the exited containers of pod `key`, their log files and links; returns the pod without
+   * them. For an evicted pod, as the kubelet's container deletor removes every dead container of a
+   * pod once its eviction is synced.
    */
-  async removeDeadContainers(observed: ObservedPod, signal?: AbortSignal): Promise<ObservedPod> {
+  async removeDeadContainers(key: PodKey, observed: ObservedPod, signal?: AbortSignal): Promise<ObservedPod> {
     const options: CallOptions = signalOf(signal);
     const dead = observed.containers.filter((c) => c.state === 'CONTAINER_EXITED');
     for (const container of dead) {
       await this.options.runtime.removeContainer(container.id, options);
+      await this.removeLogLink(key, container);
       const logFiles = await removeContainerLogs(this.options.podLogDir, container.logPath ?? '');
       this.options.logger.info({ podUID: observed.uid, containerId: container.id, container: container.name, logFiles }, 'removed dead container of evicted pod');
     }
     return { ...observed, containers: observed.containers.filter((c) => c.state !== 'CONTAINER_EXITED') };
+  }
+
+  /**
+   * A removed container's log link (the kubelet's removeContainerLog). One that cannot be removed
+   * fails the run; its container being gone, container GC's link pass removes it once it can.
+   */
+  private async removeLogLink(key: PodKey, container: { readonly id: string; readonly name: string }): Promise<void> {
+    await removeContainerLogLink(this.options.containerLogLinkDir, { podName: key.name, podNamespace: key.namespace, containerName: container.name, containerId: container.id });
   }
 
   /** Drops the volumes remembered for a pod that is gone. */

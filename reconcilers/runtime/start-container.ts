@@ -3,9 +3,11 @@
  * backoff (a container that exited waits 10 s, doubling to 5 min: CrashLoopBackOff), ensure the
  * image, resolve env and mounts (with the pod's managed /etc/hosts), create, start, run the
  * postStart hook (a failed one kills the container: `hooks/post-start.ts`) — with the kubelet's
- * events at each step.
+ * events at each step. Between the start and the hook, the container's log link
+ * (`<link dir>/<pod>_<namespace>_<container>-<id>.log` → its log file) is made for log collectors.
  */
 import type { LifecycleMetrics } from '../hooks/run-hook.js';
+import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KeyValue, Mount, NamespaceOptions, PodSandboxConfig, RuntimeService } from '../../cri/types.js';
@@ -29,6 +31,7 @@ import { ContainerStartError, errorMessage, isCancellation, isContainerStartErro
 import { ANNOTATION_TERMINATION_MESSAGE_HOST_PATH, prepareTerminationMessageFile } from './termination-message.js';
 import { asksRecursiveReadOnly, prepareContainerMounts, type ContainerMountsOptions, type PreparedVolumes } from '../volumes/index.js';
 import { imageVolumesFor, type ImageVolumeMetrics, type ImageVolumePulls } from './image-volumes.js';
+import { createContainerLogLink, isLogLinkError } from '../model/container-log-links.js';
 
 /** The CRI's error name for an image volume the runtime could not mount (cri-api pkg/errors). */
 const IMAGE_VOLUME_MOUNT_FAILED = 'ImageVolumeMountFailed';
@@ -66,6 +69,8 @@ export interface ContainerStarterOptions {
   readonly imageVolumeMetrics?: ImageVolumeMetrics;
   /** Counts containers started and failed, by type; absent: not counted. */
   readonly startedContainerMetrics?: StartedContainerMetrics;
+  /** Where each started container's log link goes (`--container-log-link-dir`, the kubelet's /var/log/containers). */
+  readonly containerLogLinkDir: string;
 }
 
 /** The kubelet's container type label: `container`, `init_container` (sidecars too) or `ephemeral_container`. */
@@ -216,6 +221,7 @@ export class ContainerStarter {
     this.options.events.record(pod, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}`, fieldPath });
     await this.runtimeStep({ ...step, reason: 'RunContainerError' }, () => this.options.runtime.startContainer(id, options));
     this.options.events.record(pod, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}`, fieldPath });
+    await this.linkLog(request.sandboxConfig, { name: config.metadata.name, id, logPath: config.logPath });
     // The kubelet's step 4: the start waits for the postStart hook; a failure kills the container
     // and throws `PostStartHookError`.
     const podIp = request.podIps[0] ?? '';
@@ -265,6 +271,24 @@ export class ContainerStarter {
     } catch (error) {
       if (errorMessage(error).includes(IMAGE_VOLUME_MOUNT_FAILED)) metrics.mountFailed(counts.mounts);
       throw error;
+    }
+  }
+
+  /**
+   * The started container's log link, named from the sandbox's and the container's metadata as the
+   * kubelet's. A link that cannot be made is logged: log collectors miss the container, which runs.
+   */
+  private async linkLog(sandbox: PodSandboxConfig, container: { name: string; id: string; logPath: string }): Promise<void> {
+    // nodelet always gives a log path; an empty one would make the link point at the pod's log directory.
+    if (container.logPath === '' || sandbox.logDirectory === '') return;
+    const owner = { podName: sandbox.metadata.name, podNamespace: sandbox.metadata.namespace, containerName: container.name, containerId: container.id };
+    const logFile = path.join(sandbox.logDirectory, container.logPath);
+    try {
+      const outcome = await createContainerLogLink({ dir: this.options.containerLogLinkDir, owner, logFile });
+      if (outcome !== 'created') this.options.logger.info({ containerId: container.id, logFile, outcome }, 'no new container log link');
+    } catch (error) {
+      if (!isLogLinkError(error)) throw error;
+      this.options.logger.error({ containerId: container.id, logFile, link: error.link, err: error }, 'Failed to create container log link');
     }
   }
 

@@ -81,7 +81,8 @@ restore_sysctls() {
 }
 
 # The host directories that did not exist before its first start; and in /var/log/containers
-# (which nodelet does not write) only the links into its pod logs dir, whatever else is there.
+# only the links into its pod logs dir, whatever else is there: nodelet links its own containers'
+# logs there too (--container-log-link-dir), so that directory goes only once it is empty.
 remove_host_dirs() {
   local dir link
   if [[ -d /var/log/containers ]]; then
@@ -92,6 +93,10 @@ remove_host_dirs() {
   [[ -f $KUBELET_CREATED_HOST_DIRS ]] || return 0
   while read -r dir; do
     [[ -n $dir && -e $dir ]] || continue
+    if [[ $dir == /var/log/containers ]]; then
+      rmdir "$dir" 2>/dev/null || log "kept $dir: it still holds links of nodelet's (or others')"
+      continue
+    fi
     unmount_all_under "$dir"
     rm -rf "$dir"
   done <"$KUBELET_CREATED_HOST_DIRS"

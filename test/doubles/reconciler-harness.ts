@@ -172,7 +172,7 @@ export async function createReconcilerHarness(options: ReconcilerHarnessOptions 
   const services: { synced: boolean; items: V1Service[] } = { synced: true, items: [] };
   const runtimeClasses = new Map<string, string>();
   const logger = pino({ level: 'silent' });
-  const node: PodSyncNode = { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) };
+  const node: PodSyncNode = { name: 'node-a', ip: '10.213.0.1', runtimeName: 'containerd', allocatable: { milliCpu: 2000, memoryBytes: 2 ** 32 }, podLogDir: path.join(root, 'logs'), containerLogLinkDir: path.join(root, 'containers'), rootDir: root, ...(options.dns === undefined ? {} : { dns: options.dns }) };
   nodeObject.value = localNodeObject(node);
   const assemble = (): PodSync =>
     assemblePodSync({

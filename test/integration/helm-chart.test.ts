@@ -252,6 +252,17 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
     await assert.rejects(renderChart({ set: ['node.systemReserved.gpu=1'] }), 'the schema refuses a resource that cannot be reserved');
   });
 
+  it("links container logs in the host's /var/log/containers, mounted read-write at the same path in the agent alone, or in the directory given", async () => {
+    const own = oneOf<V1DaemonSet>(await renderChart({ set: ['agent.containerLogLinkDir=/var/log/nodelet-containers'] }), 'DaemonSet');
+    for (const [ds, dir] of [[daemonSet, '/var/log/containers'], [own, '/var/log/nodelet-containers']] as const) {
+      const settings = parseSettings(expandArgs((containerOf(ds, 'agent').args ?? []).slice(1), { NODE_NAME: 'w', NODE_IP: '192.0.2.10' }), {});
+      assert.equal(settings !== 'help' && settings.containerLogLinkDir, dir);
+      const mounts = (name: string): unknown[] => (containerOf(ds, name).volumeMounts ?? []).filter((m) => m.name === 'container-log-links').map((m) => [m.mountPath, m.readOnly ?? false]);
+      assert.deepEqual([mounts('agent'), mounts('runtime')], [[[dir, false]], []], 'read-write in the agent, which alone writes links');
+      assert.deepEqual((ds.spec?.template.spec?.volumes ?? []).find((v) => v.name === 'container-log-links')?.hostPath, { path: dir, type: 'DirectoryOrCreate' });
+    }
+  });
+
   it("keeps the DaemonSet off nodelet's own Nodes", () => {
     const terms = daemonSet.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
     assert.equal(terms.length, 1);
@@ -303,6 +314,7 @@ describe('the nodelet chart, linted and rendered with defaults', () => {
       '/var/lib/nodelet',
       '/var/lib/nodelet-containerd',
       '/var/log',
+      '/var/log/containers',
       '/var/log/nodelet-pods',
     ]);
     for (const forbidden of ['/run/containerd', KUBELET_SOCKET, '/var/lib/containerd', '/var/lib/kubelet', '/var/log/pods']) {
@@ -508,6 +520,7 @@ describe('the values schema', () => {
     { name: 'a taint effect the API does not know', set: ['node.taints[0].key=a', 'node.taints[0].effect=Never'], path: '/node/taints/0/effect' },
     { name: 'a misspelt key', set: ['agent.concurency=4'], path: '/agent' },
     { name: 'a relative root dir', set: ['agent.rootDir=var/lib/nodelet'], path: '/agent/rootDir' },
+    { name: 'a relative container log link dir', set: ['agent.containerLogLinkDir=var/log/containers'], path: '/agent/containerLogLinkDir' },
   ];
   for (const { name, set, path: valuePath } of invalid) {
     it(`refuses ${name} at helm template`, async () => {

@@ -67,6 +67,7 @@ describe('orphaned pod directories with real mounts', { skip: isRoot ? false : '
       images: runtime,
       nodeName: 'node-a',
       podLogDir: path.join(base, 'logs'),
+      containerLogLinkDir: path.join(base, 'containers'),
       rootDir,
       pods: { has: (u) => u === live, synced: () => true, confirmGone: () => Promise.resolve(true) },
       podEvents: NO_POD_EVENTS,

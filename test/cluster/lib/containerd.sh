@@ -149,6 +149,17 @@ remove_pod_log_dir() {
   if [[ $dir == "$POD_LOG_DIR"/?* && $dir != *..* ]]; then rm -rf "$dir"; fi
 }
 
+# Removes the container log links (the agent's default --container-log-link-dir) that point into
+# the pod log dir and dangle, as the agent's GC would: their pods' log directories were just removed.
+# The kubelet node's links point into its own pod log dir: left to it.
+remove_dangling_log_links() {
+  local link
+  [[ -d /var/log/containers ]] || return 0
+  for link in /var/log/containers/*.log; do
+    if [[ -L $link && ! -e $link && $(readlink "$link") == "$POD_LOG_DIR"/?* ]]; then rm -f "$link"; fi
+  done
+}
+
 # Stops and removes every pod sandbox (CNI releases the IPs and veths), then any task left in any
 # namespace (e.g. made with ctr), so no shim outlives containerd. Usage: containerd_remove_workloads
 # [DAEMON] (default containerd; the kubelet node's is kubelet-containerd, with CONTAINERD_SOCK and
@@ -161,6 +172,7 @@ containerd_remove_workloads() {
     crictl_cmd stopp "$id" >/dev/null 2>&1 || true
     crictl_cmd rmp -f "$id" >/dev/null 2>&1 || warn "could not remove pod sandbox $id"
   done
+  remove_dangling_log_links
   for ns in $(ctr --address "$CONTAINERD_SOCK" namespaces ls -q 2>/dev/null); do
     for id in $(ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks ls -q 2>/dev/null); do
       ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks kill -s KILL "$id" >/dev/null 2>&1 || true
