@@ -86,6 +86,8 @@ export interface NodeMetrics {
   watchQueue(queue: { counts(): Promise<QueueCounts> }): void;
   /** The exposition; a collector that fails (Redis down) leaves its gauges at their last values and is reported to `onError`. */
   expose(onError?: (error: unknown) => void): Promise<string>;
+  /** Every family `/metrics` can show, series or not: those of events that have not happened yet show once they do. */
+  familyNames(): readonly string[];
 }
 
 const alpha = (help: string): string => `[ALPHA] ${help}`;
@@ -229,5 +231,6 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     },
     watchQueue: queue.watchQueue,
     expose: (onError) => registry.expose(onError),
+    familyNames: () => registry.familyNames(),
   };
 }

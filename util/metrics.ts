@@ -242,6 +242,11 @@ export class MetricsRegistry {
     return this.text();
   }
 
+  /** The name of every family registered, whether or not it has a series yet (a counter of errors has none until the first). */
+  familyNames(): string[] {
+    return [...this.families.keys()].sort();
+  }
+
   /** Every family in the text format, without running the collectors. */
   text(): string {
     const names = [...this.families.keys()].sort();
