@@ -129,7 +129,8 @@ describe('status manager against the real API server', () => {
     await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     const afterStale = await readPod('gated');
-    assert.deepEqual(conditionTypes(afterStale), ['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready', GATE].sort());
+    // PodScheduled: the kubelet's, added to a pod no scheduler saw (this one was created with its node name).
+    assert.deepEqual(conditionTypes(afterStale), ['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'PodScheduled', 'Ready', GATE].sort());
     assert.equal(conditionOf(afterStale, GATE)?.status, 'True', 'the gate condition another client wrote was lost');
 
     // From a fresh view the gate is met: Ready. Then PodReadyToStartContainers is no longer reported.
@@ -143,7 +144,7 @@ describe('status manager against the real API server', () => {
     await m.settled();
     assert.equal(m.pendingCount(), 0, 'the status was not written');
     const final = await readPod('gated');
-    assert.deepEqual(conditionTypes(final), ['ContainersReady', 'Initialized', 'Ready', GATE].sort());
+    assert.deepEqual(conditionTypes(final), ['ContainersReady', 'Initialized', 'PodScheduled', 'Ready', GATE].sort());
     assert.equal(conditionOf(final, GATE)?.status, 'True');
     assert.deepEqual(await sandboxesOf(created.metadata?.uid ?? ''), [], 'something ran the pod');
   });
