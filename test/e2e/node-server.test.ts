@@ -202,7 +202,8 @@ describe('the node server on the nodelet node', () => {
     assert.equal(config.apiVersion, 'kubelet.config.k8s.io/v1beta1');
     assert.equal(String(config.maxPods), node.status.capacity.pods);
     assert.equal(config.port, node.status.daemonEndpoints.kubeletEndpoint.Port);
-    assert.deepEqual(config.authorization, { mode: 'Webhook' });
+    // The node server's review cache, as long as the kubelet's defaults.
+    assert.deepEqual(config.authorization, { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } });
     assert.match(String(config.imageMinimumGCAge), /^(\d+h)?(\d+m)?\d+s$/, 'a Go duration');
   });
 });
