@@ -214,13 +214,14 @@ export class NodeShutdownManager {
   /** Stops a group's pods and waits until they are cleaned up or the group's period ends. */
   private async stopGroup(group: PodShutdownGroup): Promise<void> {
     const { pods, clock, logger } = this.deps;
-    const keys = group.pods.map((pod) => podKeyOf(pod));
-    group.pods.forEach((pod) => {
+    const keys: PodKey[] = [];
+    for (const pod of group.pods) {
       const key = podKeyOf(pod);
+      keys.push(key);
       const gracePeriodSeconds = podShutdownGraceSeconds(group, pod);
       logger.info({ pod: podDisplayName(key), gracePeriodSeconds, priority: group.priority }, 'node shutdown: stopping pod');
       pods.kill(key, { reason: NODE_SHUTDOWN_REASON, message: NODE_SHUTDOWN_MESSAGE, gracePeriodSeconds });
-    });
+    }
     const deadline = clock.now() + group.shutdownGracePeriodSeconds * 1000;
     while (!this.stopped && keys.some((key) => !pods.cleanedUp(key))) {
       if (clock.now() >= deadline) {
