@@ -17,6 +17,7 @@
  * A figure whose file is absent is `undefined` and its series is left out, never written as 0
  * (except where cAdvisor itself reads a missing key as 0 for a file that is there).
  */
+import { parseKeyValues } from './stats-formulas.js';
 
 /** The texts of a cgroup's control files by file name; absent files are not in the map. */
 export type CgroupFiles = ReadonlyMap<string, string>;
@@ -109,14 +110,9 @@ const USER_HZ = 100;
 /** What cAdvisor reads "max" as (`2^64 - 1`, which a double rounds to `2^64`). */
 export const MAX_UINT64 = 2 ** 64;
 
-/** `key value` lines as numbers; lines that do not parse are skipped. */
+/** `key value` lines as numbers (the node stats' parser, as doubles); lines that do not parse are skipped. */
 export function keyValues(text: string | undefined): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of (text ?? '').split('\n')) {
-    const match = /^(\S+)\s+(\d+)$/.exec(line.trim());
-    if (match?.[1] !== undefined && match[2] !== undefined) out.set(match[1], Number(match[2]));
-  }
-  return out;
+  return new Map([...parseKeyValues(text ?? '')].map(([key, value]) => [key, Number(value)]));
 }
 
 /** A file holding one unsigned number; "max" is 2^64-1 (cAdvisor's readUInt64); absent or garbage, undefined. */
