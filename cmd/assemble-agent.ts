@@ -133,7 +133,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const hardMemoryReservedBytes = pressure.reservedBytes({ memoryBytes: nodeHostSystem.totalMemoryBytes(), ephemeralStorageBytes: 0 }).memoryBytes;
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
-  const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings), cri.runtime);
+  const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings), cri.runtime, { clock, observe: (op, seconds) => { metrics.storage.cgroupOperated(op, seconds); } });
   const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, nodeShutdown: shutdownGroups(settings.shutdown).length > 0 ? shutdownState : undefined, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core) });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
   // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
