@@ -34,7 +34,7 @@ const REMOVED_MESSAGE = 'The container is removed because RestartAllContainers i
 
 /** Exits `code` on its first run after a few seconds (long enough to see every container run), sleeps on later runs (a marker in an emptyDir, which the restart keeps). */
 function exitsOnceWith(code: number): string {
-  return `if [ -f /data/ran ]; then exec sleep 3600; fi; touch /data/ran; sleep 8; exit ${code}`;
+  return `if [ -f /data/ran ]; then exec sleep 3600; fi; touch /data/ran; sleep 10; exit ${code}`;
 }
 
 function pod(namespace: string, name: string, sourceScript: string, placement: Record<string, unknown> = { nodeName: NODE_NAME }): object {
