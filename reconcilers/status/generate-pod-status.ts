@@ -16,7 +16,8 @@
  *   sandbox is gone), startTime set once.
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
-import { computeInitActions } from '../runtime/compute-init-actions.js';
+import { computeInitActions, hasActiveAppContainers } from '../runtime/compute-init-actions.js';
+import { anyAppContainerStarted, initContainersHoldPending } from './init-phase.js';
 import { isSidecar } from '../model/sidecar.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerProbeResult } from '../probes/container-readiness.js';
@@ -142,6 +143,17 @@ interface Statuses {
   readonly initFailed: boolean;
 }
 
+/**
+ * Initialized as the kubelet's GeneratePodInitializedCondition: True once every init container is
+ * done, and for a pod whose app containers have run (a sidecar restarting later, or a finished pod
+ * whose sandbox is gone); a Succeeded pod's carries the reason PodCompleted.
+ */
+function initializedCondition(phase: Phase, statuses: Statuses, incomplete: readonly string[]): V1PodCondition {
+  if (phase === 'Succeeded') return { type: 'Initialized', status: 'True', reason: 'PodCompleted' };
+  const initialized = statuses.initialized || anyAppContainerStarted(statuses.containers);
+  return condition('Initialized', initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`);
+}
+
 function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
   const sandboxNotReady = sandboxChangeReason(input.pod, input.observed.sandboxes);
   const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
@@ -149,14 +161,16 @@ function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: 
   const counted = readinessStatuses(input.pod, statuses.init, statuses.containers);
   return [
     condition('PodReadyToStartContainers', sandboxNotReady === undefined, POD_SANDBOX_NOT_READY, sandboxNotReady),
-    condition('Initialized', statuses.initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
+    initializedCondition(phase, statuses, incomplete),
     ...readinessConditions({ pod: input.pod, conditions: input.pod.status?.conditions ?? [], phase }, counted),
   ];
 }
 
 function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
   if (input.terminalReason !== undefined || statuses.initFailed) return 'Failed';
-  if (!statuses.initialized) return 'Pending';
+  // Not initialized for the next reconcile (a sandbox gone, a sidecar stopped) holds the pod
+  // Pending only where the init containers' statuses do, as in the kubelet's getPhase.
+  if (!statuses.initialized && initContainersHoldPending(input.pod, statuses.init, hasActiveAppContainers(input.pod, input.observed))) return 'Pending';
   return computePhase(input.pod, statuses.containers, input.podIsTerminal === true);
 }
 
