@@ -47,7 +47,7 @@ function start(ctx: Pick<StepContext, 'observed' | 'logRestartCounts'>, containe
  * container of an earlier sandbox (a reboot, a sandbox replaced) does not count: the init
  * containers run again in the new one.
  */
-function hasAppContainers(pod: V1Pod, observed: ObservedPod): boolean {
+export function hasActiveAppContainers(pod: V1Pod, observed: ObservedPod): boolean {
   const active = observed.sandboxes[0];
   if (active?.state !== 'SANDBOX_READY') return false;
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
@@ -131,7 +131,7 @@ function initStep(ctx: StepContext, container: V1Container, index: number): Init
 /** Decides the init containers' part of a reconcile. Pure. */
 export function computeInitActions(pod: V1Pod, observed: ObservedPod, inputs: InitInputs = {}): InitActions {
   const acc: Accumulator = { starts: [], kills: [], keepRunning: 0 };
-  const initializedBefore = hasAppContainers(pod, observed);
+  const initializedBefore = hasActiveAppContainers(pod, observed);
   const probes = inputs.probes ?? { failures: new Map(), notStarted: new Set() };
   const ctx: StepContext = { pod, observed, acc, initializedBefore, probes, logRestartCounts: inputs.logRestartCounts };
   const inits = pod.spec?.initContainers ?? [];

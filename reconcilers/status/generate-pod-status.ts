@@ -19,7 +19,8 @@
  *   kubelet reports them (`restart-all-status.ts`).
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
-import { computeInitActions } from '../runtime/compute-init-actions.js';
+import { computeInitActions, hasActiveAppContainers } from '../runtime/compute-init-actions.js';
+import { anyAppContainerStarted, initContainersHoldPending } from './init-phase.js';
 import { isSidecar } from '../model/sidecar.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerProbeResult } from '../probes/container-readiness.js';
@@ -31,7 +32,7 @@ import type { ResourceValues } from '../model/resource-values.js';
 import { podQosClass } from '../model/qos.js';
 import { POD_SANDBOX_NOT_READY, sandboxChangeReason } from '../model/sandbox-change.js';
 import { isRestartAllTermination } from '../model/restart-all.js';
-import { allContainersRestartingCondition, initHoldsPending, keepsInitialized, restartAllView, type RestartAllView } from './restart-all-status.js';
+import { allContainersRestartingCondition, keepsInitialized, restartAllView, type RestartAllView } from './restart-all-status.js';
 
 
 export interface GeneratePodStatusInput {
@@ -156,6 +157,17 @@ interface Statuses {
   readonly restartAll: RestartAllView | undefined;
 }
 
+/**
+ * Initialized as the kubelet's GeneratePodInitializedCondition: True once every init container is
+ * done, and for a pod whose app containers have run (a sidecar restarting later, or a finished pod
+ * whose sandbox is gone); a Succeeded pod's carries the reason PodCompleted.
+ */
+function initializedCondition(phase: Phase, statuses: Statuses, incomplete: readonly string[]): V1PodCondition {
+  if (phase === 'Succeeded') return { type: 'Initialized', status: 'True', reason: 'PodCompleted' };
+  const initialized = statuses.initialized || anyAppContainerStarted(statuses.containers) || keepsInitialized(statuses.restartAll);
+  return condition('Initialized', initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`);
+}
+
 function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
   const sandboxNotReady = sandboxChangeReason(input.pod, input.observed.sandboxes);
   const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
@@ -164,7 +176,7 @@ function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: 
   const restartAll = statuses.restartAll;
   return [
     condition('PodReadyToStartContainers', sandboxNotReady === undefined, POD_SANDBOX_NOT_READY, sandboxNotReady),
-    condition('Initialized', statuses.initialized || keepsInitialized(restartAll), 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
+    initializedCondition(phase, statuses, incomplete),
     ...readinessConditions({ pod: input.pod, conditions: input.pod.status?.conditions ?? [], phase }, counted),
     ...(restartAll === undefined ? [] : [allContainersRestartingCondition(input.pod, input.observed, restartAll.previous, phase)]),
   ];
@@ -172,8 +184,10 @@ function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: 
 
 function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
   if (input.terminalReason !== undefined || statuses.initFailed) return 'Failed';
-  // Init containers running again after an in-place restart hold the pod Pending only as the kubelet counts them.
-  if (!statuses.initialized && (statuses.restartAll === undefined || initHoldsPending(input.pod, statuses.init))) return 'Pending';
+  // Not initialized for the next reconcile (a sandbox gone, a sidecar stopped, init containers
+  // running again after an in-place restart of all containers) holds the pod Pending only where
+  // the init containers' statuses do, as in the kubelet's getPhase.
+  if (!statuses.initialized && initContainersHoldPending(input.pod, statuses.init, hasActiveAppContainers(input.pod, input.observed))) return 'Pending';
   return computePhase(input.pod, statuses.containers, input.podIsTerminal === true);
 }
 

@@ -15,18 +15,16 @@
  *   (its new instance may count from its log directory, or from nothing), and a container whose
  *   runtime has no older instance to show as its last state shows the one its previous status
  *   showed (the terminated state of the instance it replaced, or that one's last state);
- * - the phase: a termination the restart put there counts as one the container restarts from, and
- *   while the init containers run again the pod is Pending only when one of them still waits to
- *   run or runs (not merely because the runtime lost their earlier exits);
+ * - the phase: a termination the restart put there counts as one the container restarts from; while
+ *   the init containers run again the pod is Pending only as `init-phase.ts` counts them;
  * - `Initialized`, once True, stays True while the init containers run again.
  *
  * The kubelet applies the carrying over of restart counts and last states, and the sticky
  * Initialized, to every pod (its gate is on); nodelet only to the pods that can restart in place,
  * the only ones whose containers it removes while the pod runs.
  */
-import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { V1ContainerState, V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { ObservedPod } from '../model/observed-pod.js';
-import { isSidecar } from '../model/sidecar.js';
 import {
   ALL_CONTAINERS_RESTARTING,
   RESTART_ALL_CONTAINERS_STARTED,
@@ -93,24 +91,6 @@ export function allContainersRestartingCondition(pod: V1Pod, observed: ObservedP
   if (phase === 'Failed') return { type: ALL_CONTAINERS_RESTARTING, status: 'False', reason: 'PodFailed' };
   if (!shouldAllContainersRestart(pod, observed, previous) || allContainersRestartCleanedUp(pod, observed)) return { type: ALL_CONTAINERS_RESTARTING, status: 'False' };
   return { type: ALL_CONTAINERS_RESTARTING, status: 'True', reason: RESTART_ALL_CONTAINERS_STARTED, message: RESTART_ALL_CONTAINERS_STARTED_MESSAGE };
-}
-
-/** Whether an init container holds the pod Pending as the kubelet's getPhase counts it. */
-function initPending(spec: V1Container, status: V1ContainerStatus | undefined): boolean {
-  const state = status?.state;
-  if (state === undefined) return true;
-  if (state.running !== undefined) return !isSidecar(spec) || status?.started !== true;
-  if (state.waiting !== undefined) return status?.lastState?.terminated === undefined;
-  return state.terminated === undefined;
-}
-
-/**
- * Whether a pod whose init containers have not all completed is Pending for them: one of them
- * waits for its first run, or runs (a sidecar: has not started). Init containers that only show a
- * termination (the restart removed them) do not hold the phase, which the app containers decide.
- */
-export function initHoldsPending(pod: V1Pod, initStatuses: readonly V1ContainerStatus[]): boolean {
-  return (pod.spec?.initContainers ?? []).some((spec) => initPending(spec, initStatuses.find((s) => s.name === spec.name)));
 }
 
 /** Whether `Initialized` stays True: the previous status had it True (a pod once initialized is not uninitialized by running its init containers again). */

@@ -203,6 +203,26 @@ describe('the pod lifecycle on nodelet', () => {
     await expectRuntime(uid, { sandboxes: [], containers: [] });
   });
 
+  it('completes a restartPolicy Never pod with a sidecar once its app container succeeds: Succeeded, Initialized, the sidecar stopped', async () => {
+    // The sidecar ignores nothing: it exits on SIGTERM. Before the fix the pod went back to Pending
+    // once its sandbox was down (the init containers looked "to run again"), and stayed there.
+    await apply(pod(ns, 'sidecar-done', {
+      restartPolicy: 'Never',
+      init: [{ name: 'proxy', restartPolicy: 'Always', script: 'trap "exit 0" TERM; while true; do sleep 1; done' }],
+      containers: [{ name: 'app', script: 'sleep 2; exit 0' }],
+    }));
+    const p = await waitForPhase(ns, 'sidecar-done', 'Succeeded', 90_000);
+    const initialized = p.status?.conditions?.find((c) => c.type === 'Initialized');
+    assert.deepEqual([initialized?.status, initialized?.reason], ['True', 'PodCompleted']);
+    assert.equal(p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    assert.ok(p.status?.initContainerStatuses?.[0]?.state?.terminated !== undefined, 'the sidecar is reported terminated');
+    // The runtime: one sandbox, down; each container ran once and exited; no second sandbox.
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['app#0:EXITED(0)', 'proxy#0:EXITED(0)'] }, 30_000);
+    // And it stays Succeeded (a terminal phase is never left).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.equal((await getPod(ns, 'sidecar-done'))?.status?.phase, 'Succeeded');
+  });
+
   it('lets a later, shorter grace period cut a termination short', async () => {
     await apply(pod(ns, 'stubborn', { containers: [{ name: 'main', script: 'trap "" TERM; while true; do sleep 1; done' }], podSpec: { terminationGracePeriodSeconds: 120 } }));
     const uid = (await waitForPhase(ns, 'stubborn', 'Running')).metadata?.uid ?? '';
