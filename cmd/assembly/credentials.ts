@@ -23,7 +23,7 @@ export interface AgentKube {
 export async function connectAgentKube(settings: AgentSettings, clock: Clock, logger: Logger, metrics?: KubeRequestMetrics): Promise<AgentKube> {
   const credentials = settings.credentials;
   if (credentials === undefined) {
-    const kube = connectKube(settings.kubeconfig, clock, metrics);
+    const kube = connectKube(settings.kubeconfig, clock, metrics === undefined ? {} : { metrics });
     return { kube, stop: () => { kube.close(); } };
   }
   const bootstrap = credentials.bootstrap.kind === 'service-account' ? inClusterEndpoint() : loadKubeconfigFile(credentials.bootstrap.path);
