@@ -27,7 +27,7 @@ class ScriptedWatches implements WatchSource {
   }
 }
 
-function setup(lists: (() => KubernetesListObject<V1Pod>)[]) {
+function setup(lists: (() => KubernetesListObject<V1Pod>)[], random: () => number = () => 0) {
   const clock = createFakeClock();
   const watches = new ScriptedWatches();
   let listed = 0;
@@ -41,6 +41,7 @@ function setup(lists: (() => KubernetesListObject<V1Pod>)[]) {
     watch: watches,
     fieldSelector: 'spec.nodeName=n1',
     clock,
+    random,
   });
   const seen: string[] = [];
   informer.on('add', (p) => seen.push(`add ${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`));
@@ -90,6 +91,24 @@ describe('ListWatchInformer', () => {
     assert.equal(watches.opened.length, 3);
     await clock.advance(1);
     assert.equal(watches.opened.length, 4, 'then 2 s');
+    await informer.stop();
+  });
+
+  it('spreads the wait after a quiet watch over [d, 2d) with the random source (jitter 1.0, as client-go)', async () => {
+    const draws = [0.5, 0.25];
+    const { clock, watches, informer } = setup([() => ({ metadata: { resourceVersion: '10' }, items: [] })], () => draws.shift() ?? 0);
+    await informer.start();
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(watches.opened.length, 2, 'the first end reopens at once, drawing nothing');
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(clock.nextTimerIn(), 1500, '1 s spread by 0.5');
+    await clock.advance(1500);
+    assert.equal(watches.opened.length, 3);
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(clock.nextTimerIn(), 2500, '2 s spread by 0.25');
     await informer.stop();
   });
 
