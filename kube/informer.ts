@@ -10,8 +10,8 @@
  *   without any event waits 1 s, doubling to 30 s, each wait spread over [d, 2d) by a jitter of 1.0
  *   (client-go's reflector backs off with `wait.Jitter` 1.0, so the informers of a fleet whose
  *   API server went away do not come back in step); one dropped for inactivity reopens at once;
- * - 410 Gone (as a status or as an ERROR event) forgets the version: the next open relists, and
- *   objects missing from the new list are reported deleted;
+ * - 410 Gone (as a status or as an ERROR event) forgets the version: the next open relists, after
+ *   a jittered wait of 1–2 s (see `pause`), and objects missing from the new list are reported deleted;
  * - any other failure, of the list or the watch, is reported to the `error` handlers and the
  *   informer stops: whoever owns it decides when to start again.
  */
@@ -119,12 +119,8 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
   private async connect(generation: number, reconnect: boolean): Promise<void> {
     if (this.stopped || generation !== this.generation) return;
     for (const cb of [...this.handlers.connect]) cb(undefined);
+    if (reconnect && !(await this.pause(generation))) return;
     if (this.resourceVersion === '' && !(await this.relist(generation))) return;
-    if (reconnect && this.reconnectDelayMs > 0) {
-      const delayMs = jittered(this.reconnectDelayMs, RECONNECT_JITTER, this.random);
-      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delayMs));
-      if (generation !== this.generation) return;
-    }
     if (reconnect) this.reconnectDelayMs = Math.min(this.reconnectDelayMs > 0 ? this.reconnectDelayMs * 2 : BASE_RECONNECT_MS, MAX_RECONNECT_MS);
     const request = await this.options.watch.watch(this.options.path, this.watchQuery(), {
       onEvent: (type, object) => {
@@ -137,6 +133,22 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
     // stop() during the connect bumped the generation: this watch has no owner left.
     if (generation !== this.generation) request.abort();
     else this.request = request;
+  }
+
+  /**
+   * The wait before reopening: the delay after a quiet watch, and before the relist that follows a
+   * 410 Gone at least the base delay, jittered. client-go's reflector waits its jittered backoff
+   * after every ListAndWatch, one ended by an expired version included; an API server restart
+   * expires the watches of every node at once (its new watch cache starts at a later version), and
+   * relisting at once would send the whole fleet's lists in the same second. False when the
+   * informer was stopped meanwhile.
+   */
+  private async pause(generation: number): Promise<boolean> {
+    const baseMs = this.resourceVersion === '' ? Math.max(this.reconnectDelayMs, BASE_RECONNECT_MS) : this.reconnectDelayMs;
+    if (baseMs <= 0) return true;
+    const delayMs = jittered(baseMs, RECONNECT_JITTER, this.random);
+    await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delayMs));
+    return generation === this.generation;
   }
 
   /** Lists into the cache; false when the list failed (reported) or the informer was stopped meanwhile. */
