@@ -10,7 +10,7 @@
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
 #                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
 #                   Debian's dynamic busybox (ash runs PATH's nc, not its applet: see
-#                   rootfs_agnhost_base);
+#                   rootfs_agnhost_base), the e2e busybox for the applets it lacks (nmeter);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-2   the busybox root, whose busybox
 #                   is Debian's static one built with upstream ash's environment (build-busybox.sh)
@@ -50,7 +50,7 @@ e2e_input_hash() {
     content_hash "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
       e2e-agnhost)
-        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$(agnhost_source)"/porter/localhost.*
+        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.*
         deb_versions "${agnhost_packages[@]}"
         ;;
       e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
@@ -151,11 +151,24 @@ copy_interpreter() {
 # The e2e base root with Debian's dynamic busybox as /bin/busybox (applet links from its own
 # list), nc.openbsd at /bin/nc.openbsd with /bin/nc and /usr/bin/nc (busybox's nc links replaced),
 # and what both load.
+# Alpine's busybox has applets Debian's dynamic one lacks (nmeter, whose timestamps the node e2e
+# container lifecycle tests log from agnhost containers too): the e2e busybox (static, built by
+# build-busybox.sh) answers for those, as /bin/busybox-e2e; a static busybox run under an
+# applet's name runs that applet, and the dynamic ash still finds it through PATH.
+add_missing_applets() {
+  local rootfs=$1 applet
+  install -m 0755 "$busybox_bin" "$rootfs/bin/busybox-e2e"
+  while read -r applet; do
+    [[ -e $rootfs/bin/${applet##*/} || -L $rootfs/bin/${applet##*/} ]] || ln -s /bin/busybox-e2e "$rootfs/bin/${applet##*/}"
+  done < <("$busybox_bin" --list-full)
+}
+
 rootfs_agnhost_base() {
   local rootfs=$1 tree elf
   tree=$(mktemp -d)
   unpack_debs "$tree" "${agnhost_packages[@]}"
   busybox_bin=$tree/bin/busybox rootfs_e2e_base "$rootfs"
+  add_missing_applets "$rootfs"
   install -m 0755 "$tree/bin/nc.openbsd" "$rootfs/bin/nc.openbsd"
   ln -sfn nc.openbsd "$rootfs/bin/nc"
   ln -sfn /bin/nc.openbsd "$rootfs/usr/bin/nc"
