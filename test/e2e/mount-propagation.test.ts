@@ -39,8 +39,11 @@ describe('mount propagation (mountPropagation: Bidirectional, HostToContainer, N
 
   it("propagates a container's mount to its sibling with HostToContainer and to the host, not to one with None; gone from the host with the pod", async () => {
     assert.ok((await propagationOf(ROOT_DIR)).some((f) => f.startsWith('shared:')), `the agent's root ${ROOT_DIR} lies on a shared mount`);
-    const mounter = 'mkdir -p /shared/sub && mount -t tmpfs e2e-propagation /shared/sub && echo hello > /shared/sub/file && touch /shared/ready && exec sleep 3600';
-    const reader = (dir: string): string => `until [ -f ${dir}/ready ]; do sleep 0.2; done; if [ -f ${dir}/sub/file ]; then echo "sees $(cat ${dir}/sub/file)"; else echo "sees nothing"; fi; exec sleep 3600`;
+    // The mount is made only once both readers run: a container created after it would get it in
+    // its own (recursive) bind of the volume whatever its propagation; only propagation carries a
+    // later one.
+    const mounter = 'until [ -f /shared/slave-up ] && [ -f /shared/private-up ]; do sleep 0.2; done; mkdir -p /shared/sub && mount -t tmpfs e2e-propagation /shared/sub && echo hello > /shared/sub/file && touch /shared/ready && exec sleep 3600';
+    const reader = (name: string): string => `touch /mnt/${name}-up; until [ -f /mnt/ready ]; do sleep 0.2; done; if [ -f /mnt/sub/file ]; then echo "sees $(cat /mnt/sub/file)"; else echo "sees nothing"; fi; exec sleep 3600`;
     await apply({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -50,8 +53,8 @@ describe('mount propagation (mountPropagation: Bidirectional, HostToContainer, N
         terminationGracePeriodSeconds: 1,
         containers: [
           { name: 'mounter', image: 'busybox:1.35', command: ['sh', '-c', mounter], securityContext: { privileged: true }, volumeMounts: [{ name: 'shared', mountPath: '/shared', mountPropagation: 'Bidirectional' }] },
-          { name: 'slave', image: 'busybox:1.35', command: ['sh', '-c', reader('/mnt')], volumeMounts: [{ name: 'shared', mountPath: '/mnt', mountPropagation: 'HostToContainer' }] },
-          { name: 'private', image: 'busybox:1.35', command: ['sh', '-c', reader('/mnt')], volumeMounts: [{ name: 'shared', mountPath: '/mnt' }] },
+          { name: 'slave', image: 'busybox:1.35', command: ['sh', '-c', reader('slave')], volumeMounts: [{ name: 'shared', mountPath: '/mnt', mountPropagation: 'HostToContainer' }] },
+          { name: 'private', image: 'busybox:1.35', command: ['sh', '-c', reader('private')], volumeMounts: [{ name: 'shared', mountPath: '/mnt' }] },
         ],
         volumes: [{ name: 'shared', emptyDir: {} }],
       },
