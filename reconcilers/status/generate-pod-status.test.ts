@@ -353,6 +353,19 @@ describe('generatePodStatus: a pod with a sidecar (restartable init container) o
     assert.equal(conditionStatus(s, 'Initialized'), 'True');
   });
 
+  it('is Failed when a regular init container after the sidecar failed under restartPolicy Never, once the sidecar stopped and the sandbox is down', () => {
+    const pod = basePod((p) => {
+      p.spec!.restartPolicy = 'Never';
+      p.spec!.containers = [p.spec!.containers[0]!];
+      p.spec!.initContainers = [{ name: 'side', image: 'busybox:1.35', restartPolicy: 'Always' }, { name: 'init1', image: 'busybox:1.35' }];
+    });
+    const init1 = { ...exited(pod, 'app', 1), id: 'c-init1', name: 'init1', specHash: hashContainerSpec(pod.spec!.initContainers![1]!) };
+    const observed = observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [sideOf(pod, 1), init1]);
+    assert.equal(status({ ...pod, status: { phase: 'Pending' } }, observed).phase, 'Failed');
+    const onFailure: V1Pod = { ...pod, spec: { ...pod.spec!, restartPolicy: 'OnFailure' } };
+    assert.equal(status({ ...onFailure, status: { phase: 'Pending' } }, observed).phase, 'Pending', 'an init container that restarts does not fail the pod');
+  });
+
   it('is still Pending while a regular init container has not run, with or without a sandbox', () => {
     const pod = initPod();
     for (const sandboxes of [[], [sandbox()], [sandbox({ state: 'SANDBOX_NOTREADY' })]]) {

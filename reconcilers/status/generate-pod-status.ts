@@ -20,7 +20,7 @@
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { computeInitActions, hasActiveAppContainers } from '../runtime/compute-init-actions.js';
-import { anyAppContainerStarted, initContainersHoldPending } from './init-phase.js';
+import { anyAppContainerStarted, initContainerFailedForGood, initContainersHoldPending } from './init-phase.js';
 import { isSidecar } from '../model/sidecar.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerProbeResult } from '../probes/container-readiness.js';
@@ -183,7 +183,7 @@ function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: 
 }
 
 function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
-  if (input.terminalReason !== undefined || statuses.initFailed) return 'Failed';
+  if (input.terminalReason !== undefined || statuses.initFailed || initContainerFailedForGood(input.pod, statuses.init)) return 'Failed';
   // Not initialized for the next reconcile (a sandbox gone, a sidecar stopped, init containers
   // running again after an in-place restart of all containers) holds the pod Pending only where
   // the init containers' statuses do, as in the kubelet's getPhase.

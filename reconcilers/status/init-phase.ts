@@ -10,11 +10,17 @@
  *   later does not send the pod back to Pending); a sidecar without a status does too; one that
  *   terminated never counts.
  *
+ * - a regular init container whose last run failed and whose restart policy does not run it again
+ *   fails the pod (the kubelet's failedInitializationNotRestartable), whatever the sidecars before
+ *   it show.
+ *
  * So a pod whose sandbox is gone after its app containers completed (restartPolicy Never, its
  * sidecars stopped) is Succeeded or Failed, not Pending: the kubelet's init actions would start the
  * init containers again in a new sandbox, but no new sandbox comes for a finished pod.
  */
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { RESTARTING_ALL_CONTAINERS } from '../model/restart-all.js';
+import { containerShouldRestart } from '../model/restart-policy.js';
 import { isSidecar } from '../model/sidecar.js';
 
 function waitsWithoutHavingRun(status: V1ContainerStatus): boolean {
@@ -52,4 +58,26 @@ export function initContainersHoldPending(pod: V1Pod, initStatuses: readonly V1C
 /** An app container has run at some point (running or terminated): the pod was initialized (HasAnyRegularContainerStarted). */
 export function anyAppContainerStarted(statuses: readonly V1ContainerStatus[]): boolean {
   return statuses.some((s) => s.state?.running !== undefined || s.state?.terminated !== undefined);
+}
+
+function failedForGood(spec: V1Container, pod: V1Pod, terminated: V1ContainerStateTerminated | undefined): boolean {
+  if (terminated === undefined || terminated.exitCode === 0) return false;
+  // A container the in-place restart of all containers removed runs again.
+  if (terminated.reason === RESTARTING_ALL_CONTAINERS) return false;
+  return !containerShouldRestart(spec, pod.spec, terminated.exitCode);
+}
+
+/**
+ * A regular init container failed and its restart policy does not run it again: the pod has
+ * failed (the kubelet's getPhase counts it from the statuses, in the running state's termination or
+ * in a waiting container's last one). Pure.
+ */
+export function initContainerFailedForGood(pod: V1Pod, initStatuses: readonly V1ContainerStatus[]): boolean {
+  const byName = new Map(initStatuses.map((s) => [s.name, s]));
+  return (pod.spec?.initContainers ?? []).some((spec) => {
+    if (isSidecar(spec)) return false;
+    const status = byName.get(spec.name);
+    const terminated = status?.state?.terminated ?? (status?.state?.waiting === undefined ? undefined : status.lastState?.terminated);
+    return failedForGood(spec, pod, terminated);
+  });
 }

@@ -223,6 +223,19 @@ describe('the pod lifecycle on nodelet', () => {
     assert.equal((await getPod(ns, 'sidecar-done'))?.status?.phase, 'Succeeded');
   });
 
+  it('fails a restartPolicy Never pod whose init container after a sidecar fails: Failed, the sidecar stopped, the app never started', async () => {
+    // Before the fix the pod stayed Pending: once its sandbox was down the stopped sidecar hid the failure.
+    await apply(pod(ns, 'sidecar-init-fails', {
+      restartPolicy: 'Never',
+      init: [{ name: 'proxy', restartPolicy: 'Always', script: 'trap "exit 1" TERM; while true; do sleep 1; done' }, { name: 'setup', script: 'sleep 1; exit 3' }],
+      containers: [{ name: 'app', script: 'sleep 3600' }],
+    }));
+    const p = await waitForPhase(ns, 'sidecar-init-fails', 'Failed', 90_000);
+    assert.equal(containerStatusOf(p, 'setup', true)?.state?.terminated?.exitCode, 3);
+    assert.equal(containerStatusOf(p, 'app')?.state?.running, undefined);
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['proxy#0:EXITED(1)', 'setup#0:EXITED(3)'] }, 30_000);
+  });
+
   it('lets a later, shorter grace period cut a termination short', async () => {
     await apply(pod(ns, 'stubborn', { containers: [{ name: 'main', script: 'trap "" TERM; while true; do sleep 1; done' }], podSpec: { terminationGracePeriodSeconds: 120 } }));
     const uid = (await waitForPhase(ns, 'stubborn', 'Running')).metadata?.uid ?? '';
