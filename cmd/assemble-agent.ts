@@ -27,7 +27,7 @@ import { buildUserNamespaces } from './assembly/user-namespaces.js';
 import type { Logger } from 'pino';
 import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { KubeClient } from '../kube/client.js';
-import { connectAgentKube, type AgentKube } from './assembly/credentials.js';
+import { agentClients, connectAgentKube, type AgentKube } from './assembly/credentials.js';
 import { buildHealthz } from './assembly/healthz.js';
 import { buildQueue } from './assembly/queue.js';
 import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
@@ -104,12 +104,12 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const nodeCredentials = await buildNodeCredentials(settings, clock, logger);
   // Made before the API client, which records every request in it (`rest_client_*`).
   const metrics = createNodeMetrics(await nodeMetricsOptions(settings, clock));
-  const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger, metrics.restClient) : { kube: overrides.kube, stop: () => undefined };
-  const { kube } = agentKube;
+  const agentKube: AgentKube = overrides.kube === undefined ? await connectAgentKube(settings, clock, logger, metrics.restClient) : { ...agentClients(overrides.kube, clock), stop: () => undefined };
+  const { kube, heartbeatKube, eventKube } = agentKube;
   // The kubelet's runtime request timeout is 2 min; a minute leaves room for CNI setup on a busy node.
   const cri = overrides.cri ?? createCriClient({ endpoint: settings.criEndpoint, defaultTimeoutMs: 60_000, logger: logger.child({ component: 'cri' }), metrics: metrics.cri });
   const runtimeVersion = await waitForRuntime(cri.runtime, logger, clock);
-  const core: AgentCore = { settings, logger, clock, kube, cri, runtimeVersion, metrics };
+  const core: AgentCore = { settings, logger, clock, kube, heartbeatKube, eventKube, cri, runtimeVersion, metrics };
   const { queue, nodeAnnotations } = await buildQueue(core);
   // Every emitter of pod events is built with the bus; the dispatcher, built last, decides.
   const podEvents = new PodEventBus();

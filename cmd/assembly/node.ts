@@ -43,17 +43,19 @@ export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAll
 
 /** Where the Node's own events go (the node controller's and the shutdown manager's). */
 export function buildNodeEvents(core: AgentCore): ApiEventRecorder {
-  const { kube, settings, clock, logger } = core;
-  return new ApiEventRecorder({ core: new CoreV1Client(kube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) });
+  const { eventKube, settings, clock, logger } = core;
+  return new ApiEventRecorder({ core: new CoreV1Client(eventKube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) });
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
 export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink }): NodeController {
   const { pressure, annotations, events } = node;
-  const { settings, kube, runtimeVersion, logger, clock } = core;
+  const { settings, heartbeatKube, runtimeVersion, logger, clock } = core;
   const images = new CachedImageList(core.cri.image, clock);
   return createNodeController({
-    kube,
+    // The kubelet posts status and renews its lease on its heartbeat client, which is not
+    // rate-limited. (Its registration uses the limited client; here it rides along: a few requests, once.)
+    kube: heartbeatKube,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     hostInfo: createHostInfo({ rootDir: settings.rootDir }),

@@ -72,7 +72,7 @@ export function buildPodSync(
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
   const api = new CoreV1Client(kube);
-  const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
+  const events = new ApiEventRecorder({ core: new CoreV1Client(core.eventKube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
   const volumeApi = createVolumeSourceApi(kube);
   // Probe results: written by the status manager's narrow entry point, read by status generation.
   const probeResults = new ContainerReadinessStore();

@@ -98,6 +98,8 @@ describe('buildNodeStatus', () => {
       runningInUserNamespace: false,
     });
     assert.deepEqual(status.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
+    // What the scheduler's NodeDeclaredFeatures filter matches pods with a RestartAllContainers rule against.
+    assert.deepEqual(status.declaredFeatures, ['RestartAllContainersOnContainerExits']);
   });
 
   it('keeps the previously reported runtime version when the runtime cannot say', () => {

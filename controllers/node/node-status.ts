@@ -1,9 +1,12 @@
 /**
  * The Node's status as a pure function of host facts, runtime state and the previously posted
  * status, after the kubelet's status setters: capacity and allocatable, addresses, nodeInfo,
- * daemon endpoints, the runtime's handlers, features and images, and the conditions nodelet owns.
+ * daemon endpoints, the runtime's handlers, features and images, the node features nodelet
+ * declares (what the scheduler's NodeDeclaredFeatures filter matches pods against), and the
+ * conditions nodelet owns.
  */
 import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
+import { NODE_DECLARED_FEATURES } from '../../reconcilers/admission/declared-features.js';
 import { allocatableOf, formatMilliCpu, NO_RESERVATIONS, type NodeResources, type Reservations } from './allocatable.js';
 import type { V1ContainerImage, V1NodeCondition, V1NodeStatus, V1NodeSystemInfo } from '@kubernetes/client-node';
 import { sameNodeImages } from './node-images.js';
@@ -208,6 +211,8 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
       condition(input, now, previousConditions),
     ),
     daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },
+    // As the kubelet's setNodeStatus: the features admission checks pods against (NodeDeclaredFeatures, GA in 1.37).
+    declaredFeatures: [...NODE_DECLARED_FEATURES],
     ...(options.runtimeFeatures === undefined ? {} : runtimeFeatureStatus(options.runtimeFeatures)),
     ...(options.images === undefined || sameNodeImages(options.images, options.previous?.images) ? {} : { images: [...options.images] }),
   };

@@ -424,6 +424,8 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
     ...(deps.sightings === undefined ? {} : { sightings: deps.sightings }),
     ...(deps.staticPodNames === undefined ? {} : { staticPodNames: deps.staticPodNames }),
     recursiveReadOnlyOf: (handler) => lastRecursiveReadOnlySupport(userns.runtimeFeatures, handler),
+    heldStatus: (uid) => deps.status.podStatus(uid),
+    podLogDir: node.podLogDir,
   });
   const perPodState = perPodStateOf({ lifecycle, restartBackoff, puller, startFailures, executor, prober, probeFailures, probeResults: deps.probeResults, admitter, evictions, resources, resizeConditions });
   return { reconciler, lifecycle, restartBackoff, startFailures, prober, probeFailures, dns, perPodState, evictions, cgroups, resizesInProgress: () => resizeConditions.inProgressCount() };

@@ -2,7 +2,7 @@
  * What the pod reconciler's runs are built from (`pod-reconciler.ts` and the three kinds of run it
  * dispatches to: `sync-pod.ts`, `terminate-pod.ts`, `pod-cleanups.ts`), below all of them.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -108,5 +108,17 @@ export interface PodReconcilerOptions {
    * static pod sources, nothing waits.
    */
   readonly staticPodNames?: Pick<StaticPodNames, 'tryStart'>;
+  /**
+   * The last status handed to the status manager for a pod (the kubelet's status manager cache),
+   * newer than the API's until its write lands: what tells a run that the pod is restarting all
+   * its containers in place, and what its removed containers showed. Absent, or undefined for a
+   * pod: the API's status.
+   */
+  readonly heldStatus?: (uid: string) => V1PodStatus | undefined;
+  /**
+   * The pod log root (`/var/log/pods`): a container the runtime has no instance of starts with the
+   * restart count its log directory gives. Absent: such a container starts at 0.
+   */
+  readonly podLogDir?: string;
 }
 
