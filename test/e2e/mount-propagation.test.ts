@@ -10,19 +10,15 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { isSharedMount, mountContaining, parseMountInfo } from '../../util/mountinfo.js';
 import { NODE_NAME, apply, containerStatusOf, createNamespace, deleteNamespace, eventually, hostMountsUnder, kubectl, requireCluster, waitForPhase } from './helpers.js';
 
 const ROOT_DIR = path.join(process.env.CLUSTER_DIR ?? '', 'nodelet-root');
 
-/** The propagation fields of the mount `dir` lies on (the last mount containing it), from the agent host's table. */
-async function propagationOf(dir: string): Promise<string[]> {
-  const entries = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((line) => {
-    const [left = ''] = line.split(' - ');
-    const fields = left.split(' ');
-    return { point: fields[4] ?? '', optional: fields.slice(6) };
-  });
-  const holder = entries.findLast((e) => e.point !== '' && (e.point === '/' || dir === e.point || dir.startsWith(`${e.point}/`)));
-  return holder?.optional ?? [];
+/** Whether `dir` lies on a shared mount in the agent host's table (the mount the agent's own check reads). */
+async function onSharedMount(dir: string): Promise<boolean> {
+  const holder = mountContaining(parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8')), dir);
+  return holder !== undefined && isSharedMount(holder);
 }
 
 describe('mount propagation (mountPropagation: Bidirectional, HostToContainer, None)', () => {
@@ -38,7 +34,7 @@ describe('mount propagation (mountPropagation: Bidirectional, HostToContainer, N
   });
 
   it("propagates a container's mount to its sibling with HostToContainer and to the host, not to one with None; gone from the host with the pod", async () => {
-    assert.ok((await propagationOf(ROOT_DIR)).some((f) => f.startsWith('shared:')), `the agent's root ${ROOT_DIR} lies on a shared mount`);
+    assert.ok(await onSharedMount(ROOT_DIR), `the agent's root ${ROOT_DIR} lies on a shared mount`);
     // The mount is made only once both readers run: a container created after it would get it in
     // its own (recursive) bind of the volume whatever its propagation; only propagation carries a
     // later one.
