@@ -6,7 +6,7 @@
 # also in /bin) with Debian's bash-static as /bin/bash (see rootfs_e2e_base). Downloads: Debian
 # packages only (apt-get download, cached under $NODELET_CACHE/debs; busybox's source package,
 # for build-busybox.sh).
-#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1 and :2.55
+#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
 #                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
@@ -15,6 +15,8 @@
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-2   the busybox root, whose busybox
 #                   is Debian's static one built with upstream ash's environment (build-busybox.sh)
+#   e2e-agnhost-old registry.k8s.io/e2e-test-images/agnhost:2.55       agnhost's layer, its own label
+#   e2e-busybox-old registry.k8s.io/e2e-test-images/busybox:1.36.1-1   busybox's layer, its own label
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
 #   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
 #   e2e-nonewprivs  registry.k8s.io/e2e-test-images/nonewprivs:1.4     busybox root + setuid
@@ -71,6 +73,7 @@ e2e_input_hash() {
       e2e-glibc-dns-testing) content_hash "$coredns_dir/coredns" && debian_root_inputs ;;
       e2e-nginx) content_hash "$nginx_dir"/* && debian_root_inputs ;;
       e2e-nginx-new) jq -r '.manifests[0].digest' "$(e2e_layout e2e-nginx)/index.json" ;;
+      e2e-agnhost-old | e2e-busybox-old) jq -r '.manifests[0].digest' "$(e2e_layout "${image%-old}")/index.json" ;;
     esac
   } | sha256sum | cut -c1-16
 }
@@ -221,12 +224,26 @@ recipe_e2e_agnhost() {
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
     >>"$rootfs/etc/group"
   write_layout "$2" "$rootfs" '{"Entrypoint":["/agnhost"],"Cmd":["pause"]}' \
-    registry.k8s.io/e2e-test-images/agnhost:2.66.1 registry.k8s.io/e2e-test-images/agnhost:2.55
+    registry.k8s.io/e2e-test-images/agnhost:2.66.1
+}
+
+# The older tags the suite names (agnhost:2.55, busybox:1.36.1-1) are their newer image's layer and
+# config with a label of their own: another image ID, as upstream's are. One image under two tags
+# would make containerd report a container's image by its first tag (a container switched to
+# busybox:1.37.0-2 reported as busybox:1.36.1-1), which the kubelet copies into the pod status.
+recipe_e2e_agnhost_old() {
+  relabel_image "$(e2e_layout e2e-agnhost)" "$2" '{"image_version":"2.55"}' \
+    registry.k8s.io/e2e-test-images/agnhost:2.55
 }
 
 recipe_e2e_busybox() {
   rootfs_e2e_base "$1"
-  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2 registry.k8s.io/e2e-test-images/busybox:1.36.1-1
+  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2
+}
+
+recipe_e2e_busybox_old() {
+  relabel_image "$(e2e_layout e2e-busybox)" "$2" '{"image_version":"1.36.1-1"}' \
+    registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 }
 
 recipe_e2e_pause() {
@@ -363,7 +380,7 @@ e2e_main() {
     coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns) || die "building CoreDNS failed"
   fi
   mkdir -p "$cache"
-  for image in agnhost busybox pause nonroot nonewprivs glibc-dns-testing nginx nginx-new; do
+  for image in agnhost agnhost-old busybox busybox-old pause nonroot nonewprivs glibc-dns-testing nginx nginx-new; do
     build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_${image//-/_}"
   done
 }
