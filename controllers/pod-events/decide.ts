@@ -10,8 +10,12 @@
  *   failing run's own status write must not cut its backoff short. The echo of nodelet's own
  *   newest status asks for nothing. A status-only update that shows readiness gates disagreeing
  *   with Ready, or the pod evicted, is a full event (the kubelet's `HandlePodReconcile`).
+ * - A resync (the periodic one, a resume, a queue that may have lost jobs) asks the queue for a
+ *   reconcile at least once from now (`resync`): the queue runs a pod that has no job without one,
+ *   as the kubelet's periodic sync runs in memory, instead of adding a job per pod per period.
  * - Every other event enqueues; if it made the pod's sync in flight moot (the pod started
- *   terminating, was evicted, or is gone), that sync is cancelled first (`preempt-and-enqueue`).
+ *   terminating, was evicted, or is gone), that sync is cancelled first (`preempt-and-enqueue`),
+ *   a resync's too.
  */
 import type { PodEvent } from '../../reconcilers/model/pod-event.js';
 import type { PodKey } from '../../util/pod-key.js';
@@ -24,6 +28,8 @@ export type PodEventAction =
   | { readonly action: 'enqueue-if-idle' }
   /** Enqueue: coalesces with what is pending and makes a delayed job due now. */
   | { readonly action: 'enqueue' }
+  /** Reconcile at least once from now, without a job when the pod has none (the queue's `resync`). */
+  | { readonly action: 'resync' }
   /** Cancel the pod's sync in flight (its work became moot), then enqueue. */
   | { readonly action: 'preempt-and-enqueue'; readonly why: string };
 
@@ -52,8 +58,11 @@ export function decidePodEvent(event: PodEvent, facts: PodEventFacts): PodEventA
     case 'status-updated':
       if (event.readinessGatesDisagree || event.evicted) return enqueueOrPreempt(key, facts);
       return facts.isOwnStatusEcho(key) ? { action: 'drop', why: 'own-status-echo' } : { action: 'enqueue-if-idle' };
+    case 'resync': {
+      const why = facts.mootSyncReason(key);
+      return why === undefined ? { action: 'resync' } : { action: 'preempt-and-enqueue', why };
+    }
     case 'source-changed':
-    case 'resync':
     case 'mirror-pod-created':
     case 'runtime-changed':
     case 'probe-result':
