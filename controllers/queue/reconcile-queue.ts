@@ -54,7 +54,8 @@
  * - **Periodic resync** (`resync`, `resync.ts`): every pod reconciled at least once per period,
  *   as the kubelet's pod workers do in memory. A UID with a job is enqueued; one without is
  *   reconciled in this process without a job, at one Redis command per resync for all of them,
- *   and handed to the queue when that run does not simply succeed.
+ *   and handed to the queue when that run does not simply succeed. The concurrency bounds the
+ *   jobs' runs and these together (`run-slots.ts`).
  * - **Losing Redis.** Redis holds only queue state. Connections reconnect forever (ioredis retry);
  *   `enqueue`, `resync` and the counts reject during an outage instead of hanging (`FailFast`). When the queue may have lost jobs (a
  *   reconnect, or a flush noticed through a sentinel key), `onResync` listeners are called: the
@@ -105,6 +106,7 @@ import {
 import type { ConnectionFamily, JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
 import { InFlightRuns, TerminalRunFailure, createRunner, type ReconcileRunMetrics } from './runner.js';
 import { ResyncBatcher } from './resync.js';
+import { RunSlots } from './run-slots.js';
 import { RunPreemption } from './preemption.js';
 import { recoverOrphanedJobs } from './orphan-recovery.js';
 import type { RunRecord } from './runner.js';
@@ -258,6 +260,8 @@ class BullReconcileQueue implements ReconcileQueue {
   private readonly failures = new FailureCounter();
   private readonly inFlight = new InFlightRuns();
   private readonly preemption = new RunPreemption();
+  /** The concurrency as one budget for the Worker's jobs and the resync's runs without a job. */
+  private readonly slots: RunSlots;
   /** Aborts the job-less runs of the resync when the shutdown gives up waiting for them. */
   private readonly stopRuns = new AbortController();
   private readonly clock: Clock;
@@ -284,6 +288,7 @@ class BullReconcileQueue implements ReconcileQueue {
     this.logger = options.logger.child({ component: 'reconcile-queue', queue: this.name });
     this.history = { ...DEFAULT_HISTORY, ...options.history };
     this.concurrency = validConcurrency(options.concurrency);
+    this.slots = new RunSlots(this.concurrency);
     this.redis = queueConnection(options.redisUrl, options.sentinel);
     this.failFast = new FailFast(this.redis);
     logConnectionErrors(this.redis, this.logger, 'queue');
@@ -344,6 +349,7 @@ class BullReconcileQueue implements ReconcileQueue {
       logger: this.logger,
       dropPendingNextIfDelayed: (job) => this.dropPendingNext(job),
       preemption: this.preemption,
+      slots: this.slots,
       ...(this.options.metrics === undefined ? {} : { metrics: this.options.metrics }),
     });
     const tracked: typeof runner.processor = (job, token, signal) => {
@@ -380,7 +386,8 @@ class BullReconcileQueue implements ReconcileQueue {
       jobsHeld: (uids) => this.failFast.run(() => heldDeduplicationKeys(this.redis, uids.map((uid) => this.queue.toKey(`de:${uid}`)))),
       enqueue: (ref, reason) => this.enqueue(ref, reason),
       runWithoutJob,
-      concurrency: () => this.concurrency,
+      // Half the budget at most, so that events' jobs keep slots while a resync runs.
+      parallelRuns: () => Math.max(1, Math.ceil(this.concurrency / 2)),
       open: () => this.closing === undefined,
       logger: this.logger,
     });
@@ -400,6 +407,7 @@ class BullReconcileQueue implements ReconcileQueue {
 
   setConcurrency(n: number): void {
     this.concurrency = validConcurrency(n);
+    this.slots.setCapacity(this.concurrency);
     if (this.worker) this.worker.concurrency = this.concurrency;
   }
 

@@ -23,7 +23,7 @@ interface Harness {
   open: boolean;
 }
 
-function harness(options: { withJob?: ReadonlySet<string>; outcomes?: Readonly<Record<string, RunOutcome['kind']>>; lookupFails?: boolean; concurrency?: number } = {}): Harness {
+function harness(options: { withJob?: ReadonlySet<string>; outcomes?: Readonly<Record<string, RunOutcome['kind']>>; lookupFails?: boolean; parallelRuns?: number } = {}): Harness {
   const h: Omit<Harness, 'batcher'> = { lookups: [], enqueued: [], ran: [], parallel: { now: 0, most: 0 }, open: true };
   const batcher = new ResyncBatcher({
     jobsHeld: (uids) => {
@@ -43,7 +43,7 @@ function harness(options: { withJob?: ReadonlySet<string>; outcomes?: Readonly<R
       h.ran.push(ref.uid);
       return options.outcomes?.[ref.uid] ?? 'success';
     },
-    concurrency: () => options.concurrency ?? 4,
+    parallelRuns: () => options.parallelRuns ?? 4,
     open: () => h.open,
     logger: pino({ level: 'silent' }),
   });
@@ -59,7 +59,7 @@ describe('ResyncBatcher', () => {
     assert.deepEqual(h.lookups, [uids], 'one look-up for the whole resync');
     assert.deepEqual(h.enqueued.sort(), ['p3: resync', 'p7: resync']);
     assert.deepEqual(h.ran.sort(), uids.filter((uid) => !withJob.has(uid)).sort());
-    assert.equal(h.parallel.most, 4, 'at most the concurrency at once');
+    assert.equal(h.parallel.most, 4, 'at most parallelRuns at once');
   });
 
   it('asks for one pod requested twice in a batch once', async () => {
@@ -84,7 +84,7 @@ describe('ResyncBatcher', () => {
   });
 
   it('starts no job-less run once the queue is closing', async () => {
-    const h = harness({ concurrency: 1 });
+    const h = harness({ parallelRuns: 1 });
     const first = h.batcher.request(pod('a'), 'resync');
     const second = h.batcher.request(pod('b'), 'resync');
     h.open = false;

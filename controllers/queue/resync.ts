@@ -10,9 +10,10 @@
  * - a UID with a job (waiting, delayed or active) is enqueued as before: the job covers the
  *   request, a delayed one (a backoff, a requeue-after) is made due now, an active one runs again
  *   after it;
- * - a UID without one is reconciled in this process, without a job (`Runner.runWithoutJob`), at
- *   most `concurrency` at once: under the same per-UID guard as the jobs of this process (a job of
- *   the UID taken meanwhile waits for it) and preemptible like them. A run that does not simply
+ * - a UID without one is reconciled in this process, without a job (`Runner.runWithoutJob`): under
+ *   the same per-UID guard as the jobs of this process (a job of the UID taken meanwhile waits for
+ *   it), preemptible like them, and within the same concurrency budget (`run-slots.ts`), at most
+ *   half of it at once so that events' jobs keep slots during a resync. A run that does not simply
  *   succeed (an error, a requeue-after, a terminal error, a preemption) hands the UID to the queue
  *   (an enqueue), whose job runs at once and applies the retry policy, so a failure found by a
  *   resync is retried, backed off and shown in the dashboard as any other.
@@ -33,8 +34,8 @@ export interface ResyncDeps {
   readonly enqueue: (ref: PodKey, reason: string) => Promise<void>;
   /** `Runner.runWithoutJob`, with the queue's shutdown signal. */
   readonly runWithoutJob: (ref: PodKey, reason: string) => Promise<RunOutcome['kind']>;
-  /** How many job-less runs at once (the queue's concurrency, read when a resync starts). */
-  readonly concurrency: () => number;
+  /** How many job-less runs at once (read when a resync starts). */
+  readonly parallelRuns: () => number;
   /** False once the queue is closing: job-less runs not started yet are dropped. */
   readonly open: () => boolean;
   readonly logger: Logger;
@@ -103,7 +104,7 @@ export class ResyncBatcher {
       else withoutJob.push(r);
     });
     this.deps.logger.debug({ pods: batch.length, withoutJob: withoutJob.length }, 'resync: pods without a job run in this process');
-    await inParallel(withoutJob, this.deps.concurrency(), (r) => this.runOne(r));
+    await inParallel(withoutJob, this.deps.parallelRuns(), (r) => this.runOne(r));
   }
 
   /** Never rejects: the request's promise carries the failure. */

@@ -11,6 +11,7 @@ import type { NextStep, RunOutcome, RunPlan } from './policy.js';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import { RunPreemption } from './preemption.js';
+import { RunSlots } from './run-slots.js';
 import type { ReconcileJobData } from './redis.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { Reconciler, ReconcileResult } from '../../util/reconcile.js';
@@ -65,6 +66,8 @@ export interface RunnerDeps {
   readonly metrics?: ReconcileRunMetrics;
   /** Where a UID's run in flight can be preempted; default: a registry of its own (nothing preempts). */
   readonly preemption?: RunPreemption;
+  /** The concurrency budget every run takes a slot of while it runs (`run-slots.ts`); default: no limit. */
+  readonly slots?: RunSlots;
 }
 
 /** The job processor passed to the BullMQ Worker; declares three parameters so BullMQ passes a signal. */
@@ -145,12 +148,14 @@ export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
 export function createRunner(deps: RunnerDeps): Runner {
   const perUid = new KeyedSerializer();
   const preemption = deps.preemption ?? new RunPreemption();
+  const slots = deps.slots ?? new RunSlots(Number.POSITIVE_INFINITY);
   const guarded = async (ref: PodKey, reason: string, signal: AbortSignal | undefined): Promise<GuardedRun> => {
     const failuresBefore = deps.failures.get(ref.uid);
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();
-    // Preemptible only once it runs: a run still waiting behind the UID's previous one reads the newest state anyway.
-    const { settled, preempted } = await perUid.run(ref.uid, () => runPreemptible(preemption, ref.uid, signal, (runSignal) => deps.reconciler.reconcile(ref, { reason, attempt, signal: runSignal })));
+    // Preemptible only once it runs: a run still waiting behind the UID's previous one, or for a slot, reads the newest state anyway.
+    const reconcile = (runSignal: AbortSignal): Promise<ReconcileResult> => deps.reconciler.reconcile(ref, { reason, attempt, signal: runSignal });
+    const { settled, preempted } = await perUid.run(ref.uid, () => slots.run(() => runPreemptible(preemption, ref.uid, signal, reconcile)));
     const durationMs = deps.clock.now() - startedMs;
     const outcome = outcomeOf(settled, preempted);
     return { ref, failuresBefore, attempt, outcome, plan: planNextRun(outcome, failuresBefore, deps.backoff), startedMs, durationMs };

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReconcileQueue, ResyncCause } from '../../controllers/queue/reconcile-queue.js';
-import { Recorder, cleanUpFixtures, eventually, fixture, pod } from './helpers/reconcile-queue-fixture.js';
+import { Recorder, cleanUpFixtures, eventually, fixture, maxParallel, pod } from './helpers/reconcile-queue-fixture.js';
 import { clientNames, commandCalls, startPrivateRedis, totalCalls, type PrivateRedis } from './helpers/private-redis.js';
 import type { PodKey } from '../../util/pod-key.js';
 
@@ -105,6 +105,21 @@ void describe("an idle agent's queue and Redis", () => {
     const [first, second] = recorder.runsOf('shared');
     assert.ok(first !== undefined && second !== undefined && first.end <= second.start, 'the two runs did not overlap');
     assert.deepEqual([first.reason, second.reason], ['resync', 'updated']);
+  });
+
+  void it("keeps the resync's runs without a job and the events' jobs within one concurrency together", async () => {
+    const f = fixture(redis.url);
+    const recorder = new Recorder();
+    const queue = f.queue({ ...QUIET, concurrency: 2 });
+    await queue.start(recorder.reconciler('a', async () => {
+      await sleep(30);
+      return {};
+    }));
+    const resynced = Promise.all(pods(8).map((ref) => queue.resync(ref, 'resync')));
+    for (let i = 0; i < 8; i += 1) await recorder.event(queue, pod(`event-${i}`), 'created');
+    await resynced;
+    await eventually(() => recorder.runs.length === 16, 'every pod reconciled');
+    assert.ok(maxParallel(recorder.runs) <= 2, `at most 2 reconciles at once, saw ${maxParallel(recorder.runs)}`);
   });
 
   void it('enqueues every pod of a resync asked while Redis may have lost jobs (a flush), so the jobs are back', async () => {
