@@ -2,9 +2,9 @@
  * The periodic resync without a job per pod: the kubelet's periodic sync of every pod, which its
  * pod workers run in memory, costs here one Redis command per period instead of a job per pod.
  *
- * Every pod must be reconciled at least once per resync period. A job per pod did that at about 45
+ * Every pod must be reconciled at least once per resync period. A job per pod did that at about 50
  * Redis commands per pod (the add, taking the job, finishing it, its run record): with 30 idle pods,
- * most of an agent's Redis traffic. Instead, requests made in one turn of the event loop (a resync
+ * 25 of the agent's 29.5 commands/s (docs/redis.md). Instead, requests made in one turn of the event loop (a resync
  * names every pod in one synchronous pass) are gathered and looked up in one `MGET` of the pods'
  * deduplication keys (`heldDeduplicationKeys` in `redis.ts`):
  * - a UID with a job (waiting, delayed or active) is enqueued as before: the job covers the
