@@ -191,7 +191,8 @@ function sizeRows(samples: readonly WindowSample[]): string[] {
 }
 
 function flatnessRows(report: RedisLoadReport): string[] {
-  return PHASES.flatMap((phase) =>
+  const measured = PHASES.filter((phase) => report.samples.some((s) => s.phase === phase));
+  return measured.flatMap((phase) =>
     FIGURES.map((fig) => {
       const f = flatness(report.samples, phase, fig.name);
       const medians = f.medians.map((m) => `${m.nodes}: ${(m.median * fig.scale).toFixed(fig.digits)}`).join(', ');

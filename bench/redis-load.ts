@@ -1,35 +1,31 @@
 /**
  * The Redis load benchmark (`npm run bench:redis`; not a test: it asserts nothing about speed).
- * What one shared Redis costs per node: N simulated nodes, each running nodelet's real reconcile
- * queue (`createReconcileQueue`: the agent's BullMQ Queue and Worker options, per-UID
- * deduplication, concurrency 4, the sentinel check, the same three connections — producer, worker,
- * and the Worker's blocking duplicate), against ONE private redis-server this script starts on a
- * free loopback port (never the test cluster's Redis). Each simulated node also does what the
- * agent does to Redis without pod changes: the NodeAgent health sample reads the queue's job
- * counts every 2 s, and the full resync re-enqueues every pod every 60 s (phases spread evenly over the nodes).
- * Its handler stands in for a reconcile (10 ms, then done).
+ * What one shared Redis costs per node: N simulated nodes (`redis-sim-node.ts`: nodelet's real
+ * reconcile queue with the agent's options and its two connections, the NodeAgent health sample
+ * every 2 s, the periodic resync of every pod every 60 s, phases spread evenly over the nodes, a
+ * 10 ms reconcile), against ONE private redis-server this script starts on a free loopback port
+ * (never the test cluster's Redis). Where one agent's commands come from: `redis-idle.ts`.
  *
  * Per size and round (sizes interleaved, a fresh FLUSHALL each time): start the nodes, each
- * enqueues its pods once, settle, then three windows, each `INFO` before and after:
+ * enqueues its pods once, settle, then one window per phase (`--phases`, all three by default),
+ * each `INFO` before and after:
  *   idle   no pod changes;
  *   churn  a fraction of the nodes each create one pod and delete one every second (an add makes
  *          three enqueues — API event, PLEG, status — a delete two);
  *   burst  every node gets `--burst` new pods at once (a rollout), window starts with it.
  *
  *   node --import tsx bench/redis-load.ts [--sizes 10,50,200] [--rounds 3] [--window-s 20]
- *     [--pods 30] [--churn 0.2] [--burst 30] [--doc PATH | --no-doc]
+ *     [--pods 30] [--churn 0.2] [--burst 30] [--phases idle,churn,burst] [--doc PATH | --no-doc]
+ * An idle window should last a resync period (`--window-s 60`) to hold each node's resync once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
-import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
-import type { PodKey } from '../util/pod-key.js';
 import { writeResultsBlock } from './report.js';
+import { Counters, SimNode } from './redis-sim-node.js';
+import { freePort, startRedis } from './redis-server.js';
 import { inPool } from './stats.js';
 import {
   PHASES,
@@ -46,11 +42,7 @@ import {
 import { spreadText } from './compare.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
-const HEALTH_PERIOD_MS = 2_000;
-const RESYNC_PERIOD_MS = 60_000;
-const RECONCILE_MS = 10;
 const SETTLE_MS = 5_000;
-const logger = pino({ level: 'silent' });
 
 interface Settings {
   readonly sizes: readonly number[];
@@ -59,127 +51,8 @@ interface Settings {
   readonly podsPerNode: number;
   readonly churnFraction: number;
   readonly burstPods: number;
+  readonly phases: readonly Phase[];
   readonly doc: string | undefined;
-}
-
-/** Enqueues and reconciles of every simulated node, counted. */
-class Counters {
-  enqueues = 0;
-  runs = 0;
-  failedEnqueues = 0;
-}
-
-let podSerial = 0;
-function newPod(node: string): PodKey {
-  podSerial += 1;
-  return { uid: `00000000-0000-4000-8000-${podSerial.toString(16).padStart(12, '0')}`, namespace: 'bench', name: `${node}-pod-${podSerial}` };
-}
-
-/** One simulated agent's use of Redis. */
-class SimNode {
-  private readonly queue: ReconcileQueue;
-  private readonly pods: PodKey[] = [];
-  private readonly timers: NodeJS.Timeout[] = [];
-
-  constructor(
-    private readonly name: string,
-    redisUrl: string,
-    private readonly counters: Counters,
-  ) {
-    this.queue = createReconcileQueue({ redisUrl, nodeName: name, concurrency: 4, logger });
-    this.queue.onResync(() => {
-      this.resync();
-    });
-  }
-
-  /** `resyncPhase` in [0, 1): where in the resync period this node's resyncs fall. */
-  async start(podsPerNode: number, resyncPhase: number): Promise<void> {
-    await this.queue.start({
-      reconcile: async () => {
-        await sleep(RECONCILE_MS);
-        this.counters.runs += 1;
-        return {};
-      },
-    });
-    for (let i = 0; i < podsPerNode; i += 1) this.addPod();
-    this.timers.push(setInterval(() => void this.queue.counts().catch(() => undefined), HEALTH_PERIOD_MS));
-    this.timers.push(
-      setTimeout(() => {
-        this.resync();
-        this.timers.push(setInterval(() => { this.resync(); }, RESYNC_PERIOD_MS));
-      }, resyncPhase * RESYNC_PERIOD_MS),
-    );
-  }
-
-  private enqueue(pod: PodKey, reason: string): void {
-    this.counters.enqueues += 1;
-    this.queue.enqueue(pod, reason).catch(() => {
-      this.counters.failedEnqueues += 1;
-    });
-  }
-
-  private later(ms: number, action: () => void): void {
-    const timer = setTimeout(action, ms);
-    this.timers.push(timer);
-  }
-
-  private resync(): void {
-    for (const pod of this.pods) this.enqueue(pod, 'resync');
-  }
-
-  /** A new pod: the API event, then PLEG once its containers start, then the status write's echo. */
-  addPod(): void {
-    const pod = newPod(this.name);
-    this.pods.push(pod);
-    this.enqueue(pod, 'pod added');
-    this.later(300, () => { this.enqueue(pod, 'pleg'); });
-    this.later(1_000, () => { this.enqueue(pod, 'pod updated'); });
-  }
-
-  /** The oldest pod deleted: the API event, then PLEG once its containers stop. */
-  deletePod(): void {
-    const pod = this.pods.shift();
-    if (pod === undefined) return;
-    this.enqueue(pod, 'pod deleted');
-    this.later(300, () => { this.enqueue(pod, 'pleg'); });
-  }
-
-  async jobsKept(): Promise<number> {
-    const c = await this.queue.counts();
-    return c.waiting + c.active + c.delayed + c.completed + c.failed;
-  }
-
-  async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    await this.queue.close();
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--maxclients', '15000'], { stdio: 'ignore' });
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined); // refused until redis-server listens: the loop retries
-  for (let i = 0; i < 100; i += 1) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return child;
-    } catch {
-      await sleep(100);
-    }
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not answer on 127.0.0.1:${port}`);
 }
 
 async function info(admin: Redis): Promise<RedisInfo> {
@@ -241,7 +114,7 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
     const fixed = { round, nodes, baselineClients: empty.connectedClients, baselineMemoryBytes: empty.usedMemoryBytes, counters };
     const churning = nodes.slice(0, Math.ceil(size * ctx.settings.churnFraction));
     let churn: NodeJS.Timeout | undefined;
-    for (const phase of PHASES) {
+    for (const phase of ctx.settings.phases) {
       await measure(ctx, { ...fixed, phase }, () => {
         if (phase === 'churn') {
           churn = setInterval(() => { for (const n of churning) { n.addPod(); n.deletePod(); } }, 1_000);
@@ -263,6 +136,13 @@ function positive(text: string, flag: string): number {
   return n;
 }
 
+function phasesOf(text: string): Phase[] {
+  const phases = text.split(',').map((p) => p.trim());
+  const unknown = phases.filter((p) => !PHASES.some((known) => known === p));
+  if (unknown.length > 0 || phases.length === 0) throw new Error(`--phases wants some of ${PHASES.join(',')}, got ${text}`);
+  return PHASES.filter((p) => phases.includes(p));
+}
+
 function parseSettings(): Settings {
   const { values } = parseArgs({
     options: {
@@ -272,6 +152,7 @@ function parseSettings(): Settings {
       pods: { type: 'string', default: '30' },
       churn: { type: 'string', default: '0.2' },
       burst: { type: 'string', default: '30' },
+      phases: { type: 'string', default: PHASES.join(',') },
       doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'redis.md') },
       'no-doc': { type: 'boolean', default: false },
     },
@@ -283,6 +164,7 @@ function parseSettings(): Settings {
     podsPerNode: positive(values.pods, '--pods'),
     churnFraction: positive(values.churn, '--churn'),
     burstPods: positive(values.burst, '--burst'),
+    phases: phasesOf(values.phases),
     doc: values['no-doc'] ? undefined : values.doc,
   };
 }

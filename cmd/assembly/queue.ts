@@ -32,6 +32,7 @@ export async function buildQueue(core: AgentCore): Promise<AgentQueue> {
     nodeAnnotations = { [REDIS_PASSWORD_SHA256_ANNOTATION]: passwordSha256(password) };
   }
   const queue = createReconcileQueue({ redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
-  metrics.watchQueue(queue);
+  // A scrape costs Redis what a health sample does: one command while no job changed.
+  metrics.watchQueue({ counts: () => queue.sampleCounts() });
   return { queue, nodeAnnotations };
 }

@@ -36,12 +36,13 @@ const ADDED = { kind: 'source-changed', key, source: 'api', change: 'added' } as
 const PREEMPT: PodEventAction = { action: 'preempt-and-enqueue', why: 'the pod is being deleted' };
 const MOOT = 'the pod is being deleted';
 
-/** Every kind but the status-only update: enqueued, or preempt-and-enqueued when the event made the sync in flight moot. */
+/** Every kind but the status-only update: enqueued (a resync: resynced), or preempt-and-enqueued when the event made the sync in flight moot. */
 const FULL_EVENTS = Object.values(EVENTS).filter((e) => e.kind !== 'status-updated');
+const RESYNC: PodEventAction = { action: 'resync' };
 
 describe('decidePodEvent', () => {
   const cases: { name: string; event: PodEvent; facts: Facts; want: PodEventAction }[] = [
-    ...FULL_EVENTS.map((event) => ({ name: `${event.kind}: enqueue`, event, facts: {}, want: ENQUEUE })),
+    ...FULL_EVENTS.map((event) => (event.kind === 'resync' ? { name: 'resync: resync (a pod without a job runs without one)', event, facts: {}, want: RESYNC } : { name: `${event.kind}: enqueue`, event, facts: {}, want: ENQUEUE })),
     ...FULL_EVENTS.map((event) => ({ name: `${event.kind} that makes the sync in flight moot: preempt, then enqueue`, event, facts: { moot: MOOT }, want: PREEMPT })),
     ...Object.values(EVENTS).map((event) => ({ name: `${event.kind} of a pod with nothing left to sync: drop`, event, facts: { nothingLeft: true, moot: MOOT, ownEcho: true }, want: { action: 'drop', why: 'nothing-left-to-sync' } as const })),
     { name: "another writer's status-only update: enqueue if idle", event: EVENTS['status-updated'], facts: {}, want: { action: 'enqueue-if-idle' } },

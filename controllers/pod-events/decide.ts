@@ -17,8 +17,12 @@
  *   A UID the kernel has no record of is a first sighting (a restarted agent knows no UID yet),
  *   simply enqueued. A sync in flight is cancelled first when the pod was still syncing (the
  *   kubelet had already started terminating it on the removal); a stop in flight goes on.
+ * - A resync (the periodic one, a resume, a queue that may have lost jobs) asks the queue for a
+ *   reconcile at least once from now (`resync`): the queue runs a pod that has no job without one,
+ *   as the kubelet's periodic sync runs in memory, instead of adding a job per pod per period.
  * - Every other event enqueues; if it made the pod's sync in flight moot (the pod started
- *   terminating, was evicted, or is gone), that sync is cancelled first (`preempt-and-enqueue`).
+ *   terminating, was evicted, or is gone), that sync is cancelled first (`preempt-and-enqueue`),
+ *   a resync's too.
  */
 import type { PodLifecyclePhase } from '../../reconcilers/lifecycle/pod-lifecycle.js';
 import type { PodEvent } from '../../reconcilers/model/pod-event.js';
@@ -32,6 +36,8 @@ export type PodEventAction =
   | { readonly action: 'enqueue-if-idle' }
   /** Enqueue: coalesces with what is pending and makes a delayed job due now. */
   | { readonly action: 'enqueue' }
+  /** Reconcile at least once from now, without a job when the pod has none (the queue's `resync`). */
+  | { readonly action: 'resync' }
   /** Cancel the pod's sync in flight (its work became moot), then enqueue. */
   | { readonly action: 'preempt-and-enqueue'; readonly why: string }
   /**
@@ -77,9 +83,10 @@ export function decidePodEvent(event: PodEvent, facts: PodEventFacts): PodEventA
     case 'status-updated':
       if (event.readinessGatesDisagree || event.evicted) return enqueueOrPreempt(key, facts);
       return facts.isOwnStatusEcho(key) ? { action: 'drop', why: 'own-status-echo' } : { action: 'enqueue-if-idle' };
+    case 'resync':
+      return resyncOrPreempt(key, facts);
     case 'source-changed':
       return event.change === 'added' ? addedAgainOrEnqueue(key, facts) : enqueueOrPreempt(key, facts);
-    case 'resync':
     case 'mirror-pod-created':
     case 'runtime-changed':
     case 'probe-result':
@@ -88,4 +95,10 @@ export function decidePodEvent(event: PodEvent, facts: PodEventFacts): PodEventA
     case 'resize-retry':
       return enqueueOrPreempt(key, facts);
   }
+}
+
+/** A resync without a job, unless the pod's sync in flight became moot (then cancel it and enqueue). */
+function resyncOrPreempt(key: PodKey, facts: PodEventFacts): PodEventAction {
+  const why = facts.mootSyncReason(key);
+  return why === undefined ? { action: 'resync' } : { action: 'preempt-and-enqueue', why };
 }

@@ -25,6 +25,10 @@ function recordingQueue(running: ReadonlySet<string> = new Set()): { queue: PodE
         calls.push(`enqueueIfIdle ${ref.uid} ${reason}`);
         return Promise.resolve();
       },
+      resync: (ref, reason) => {
+        calls.push(`resync ${ref.uid} ${reason}`);
+        return Promise.resolve();
+      },
       preempt: (uid, why) => {
         calls.push(`preempt ${uid} (${why})`);
         return running.has(uid);
@@ -106,10 +110,21 @@ describe('PodEventDispatcher against the views it reads', () => {
     assert.deepEqual(calls, [`preempt a (${RESTART_WHY})`, 'enqueue a added', 'enqueue b added', 'enqueue c added'], 'only a sync is cancelled; a stop in flight goes on');
   });
 
+  it("hands a resync to the queue's resync, and a resync of a pod whose sync became moot to preempt-and-enqueue", () => {
+    const { queue, calls } = recordingQueue(new Set(['b']));
+    const deleted: V1Pod = { metadata: { uid: 'b', deletionTimestamp: new Date() } };
+    const d = dispatcher({ queue, pods: { a: { metadata: { uid: 'a' } }, b: deleted }, records: { b: { key: key('b'), phase: 'syncing' } } });
+    d.dispatch({ kind: 'resync', key: key('a') });
+    d.dispatch({ kind: 'resync', key: key('b') });
+    assert.equal(calls[0], 'resync a resync');
+    assert.match(calls[1] ?? '', /^preempt b \(/);
+    assert.equal(calls[2], 'enqueue b resync');
+  });
+
   it('logs an enqueue that fails and goes on', async () => {
     const calls: string[] = [];
     const { queue } = recordingQueue();
-    const d = dispatcher({ queue: { ...queue, enqueue: (ref) => { calls.push(ref.uid); return Promise.reject(new Error('redis down')); } } });
+    const d = dispatcher({ queue: { ...queue, resync: (ref) => { calls.push(ref.uid); return Promise.reject(new Error('redis down')); } }, pods: { a: { metadata: { uid: 'a' } }, b: { metadata: { uid: 'b' } } } });
     d.dispatch({ kind: 'resync', key: key('a') });
     d.dispatch({ kind: 'resync', key: key('b') });
     await new Promise((resolve) => setImmediate(resolve));

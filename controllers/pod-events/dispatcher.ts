@@ -19,7 +19,7 @@ import { decidePodEvent, type PodEventAction, type PodEventFacts } from './decid
 
 /** What the dispatcher reads and drives. */
 export interface PodEventDispatcherOptions {
-  readonly queue: Pick<ReconcileQueue, 'enqueue' | 'enqueueIfIdle' | 'preempt' | 'runInFlight'>;
+  readonly queue: Pick<ReconcileQueue, 'enqueue' | 'enqueueIfIdle' | 'resync' | 'preempt' | 'runInFlight'>;
   /** The desired pods of every source. */
   readonly store: Pick<PodStore, 'get' | 'synced'>;
   /** The lifecycle kernel's records, and where a pod's restart is flagged. */
@@ -78,6 +78,9 @@ export class PodEventDispatcher {
       case 'request-restart':
         this.requestRestart(key, decision);
         this.settle(key, reason, this.options.queue.enqueue(key, reason));
+        return;
+      case 'resync':
+        this.settle(key, reason, this.options.queue.resync(key, reason));
         return;
     }
   }

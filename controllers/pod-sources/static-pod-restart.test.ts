@@ -103,6 +103,10 @@ describe('a static pod whose manifest is removed and written back', () => {
           queue.enqueued.push({ uid: ref.uid, reason });
           return Promise.resolve();
         },
+        resync: (ref, reason) => {
+          queue.enqueued.push({ uid: ref.uid, reason });
+          return Promise.resolve();
+        },
         preempt: (uid) => {
           queue.preempted.push(uid);
           return queue.inFlight.has(uid);
