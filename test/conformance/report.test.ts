@@ -36,6 +36,10 @@ describe('parseGinkgoReport', () => {
     assert.equal(parsed.tests.length, 5);
     assert.equal(parsed.tests[0]?.name, '[sig-node] Pods should get a host IP [NodeConformance]');
   });
+  it('leaves unnamed containers out of the name, as ginkgo\u2019s Spec.Text() that --focus matches', () => {
+    const unnamed = parseGinkgoReport(JSON.stringify([{ SuiteDescription: 'E2eNode Suite', SpecReports: [spec(['[sig-node] Pod SIGKILL [LinuxOnly]', ''], 'The containers terminated forcefully', 'passed')] }]));
+    assert.equal(unnamed.tests[0]?.name, '[sig-node] Pod SIGKILL [LinuxOnly] The containers terminated forcefully');
+  });
   it('splits the top container into SIG and area', () => {
     assert.deepEqual(
       parsed.tests.map((t) => `${t.sig}/${t.area}`),
