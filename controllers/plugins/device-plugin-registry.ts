@@ -162,11 +162,13 @@ export class DevicePluginRegistry {
   /** Removes every socket of the directory but the checkpoint (the kubelet's CleanupPluginDirectory). */
   private async removeSockets(): Promise<void> {
     for (const name of await readdir(this.options.dir)) {
-      if (name === DEVICE_CHECKPOINT_FILE) continue;
+      if (name.startsWith(DEVICE_CHECKPOINT_FILE)) continue;
       const file = path.join(this.options.dir, name);
       try {
         if ((await stat(file)).isSocket()) await rm(file, { force: true });
       } catch (error) {
+        // Gone meanwhile: nothing to clean.
+        if (isRecord(error) && error.code === 'ENOENT') continue;
         this.options.logger.warn({ err: error, file }, 'could not clean the device plugin directory');
       }
     }
