@@ -28,6 +28,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import type { RuntimeFeatureReader } from '../../reconcilers/runtime/runtime-features.js';
 import type { UserNamespaceManager } from '../../reconcilers/userns/userns-manager.js';
 import type { AgentCore } from './core.js';
+import type { DeviceManager } from '../../reconcilers/devices/device-manager.js';
 
 /** The per-pod machinery with its API-facing writers. */
 /** The recorders the per-pod machinery feeds. */
@@ -64,6 +65,8 @@ export interface PodSyncParts {
   runtimeFeatures: RuntimeFeatureReader;
   /** The pods' user namespaces, loaded from disk. */
   userNamespaces: UserNamespaceManager;
+  /** The device manager, its checkpoint read. */
+  devices: DeviceManager;
 }
 
 export function buildPodSync(
@@ -136,6 +139,7 @@ export function buildPodSync(
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
     ...podSyncMetrics(core.metrics),
     runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces,
+    devices: parts.devices,
   });
   // The pod counts on /metrics read the store, the kernel, the mirror pods and the resizes at each scrape.
   core.metrics.watchPods(podCountsView(parts.store, podSync, staticPods));

@@ -13,6 +13,8 @@
 #   coredns: build-coredns.sh (--coredns and --coredns-print hand over to it)
 #   etcd of the e2e etcd image (only with --e2e-etcd: its own pin)    <- go.etcd.io/etcd/server/v3
 #   sample-apiserver (only with --sample-apiserver: an e2e image)     <- k8s.io/sample-apiserver
+#   sample-device-plugin (only with --sample-device-plugin: the device plugin e2e test)
+#                                                                     <- k8s.io/kubernetes/test/images/sample-device-plugin
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
@@ -27,7 +29,8 @@ bin_dir() { echo "$cache/bin/$1-$2"; }
 # Writes a scratch module whose go.mod requires k8s.io/kubernetes and replaces every staging module
 # (the release's own go.mod points them at ./staging, which does not exist outside its repository).
 # Optional third argument and beyond: the commands the module's tools.go imports (default: the
-# control plane and kubectl).
+# control plane and kubectl); a name with a slash is a package path inside k8s.io/kubernetes
+# (test/images/sample-device-plugin).
 k8s_scratch_module() {
   local dir=$1 version=$2 staging mod cmd
   shift 2
@@ -50,7 +53,9 @@ k8s_scratch_module() {
   } >"$dir/go.mod"
   {
     printf '//go:build tools\n\npackage tools\n\nimport (\n'
-    for cmd in "${cmds[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    for cmd in "${cmds[@]}"; do
+      if [[ $cmd == */* ]]; then printf '\t_ "k8s.io/kubernetes/%s"\n' "$cmd"; else printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; fi
+    done
     printf ')\n'
   } >"$dir/tools.go"
   (cd "$dir" && go mod tidy -e >/dev/null)
@@ -113,6 +118,21 @@ build_kube_proxy() {
   ldflags=$(k8s_version_ldflags "$version")
   rm -rf "$out.tmp" && mkdir -p "$out.tmp"
   (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" k8s.io/kubernetes/cmd/kube-proxy)
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+# Upstream's sample device plugin of the same release (resource example.com/resource, two devices
+# Dev-1 and Dev-2; PLUGIN_SOCK_DIR is where its socket goes; it registers at the kubelet's fixed
+# /var/lib/kubelet/device-plugins/kubelet.sock): test/e2e/device-plugins.test.ts runs it against nodelet.
+build_sample_device_plugin() {
+  local version=$KUBERNETES_VERSION out work
+  out=$(bin_dir sample-device-plugin "$version")
+  if [[ -x $out/sample-device-plugin ]]; then log "sample-device-plugin $version cached in $out"; return; fi
+  log "building sample-device-plugin $version"
+  work="$cache/work/sample-device-plugin-$version"
+  k8s_scratch_module "$work" "$version" test/images/sample-device-plugin
+  mkdir -p "$out.tmp"
+  (cd "$work" && go build -trimpath -ldflags "-s -w" -o "$out.tmp/sample-device-plugin" k8s.io/kubernetes/test/images/sample-device-plugin)
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
@@ -212,6 +232,12 @@ main() {
   if [[ ${1:-} == --kubelet ]]; then
     build_kubelet
     mkdir -p "$2" && ln -sfn "$(bin_dir kubelet "$KUBERNETES_VERSION")/kubelet" "$2/kubelet"
+    return
+  fi
+  # --sample-device-plugin: only upstream's sample device plugin; prints its directory.
+  if [[ ${1:-} == --sample-device-plugin ]]; then
+    build_sample_device_plugin >&2
+    bin_dir sample-device-plugin "$KUBERNETES_VERSION"
     return
   fi
   # --kube-proxy [DIR]: only kube-proxy, linked into DIR when given; prints its directory.
