@@ -16,7 +16,8 @@ const root = mkdtempSync(path.join(tmpdir(), 'nodelet-pw-'));
 after(() => { rmSync(root, { recursive: true, force: true }); });
 const logger = pino({ level: 'silent' });
 
-async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+// A bound for waits on a loaded machine (the watcher rescans every second), not a timing claim.
+async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -54,9 +54,11 @@ function startPlugin(binary: string): ChildProcess {
   return child;
 }
 
-async function nodeResources(): Promise<{ capacity?: string; allocatable?: string }> {
+/** The Node's count of the resource, and when the agent last posted its status (Ready's heartbeat, ms). */
+async function nodeResources(): Promise<{ capacity?: string; allocatable?: string; postedAt: number }> {
   const node = JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'json'])) as V1Node;
-  return { capacity: node.status?.capacity?.[R], allocatable: node.status?.allocatable?.[R] };
+  const heartbeat = node.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime;
+  return { capacity: node.status?.capacity?.[R], allocatable: node.status?.allocatable?.[R], postedAt: heartbeat === undefined ? 0 : new Date(heartbeat).getTime() };
 }
 
 function devicePod(name: string, count: number): object {
@@ -122,9 +124,16 @@ describe('device plugins (sample-device-plugin against the cluster agent)', { ti
 
     // The agent restarts: its checkpoint keeps the pod's device, the plugin registers again on the new kubelet.sock.
     await stopHarnessAgent();
+    // Heartbeats have whole seconds: one at or after the next second was posted by the new agent.
+    const stoppedAt = (Math.floor(Date.now() / 1000) + 1) * 1000;
     assert.deepEqual(await checkpointDevices(uid), [device]);
     await restoreHarnessAgent();
-    await eventually('the plugin to register again', async () => ((await nodeResources()).allocatable === '2' ? true : undefined), 180_000);
+    // Until the plugin registers with the new agent its devices count 0, as under the kubelet (the
+    // Node keeps the old agent's 2 until the new one posts): wait for a post that has them back.
+    await eventually('the plugin to register again', async () => {
+      const r = await nodeResources();
+      return r.postedAt >= stoppedAt && r.allocatable === '2' ? true : undefined;
+    }, 180_000);
     assert.deepEqual(await checkpointDevices(uid), [device], 'the same device after the restart');
     const again = await getPod(namespace, 'holder');
     assert.equal(again?.status?.containerStatuses?.[0]?.restartCount, 0, 'the holder kept running');
