@@ -70,6 +70,8 @@ export class CsiVolumePlugin {
       const driver = await this.readDriver(spec, request.signal);
       const refusal = lifecycleModeRefusal(spec.driverName, driver, spec.mode);
       if (refusal !== undefined) throw fail(spec, 'MountVolume.SetUp', log(`mounter.SetupAt failed to check volume lifecycle mode: ${refusal}`));
+      // Service account tokens for the driver are not done: refused visibly, never a publish without them.
+      if ((driver?.spec.tokenRequests ?? []).length > 0) throw fail(spec, 'MountVolume.SetUp', log('mounter.SetUpAt failed to get service accoount token attributes: CSIDriver tokenRequests are not supported by nodelet'));
       const policy = fsGroupPolicyOf(driver);
       if ('error' in policy) throw fail(spec, 'MountVolume.SetUp', log(`mounter.SetupAt failed to check fsGroup policy: ${policy.error}`));
       const publishContext = spec.mode === 'Persistent' && attachRequired(driver) ? await this.waitForAttach(spec, request.signal) : {};
