@@ -178,4 +178,12 @@ describe('a CSI driver registered, staged, published and torn down (real gRPC, r
     const missing = await volumes().prepare(onlyInline).then(() => undefined, (e: unknown) => e);
     assert.deepEqual(mountFailureMessages(missing), [`MountVolume.SetUp failed for volume "scratch" : kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name ${DRIVER} not found in the list of registered CSI drivers`]);
   });
+
+  it('a staged volume left over by a driver that is gone never holds another pod\'s teardown', async () => {
+    const leftover = path.join(root, 'plugins', 'kubernetes.io', 'csi', 'gone.csi.example', 'abc');
+    mkdirSync(path.join(leftover, 'globalmount'), { recursive: true });
+    writeFileSync(path.join(leftover, 'vol_data.json'), JSON.stringify({ driverName: 'gone.csi.example', volumeHandle: 'h' }));
+    await volumes().teardown('d0d0d0d0-0000-4000-8000-000000000000');
+    assert.ok(existsSync(path.join(leftover, 'vol_data.json')), 'kept for a later teardown once its driver is back');
+  });
 });

@@ -26,7 +26,7 @@ import { attachmentVerdict, attachRequired, csiAccessMode, delegatedFsGroup, fsG
 import { attachmentName, csiPodPluginDir, csiStagingPath, csiTargetPath, uniqueVolumeName, VOL_DATA_FILE } from './paths.js';
 import type { CsiVolumeSpec, SecretRef } from './spec.js';
 import type { CsiMountCapability, CsiNodeClient, CsiPluginOptions } from './types.js';
-import { loadVolData, podVolDataOnDisk, saveVolData } from './vol-data.js';
+import { loadVolData, podVolDataOnDisk, saveVolData, type VolData } from './vol-data.js';
 
 /** Reads a secret's data (base64 values, as the API serves them); undefined when it does not exist. */
 export type SecretReader = (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined>;
@@ -93,8 +93,12 @@ export class CsiVolumePlugin {
   async tearDownPod(podUid: string, signal?: AbortSignal): Promise<void> {
     const pluginDir = csiPodPluginDir(this.options.rootDir, podUid);
     const names = await fs.readdir(pluginDir).catch(() => []);
-    for (const name of names) await this.tearDownVolume(path.join(pluginDir, name), signal);
-    await this.unstageUnused(signal);
+    const mine = new Set<string>();
+    for (const name of names) {
+      const data = await this.tearDownVolume(path.join(pluginDir, name), signal);
+      if (data !== undefined) mine.add(uniqueVolumeName(data.driverName, data.volumeHandle));
+    }
+    await this.unstageUnused(mine, signal);
   }
 
   /** The Node's `volumesInUse`: every persistent CSI volume a pod has on disk or is setting up, sorted. */
@@ -247,12 +251,12 @@ export class CsiVolumePlugin {
   }
 
   /** TearDownAt: NodeUnpublishVolume on the record's target, then the directory and record go. */
-  private async tearDownVolume(volumeDir: string, signal: AbortSignal | undefined): Promise<void> {
+  private async tearDownVolume(volumeDir: string, signal: AbortSignal | undefined): Promise<VolData | undefined> {
     const target = path.join(volumeDir, 'mount');
     const data = await loadVolData(volumeDir);
     if (data === undefined) {
       await removeMountDir(target);
-      return;
+      return undefined;
     }
     const client = this.options.drivers.client(data.driverName);
     if (client === undefined) throw new Error(log(`Unmounter.TearDownAt failed to get CSI client: ${notRegistered(data.driverName)}`));
@@ -264,18 +268,29 @@ export class CsiVolumePlugin {
     await removeMountDir(target);
     this.published.delete(target);
     this.options.logger.debug({ volume: data.specVolID, driver: data.driverName }, 'CSI volume unpublished');
+    return data;
   }
 
-  /** UnmountDevice for every staged volume no pod refers to and none is being set up with. */
-  private async unstageUnused(signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * UnmountDevice for every staged volume no pod refers to and none is being set up with. A failure
+   * fails the teardown only for a volume this pod used (`mine`); another one left over (an agent
+   * killed mid-stage) is logged and tried again at the next teardown, never holding this pod.
+   */
+  private async unstageUnused(mine: ReadonlySet<string>, signal: AbortSignal | undefined): Promise<void> {
     const inUse = new Set(this.volumesInUse());
     const csiRoot = path.join(this.options.rootDir, 'plugins', 'kubernetes.io', 'csi');
     for (const driverName of await fs.readdir(csiRoot).catch(() => [])) {
       for (const hash of await fs.readdir(path.join(csiRoot, driverName)).catch(() => [])) {
         const dataDir = path.join(csiRoot, driverName, hash);
         const data = await loadVolData(dataDir).catch(() => undefined);
-        if (data === undefined || inUse.has(uniqueVolumeName(data.driverName, data.volumeHandle))) continue;
-        await this.unmountDevice(path.join(dataDir, 'globalmount'), data, signal);
+        const unique = data === undefined ? '' : uniqueVolumeName(data.driverName, data.volumeHandle);
+        if (data === undefined || inUse.has(unique)) continue;
+        try {
+          await this.unmountDevice(path.join(dataDir, 'globalmount'), data, signal);
+        } catch (error) {
+          if (mine.has(unique)) throw error;
+          this.options.logger.warn({ err: error, driver: data.driverName, volumeHandle: data.volumeHandle }, 'could not unstage a CSI volume no pod uses; tried again at the next teardown');
+        }
       }
     }
   }
