@@ -71,7 +71,7 @@ import { nodeServerParts } from './assembly/node-server.js';
 import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
 import { buildNodeCredentials } from './assembly/node-credentials.js';
 import { buildPodSync } from './assembly/pod-sync.js';
-import { buildDeviceManager, buildNodePlugins } from './assembly/devices.js';
+import { buildCsiDrivers, buildDeviceManager, buildNodePlugins } from './assembly/devices.js';
 import type { NodePlugins } from '../controllers/plugins/node-plugins.js';
 import { buildSources } from './assembly/sources.js';
 import { nodeMetricsOptions } from './assembly/node-metrics.js';
@@ -126,7 +126,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const { shutdownState, nodeEvents } = { shutdownState: new NodeShutdownState(), nodeEvents: buildNodeEvents(core) };
   // The device plugins' allocations, read back from their checkpoint before any pod is admitted; the Node reports their resources.
   const devices = await buildDeviceManager(core);
-  const node = buildNodeController(core, { readiness: shutdownState.readiness(readiness), features: runtimeFeatures }, { pressure, annotations: nodeAnnotations, events: nodeEvents, extendedResources: devices });
+  // The CSI drivers registered, and the volumes in use the Node's status reads (the volume manager answers once built with the pod sync).
+  const { csiDrivers, volumesInUse } = { csiDrivers: buildCsiDrivers(), volumesInUse: { read: (): readonly string[] => [] } };
+  const node = buildNodeController(core, { readiness: shutdownState.readiness(readiness), features: runtimeFeatures }, { pressure, annotations: nodeAnnotations, events: nodeEvents, extendedResources: devices, volumesInUse: () => volumesInUse.read() });
   const { store, staticPods } = buildSources(core, node, podEvents);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kube, logger, clock });
@@ -138,8 +140,9 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings), cri.runtime, { clock, observe: (op, seconds) => { metrics.storage.cgroupOperated(op, seconds); } });
-  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, nodeShutdown: shutdownGroups(settings.shutdown).length > 0 ? shutdownState : undefined, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core), devices });
-  const plugins = buildNodePlugins(core, { devices, store, lifecycle: podSync.lifecycle, node, nodeEvents });
+  const { podSync, status, events, volumes } = buildPodSync(core, { store, queue, podEvents, admission: pause, nodeShutdown: shutdownGroups(settings.shutdown).length > 0 ? shutdownState : undefined, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core), devices, csiDrivers, onVolumesInUseChanged: () => { void node.refreshNow(); } });
+  volumesInUse.read = () => volumes.volumesInUse?.() ?? [];
+  const plugins = buildNodePlugins(core, { devices, store, lifecycle: podSync.lifecycle, node, nodeEvents, csiDrivers });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
   // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
   const healthz = buildHealthz(core, { housekeeping, podSource: store, pleg });

@@ -8,6 +8,13 @@ import type { NodeEventSink } from '../../reconcilers/events/node-event.js';
 import type { PodLifecycle } from '../../reconcilers/lifecycle/pod-lifecycle.js';
 import type { NodeController } from '../../controllers/node/node-controller.js';
 import type { AgentCore } from './core.js';
+import { CsiDriverStore } from '../../reconcilers/volumes/csi/types.js';
+import { createCsiNodeInfoApi } from '../../controllers/plugins/csi-node-info.js';
+
+/** The CSI drivers registered now: filled by the registration watcher's CSIPlugin handler, read by the volume plugin. */
+export function buildCsiDrivers(): CsiDriverStore {
+  return new CsiDriverStore();
+}
 
 /** The device manager with its checkpoint read (a corrupt checkpoint stops the agent, as it stops the kubelet). */
 export async function buildDeviceManager(core: AgentCore): Promise<DeviceManager> {
@@ -17,7 +24,7 @@ export async function buildDeviceManager(core: AgentCore): Promise<DeviceManager
 }
 
 /** The plugin sockets, reading the pods the kernel has not terminated for the pod resources API. */
-export function buildNodePlugins(core: AgentCore, parts: { devices: DeviceManager; store: DesiredPodStore; lifecycle: PodLifecycle; node: NodeController; nodeEvents: NodeEventSink }): NodePlugins {
+export function buildNodePlugins(core: AgentCore, parts: { devices: DeviceManager; store: DesiredPodStore; lifecycle: PodLifecycle; node: NodeController; nodeEvents: NodeEventSink; csiDrivers: CsiDriverStore }): NodePlugins {
   const { devices, store, lifecycle, node, nodeEvents } = parts;
   const activePods = (): V1Pod[] =>
     store.list().filter((p) => {
@@ -30,6 +37,8 @@ export function buildNodePlugins(core: AgentCore, parts: { devices: DeviceManage
     pods: activePods,
     clock: core.clock,
     logger: core.logger,
+    // CSI drivers registering through plugins_registry/: the volume plugin reads the same store.
+    csi: { store: parts.csiDrivers, nodeInfo: createCsiNodeInfoApi(core.kube, core.settings.nodeName) },
     onRefused: (message) => {
       const registered = node.node();
       // nodelet's own reason (the kubelet only logs it): a refused plugin shows in `kubectl describe node`.

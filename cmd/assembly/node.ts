@@ -48,8 +48,8 @@ export function buildNodeEvents(core: AgentCore): ApiEventRecorder {
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink; extendedResources: NodeExtendedResources }): NodeController {
-  const { pressure, annotations, events, extendedResources } = node;
+export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink; extendedResources: NodeExtendedResources; volumesInUse: () => readonly string[] }): NodeController {
+  const { pressure, annotations, events, extendedResources, volumesInUse } = node;
   const { settings, heartbeatKube, runtimeVersion, logger, clock } = core;
   const images = new CachedImageList(core.cri.image, clock);
   return createNodeController({
@@ -74,6 +74,8 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     startup: core.metrics.nodeStartup,
     // The device plugins' resources (`example.com/gpu`) in capacity and allocatable.
     extendedResources,
+    // The CSI volumes pods use: the attach-detach controller waits for them before the kubelet's attach check passes.
+    volumesInUse,
   });
 }
 

@@ -68,6 +68,8 @@ export interface NodeControllerOptions {
   readonly random?: () => number;
   /** The device plugins' extended resources in capacity and allocatable; absent: none. */
   readonly extendedResources?: NodeExtendedResources;
+  /** The volume manager's volumes in use, posted as the Node's `volumesInUse`; absent: not written. */
+  readonly volumesInUse?: () => readonly string[];
 }
 
 /** A running node controller. */
@@ -144,6 +146,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     startupEvents: options.startupEvents,
     startup: options.startup,
     extendedResources: options.extendedResources,
+    volumesInUse: options.volumesInUse,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),

@@ -58,6 +58,12 @@ export interface BuildNodeStatusOptions {
    * keeps it, to tell it from cluster-level resources). None when absent.
    */
   readonly extendedResources?: { readonly capacity: Readonly<Record<string, number>>; readonly allocatable: Readonly<Record<string, number>> };
+  /**
+   * The volumes the volume manager uses or sets up (`kubernetes.io/csi/<driver>^<handle>`), which the
+   * attach-detach controller must not detach and the kubelet's attach check waits to see
+   * posted; absent: left as they are. Written in full (an empty list clears it).
+   */
+  readonly volumesInUse?: readonly string[];
 }
 
 /**
@@ -226,6 +232,7 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
     declaredFeatures: [...NODE_DECLARED_FEATURES],
     ...(options.runtimeFeatures === undefined ? {} : runtimeFeatureStatus(options.runtimeFeatures)),
     ...(options.images === undefined || sameNodeImages(options.images, options.previous?.images) ? {} : { images: [...options.images] }),
+    ...(options.volumesInUse === undefined ? {} : { volumesInUse: [...options.volumesInUse] }),
   };
 }
 

@@ -59,6 +59,8 @@ export interface NodeStatusReporterOptions {
   readonly startup?: NodeStartupMetrics | undefined;
   /** The device plugins' extended resources, read at each post; absent: none. */
   readonly extendedResources?: NodeExtendedResources | undefined;
+  /** The volume manager's volumes in use (`volumesInUse`), read at each post; absent: not written. */
+  readonly volumesInUse?: (() => readonly string[]) | undefined;
 }
 
 /** The device plugins' resources as the Node reports them (narrow: the device manager implements it). */
@@ -191,6 +193,7 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       previous,
       ...(options.pressure === undefined ? {} : { pressure: options.pressure.conditions(), reserved: options.pressure.reservedBytes(facts) }),
       ...(options.extendedResources === undefined ? {} : { extendedResources: options.extendedResources.extendedResources() }),
+      ...(options.volumesInUse === undefined ? {} : { volumesInUse: options.volumesInUse() }),
     });
     try {
       // Strategic merge: conditions and addresses merge by type, so entries set by others survive.

@@ -22,6 +22,9 @@ import type { Clock } from '../../util/clock.js';
 import { DEVICE_CHECKPOINT_FILE } from '../../reconcilers/devices/checkpoint.js';
 import { DevicePluginRegistry, type DevicePluginSink } from './device-plugin-registry.js';
 import { PluginWatcher } from './plugin-watcher.js';
+import type { CsiDriverStore } from '../../reconcilers/volumes/csi/types.js';
+import { CsiPluginHandler } from './csi-plugin-handler.js';
+import type { CsiNodeInfoApi } from './csi-node-info.js';
 import { PodResourcesServer, type PodResourcesDevices } from './pod-resources-server.js';
 
 /** The kubelet's directories and sockets under a root directory. */
@@ -46,6 +49,8 @@ export interface NodePluginsOptions {
   readonly logger: Logger;
   /** A plugin refused by the registration watcher (a Node event). */
   readonly onRefused?: (message: string) => void;
+  /** CSI drivers: the store the volume plugin reads and the Node/CSINode records; absent: CSIPlugin is refused. */
+  readonly csi?: { readonly store: CsiDriverStore; readonly nodeInfo: CsiNodeInfoApi };
 }
 
 export interface NodePlugins {
@@ -59,10 +64,11 @@ export interface NodePlugins {
 export function createNodePlugins(options: NodePluginsOptions): NodePlugins {
   const paths = pluginPaths(options.rootDir);
   const registry = new DevicePluginRegistry({ dir: paths.devicePlugins, sink: options.devices, logger: options.logger.child({ component: 'device-plugins' }) });
+  const csi = options.csi === undefined ? undefined : new CsiPluginHandler({ ...options.csi, logger: options.logger.child({ component: 'csi-drivers' }) });
   const watcher = new PluginWatcher({
     dir: paths.pluginsRegistry,
-    // CSIPlugin and DRAPlugin have no handler yet: refused with the kubelet's message, never accepted.
-    handlers: { DevicePlugin: registry.watcherHandler() },
+    // DRAPlugin has no handler yet: refused with the kubelet's message, never accepted.
+    handlers: { DevicePlugin: registry.watcherHandler(), ...(csi === undefined ? {} : { CSIPlugin: csi }) },
     clock: options.clock,
     logger: options.logger.child({ component: 'plugin-watcher' }),
     ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
@@ -81,6 +87,7 @@ export function createNodePlugins(options: NodePluginsOptions): NodePlugins {
     async stop() {
       await podResources.stop();
       await watcher.stop();
+      csi?.close();
       await registry.stop();
     },
   };

@@ -67,7 +67,7 @@ describe('plugin registration watcher', () => {
     }
   });
 
-  it("refuses CSI and DRA plugins (no handler yet) and invalid ones with NotifyRegistrationStatus false and the kubelet's message, reported once", async () => {
+  it("refuses plugin types without a handler (CSI here, DRA) and invalid ones with NotifyRegistrationStatus false and the kubelet's message, reported once", async () => {
     const dir = path.join(root, 'refused');
     mkdirSync(dir);
     const csi = new TestRegistrationSocket(path.join(dir, 'csi.sock'), { type: 'CSIPlugin', name: 'csi.example.com', endpoint: '', supportedVersions: ['1.0.0'] });

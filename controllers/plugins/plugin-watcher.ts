@@ -8,7 +8,7 @@
  * - The directory is read at start (sockets already there are registered again after an agent
  *   restart), on every change `fs.watch` reports, and every second as the kubelet's reconciler
  *   runs, so a missed event costs a second at most.
- * - Types: `DevicePlugin` has a handler; `CSIPlugin` and `DRAPlugin` have none yet and are refused
+ * - Types: `DevicePlugin` and `CSIPlugin` have handlers; `DRAPlugin` has none yet and is refused
  *   with the kubelet's words for a type without a handler, logged and reported as a Node event.
  * - A failed registration is tried again with the kubelet's operation backoff (0.5 s doubling to
  *   2 min 2 s), or at once when its socket is recreated.

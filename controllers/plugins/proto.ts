@@ -15,17 +15,18 @@ import type { ContainerAllocation, PluginDevice } from '../../reconcilers/device
 
 const LOADER_OPTIONS = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: false };
 
-/** The vendored files, relative to `protos/k8s.io/kubelet/pkg/apis/`. */
+/** The vendored files, relative to `protos/`. */
 const FILES = {
-  deviceplugin: 'deviceplugin/v1beta1/api.proto',
-  pluginregistration: 'pluginregistration/v1/api.proto',
-  podresources: 'podresources/v1/api.proto',
+  deviceplugin: 'k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto',
+  pluginregistration: 'k8s.io/kubelet/pkg/apis/pluginregistration/v1/api.proto',
+  podresources: 'k8s.io/kubelet/pkg/apis/podresources/v1/api.proto',
+  csi: 'github.com/container-storage-interface/spec/csi.proto',
 } as const;
 
 export type PluginApi = keyof typeof FILES;
 
 /** The candidates: next to this module (source tree), or the source tree's copy from `dist/controllers/plugins/`. */
-const ROOTS = ['./protos/k8s.io/kubelet/pkg/apis/', '../../../controllers/plugins/protos/k8s.io/kubelet/pkg/apis/'];
+const ROOTS = ['./protos/', '../../../controllers/plugins/protos/'];
 
 function locate(api: PluginApi): string {
   for (const root of ROOTS) {

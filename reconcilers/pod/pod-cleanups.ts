@@ -40,7 +40,7 @@ export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope
   }
   // Whatever there was is removed (each removal succeeded, or the run threw): PLEG's "vanished" is this run's work.
   reported(deps, emptyObservation(key.uid));
-  await deps.volumes.cleanup(key.uid);
+  await deps.volumes.cleanup(key.uid, signal);
   if (lifecycle.get(key.uid)?.restartRequested === true) endRemovedForRestart(deps, key);
   else lifecycle.forget(key);
 }
