@@ -31,9 +31,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ReconcileJobData } from './redis.js';
+import type { ReconcileJobData, RedisClient } from './redis.js';
 import type { RunRecord } from './runner.js';
 
 /** What the decision needs of one active job. */
@@ -90,7 +89,7 @@ export function namedWorkerPrefix(keyPrefix: string, queueName: string): string 
 export interface OrphanRecoveryDeps {
   readonly queue: Queue<ReconcileJobData, RunRecord>;
   /** A plain command connection (not a blocking one). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The key prefix the queue was created with. */
   readonly keyPrefix: string;
   /** This instance's worker name, never an orphan's. */

@@ -1,0 +1,170 @@
+/**
+ * Redis Cluster as the queues' Redis (the large-fleet topology, issue 36): the settings, the
+ * cluster client (ioredis' `Cluster`, with the same drop-at-shutdown semantics as the one-Redis
+ * {@link ConnectionFamily}), and the one function that opens a connection of either kind from the
+ * flags' topology.
+ *
+ * What makes the queue work on a cluster is its keyspace (`nodeQueueKeyspace` in `redis.ts`): every
+ * key of a node's queue carries the hash tag `{<prefix>:<node>}`, so one node's queue lives in one
+ * slot, BullMQ's scripts and nodelet's own multi-key commands stay single-slot, and the nodes'
+ * queues spread over the shards. The client needs only a few of the cluster's nodes to start
+ * (`--redis-cluster-nodes`); it asks one of them for the slot map (CLUSTER SLOTS, on a short-lived
+ * connection of its own) and then connects, lazily, to the primaries that own the slots it uses:
+ * an agent to its queue's shard. Replies `MOVED`/`ASK` (a resharding, a failover) refresh the map.
+ *
+ * What stays per Redis process and so is not offered on a cluster: the node users of
+ * `nodelet redis-users` (ACL users are not replicated between cluster nodes) and databases other
+ * than 0. Reads go to primaries only.
+ */
+import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
+import { ConnectionDroppedError, ConnectionFamily, connectRedis, parseRedisAddresses, sentinelSettings, urlCredentials } from './redis.js';
+import type { ConnectionRole, RedisAddress, SentinelSettings } from './redis.js';
+
+/** A Redis Cluster, found through some of its nodes (any node will do; more survive one being down). */
+export interface ClusterSettings {
+  readonly nodes: readonly RedisAddress[];
+}
+
+/** Which Redis the URL's credentials are for: one Redis (the URL's host), the master the sentinels name, or a cluster. */
+export interface RedisTopology {
+  readonly sentinel?: SentinelSettings;
+  readonly cluster?: ClusterSettings;
+}
+
+/**
+ * Cluster settings from the flag's text (`HOST:PORT,...`): undefined when empty.
+ * @throws RangeError on a bad address.
+ */
+export function clusterSettings(nodes: string): ClusterSettings | undefined {
+  const addresses = parseRedisAddresses(nodes, 'a cluster node');
+  return addresses.length === 0 ? undefined : { nodes: addresses };
+}
+
+/**
+ * The ioredis `Cluster` options of a connection of `role`: the role's name and retry limit on
+ * every node connection, the URL's user and password (and TLS for `rediss://`), reads from
+ * primaries. The slot map is refreshed when Redis says it moved (`MOVED`, `ASK`, `CLUSTERDOWN`),
+ * not on a timer: a periodic refresh would cost every agent a connection and a CLUSTER SLOTS.
+ */
+export function clusterOptions(redisUrl: string, role: ConnectionRole): ClusterOptions {
+  const url = new URL(redisUrl);
+  return {
+    scaleReads: 'master',
+    redisOptions: {
+      connectionName: role.connectionName,
+      maxRetriesPerRequest: role.maxRetriesPerRequest,
+      ...urlCredentials(url),
+      ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  };
+}
+
+/**
+ * A cluster client that remembers the clients duplicated from it (BullMQ's Worker duplicates its
+ * connection for its blocking reads), so that they can be dropped together and for good; the
+ * cluster counterpart of {@link ConnectionFamily}.
+ */
+export class ClusterFamily extends Cluster {
+  private readonly duplicates = new Set<ClusterFamily>();
+  private dropped = false;
+  private readonly startup: readonly ClusterNode[];
+
+  constructor(startupNodes: readonly ClusterNode[], options: ClusterOptions) {
+    super([...startupNodes], options);
+    this.startup = startupNodes;
+  }
+
+  /** A copy of this client (ioredis' own `duplicate`: same startup nodes unless given), dropped with it. */
+  override duplicate(overrideStartupNodes: ClusterNode[] = [], overrideOptions: ClusterOptions = {}): ClusterFamily {
+    const nodes = overrideStartupNodes.length > 0 ? overrideStartupNodes : this.startup;
+    const copy = new ClusterFamily(nodes, { ...this.options, ...overrideOptions });
+    if (this.dropped) copy.dropAll();
+    this.duplicates.add(copy);
+    return copy;
+  }
+
+  /**
+   * ioredis' disconnect, except that a client between two reconnect attempts ends too: ioredis
+   * only cancels the next attempt and, its node pool being empty already, never reaches `end`
+   * (BullMQ's close waits for it). One in `wait` ends properly, failing its queued commands.
+   */
+  override disconnect(reconnect = false): void {
+    if (!reconnect && this.status === 'reconnecting') this.status = 'wait';
+    super.disconnect(reconnect);
+  }
+
+  override connect(): Promise<void> {
+    if (this.dropped) return Promise.reject(new ConnectionDroppedError());
+    return super.connect();
+  }
+
+  /** Whether this client and every duplicate is connected or closed for good. */
+  everyConnectionSettled(): boolean {
+    const settled = (c: Cluster): boolean => c.status === 'ready' || c.status === 'end';
+    return settled(this) && [...this.duplicates].every(settled);
+  }
+
+  /** Drops this client and every duplicate at once: their waiting commands fail, none connects again. */
+  dropAll(): void {
+    this.dropped = true;
+    this.disconnect();
+    for (const copy of this.duplicates) copy.dropAll();
+  }
+}
+
+/** A connection of `role` to the cluster, with the URL's credentials (its host and database are not used). */
+export function connectRedisCluster(redisUrl: string, role: ConnectionRole, cluster: ClusterSettings): ClusterFamily {
+  return new ClusterFamily(
+    cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
+    clusterOptions(redisUrl, role),
+  );
+}
+
+/** A connection that can be dropped with its duplicates, to one Redis or to a cluster. */
+export type DroppableConnection = ConnectionFamily | ClusterFamily;
+
+/** A connection of `role` to the Redis the topology names; see `connectRedis` and {@link connectRedisCluster}. */
+export function connectTopology(redisUrl: string, role: ConnectionRole, topology: RedisTopology): DroppableConnection {
+  if (topology.cluster !== undefined && topology.sentinel !== undefined) throw new RangeError('Redis is either a cluster or found through sentinels, not both');
+  if (topology.cluster !== undefined) return connectRedisCluster(redisUrl, role, topology.cluster);
+  return connectRedis(redisUrl, role, topology.sentinel);
+}
+
+/** The Redis flags' text, as the agent and the dashboard take them. */
+export interface RedisTopologyFlags {
+  /** `--redis-sentinels`. */
+  readonly sentinels: string;
+  /** `--redis-sentinel-master`. */
+  readonly masterName: string;
+  /** `--redis-cluster-nodes`. */
+  readonly clusterNodes: string;
+}
+
+/** The topology's parts as settings carry them: each undefined unless its flag is given. */
+export interface ParsedTopology {
+  readonly sentinel: SentinelSettings | undefined;
+  readonly cluster: ClusterSettings | undefined;
+}
+
+/**
+ * The topology the flags name: sentinels, a cluster, or neither (the URL's Redis).
+ * @throws RangeError naming the flag: a bad address, a missing master name, or both kinds at once.
+ */
+export function parseRedisTopology(flags: RedisTopologyFlags): ParsedTopology {
+  let sentinel: SentinelSettings | undefined;
+  let cluster: ClusterSettings | undefined;
+  try {
+    sentinel = sentinelSettings(flags.sentinels, flags.masterName);
+  } catch (error) {
+    if (error instanceof RangeError) throw new RangeError(`--redis-sentinels: ${error.message}`);
+    throw error;
+  }
+  try {
+    cluster = clusterSettings(flags.clusterNodes);
+  } catch (error) {
+    if (error instanceof RangeError) throw new RangeError(`--redis-cluster-nodes: ${error.message}`);
+    throw error;
+  }
+  if (sentinel !== undefined && cluster !== undefined) throw new RangeError('--redis-sentinels and --redis-cluster-nodes exclude each other: Redis is either found through sentinels or a cluster');
+  return { sentinel, cluster };
+}
