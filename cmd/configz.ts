@@ -43,6 +43,8 @@ function podFields(s: AgentSettings): Record<string, unknown> {
     staticPodURL: s.manifestUrl?.url,
     httpCheckFrequency: s.manifestUrl === undefined ? undefined : formatGoDurationSeconds(s.manifestUrl.periodMs / 1000),
     rotateCertificates: s.credentials?.rotate,
+    kubeAPIQPS: s.kubeApi.qps,
+    kubeAPIBurst: s.kubeApi.burst,
   };
 }
 

@@ -22,6 +22,8 @@ import { parseRedisTopology, type ClusterSettings } from '../controllers/queue/r
 import { PULL_VERIFICATION_POLICIES, type PullVerificationPolicy } from '../reconcilers/images/pull-verification.js';
 import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
 import { CREDENTIAL_FLAGS, certDirOf, parseCredentialFlags, type NodeCredentialSettings } from './credential-flags.js';
+import { KUBE_API_FLAGS, parseKubeApiFlags } from './kube-api-flags.js';
+import type { ApiRateLimits } from '../kube/rate-limit.js';
 import type { ManifestUrlSettings } from '../controllers/pod-sources/url-source.js';
 import type { EvictionConfig } from '../controllers/eviction/thresholds.js';
 import type { GcSettings, ImagePullSettings, LogRotationSettings, ReservedResources } from '../controllers/nodeagent/settings.js';
@@ -38,6 +40,8 @@ export interface AgentSettings {
   readonly credentials: NodeCredentialSettings | undefined;
   /** The node's certificates (`--cert-dir`, default `<root-dir>/pki`). */
   readonly certDir: string;
+  /** The client-side rate limit of API requests (`--kube-api-qps`, `--kube-api-burst`; kube/rate-limit.ts). */
+  readonly kubeApi: ApiRateLimits;
   readonly nodeName: string;
   /** The node's InternalIP; the first non-internal IPv4 address of the host when absent. */
   readonly nodeIp: string;
@@ -202,6 +206,7 @@ const FLAGS = {
   ...SHUTDOWN_FLAGS,
   ...CGROUP_FLAGS,
   ...CREDENTIAL_FLAGS,
+  ...KUBE_API_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const USAGE = formatUsage(FLAGS, {
@@ -353,6 +358,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     kubeconfig: kubeconfig === '' ? undefined : kubeconfig,
     credentials: parseCredentialFlags(values),
     certDir: certDirOf(values),
+    kubeApi: parseKubeApiFlags(values),
     nodeName: (values['node-name'] ?? os.hostname()).toLowerCase(),
     nodeIp: nodeIp === '' ? defaultNodeIp() : nodeIp,
     criEndpoint,

@@ -50,6 +50,9 @@ export const ZERO_IS_DEFAULT: ReadonlySet<string> = new Set([
   'containerLogMaxSize',
   'shutdownGracePeriod',
   'shutdownGracePeriodCriticalPods',
+  // An int32, not a pointer: 0 is "unset" and defaulted to 100. kubeAPIQPS is a pointer, so its 0
+  // stays 0 (5 QPS per API group-version, kube/rate-limit.ts) and is not listed here.
+  'kubeAPIBurst',
 ]);
 
 /** A zero value: an empty string, `0`, or a zero duration. */
@@ -74,8 +77,8 @@ export const DEFAULT_ONLY_FIELDS: Readonly<Record<string, DefaultOnlyField>> = {
   enableServer: field(is(true), 'the node server always runs'),
   syncFrequency: field(duration(60_000), 'pods are resynced every --resync-period (60 s)'),
   fileCheckFrequency: field(duration(20_000), 'static pod manifests are re-read every 20 s'),
-  eventRecordQPS: field(is(50), 'events are aggregated as the kubelet aggregates them'),
-  eventBurst: field(is(100), 'events are aggregated as the kubelet aggregates them'),
+  eventRecordQPS: field(is(50), 'events have their own rate limit at 50 QPS, and are aggregated as the kubelet aggregates them'),
+  eventBurst: field(is(100), "that limit's burst is 100"),
   enableDebuggingHandlers: field(is(true), 'logs, exec, attach and port-forward are served'),
   oomScoreAdj: field(is(-999), "the agent's own OOM score is its pod's"),
   streamingConnectionIdleTimeout: field(duration(4 * 3_600_000), "streams end after the runtime's 4 h idle timeout"),
@@ -91,8 +94,6 @@ export const DEFAULT_ONLY_FIELDS: Readonly<Record<string, DefaultOnlyField>> = {
   hairpinMode: field(is('promiscuous-bridge', 'hairpin-veth'), 'the CNI configuration decides'),
   maxOpenFiles: field(is(1000000), "the agent's limit is its container's"),
   contentType: field(is('application/vnd.kubernetes.protobuf'), 'the API client speaks JSON; the API is the same'),
-  kubeAPIQPS: field(is(50), 'the API client has no client-side rate limit yet (issue 36)'),
-  kubeAPIBurst: field(is(100), 'the API client has no client-side rate limit yet (issue 36)'),
   enableControllerAttachDetach: field(is(true), 'nodelet attaches no volumes'),
   iptablesMasqueradeBit: field(is(14), 'nodelet adds no iptables rules'),
   iptablesDropBit: field(is(15), 'nodelet adds no iptables rules'),

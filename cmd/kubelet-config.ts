@@ -170,6 +170,8 @@ const FLAG_FIELDS: Readonly<Record<string, (value: Value) => Translation>> = {
   maxParallelImagePulls: (v) => arg('max-parallel-image-pulls', scalar('maxParallelImagePulls', v)),
   registryPullQPS: (v) => arg('registry-qps', scalar('registryPullQPS', v)),
   registryBurst: (v) => arg('registry-burst', scalar('registryBurst', v)),
+  kubeAPIQPS: (v) => arg('kube-api-qps', scalar('kubeAPIQPS', v)),
+  kubeAPIBurst: (v) => arg('kube-api-burst', scalar('kubeAPIBurst', v)),
   evictionHard: (v) => arg('eviction-hard', mapArg('evictionHard', v, '<')),
   evictionSoft: (v) => arg('eviction-soft', mapArg('evictionSoft', v, '<')),
   evictionSoftGracePeriod: (v) => arg('eviction-soft-grace-period', mapArg('evictionSoftGracePeriod', v, '=')),

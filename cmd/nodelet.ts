@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import { startAgent, type Agent } from './agent.js';
 import { isUnsupportedCgroupDriverError } from './assembly/pod-cgroups.js';
+import { SharedRootError } from '../reconcilers/volumes/shared-root.js';
 import { agentVersion } from '../controllers/node/agent-version.js';
 import { settingsOrExitCode } from '../util/flags.js';
 import { USAGE, parseSettings } from './flags.js';
@@ -45,9 +46,15 @@ async function main(argv: readonly string[]): Promise<number> {
     agent = await startAgent(settings, logger);
   } catch (error) {
     // A host nodelet cannot serve as configured: said once, plainly, not as a crash's stack.
-    if (!isUnsupportedCgroupDriverError(error)) throw error;
-    logger.fatal({ cgroupDriver: error.driver }, error.message);
-    return 1;
+    if (isUnsupportedCgroupDriverError(error)) {
+      logger.fatal({ cgroupDriver: error.driver }, error.message);
+      return 1;
+    }
+    if (error instanceof SharedRootError) {
+      logger.fatal({ rootDir: error.dir }, error.message);
+      return 1;
+    }
+    throw error;
   }
   await waitForShutdownSignal(logger);
   await agent.stop();

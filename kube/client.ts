@@ -7,7 +7,8 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from 'pino';
 import { InvalidKubeconfigError, UnsupportedKubeconfigError, inClusterEndpoint, loadKubeconfigFile } from './kubeconfig.js';
-import { KubeTransport, type KubeRequestMetrics, type Query } from './transport.js';
+import type { RequestRateLimiter } from './rate-limit.js';
+import { KubeTransport, type KubeRequest, type KubeTransportLimits, type Query } from './transport.js';
 
 /** The media types of a patch. */
 export const PatchType = {
@@ -25,41 +26,61 @@ export function segment(value: string): string {
 
 /** The verbs on API paths; the typed group clients call these. */
 export class KubeClient {
-  constructor(readonly transport: KubeTransport) {}
+  /**
+   * @param rateLimiter what this client's requests count against instead of the transport's
+   *   limiter; `none`: not limited. Absent: the transport's.
+   */
+  constructor(
+    readonly transport: KubeTransport,
+    private readonly rateLimiter?: RequestRateLimiter | 'none',
+  ) {}
+
+  /**
+   * This client's connection with another rate limit, as the kubelet builds its heartbeat client
+   * (no limit) and its event client (its own bucket) from the same configuration: the connection
+   * pool is shared, so closing either closes both.
+   */
+  withRateLimiter(rateLimiter: RequestRateLimiter | 'none'): KubeClient {
+    return new KubeClient(this.transport, rateLimiter);
+  }
 
   get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
-    return this.transport.request<T>({ method: 'GET', path, ...(query === undefined ? {} : { query }), ...(signal === undefined ? {} : { signal }) });
+    return this.send<T>({ method: 'GET', path, ...(query === undefined ? {} : { query }), ...(signal === undefined ? {} : { signal }) });
   }
 
   create<T>(path: string, body: unknown, query?: Query): Promise<T> {
-    return this.transport.request<T>({ method: 'POST', path, body, ...(query === undefined ? {} : { query }) });
+    return this.send<T>({ method: 'POST', path, body, ...(query === undefined ? {} : { query }) });
   }
 
   replace<T>(path: string, body: unknown): Promise<T> {
-    return this.transport.request<T>({ method: 'PUT', path, body });
+    return this.send<T>({ method: 'PUT', path, body });
   }
 
   patch<T>(path: string, body: unknown, type: PatchType): Promise<T> {
-    return this.transport.request<T>({ method: 'PATCH', path, body, contentType: type });
+    return this.send<T>({ method: 'PATCH', path, body, contentType: type });
   }
 
   delete<T>(path: string, body?: unknown, query?: Query): Promise<T> {
-    return this.transport.request<T>({ method: 'DELETE', path, ...(body === undefined ? {} : { body }), ...(query === undefined ? {} : { query }) });
+    return this.send<T>({ method: 'DELETE', path, ...(body === undefined ? {} : { body }), ...(query === undefined ? {} : { query }) });
   }
 
   /** Closes the connection pool's idle sockets. */
   close(): void {
     this.transport.close();
   }
+
+  private send<T>(req: KubeRequest): Promise<T> {
+    return this.transport.request<T>(this.rateLimiter === undefined ? req : { ...req, rateLimiter: this.rateLimiter });
+  }
 }
 
 /**
- * A client from a kubeconfig file, or from the pod's service account when there is none; `metrics`
- * hears every request (the agent's `rest_client_*`).
+ * A client from a kubeconfig file, or from the pod's service account when there is none; `limits`
+ * may add the metrics that hear every request (the agent's `rest_client_*`) and a rate limiter.
  */
-export function connectKube(kubeconfig: string | undefined, clock?: Clock, metrics?: KubeRequestMetrics): KubeClient {
+export function connectKube(kubeconfig: string | undefined, clock?: Clock, limits: KubeTransportLimits = {}): KubeClient {
   const endpoint = kubeconfig === undefined ? inClusterEndpoint() : loadKubeconfigFile(kubeconfig);
-  return new KubeClient(new KubeTransport(endpoint, clock, metrics === undefined ? {} : { metrics }));
+  return new KubeClient(new KubeTransport(endpoint, clock, limits));
 }
 
 /**

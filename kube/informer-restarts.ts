@@ -2,7 +2,9 @@
  * Keeps a list+watch informer running for a long-lived command (the CSR approver, redis-users): a
  * failed start or a watch error restarts it after a capped exponential backoff, one restart pending
  * at a time, none after stop(). The failure count resets when a start succeeds, or earlier when
- * the caller says a list succeeded ({@link InformerRestarts.listed}).
+ * the caller says a list succeeded ({@link InformerRestarts.listed}). A policy with a jitter
+ * spreads each delay (client-go's reflector uses 1.0), so restarts after one shared outage do not
+ * all land on the API server at once.
  */
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
@@ -17,6 +19,8 @@ export interface InformerRestartsOptions {
   readonly backoff: BackoffPolicy;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** A number in [0, 1) for the policy's jitter; default Math.random. */
+  readonly random?: () => number;
 }
 
 /** See this file's header. */
@@ -47,7 +51,7 @@ export class InformerRestarts {
   failed(err: unknown): void {
     if (this.stopped || this.timer !== undefined) return;
     this.failures += 1;
-    const retryInMs = backoffDelay(this.options.backoff, this.failures);
+    const retryInMs = backoffDelay(this.options.backoff, this.failures, this.options.random);
     this.options.logger.warn({ err, failures: this.failures, retryInMs }, `listing or watching ${this.options.what} failed; restarting`);
     this.timer = this.options.clock.setTimeout(() => {
       this.timer = undefined;

@@ -27,7 +27,7 @@ class ScriptedWatches implements WatchSource {
   }
 }
 
-function setup(lists: (() => KubernetesListObject<V1Pod>)[]) {
+function setup(lists: (() => KubernetesListObject<V1Pod>)[], random: () => number = () => 0) {
   const clock = createFakeClock();
   const watches = new ScriptedWatches();
   let listed = 0;
@@ -41,6 +41,7 @@ function setup(lists: (() => KubernetesListObject<V1Pod>)[]) {
     watch: watches,
     fieldSelector: 'spec.nodeName=n1',
     clock,
+    random,
   });
   const seen: string[] = [];
   informer.on('add', (p) => seen.push(`add ${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''}`));
@@ -93,22 +94,43 @@ describe('ListWatchInformer', () => {
     await informer.stop();
   });
 
-  it('relists after 410 Gone and reports what the new list lacks as deleted', async () => {
-    const { watches, informer, seen, listCount } = setup([
-      () => ({ metadata: { resourceVersion: '10' }, items: [pod('a', '1'), pod('b', '2')] }),
-      () => ({ metadata: { resourceVersion: '30' }, items: [pod('b', '3')] }),
-    ]);
+  it('spreads the wait after a quiet watch over [d, 2d) with the random source (jitter 1.0, as client-go)', async () => {
+    const draws = [0.5, 0.25];
+    const { clock, watches, informer } = setup([() => ({ metadata: { resourceVersion: '10' }, items: [] })], () => draws.shift() ?? 0);
+    await informer.start();
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(watches.opened.length, 2, 'the first end reopens at once, drawing nothing');
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(clock.nextTimerIn(), 1500, '1 s spread by 0.5');
+    await clock.advance(1500);
+    assert.equal(watches.opened.length, 3);
+    watches.last().handlers.onDone(undefined);
+    await settle();
+    assert.equal(clock.nextTimerIn(), 2500, '2 s spread by 0.25');
+    await informer.stop();
+  });
+
+  it('relists after 410 Gone, after a jittered 1–2 s, and reports what the new list lacks as deleted', async () => {
+    const { clock, watches, informer, seen, listCount } = setup(
+      [() => ({ metadata: { resourceVersion: '10' }, items: [pod('a', '1'), pod('b', '2')] }), () => ({ metadata: { resourceVersion: '30' }, items: [pod('b', '3')] })],
+      () => 0.4,
+    );
     await informer.start();
     watches.last().handlers.onDone(new KubeApiError(410, { code: 410 }, 'WATCH /api/v1/pods'));
     await settle();
-    assert.equal(listCount(), 2);
+    await clock.advance(1399);
+    assert.equal(listCount(), 1, 'not at once: an API server restart expires every node\'s watch together');
+    await clock.advance(1);
+    assert.equal(listCount(), 2, '1 s × (1 + 0.4)');
     assert.deepEqual(seen, ['add a@1', 'add b@2', 'delete a', 'update b@3']);
     assert.equal(watches.last().query.resourceVersion, '30');
     await informer.stop();
   });
 
   it('relists after a 410 ERROR event in the stream, once the server ends that watch', async () => {
-    const { watches, informer, listCount } = setup([
+    const { clock, watches, informer, listCount } = setup([
       () => ({ metadata: { resourceVersion: '10' }, items: [pod('a', '1')] }),
       () => ({ metadata: { resourceVersion: '40' }, items: [pod('a', '1')] }),
     ]);
@@ -117,6 +139,8 @@ describe('ListWatchInformer', () => {
     assert.equal(informer.latestResourceVersion(), '');
     watches.last().handlers.onDone(undefined);
     await settle();
+    assert.equal(listCount(), 1);
+    await clock.advance(1000);
     assert.equal(listCount(), 2);
     assert.equal(watches.last().query.resourceVersion, '40');
     await informer.stop();

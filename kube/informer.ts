@@ -7,14 +7,17 @@
  * - `start()` lists (unless it holds a resourceVersion) and opens a watch from the list's version;
  *   it resolves once the watch is open or the attempt failed;
  * - a watch that ends is reopened from the last version seen (bookmarks included); one that ended
- *   without any event waits 1 s, doubling to 30 s; one dropped for inactivity reopens at once;
- * - 410 Gone (as a status or as an ERROR event) forgets the version: the next open relists, and
- *   objects missing from the new list are reported deleted;
+ *   without any event waits 1 s, doubling to 30 s, each wait spread over [d, 2d) by a jitter of 1.0
+ *   (client-go's reflector backs off with `wait.Jitter` 1.0, so the informers of a fleet whose
+ *   API server went away do not come back in step); one dropped for inactivity reopens at once;
+ * - 410 Gone (as a status or as an ERROR event) forgets the version: the next open relists, after
+ *   a jittered wait of 1–2 s (see `pause`), and objects missing from the new list are reported deleted;
  * - any other failure, of the list or the watch, is reported to the `error` handlers and the
  *   informer stops: whoever owns it decides when to start again.
  */
 import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import { isGone, watchErrorStatusCode } from '../util/api-errors.js';
+import { jittered } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { WatchTimeoutError, type Query, type WatchHandlers } from './transport.js';
 
@@ -34,6 +37,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   /** Extra watch parameters (`allowWatchBookmarks`, `timeoutSeconds`). */
   readonly watchQuery?: Query;
   readonly clock?: Clock;
+  /** A number in [0, 1) for the reconnect delay's jitter; default Math.random. */
+  readonly random?: () => number;
 }
 
 type ObjectHandler<T> = (obj: T) => void;
@@ -42,6 +47,8 @@ type Verb = 'add' | 'update' | 'delete' | 'change' | 'error' | 'connect';
 
 const BASE_RECONNECT_MS = 1000;
 const MAX_RECONNECT_MS = 30_000;
+/** client-go's reflector: `defaultBackoffJitter = 1.0`. */
+const RECONNECT_JITTER = 1;
 
 function keyOf(obj: KubernetesObject): [string, string] {
   return [obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''];
@@ -56,11 +63,13 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
   private reconnectDelayMs = 0;
   private request: AbortController | undefined;
   private readonly clock: Clock;
+  private readonly random: () => number;
   /** Bumped by stop(): work of an older generation (a list or a delay in flight) does nothing. */
   private generation = 0;
 
   constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
   }
 
   on(verb: 'add' | 'update' | 'delete' | 'change', cb: ObjectHandler<T>): void;
@@ -110,11 +119,8 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
   private async connect(generation: number, reconnect: boolean): Promise<void> {
     if (this.stopped || generation !== this.generation) return;
     for (const cb of [...this.handlers.connect]) cb(undefined);
+    if (reconnect && !(await this.pause(generation))) return;
     if (this.resourceVersion === '' && !(await this.relist(generation))) return;
-    if (reconnect && this.reconnectDelayMs > 0) {
-      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, this.reconnectDelayMs));
-      if (generation !== this.generation) return;
-    }
     if (reconnect) this.reconnectDelayMs = Math.min(this.reconnectDelayMs > 0 ? this.reconnectDelayMs * 2 : BASE_RECONNECT_MS, MAX_RECONNECT_MS);
     const request = await this.options.watch.watch(this.options.path, this.watchQuery(), {
       onEvent: (type, object) => {
@@ -127,6 +133,22 @@ export class ListWatchInformer<T extends KubernetesObject> implements Informer<T
     // stop() during the connect bumped the generation: this watch has no owner left.
     if (generation !== this.generation) request.abort();
     else this.request = request;
+  }
+
+  /**
+   * The wait before reopening: the delay after a quiet watch, and before the relist that follows a
+   * 410 Gone at least the base delay, jittered. client-go's reflector waits its jittered backoff
+   * after every ListAndWatch, one ended by an expired version included; an API server restart
+   * expires the watches of every node at once (its new watch cache starts at a later version), and
+   * relisting at once would send the whole fleet's lists in the same second. False when the
+   * informer was stopped meanwhile.
+   */
+  private async pause(generation: number): Promise<boolean> {
+    const baseMs = this.resourceVersion === '' ? Math.max(this.reconnectDelayMs, BASE_RECONNECT_MS) : this.reconnectDelayMs;
+    if (baseMs <= 0) return true;
+    const delayMs = jittered(baseMs, RECONNECT_JITTER, this.random);
+    await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delayMs));
+    return generation === this.generation;
   }
 
   /** Lists into the cache; false when the list failed (reported) or the informer was stopped meanwhile. */

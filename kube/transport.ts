@@ -12,6 +12,10 @@
  * of any CA, certificate or key read from a file, checked at most once a second), so a rotated
  * certificate gets a new pool; the old one's idle sockets are closed and its requests finish.
  * Bearer tokens are set per request; a token file is re-read once a minute.
+ *
+ * A {@link RequestRateLimiter} (the kubelet's `--kube-api-qps`/`--kube-api-burst`, rate-limit.ts)
+ * holds each request until it has a token, before the request is sent; watches are not held, as
+ * client-go does not hold them.
  */
 import { readFileSync, statSync } from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
@@ -19,6 +23,7 @@ import https from 'node:https';
 import { KubeApiError } from '../util/api-errors.js';
 import { systemClock, type Clock, type TimerHandle } from '../util/clock.js';
 import type { KubeEndpoint, Material } from './kubeconfig.js';
+import type { RequestRateLimiter } from './rate-limit.js';
 
 /** Query parameters; undefined values are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -33,7 +38,13 @@ export interface KubeRequest {
   readonly body?: unknown;
   /** The body's media type; `application/json` unless a patch says otherwise. */
   readonly contentType?: string;
+  /** Also ends the wait for a rate-limit token. */
   readonly signal?: AbortSignal;
+  /**
+   * The limiter this request counts against instead of the transport's; `none`: not limited (the
+   * kubelet's heartbeat client shares the connection but not the rate limit).
+   */
+  readonly rateLimiter?: RequestRateLimiter | 'none';
 }
 
 /** What a watch delivers: one event, or its end (an error, or undefined when the server closed it). */
@@ -74,7 +85,10 @@ export interface KubeRequestSample {
   /** `host:port` of the API server, as client-go's `URL.Host`. */
   readonly host: string;
   readonly code: string;
-  /** From sending the request to its answer's end (request) or to the answer's headers (watch). */
+  /**
+   * From the request's start (its wait for a rate-limit token included, as client-go starts the
+   * clock before `tryThrottle`) to its answer's end (request) or to the answer's headers (watch).
+   */
   readonly seconds: number;
   /** The body's bytes, 0 without a body (client-go observes 0 for a GET). */
   readonly requestBytes: number;
@@ -84,9 +98,29 @@ export interface KubeRequestSample {
   readonly watch: boolean;
 }
 
+/** One request's wait for a rate-limit token (client-go's `rest_client_rate_limiter_duration_seconds`). */
+export interface KubeRateLimitSample {
+  readonly method: KubeRequest['method'];
+  /** `host:port` of the API server. */
+  readonly host: string;
+  /** How long the request waited for its token; 0 when one was there. */
+  readonly seconds: number;
+}
+
 /** Receives every request's outcome (the node's `rest_client_*`); must not throw. */
 export interface KubeRequestMetrics {
   requestDone(sample: KubeRequestSample): void;
+  /** A rate-limited request got its token, or gave up waiting (aborted); not called without a limiter. */
+  rateLimited(sample: KubeRateLimitSample): void;
+}
+
+/** How a transport bounds its requests. */
+export interface KubeTransportLimits {
+  /** A request whose socket is silent this long fails; default {@link REQUEST_IDLE_TIMEOUT_MS}. */
+  readonly requestIdleTimeoutMs?: number;
+  readonly metrics?: KubeRequestMetrics;
+  /** Every request waits for a token of it (unless the request names another); absent: no limit. */
+  readonly rateLimiter?: RequestRateLimiter;
 }
 
 /** A request got no byte from the API server for {@link REQUEST_IDLE_TIMEOUT_MS}. */
@@ -142,22 +176,28 @@ export class KubeTransport {
   private readonly plain: boolean;
   private readonly requestIdleTimeoutMs: number;
   private readonly metrics: KubeRequestMetrics | undefined;
+  private readonly rateLimiter: RequestRateLimiter | undefined;
 
   constructor(
     readonly endpoint: KubeEndpoint,
     private readonly clock: Clock = systemClock,
-    limits: { readonly requestIdleTimeoutMs?: number; readonly metrics?: KubeRequestMetrics } = {},
+    limits: KubeTransportLimits = {},
   ) {
     this.url = new URL(endpoint.server);
     this.plain = this.url.protocol === 'http:';
     this.requestIdleTimeoutMs = limits.requestIdleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
     this.metrics = limits.metrics;
+    this.rateLimiter = limits.rateLimiter;
   }
 
-  /** Sends a request; resolves with the parsed JSON answer, rejects with {@link KubeApiError} outside 2xx. */
+  /**
+   * Sends a request once it has a rate-limit token; resolves with the parsed JSON answer, rejects
+   * with {@link KubeApiError} outside 2xx, or with the signal's reason when it aborts first.
+   */
   async request<T>(req: KubeRequest): Promise<T> {
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     const startedMs = this.clock.now();
+    await this.throttle(req);
     const sample = { method: req.method, requestBytes: payload?.length ?? 0, watch: false };
     let response: IncomingMessage;
     let raw: Buffer;
@@ -175,15 +215,33 @@ export class KubeTransport {
     return body as T;
   }
 
+  /** Waits for the request's token, if it is limited; the wait is observed however it ends. */
+  private async throttle(req: KubeRequest): Promise<void> {
+    const limiter = req.rateLimiter ?? this.rateLimiter;
+    if (limiter === undefined || limiter === 'none') return;
+    const startedMs = this.clock.now();
+    try {
+      await limiter.wait(req.path, req.signal);
+    } finally {
+      this.observe(() => { this.metrics?.rateLimited({ method: req.method, host: this.url.host, seconds: Math.max(0, this.clock.now() - startedMs) / 1000 }); });
+    }
+  }
+
+  /** Hands one sample to the metrics, which must never fail the request. */
+  private observe(report: () => void): void {
+    try {
+      report();
+    } catch {
+      // A metrics fault must not fail an API call.
+    }
+  }
+
   /** Hands one request's outcome to the metrics, which must never fail the request. */
   private record(done: Omit<KubeRequestSample, 'host' | 'seconds'> & { readonly startedMs: number }): void {
     if (this.metrics === undefined) return;
     const { startedMs, ...rest } = done;
-    try {
-      this.metrics.requestDone({ ...rest, host: this.url.host, seconds: Math.max(0, this.clock.now() - startedMs) / 1000 });
-    } catch {
-      // A metrics fault must not fail an API call.
-    }
+    const metrics = this.metrics;
+    this.observe(() => { metrics.requestDone({ ...rest, host: this.url.host, seconds: Math.max(0, this.clock.now() - startedMs) / 1000 }); });
   }
 
   /**

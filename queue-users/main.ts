@@ -57,7 +57,8 @@ export function parseRedisUsersSettings(argv: readonly string[], env: NodeJS.Pro
 /** Every Node, list+watch, restarted with backoff after a failure. */
 function watchNodes(kube: KubeClient, clock: Clock, logger: Logger): NodeSource & { start(): Promise<void>; stop(): Promise<void> } {
   const informer = new ListWatchInformer<V1Node>({ path: '/api/v1/nodes', list: () => kube.get<V1NodeList>('/api/v1/nodes'), watch: kube.transport, watchQuery: { allowWatchBookmarks: true }, clock });
-  const restarts = new InformerRestarts({ start: () => informer.start(), what: 'Nodes', backoff: { initialMs: 1000, maxMs: 60_000 }, clock, logger });
+  // Jittered as client-go's reflector (1.0): a restart after an API server outage lands anywhere in [d, 2d).
+  const restarts = new InformerRestarts({ start: () => informer.start(), what: 'Nodes', backoff: { initialMs: 1000, maxMs: 60_000, jitter: 1 }, clock, logger });
   informer.on('error', (err) => { restarts.failed(err); });
   return {
     list: () => informer.list(),

@@ -28,6 +28,7 @@ import type { NodeStartupMetrics } from '../controllers/node/registration.js';
 import type { KubeRequestMetrics } from '../kube/transport.js';
 import { registerBuildInfo, type BuildInfo } from './build-info-metrics.js';
 import { httpMetrics, type NodeHttpMetrics } from './http-metrics.js';
+import { storageMetrics, type StorageMetrics } from './storage-metrics.js';
 import { nodeStartupMetrics } from './node-startup-metrics.js';
 import { podFlowMetrics, watchPodCounts, type PodCountsView, type PodFlowMetrics } from './pod-metrics.js';
 import { restClientMetrics } from './rest-client-metrics.js';
@@ -72,6 +73,8 @@ export interface NodeMetrics {
   readonly restClient: KubeRequestMetrics;
   /** The node server's requests (`kubelet_http_*`). */
   readonly http: NodeHttpMetrics;
+  /** Directory walks, container log usage and cgroup manager operations (`storage-metrics.ts`). */
+  readonly storage: StorageMetrics;
   /** Registration and the first Ready status (`kubelet_node_startup_*`). */
   readonly nodeStartup: NodeStartupMetrics;
   /** Pods started, orphans found, containers per pod, status sync latency (`pod-metrics.ts`). */
@@ -222,6 +225,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     imageGc: { imageRemoved: (reason) => { imagesCollected.inc({ reason }); } },
     restClient: restClientMetrics(registry),
     http: httpMetrics(registry, now),
+    storage: storageMetrics(registry),
     nodeStartup: nodeStartupMetrics(registry, { ...startup, now }),
     pods: podFlowMetrics(registry),
     watchPods: (view) => { watchPodCounts(registry, view); },

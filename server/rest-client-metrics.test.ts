@@ -1,13 +1,16 @@
 /**
  * `rest_client_*` through nodelet's own API client: a real transport against a local HTTP server
  * records each request by code, method and host, its latency and sizes by verb and host; a watch
- * only in the request count; a request that got no answer with code `<error>`.
+ * only in the request count; a request that got no answer with code `<error>`; each rate-limited
+ * request's wait for its token.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { apiRateLimiter } from '../kube/rate-limit.js';
 import { KubeTransport } from '../kube/transport.js';
+import { createFakeClock } from '../test/doubles/fake-clock.js';
 import { MetricsRegistry } from '../util/metrics.js';
 import { restClientMetrics } from './rest-client-metrics.js';
 
@@ -58,6 +61,26 @@ describe('rest_client metrics', () => {
     assert.equal(line(text, `rest_client_request_size_bytes_sum{host="${host}",verb="GET"}`)?.split(' ')[1], '0');
     assert.equal(line(text, `rest_client_response_size_bytes_sum{host="${host}",verb="GET"}`)?.split(' ')[1], String('{"kind":"Node"}'.length + '{"kind":"Status","code":404}'.length));
     assert.match(text, /rest_client_request_duration_seconds_bucket\{host="[^"]+",verb="GET",le="0.005"\}/);
+  });
+
+  it("observes each rate-limited request's wait for its token by verb and host, as client-go's rest_client_rate_limiter_duration_seconds", async () => {
+    const registry = new MetricsRegistry();
+    const clock = createFakeClock();
+    const rateLimiter = apiRateLimiter({ qps: 1, burst: 1 }, clock);
+    assert.ok(rateLimiter);
+    const transport = new KubeTransport({ server: `http://${host}`, insecureSkipTlsVerify: false }, clock, { metrics: restClientMetrics(registry), rateLimiter });
+    await transport.request({ method: 'GET', path: '/api/v1/nodes/here' });
+    const second = transport.request({ method: 'GET', path: '/api/v1/nodes/here' });
+    await clock.advance(1000);
+    await second;
+    await transport.request({ method: 'PATCH', path: '/api/v1/nodes/here', body: {}, rateLimiter: 'none' });
+    transport.close();
+    const text = registry.text();
+    assert.match(text, /# HELP rest_client_rate_limiter_duration_seconds \[ALPHA\] Client side rate limiter latency in seconds. Broken down by verb, and host./);
+    assert.equal(line(text, `rest_client_rate_limiter_duration_seconds_count{host="${host}",verb="GET"}`)?.split(' ')[1], '2');
+    assert.equal(line(text, `rest_client_rate_limiter_duration_seconds_sum{host="${host}",verb="GET"}`)?.split(' ')[1], '1', 'one waited 1 s, the other nothing');
+    assert.equal(line(text, `rest_client_rate_limiter_duration_seconds_bucket{host="${host}",verb="GET",le="0.005"}`)?.split(' ')[1], '1');
+    assert.equal(line(text, `rest_client_rate_limiter_duration_seconds_count{host="${host}",verb="PATCH"}`), undefined, 'a request not limited is not observed');
   });
 
   it('counts a request with no answer as <error>', async () => {

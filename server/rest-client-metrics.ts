@@ -8,8 +8,11 @@
  * request with no answer counts with code `<error>`; a response size is observed when the request
  * succeeded or its answer had a body.
  *
- * Not here, for want of the thing measured: `rest_client_rate_limiter_duration_seconds` (nodelet's
- * client has no client-side rate limiter), `rest_client_request_retries_total` (it retries no
+ * `rest_client_rate_limiter_duration_seconds` is each rate-limited request's wait for its token
+ * (`--kube-api-qps`, kube/rate-limit.ts), 0 included, as client-go's `tryThrottle` observes it;
+ * requests of a client without a limiter (the heartbeats') are not observed, as in client-go.
+ *
+ * Not here, for want of the thing measured: `rest_client_request_retries_total` (it retries no
  * request itself: its callers' loops do), `rest_client_dns_resolution_duration_seconds`,
  * `rest_client_exec_plugin_*` (no exec credential plugins) and `rest_client_transport_*` (no
  * shared transport cache); see docs/node-server.md.
@@ -32,7 +35,11 @@ export function restClientMetrics(registry: MetricsRegistry): KubeRequestMetrics
   const latency = registry.histogram({ name: 'rest_client_request_duration_seconds', help: alpha('Request latency in seconds. Broken down by verb, and host.'), labelNames: byVerb, buckets: REST_CLIENT_LATENCY_BUCKETS });
   const requestSize = registry.histogram({ name: 'rest_client_request_size_bytes', help: alpha('Request size in bytes. Broken down by verb and host.'), labelNames: byVerb, buckets: REST_CLIENT_SIZE_BUCKETS });
   const responseSize = registry.histogram({ name: 'rest_client_response_size_bytes', help: alpha('Response size in bytes. Broken down by verb and host.'), labelNames: byVerb, buckets: REST_CLIENT_SIZE_BUCKETS });
+  const rateLimiter = registry.histogram({ name: 'rest_client_rate_limiter_duration_seconds', help: alpha('Client side rate limiter latency in seconds. Broken down by verb, and host.'), labelNames: byVerb, buckets: REST_CLIENT_LATENCY_BUCKETS });
   return {
+    rateLimited: ({ method, host, seconds }) => {
+      rateLimiter.observe({ verb: method, host }, seconds);
+    },
     requestDone: (sample) => {
       const { method, host, code } = sample;
       total.inc({ code, method, host });

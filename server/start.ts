@@ -17,6 +17,8 @@ import type { StreamRuntime } from './streaming.js';
 import { StatsCollector, type ImageFsSource, type StatsSource } from './stats-collector.js';
 import { createNodeServer, type NodeServer } from './node-server.js';
 import type { NodeMetrics } from './node-metrics.js';
+import { timedDirMeasure } from './storage-metrics.js';
+import { measureDir } from '../util/dir-usage.js';
 import { apiCsrClient } from '../kube/certificates/csr-client.js';
 import { ServingCertManager } from './serving-cert-manager.js';
 import { servingCredentials } from './tls.js';
@@ -141,6 +143,18 @@ function rotatingWith(server: NodeServer, credentials: InitialCredentials): Node
   };
 }
 
+/**
+ * The Summary's and `/metrics/resource`'s collector; with `/metrics`, its directory walks are timed
+ * and it answers the container log gauge at each scrape.
+ */
+function statsCollector(parts: NodeServerParts): StatsCollector {
+  const { metrics, clock } = parts;
+  const measure = metrics === undefined ? undefined : timedDirMeasure(measureDir, clock, (seconds) => { metrics.storage.diskUsageMeasured(seconds); });
+  const collector = new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }), runtime: parts.runtime, images: parts.images, clock, ...(measure === undefined ? {} : { measureDir: measure }) });
+  metrics?.storage.watchContainerLogs(() => collector.containerLogUsage());
+  return collector;
+}
+
 /** The node server, not yet listening. Reads (makes, or requests) its certificate and reads the client CA. */
 export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServer> {
   const credentials = await initialCredentials(parts);
@@ -165,7 +179,7 @@ export async function buildNodeServer(parts: NodeServerParts): Promise<NodeServe
       nodeLogQuery: parts.enableSystemLogQuery === true,
       checkpoint: { runtime: parts.runtime, rootDir: parts.rootDir },
       stats: {
-        collector: new StatsCollector({ nodeName: parts.nodeName, rootDir: parts.rootDir, ...(parts.podLogDir === undefined ? {} : { podLogDir: parts.podLogDir }), runtime: parts.runtime, images: parts.images, clock: parts.clock }),
+        collector: statsCollector(parts),
         logger: parts.logger,
       },
       ...(parts.metrics === undefined ? {} : { metrics: { registry: parts.metrics, logger: parts.logger } }),

@@ -13,7 +13,8 @@ import { readFs, readNode, type NodeReading } from './node-stats.js';
 import { usageNanoCores, type CpuSample, type FsFigures } from './stats-formulas.js';
 import { buildSummary, type ContainerInput, type PodStorage, type Summary, type SummaryInput } from './summary.js';
 import { measureDir, type DirUsage } from '../util/dir-usage.js';
-import { PodVolumeStats } from './volume-stats.js';
+import { PodVolumeStats, type DirMeasure } from './volume-stats.js';
+import type { ContainerLogUsage } from './storage-metrics.js';
 
 /** The runtime calls the statistics need. */
 export interface StatsSource {
@@ -38,6 +39,8 @@ export interface StatsCollectorDeps {
   readonly clock: Clock;
   readonly readNode?: () => Promise<NodeReading>;
   readonly readFs?: (dir: string) => Promise<FsFigures>;
+  /** Measures a volume's or a log directory's usage; default `measureDir` (the agent's is timed). */
+  readonly measureDir?: DirMeasure;
 }
 
 interface CachedRate {
@@ -52,11 +55,13 @@ export class StatsCollector {
   private readonly readNode: () => Promise<NodeReading>;
   private readonly readFs: (dir: string) => Promise<FsFigures>;
   private readonly volumes: PodVolumeStats;
+  private readonly measure: DirMeasure;
 
   constructor(private readonly deps: StatsCollectorDeps) {
     this.readNode = deps.readNode ?? (() => readNode());
     this.readFs = deps.readFs ?? readFs;
-    this.volumes = new PodVolumeStats(deps.rootDir, this.readFs);
+    this.measure = deps.measureDir ?? measureDir;
+    this.volumes = new PodVolumeStats(deps.rootDir, this.readFs, undefined, this.measure);
   }
 
   /** The Summary; `update` moves the CPU readings forward (the summary does, a metrics scrape does not). */
@@ -92,16 +97,40 @@ export class StatsCollector {
     const logFs = this.deps.podLogDir === undefined ? undefined : await this.readFs(this.deps.podLogDir);
     const storage = new Map<string, PodStorage>();
     for (const sandbox of ready) {
-      const { name, namespace, uid } = sandbox.metadata;
+      const { uid } = sandbox.metadata;
       const logs = new Map<string, { usage: DirUsage; fs: FsFigures }>();
       if (this.deps.podLogDir !== undefined && logFs !== undefined) {
         for (const c of running.filter((r) => r.podSandboxId === sandbox.id)) {
-          logs.set(c.metadata.name, { usage: await measureDir(path.join(this.deps.podLogDir, `${namespace}_${name}_${uid}`, c.metadata.name)), fs: logFs });
+          logs.set(c.metadata.name, { usage: await this.measure(this.logDirOf(sandbox, c)), fs: logFs });
         }
       }
       storage.set(uid, { volumes: await this.volumes.of(uid, this.deps.clock.now()), logs });
     }
     return storage;
+  }
+
+  /**
+   * Each running container's log usage, measured now (`kubelet_container_log_filesystem_used_bytes`,
+   * which the kubelet reads from its stats provider's pod stats: running containers of ready pods).
+   */
+  async containerLogUsage(): Promise<ContainerLogUsage[]> {
+    if (this.deps.podLogDir === undefined) return [];
+    const [sandboxes, containers] = await Promise.all([this.deps.runtime.listPodSandbox(), this.deps.runtime.listContainers()]);
+    const ready = new Map(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => [s.id, s]));
+    const usage: ContainerLogUsage[] = [];
+    for (const c of containers) {
+      const sandbox = ready.get(c.podSandboxId);
+      if (sandbox === undefined || c.state !== 'CONTAINER_RUNNING') continue;
+      const { usedBytes } = await this.measure(this.logDirOf(sandbox, c));
+      usage.push({ uid: sandbox.metadata.uid, namespace: sandbox.metadata.namespace, pod: sandbox.metadata.name, container: c.metadata.name, usedBytes });
+    }
+    return usage;
+  }
+
+  /** `<podLogDir>/<namespace>_<name>_<uid>/<container>/`, where the runtime writes the container's log files. */
+  private logDirOf(sandbox: PodSandbox, container: Container): string {
+    const { name, namespace, uid } = sandbox.metadata;
+    return path.join(this.deps.podLogDir ?? '', `${namespace}_${name}_${uid}`, container.metadata.name);
   }
 
   private rate(key: string, sample: CpuSample, update: boolean): bigint | undefined {

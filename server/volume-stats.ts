@@ -26,8 +26,11 @@ export interface VolumeUsage extends DirUsage {
   readonly fs: FsFigures;
 }
 
+/** How a directory's usage is measured (`measureDir`, or a timed one). */
+export type DirMeasure = (dir: string) => Promise<DirUsage>;
+
 /** The volumes of a pod nodelet wrote, each measured, with the statfs of its filesystem. */
-export async function measurePodVolumes(rootDir: string, podUid: string, readFs: (dir: string) => Promise<FsFigures>): Promise<VolumeUsage[]> {
+export async function measurePodVolumes(rootDir: string, podUid: string, readFs: (dir: string) => Promise<FsFigures>, measure: DirMeasure = measureDir): Promise<VolumeUsage[]> {
   const volumes: VolumeUsage[] = [];
   for (const plugin of MEASURED_PLUGINS) {
     const pluginDir = path.join(rootDir, 'pods', podUid, 'volumes', `kubernetes.io~${plugin}`);
@@ -40,7 +43,7 @@ export async function measurePodVolumes(rootDir: string, podUid: string, readFs:
     }
     for (const name of names.sort()) {
       const dir = path.join(pluginDir, name);
-      const [usage, fs] = await Promise.all([measureDir(dir), readFs(dir)]);
+      const [usage, fs] = await Promise.all([measure(dir), readFs(dir)]);
       volumes.push({ name, ...usage, fs });
     }
   }
@@ -60,13 +63,14 @@ export class PodVolumeStats {
     private readonly rootDir: string,
     private readonly readFs: (dir: string) => Promise<FsFigures>,
     private readonly periodMs = VOLUME_STATS_PERIOD_MS,
+    private readonly measure: DirMeasure = measureDir,
   ) {}
 
   /** The figures of `podUid`'s volumes as of at most one period before `nowMs`. */
   async of(podUid: string, nowMs: number): Promise<readonly VolumeUsage[]> {
     const cached = this.cache.get(podUid);
     if (cached !== undefined && nowMs - cached.atMs < this.periodMs) return cached.volumes;
-    const volumes = await measurePodVolumes(this.rootDir, podUid, this.readFs);
+    const volumes = await measurePodVolumes(this.rootDir, podUid, this.readFs, this.measure);
     this.cache.set(podUid, { atMs: nowMs, volumes });
     return volumes;
   }

@@ -14,3 +14,25 @@ describe('backoffDelay', () => {
     assert.equal(backoffDelay(policy, 10_000), 7000);
   });
 });
+
+describe('backoffDelay with jitter (apimachinery wait.Jitter)', () => {
+  it('spreads each delay over [delay, delay * (1 + jitter)) by the random source, the cap included', () => {
+    const policy = { initialMs: 800, maxMs: 30_000, jitter: 1 };
+    assert.equal(backoffDelay(policy, 1, () => 0), 800);
+    assert.equal(backoffDelay(policy, 1, () => 0.5), 1200);
+    assert.equal(backoffDelay(policy, 3, () => 0.25), 4000);
+    assert.equal(backoffDelay(policy, 20, () => 0.999), 30_000 + 0.999 * 30_000, 'a capped delay jitters above the cap, as client-go');
+    assert.equal(backoffDelay(policy, 0, () => 0.5), 0, 'nothing due, nothing jittered');
+  });
+
+  it('draws nothing and changes nothing without a jitter', () => {
+    let drawn = 0;
+    const random = (): number => {
+      drawn += 1;
+      return 0.5;
+    };
+    assert.equal(backoffDelay({ initialMs: 1000, maxMs: 30_000 }, 2, random), 2000);
+    assert.equal(backoffDelay({ initialMs: 1000, maxMs: 30_000, jitter: 0 }, 2, random), 2000);
+    assert.equal(drawn, 0);
+  });
+});

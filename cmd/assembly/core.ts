@@ -12,7 +12,12 @@ export interface AgentCore {
   readonly settings: AgentSettings;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Every API request but the two below, rate-limited (`--kube-api-qps`). */
   readonly kube: KubeClient;
+  /** The Node status and Lease: the same connection, never rate-limited (credentials.ts). */
+  readonly heartbeatKube: KubeClient;
+  /** Events: the same connection, their own rate limit (credentials.ts). */
+  readonly eventKube: KubeClient;
   readonly cri: CriClient;
   readonly runtimeVersion: VersionInfo;
   readonly metrics: NodeMetrics;

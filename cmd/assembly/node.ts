@@ -3,7 +3,7 @@ import { RuntimeFeatures } from '../../reconcilers/runtime/runtime-features.js';
 import type { RuntimeService } from '../../cri/types.js';
 import { createHostInfo } from '../../controllers/node/host-info.js';
 import type { Reservations } from '../../controllers/node/allocatable.js';
-import { createNodeController, type NodeController, type NodePressure } from '../../controllers/node/node-controller.js';
+import { createNodeController, type NodeController, type NodeExtendedResources, type NodePressure } from '../../controllers/node/node-controller.js';
 import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
 import { CachedImageList } from '../../controllers/node/node-images.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
@@ -43,17 +43,19 @@ export function nodePolicyTargets(node: NodeController, allocatable: EnforcedAll
 
 /** Where the Node's own events go (the node controller's and the shutdown manager's). */
 export function buildNodeEvents(core: AgentCore): ApiEventRecorder {
-  const { kube, settings, clock, logger } = core;
-  return new ApiEventRecorder({ core: new CoreV1Client(kube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) });
+  const { eventKube, settings, clock, logger } = core;
+  return new ApiEventRecorder({ core: new CoreV1Client(eventKube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'node-events' }) });
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink }): NodeController {
-  const { pressure, annotations, events } = node;
-  const { settings, kube, runtimeVersion, logger, clock } = core;
+export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink; extendedResources: NodeExtendedResources }): NodeController {
+  const { pressure, annotations, events, extendedResources } = node;
+  const { settings, heartbeatKube, runtimeVersion, logger, clock } = core;
   const images = new CachedImageList(core.cri.image, clock);
   return createNodeController({
-    kube,
+    // The kubelet posts status and renews its lease on its heartbeat client, which is not
+    // rate-limited. (Its registration uses the limited client; here it rides along: a few requests, once.)
+    kube: heartbeatKube,
     nodeName: settings.nodeName,
     nodeIp: settings.nodeIp,
     hostInfo: createHostInfo({ rootDir: settings.rootDir }),
@@ -70,6 +72,8 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     events,
     startupEvents: () => startupEvents(settings),
     startup: core.metrics.nodeStartup,
+    // The device plugins' resources (`example.com/gpu`) in capacity and allocatable.
+    extendedResources,
   });
 }
 

@@ -8,6 +8,8 @@
 import { nodeAllocatable as nodeCapacity } from '../../controllers/node/host-info.js';
 import { AllocatableView, type Reservations } from '../../controllers/node/allocatable.js';
 import { hostCgroupFs } from '../../reconcilers/cgroups/host-cgroupfs.js';
+import { timedCgroupFs, type CgroupOperationObserver } from '../../reconcilers/cgroups/timed-cgroupfs.js';
+import type { Clock } from '../../util/clock.js';
 import { DEFAULT_CFS_PERIOD_US } from '../../reconcilers/cgroups/pod-cgroup-config.js';
 import type { PodCgroupSettings } from '../../reconcilers/pod/pod-sync.js';
 import type { CgroupSettings } from '../cgroup-flags.js';
@@ -53,20 +55,22 @@ export async function runtimeCgroupDriver(runtime: RuntimeConfigReader): Promise
 }
 
 /**
- * The settings for the per-pod machinery; undefined with `--cgroups-per-qos=false`.
+ * The settings for the per-pod machinery, its cgroup writes timed by `timing`; undefined with
+ * `--cgroups-per-qos=false`.
  * @throws UnsupportedCgroupDriverError when pod cgroups are on and the runtime's driver is systemd.
  */
 export async function buildPodCgroupSettings(
   flags: CgroupSettings | undefined,
   reservations: Reservations,
   runtime: RuntimeConfigReader,
+  timing: { readonly clock: Clock; readonly observe: CgroupOperationObserver },
 ): Promise<{ cgroups: PodCgroupSettings | undefined; enforced: EnforcedAllocatable }> {
   const view = new AllocatableView(nodeCapacity(), reservations);
   const enforced: EnforcedAllocatable = { setReservations: (r) => { view.setReservations(r); } };
   if (flags === undefined) return { cgroups: undefined, enforced };
   const driver = await runtimeCgroupDriver(runtime);
   if (driver !== 'cgroupfs') throw new UnsupportedCgroupDriverError(driver);
-  const fs = await hostCgroupFs();
+  const fs = timedCgroupFs(await hostCgroupFs(), timing.clock, timing.observe);
   const policy = { enforceCpuLimits: flags.enforceCpuLimits, cpuPeriodUs: DEFAULT_CFS_PERIOD_US, podPidsLimit: flags.podPidsLimit };
   return { cgroups: { fs, cgroupRoot: flags.cgroupRoot, policy, allocatable: () => view }, enforced };
 }

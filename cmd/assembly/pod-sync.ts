@@ -28,6 +28,7 @@ import type { PodKey } from '../../util/pod-key.js';
 import type { RuntimeFeatureReader } from '../../reconcilers/runtime/runtime-features.js';
 import type { UserNamespaceManager } from '../../reconcilers/userns/userns-manager.js';
 import type { AgentCore } from './core.js';
+import type { DeviceManager } from '../../reconcilers/devices/device-manager.js';
 
 /** The per-pod machinery with its API-facing writers. */
 /** The recorders the per-pod machinery feeds. */
@@ -64,6 +65,8 @@ export interface PodSyncParts {
   runtimeFeatures: RuntimeFeatureReader;
   /** The pods' user namespaces, loaded from disk. */
   userNamespaces: UserNamespaceManager;
+  /** The device manager, its checkpoint read. */
+  devices: DeviceManager;
 }
 
 export function buildPodSync(
@@ -72,7 +75,7 @@ export function buildPodSync(
 ): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
   const { settings, logger, clock, kube, cri } = core;
   const api = new CoreV1Client(kube);
-  const events = new ApiEventRecorder({ core: api, nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
+  const events = new ApiEventRecorder({ core: new CoreV1Client(core.eventKube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
   const volumeApi = createVolumeSourceApi(kube);
   // Probe results: written by the status manager's narrow entry point, read by status generation.
   const probeResults = new ContainerReadinessStore();
@@ -136,6 +139,7 @@ export function buildPodSync(
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
     ...podSyncMetrics(core.metrics),
     runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces,
+    devices: parts.devices,
   });
   // The pod counts on /metrics read the store, the kernel, the mirror pods and the resizes at each scrape.
   core.metrics.watchPods(podCountsView(parts.store, podSync, staticPods));

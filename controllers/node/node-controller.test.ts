@@ -25,7 +25,7 @@ const facts: HostFacts = {
   runningInUserNamespace: false,
 };
 
-function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[]; startupEvents?: () => readonly NodeEvent[]; startup?: string[] } = {}) {
+function setup(options: { labels?: Record<string, string>; annotations?: Record<string, string>; events?: string[]; startupEvents?: () => readonly NodeEvent[]; startup?: string[]; random?: () => number } = {}) {
   const clock = createFakeClock(Date.parse('2030-01-01T00:00:00Z'));
   const nodeApi = createFakeNodeApi();
   const leaseApi = createFakeLeaseApi();
@@ -50,6 +50,8 @@ function setup(options: { labels?: Record<string, string>; annotations?: Record<
     agentVersion: 'v0.1.0-nodelet',
     nodeApi,
     leaseApi,
+    // 0 unless a test says otherwise: the periods are exact.
+    random: options.random ?? (() => 0),
     ...(options.events === undefined ? {} : { events: { recordNode: (node: { name: string; uid: string }, e: { reason: string }) => options.events?.push(`${node.name}/${node.uid} ${e.reason}`) } }),
     ...(options.startupEvents === undefined ? {} : { startupEvents: options.startupEvents }),
     ...(options.startup === undefined ? {} : { startup: { registrationAttempted: () => options.startup?.push('attempt'), registeredNewNode: () => options.startup?.push('created'), nodeReady: () => options.startup?.push('ready') } }),
@@ -143,6 +145,20 @@ describe('node controller', () => {
     assert.equal(leaseApi.calls.filter((c) => c === 'replaceNamespacedLease').length, 3);
     const heartbeat = readyOf(nodeApi)?.lastHeartbeatTime;
     assert.equal(heartbeat?.getTime(), clock.now());
+    await controller.stop();
+  });
+
+  it("jitters both heartbeats' periods by up to 4%, as the kubelet's wait.JitterUntil(…, 0.04)", async () => {
+    const { controller, nodeApi, leaseApi, clock } = setup({ random: () => 0.5 });
+    controller.start();
+    await settle();
+    const posts = (): number => nodeApi.calls.filter((c) => c === 'patchNodeStatus').length;
+    const renewals = (): number => leaseApi.calls.filter((c) => c === 'replaceNamespacedLease').length;
+    const [firstPosts, firstRenewals] = [posts(), renewals()];
+    await clock.advance(10_199);
+    assert.deepEqual([posts(), renewals()], [firstPosts, firstRenewals], 'not at 10 s: 10 s × (1 + 0.5 × 0.04) = 10.2 s');
+    await clock.advance(1);
+    assert.deepEqual([posts(), renewals()], [firstPosts + 1, firstRenewals + 1]);
     await controller.stop();
   });
 

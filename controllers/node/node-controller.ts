@@ -22,10 +22,10 @@ import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
 import type { NodeApi, NodeStartupMetrics } from './registration.js';
 import type { NodeEventSink } from './node-events.js';
-import { createNodeStatusReporter, type NodePressure, type NodeRuntime } from './status-reporter.js';
+import { createNodeStatusReporter, type NodeExtendedResources, type NodePressure, type NodeRuntime } from './status-reporter.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
 
-export type { NodePressure, NodeRuntime } from './status-reporter.js';
+export type { NodeExtendedResources, NodePressure, NodeRuntime } from './status-reporter.js';
 
 /** Options of {@link createNodeController}. */
 export interface NodeControllerOptions {
@@ -57,13 +57,17 @@ export interface NodeControllerOptions {
   readonly startup?: NodeStartupMetrics;
   /** Defaults to `v<package version>-nodelet`. */
   readonly agentVersion?: string;
-  /** Defaults: status and lease every 10 s, lease duration 40 s. */
+  /** Defaults: status and lease every 10 s (each period jittered by up to 4%), lease duration 40 s. */
   readonly statusPeriodMs?: number;
   readonly leasePeriodMs?: number;
   readonly leaseDurationSeconds?: number;
   /** Test seams; default to clients built from `kube`. */
   readonly nodeApi?: NodeApi;
   readonly leaseApi?: LeaseApi;
+  /** A number in [0, 1) for the periods' jitter; default Math.random. */
+  readonly random?: () => number;
+  /** The device plugins' extended resources in capacity and allocatable; absent: none. */
+  readonly extendedResources?: NodeExtendedResources;
 }
 
 /** A running node controller. */
@@ -101,6 +105,12 @@ const DEFAULT_PERIOD_MS = 10_000;
 const STATUS_BACKOFF_INITIAL_MS = 500;
 // The kubelet retries a failed lease renewal after 200 ms, doubling up to 7 s.
 const LEASE_BACKOFF = { initialMs: 200, maxMs: 7_000 };
+/**
+ * The kubelet runs both heartbeats with `wait.JitterUntil(…, 0.04, …)` (kubelet.go's
+ * syncNodeStatus, the lease controller's sync): nodes started together drift apart instead of
+ * writing to the API server in the same instant every 10 s.
+ */
+const HEARTBEAT_JITTER = 0.04;
 
 /**
  * Creates a node controller; nothing is sent until `start()`.
@@ -133,6 +143,7 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     events: options.events,
     startupEvents: options.startupEvents,
     startup: options.startup,
+    extendedResources: options.extendedResources,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),
@@ -142,20 +153,19 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     nodeUid: () => reporter.node()?.metadata?.uid,
   });
 
+  const heartbeat = { jitter: HEARTBEAT_JITTER, random: options.random, clock, logger };
   const statusLoop = createPeriodicLoop({
+    ...heartbeat,
     name: 'node-status',
     periodMs: statusPeriodMs,
     backoff: { initialMs: STATUS_BACKOFF_INITIAL_MS, maxMs: statusPeriodMs },
-    clock,
-    logger,
     run: () => reporter.post(),
   });
   const leaseLoop = createPeriodicLoop({
+    ...heartbeat,
     name: 'node-lease',
     periodMs: options.leasePeriodMs ?? DEFAULT_PERIOD_MS,
     backoff: LEASE_BACKOFF,
-    clock,
-    logger,
     run: async () => {
       await lease.renew();
     },

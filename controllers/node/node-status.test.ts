@@ -98,6 +98,8 @@ describe('buildNodeStatus', () => {
       runningInUserNamespace: false,
     });
     assert.deepEqual(status.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
+    // What the scheduler's NodeDeclaredFeatures filter matches pods with a RestartAllContainers rule against.
+    assert.deepEqual(status.declaredFeatures, ['RestartAllContainersOnContainerExits']);
   });
 
   it('keeps the previously reported runtime version when the runtime cannot say', () => {
@@ -181,6 +183,24 @@ describe('buildNodeStatus', () => {
     assert.equal(readyCondition?.message, 'NetworkPluginNotReady: cni plugin not initialized');
     const bare = readyConditionOf(build({ ready: false, reason: '', message: '' }, t0));
     assert.equal(bare?.message, 'container runtime is not ready');
+  });
+});
+
+describe('buildNodeStatus: device plugin resources', () => {
+  it("adds each plugin resource to capacity (every device) and allocatable (healthy ones), a removed one as 0", () => {
+    const status = buildNodeStatus(facts, {
+      runtimeVersion: 'containerd://2.4.2',
+      agentVersion: 'v0.1.0-nodelet',
+      nodeIp: '10.254.0.2',
+      readiness: ready,
+      now: t0,
+      extendedResources: { capacity: { 'example.com/resource': 2, 'example.com/gone': 0 }, allocatable: { 'example.com/resource': 1, 'example.com/gone': 0 } },
+    });
+    assert.equal(status.capacity?.['example.com/resource'], '2');
+    assert.equal(status.allocatable?.['example.com/resource'], '1');
+    assert.equal(status.capacity?.['example.com/gone'], '0');
+    assert.equal(status.allocatable?.['example.com/gone'], '0');
+    assert.equal(status.capacity?.pods, '110');
   });
 });
 

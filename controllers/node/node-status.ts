@@ -1,9 +1,12 @@
 /**
  * The Node's status as a pure function of host facts, runtime state and the previously posted
  * status, after the kubelet's status setters: capacity and allocatable, addresses, nodeInfo,
- * daemon endpoints, the runtime's handlers, features and images, and the conditions nodelet owns.
+ * daemon endpoints, the runtime's handlers, features and images, the node features nodelet
+ * declares (what the scheduler's NodeDeclaredFeatures filter matches pods against), and the
+ * conditions nodelet owns.
  */
 import type { RuntimeFeatureSnapshot } from '../../reconcilers/runtime/runtime-features.js';
+import { NODE_DECLARED_FEATURES } from '../../reconcilers/admission/declared-features.js';
 import { allocatableOf, formatMilliCpu, NO_RESERVATIONS, type NodeResources, type Reservations } from './allocatable.js';
 import type { V1ContainerImage, V1NodeCondition, V1NodeStatus, V1NodeSystemInfo } from '@kubernetes/client-node';
 import { sameNodeImages } from './node-images.js';
@@ -49,6 +52,12 @@ export interface BuildNodeStatusOptions {
    * are. Written only when they differ from `previous.images`: a heartbeat does not resend them.
    */
   readonly images?: readonly V1ContainerImage[];
+  /**
+   * Device plugins' extended resources (`reconcilers/devices/`): capacity every device, allocatable
+   * the healthy ones; a resource whose plugin is gone for good is 0 in both (kept, as the kubelet
+   * keeps it, to tell it from cluster-level resources). None when absent.
+   */
+  readonly extendedResources?: { readonly capacity: Readonly<Record<string, number>>; readonly allocatable: Readonly<Record<string, number>> };
 }
 
 /**
@@ -158,6 +167,11 @@ function resourceList(resources: NodeResources, pods: string): Record<string, st
   };
 }
 
+/** Device counts as quantities. */
+function counts(amounts: Readonly<Record<string, number>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(amounts ?? {}).map(([name, n]) => [name, String(n)]));
+}
+
 function pressureConditions(pressure: readonly string[]): ConditionInput[] {
   return PRESSURE_CONDITIONS.map(({ no, yes }) => (pressure.includes(yes.type) ? yes : no));
 }
@@ -197,8 +211,8 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
     ephemeralStorageBytes: Math.max(0, reserved.ephemeralStorageBytes - evictionReserve.ephemeralStorageBytes),
   };
   return {
-    capacity: resourceList(capacity, pods),
-    allocatable: resourceList(allocatable, pods),
+    capacity: { ...resourceList(capacity, pods), ...counts(options.extendedResources?.capacity) },
+    allocatable: { ...resourceList(allocatable, pods), ...counts(options.extendedResources?.allocatable) },
     addresses: [
       { type: 'InternalIP', address: options.nodeIp },
       { type: 'Hostname', address: facts.hostname },
@@ -208,6 +222,8 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
       condition(input, now, previousConditions),
     ),
     daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? DEFAULT_KUBELET_PORT } },
+    // As the kubelet's setNodeStatus: the features admission checks pods against (NodeDeclaredFeatures, GA in 1.37).
+    declaredFeatures: [...NODE_DECLARED_FEATURES],
     ...(options.runtimeFeatures === undefined ? {} : runtimeFeatureStatus(options.runtimeFeatures)),
     ...(options.images === undefined || sameNodeImages(options.images, options.previous?.images) ? {} : { images: [...options.images] }),
   };

@@ -54,6 +54,8 @@ function setup(): Setup {
     agentVersion: 'v0.1.0-nodelet',
     clock,
     logger: pino({ level: 'silent' }),
+    // No jitter: the watch's retries below are at the backoff's own times.
+    random: () => 0,
   });
   running = controller;
   return { clock, api, calls, sample, controller };

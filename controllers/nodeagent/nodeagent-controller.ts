@@ -47,6 +47,8 @@ export interface NodeAgentControllerOptions {
   readonly relistPeriodMs?: number;
   /** How long `start()` waits for the first spec; default 5 s. */
   readonly firstSyncTimeoutMs?: number;
+  /** A number in [0, 1) for the watch's retry jitter; default Math.random. */
+  readonly random?: () => number;
 }
 
 /** A running NodeAgent controller. */
@@ -135,7 +137,7 @@ export function createNodeAgentController(options: NodeAgentControllerOptions): 
     if (spec.apply(agent) && reporting) void statusLoop.runNow();
     firstSync.resolve();
   };
-  const watch = createNodeAgentWatch({ api, name: options.nodeName, clock, logger: options.logger, onObject, relistPeriodMs: options.relistPeriodMs });
+  const watch = createNodeAgentWatch({ api, name: options.nodeName, clock, logger: options.logger, onObject, relistPeriodMs: options.relistPeriodMs, random: options.random });
 
   function statusFor(agent: NodeAgent, sample: HealthSample): NodeAgentStatus {
     const watchFailing = { ready: false, reason: 'NodeAgentWatchFailing', message: 'the NodeAgent cannot be read or watched' };

@@ -16,7 +16,7 @@ interface Setup {
 
 let running: NodeAgentWatch | undefined;
 
-function setup(prepare?: (api: FakeNodeAgentApi) => void): Setup {
+function setup(prepare?: (api: FakeNodeAgentApi) => void, random: () => number = () => 0): Setup {
   const clock = createFakeClock();
   const api = createFakeNodeAgentApi();
   prepare?.(api);
@@ -28,6 +28,8 @@ function setup(prepare?: (api: FakeNodeAgentApi) => void): Setup {
     logger: pino({ level: 'silent' }),
     onObject: (agent) => seen.push(agent),
     relistPeriodMs: 60_000,
+    // 0 unless a test says otherwise: the delays are the backoff's own.
+    random,
   });
   running = watch;
   return { clock, api, seen, watch };
@@ -102,6 +104,22 @@ describe('NodeAgent watch', () => {
     await clock.advance(1);
     assert.equal(watch.healthy(), true);
     assert.equal(seen.length, 1);
+  });
+
+  it('spreads each retry over [d, 2d) by the random source (jitter 1.0, as client-go)', async () => {
+    const { api, clock, watch } = setup((a) => {
+      a.failNext('get', new Error('connect ECONNREFUSED'), new Error('connect ECONNREFUSED'));
+    }, () => 0.75);
+    watch.start();
+    await settle();
+    await clock.advance(1749);
+    assert.equal(api.calls.filter((c) => c === 'get').length, 1, 'not before 1 s × 1.75');
+    await clock.advance(1);
+    assert.equal(api.calls.filter((c) => c === 'get').length, 2);
+    await clock.advance(3499);
+    assert.equal(api.calls.filter((c) => c === 'get').length, 2, 'not before 2 s × 1.75');
+    await clock.advance(1);
+    assert.equal(watch.healthy(), true);
   });
 
   it('reads again after a failed watch, after a 410 Gone and when the object was deleted (creating it again)', async () => {

@@ -27,8 +27,13 @@ export interface NodeAgentWatchOptions {
   readonly logger: Logger;
   /** Called with the object when read or created, for every watch event that changes it, and at every relist. Must not throw. */
   readonly onObject: (agent: NodeAgent) => void;
-  /** Delay after failures; default 1 s doubling to 30 s. */
+  /**
+   * Delay after failures; default 1 s doubling to 30 s, jittered by 1.0 as client-go's reflector
+   * (each delay anywhere in [d, 2d): a fleet that lost its API server at once comes back spread out).
+   */
   readonly backoff?: BackoffPolicy;
+  /** A number in [0, 1) for the backoff's jitter; default Math.random. */
+  readonly random?: () => number;
   /** Read the object again this often; default 60 s. */
   readonly relistPeriodMs?: number;
   /** The server closes each watch after this long; default 25 s, under client-node's 30 s inactivity timeout. */
@@ -61,7 +66,7 @@ export function isNodeAgentWatchError(err: unknown): err is NodeAgentWatchError 
 /** How one watch ended. */
 type WatchEnd = { readonly kind: 'closed'; readonly resourceVersion: string } | { readonly kind: 'relist' } | { readonly kind: 'failed'; readonly err: unknown };
 
-const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
+const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, jitter: 1 };
 
 /** `metadata.resourceVersion` of a watched object; bookmarks carry nothing else. */
 function resourceVersionOf(object: unknown): string | undefined {
@@ -132,7 +137,7 @@ class NodeAgentWatchLoop implements NodeAgentWatch {
       await this.watchUntilRelist(agent);
     } catch (err: unknown) {
       this.failures += 1;
-      const delayMs = backoffDelay(this.options.backoff ?? DEFAULT_BACKOFF, this.failures);
+      const delayMs = backoffDelay(this.options.backoff ?? DEFAULT_BACKOFF, this.failures, this.options.random);
       // The first failure is news; the repeats of an outage are not.
       const level = this.failures === 1 ? 'warn' : 'debug';
       this.logger[level]({ err, code: apiStatusCode(err), failures: this.failures, retryInMs: delayMs }, 'NodeAgent read or watch failed; retrying');

@@ -71,7 +71,7 @@ function pod(name: string, uid: string, resourceVersion = '1', labels?: Record<s
   return { metadata: { name, namespace: 'ns', uid, resourceVersion, labels }, spec: { nodeName: 'n1', containers: [] } };
 }
 
-function setup(initial: V1Pod[] = []) {
+function setup(initial: V1Pod[] = [], random: () => number = () => 0) {
   const clock = createFakeClock(0);
   const server = { pods: initial, listError: undefined as Error | undefined, getError: undefined as Error | undefined, lists: 0, listGate: undefined as Promise<void> | undefined };
   const informers: FakeInformer[] = [];
@@ -101,6 +101,8 @@ function setup(initial: V1Pod[] = []) {
     clock,
     silenceTimeoutMs: 60_000,
     transport,
+    // 0 unless a test says otherwise: the delays are the backoff's own (the jitter has its own test).
+    random,
   });
   const current = (): FakeInformer => informers.at(-1)!;
   return { clock, server, informers, current, events, source };
@@ -242,6 +244,21 @@ describe('pod source', () => {
     server.listError = undefined;
     await clock.advance(30_000);
     assert.equal(source.healthy(), true);
+    source.stop();
+  });
+
+  it('spreads each restart over [d, 2d) by the random source, so agents that failed together relist apart', async () => {
+    const { source, informers, server, clock } = setup([], () => 0.5);
+    server.listError = new TypeError('fetch failed');
+    await source.start();
+    const startedAt: number[] = [];
+    for (let t = 0; t < 100_000; t += 500) {
+      const before = informers.length;
+      await clock.advance(500);
+      if (informers.length > before) startedAt.push(clock.now());
+    }
+    // 1 s, 2 s, 4 s, 8 s, 16 s, 30 s (the cap), each × 1.5.
+    assert.deepEqual(startedAt.slice(0, 6), [1500, 4500, 10_500, 22_500, 46_500, 91_500]);
     source.stop();
   });
 

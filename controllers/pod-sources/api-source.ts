@@ -5,7 +5,10 @@
  *
  * Supervision, because client-node's informer stops for good on most errors:
  *   - after an `error`, the informer is replaced by a fresh one (full relist) after a capped
- *     exponential backoff (1 s → 30 s; the count resets once a sync has held for the cap);
+ *     exponential backoff (1 s → 30 s; the count resets once a sync has held for the cap), each
+ *     delay spread over [d, 2d) as client-go's reflector spreads its own (`wait.Jitter` 1.0): when
+ *     the API server restarts, every agent's watch breaks in the same second, and without the
+ *     spread the whole fleet would relist in step at 1 s, 3 s, 7 s …;
  *   - if the watch shows no sign of life (no accepted watch, event or bookmark) for
  *     `silenceTimeoutMs`, it is replaced the same way;
  *   - every relist, including the informer's own after 410 Gone, is level-triggered: `onPod` for
@@ -48,8 +51,10 @@ export interface PodSourceOptions {
   /** Where every change of the node's pods is told. */
   readonly podEvents: PodEventSink;
   readonly clock?: Clock;
-  /** Restart delay after informer errors; default 1 s doubling to 30 s. */
+  /** Restart delay after informer errors; default 1 s doubling to 30 s, jittered by 1.0. */
   readonly backoff?: BackoffPolicy;
+  /** A number in [0, 1) for the backoff's jitter; default Math.random. */
+  readonly random?: () => number;
   /** Replace a watch silent for this long; default 3 minutes. */
   readonly silenceTimeoutMs?: number;
   /** Test seam; defaults to the API server behind `kube`. */
@@ -67,7 +72,7 @@ export interface PodSource extends DesiredPodSource {
   resyncAll(): void;
 }
 
-const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
+const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, jitter: 1 };
 const DEFAULT_SILENCE_TIMEOUT_MS = 3 * 60_000;
 
 /** Creates the pod source; nothing is watched until `start()`. */
@@ -121,6 +126,7 @@ export function createPodSource(options: PodSourceOptions): PodSource {
     logger,
     clock,
     backoff,
+    random: options.random ?? Math.random,
     silenceTimeoutMs,
     state,
     handlers: { applyList, applyUpsert, applyDelete },

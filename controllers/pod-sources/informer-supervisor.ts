@@ -62,6 +62,8 @@ export interface SupervisorOptions {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly backoff: BackoffPolicy;
+  /** A number in [0, 1) for the backoff's jitter. */
+  readonly random: () => number;
   readonly silenceTimeoutMs: number;
   readonly state: SupervisorState;
   readonly handlers: InformerHandlers;
@@ -120,7 +122,7 @@ function listerFor(transport: PodTransport, handlers: InformerHandlers, isCurren
  * count once; later errors without a new sync keep doubling (an outage that began after hours of
  * health still backs off).
  */
-function createRestartBackoff(policy: BackoffPolicy, clock: Clock, state: SupervisorState): () => { failures: number; delayMs: number } {
+function createRestartBackoff(policy: BackoffPolicy, clock: Clock, state: SupervisorState, random: () => number): () => { failures: number; delayMs: number } {
   let failures = 0;
   let forgivenSync: number | undefined;
   return () => {
@@ -130,7 +132,7 @@ function createRestartBackoff(policy: BackoffPolicy, clock: Clock, state: Superv
       forgivenSync = syncedAt;
     }
     failures += 1;
-    return { failures, delayMs: backoffDelay(policy, failures) };
+    return { failures, delayMs: backoffDelay(policy, failures, random) };
   };
 }
 
@@ -142,7 +144,7 @@ export function createInformerSupervisor(options: SupervisorOptions): InformerSu
   let restartTimer: TimerHandle | undefined;
   let watchdogLoop: PeriodicLoop | undefined;
   let stopped = true;
-  const nextRestart = createRestartBackoff(options.backoff, clock, state);
+  const nextRestart = createRestartBackoff(options.backoff, clock, state, options.random);
   const watchdogPeriodMs = Math.max(1000, options.silenceTimeoutMs / 4);
 
   const isCurrent = (gen: number): boolean => gen === generation && !stopped;

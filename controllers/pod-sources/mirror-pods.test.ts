@@ -11,9 +11,9 @@ import { StaticPodNames } from '../../reconcilers/lifecycle/static-pod-names.js'
 
 const NODE: V1Node = { metadata: { name: 'n1', uid: 'node-uid' } };
 
-function staticPod(image = 'busybox'): V1Pod {
-  const manifest = parseManifest('/m/web.json', JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'ns' }, spec: { containers: [{ name: 'main', image }] } }));
-  return applyStaticPodDefaults(manifest, { nodeName: 'n1', file: '/m/web.json', seenAt: new Date(0) });
+function staticPod(image = 'busybox', namespace = 'ns'): V1Pod {
+  const manifest = parseManifest('/m/web.json', JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace }, spec: { containers: [{ name: 'main', image }] } }));
+  return applyStaticPodDefaults(manifest, { nodeName: 'n1', file: `/m/${namespace}-web.json`, seenAt: new Date(0) });
 }
 
 /** An API holding pods by namespace/name, as the API cache would show them. */
@@ -21,9 +21,12 @@ class FakeMirrorApi implements MirrorPodApi {
   readonly pods = new Map<string, V1Pod>();
   readonly calls: string[] = [];
   private next = 1;
+  /** Namespaces the API does not have (a create there is a 404). */
+  readonly missingNamespaces = new Set<string>();
   create(pod: V1Pod): Promise<void> {
     const name = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
     this.calls.push(`create ${name}`);
+    if (this.missingNamespaces.has(pod.metadata?.namespace ?? '')) return Promise.reject(new ApiException(404, 'HTTP-Code: 404', JSON.stringify({ reason: 'NotFound' }), {}));
     if (this.pods.has(name)) return Promise.reject(new ApiException(409, 'HTTP-Code: 409', JSON.stringify({ reason: 'AlreadyExists' }), {}));
     this.pods.set(name, { ...pod, metadata: { ...pod.metadata, uid: `mirror-${this.next++}` } });
     return Promise.resolve();
@@ -66,6 +69,17 @@ describe('mirror pods', () => {
     assert.equal(manager.mirrorOf(pod)?.metadata?.uid, 'mirror-1');
     await manager.syncNow();
     assert.deepEqual(api.calls, ['create ns/web-n1'], 'a current mirror pod is left alone');
+  });
+
+  it("writes every other static pod's mirror pod when one cannot be written (its namespace is gone), and fails the round for that one", async () => {
+    const orphan = staticPod('busybox', 'gone');
+    const pod = staticPod();
+    const { api, manager, synced } = setup([orphan, pod]);
+    api.missingNamespaces.add('gone');
+    assert.equal(await manager.syncNow(), false, 'the round failed: it is retried');
+    assert.deepEqual(api.calls, ['create gone/web-n1', 'create ns/web-n1']);
+    assert.ok(api.pods.has('ns/web-n1'));
+    assert.deepEqual(synced.map((k) => k.uid), [pod.metadata?.uid]);
   });
 
   it('creates none before the Node is known (its UID is the owner)', async () => {

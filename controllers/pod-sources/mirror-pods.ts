@@ -66,6 +66,14 @@ export interface MirrorPodManager {
   mirrorOf(staticPod: V1Pod): V1Pod | undefined;
 }
 
+/** Some steps of a round failed (each logged); the loop retries the round with backoff. */
+export class MirrorRoundError extends Error {
+  override readonly name = 'MirrorRoundError';
+  constructor(readonly pods: readonly string[]) {
+    super(`mirror pods not written for ${pods.join(', ')}`);
+  }
+}
+
 const hashOf = (pod: V1Pod): string | undefined => pod.metadata?.annotations?.[ANNOTATION_CONFIG_HASH];
 const nameOf = (pod: V1Pod): string => fullNameOf(podKeyOf(pod));
 
@@ -112,14 +120,27 @@ export function createMirrorPodManager(options: MirrorPodManagerOptions): Mirror
     }
   }
 
+  /**
+   * Every step is tried: one static pod whose mirror pod cannot be written (its namespace is gone,
+   * the API refuses it) must not keep the others' from being written, as each of the kubelet's pod
+   * syncs writes its own. The failures fail the round, which the loop retries with backoff.
+   */
   async function round(): Promise<void> {
     const node = options.node();
     if (node?.metadata?.uid === undefined) return;
     const steps = planMirrorRound({ staticPods: options.staticPods.list(), mirrors: mirrors(), synced: (source) => options.staticPods.synced(source), names });
+    const failed: string[] = [];
     for (const step of steps) {
-      if (step.kind === 'delete') await remove(step.mirror, step.why);
-      else await create(step.staticPod, node);
+      const pod = step.kind === 'delete' ? step.mirror : step.staticPod;
+      try {
+        if (step.kind === 'delete') await remove(step.mirror, step.why);
+        else await create(step.staticPod, node);
+      } catch (err: unknown) {
+        logger.warn({ pod: nameOf(pod), step: step.kind, err }, step.kind === 'delete' ? 'failed deleting a mirror pod' : 'failed creating a mirror pod');
+        failed.push(nameOf(pod));
+      }
     }
+    if (failed.length > 0) throw new MirrorRoundError(failed);
   }
 
   const loop: PeriodicLoop = createPeriodicLoop({ name: 'mirror-pods', periodMs: options.periodMs ?? 2000, clock: options.clock, logger, run: round });

@@ -4,7 +4,9 @@
  * headless services left out by the server (`fieldSelector=spec.clusterIP!=None`, kubelet
  * issue 122394). `hasSynced()` turns true after the first full list and stays true; until then no
  * container starts (the kubelet's `serviceHasSynced`). After an error the informer restarts with
- * capped exponential backoff and keeps serving its last list meanwhile, as a client-go lister does.
+ * capped exponential backoff, jittered as client-go's reflector (1.0: each delay anywhere in
+ * [d, 2d), so a fleet does not come back in step after an API server restart), and keeps serving
+ * its last list meanwhile, as a client-go lister does.
  */
 import type { V1Service, V1ServiceList } from '@kubernetes/client-node';
 import type { KubeClient } from '../../kube/client.js';
@@ -24,8 +26,10 @@ export interface ServiceSourceOptions {
   readonly kube: KubeClient;
   readonly logger: Logger;
   readonly clock?: Clock;
-  /** Restart delay after informer errors; default 1 s doubling to 30 s. */
+  /** Restart delay after informer errors; default 1 s doubling to 30 s, jittered by 1.0. */
   readonly backoff?: BackoffPolicy;
+  /** A number in [0, 1) for the jitters (the restart backoff's, the informer's reconnect); default Math.random. */
+  readonly random?: () => number;
 }
 
 /** A service lister fed by an informer; nothing is listed until `start()`. */
@@ -35,12 +39,13 @@ export interface ServiceSource extends ServiceLister {
   stop(): void;
 }
 
-const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
+const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, jitter: 1 };
 
 /** Creates the service source. */
 export function createServiceSource(options: ServiceSourceOptions): ServiceSource {
   const clock = options.clock ?? systemClock;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const random = options.random ?? Math.random;
   const logger = options.logger.child({ component: 'service-source' });
   const api = new CoreV1Client(options.kube);
   const state = { synced: false, stopped: true, failures: 0 };
@@ -52,7 +57,7 @@ export function createServiceSource(options: ServiceSourceOptions): ServiceSourc
     return list;
   };
   const watch = new ObservedWatch(options.kube.transport, { onActivity: () => undefined, isCurrent: () => !state.stopped });
-  const informer = new ListWatchInformer<V1Service>({ path: '/api/v1/services', list: listServices, watch, fieldSelector: SERVICE_FIELD_SELECTOR, clock });
+  const informer = new ListWatchInformer<V1Service>({ path: '/api/v1/services', list: listServices, watch, fieldSelector: SERVICE_FIELD_SELECTOR, clock, random });
 
   /**
    * Synced once the informer's cache holds a list: it records the list's resourceVersion right
@@ -75,7 +80,7 @@ export function createServiceSource(options: ServiceSourceOptions): ServiceSourc
   function onError(err: unknown): void {
     if (state.stopped || restartTimer !== undefined) return;
     state.failures += 1;
-    const delayMs = backoffDelay(backoff, state.failures);
+    const delayMs = backoffDelay(backoff, state.failures, random);
     logger.warn({ err, failures: state.failures, retryInMs: delayMs, synced: hasSynced() }, 'service informer failed; restarting');
     restartTimer = clock.setTimeout(() => {
       restartTimer = undefined;

@@ -9,7 +9,7 @@ import { admitHandlers, admitPod, isInvalidSysctlPatternError, sysctlAllowlist, 
 import { kernelAtLeast, safeSysctls } from './sysctls.js';
 import { normalizeSysctlName } from '../model/sysctl-name.js';
 import { APPARMOR_NOT_ENABLED } from './apparmor.js';
-import { declaredFeaturesAdmitHandler, requiredNodeFeatures } from './declared-features.js';
+import { declaredFeaturesAdmitHandler, NODE_DECLARED_FEATURES, requiredNodeFeatures } from './declared-features.js';
 
 type PodSpec = NonNullable<V1Pod['spec']>;
 
@@ -133,16 +133,26 @@ describe('OS field admission (PodOSNotSupported)', () => {
 
 describe('declared features admission (PodFeatureUnsupported)', () => {
   const rule = (action: string) => ({ action, exitCodes: { operator: 'In', values: [42] } });
-  it('rejects a pod with a RestartAllContainers rule on any container: the node does not declare the feature', () => {
+  it('admits a pod with a RestartAllContainers rule on any container: the node declares RestartAllContainersOnContainerExits', () => {
     const onInit: Partial<PodSpec> = { initContainers: [{ name: 'setup', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('RestartAllContainers')] }] };
     const onApp: Partial<PodSpec> = { containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart'), rule('RestartAllContainers')] }] };
-    const rejected = { admit: false, reason: 'PodFeatureUnsupported', message: 'Pod requires node features that are not available: RestartAllContainersOnContainerExits' };
-    assert.deepEqual(admit(pod(onInit)), rejected);
-    assert.deepEqual(admit(pod(onApp)), rejected);
+    assert.deepEqual(NODE_DECLARED_FEATURES, ['RestartAllContainersOnContainerExits']);
+    assert.deepEqual(requiredNodeFeatures(pod(onInit).spec), ['RestartAllContainersOnContainerExits']);
+    assert.deepEqual(admit(pod(onInit)), { admit: true });
+    assert.deepEqual(admit(pod(onApp)), { admit: true });
     assert.deepEqual(admit(pod({ containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('Restart')] }] })), { admit: true });
   });
 
-  it('names every missing feature, sorted; a node that declares them admits', () => {
+  it('rejects a RestartAllContainers rule on a node that does not declare the feature, as the kubelet with the gate off', () => {
+    const onApp: Partial<PodSpec> = { containers: [{ name: 'app', image: 'busybox', restartPolicy: 'Never', restartPolicyRules: [rule('RestartAllContainers')] }] };
+    assert.deepEqual(declaredFeaturesAdmitHandler([]).admit({ pod: pod(onApp), node, otherPods: [] }), {
+      admit: false,
+      reason: 'PodFeatureUnsupported',
+      message: 'Pod requires node features that are not available: RestartAllContainersOnContainerExits',
+    });
+  });
+
+  it('names every missing feature, sorted (not the declared one); a node that declares them admits', () => {
     const spec: Partial<PodSpec> = {
       hostNetwork: true,
       hostUsers: false,
@@ -152,7 +162,7 @@ describe('declared features admission (PodFeatureUnsupported)', () => {
     assert.deepEqual(declaredFeaturesAdmitHandler().admit({ pod: pod(spec), node, otherPods: [] }), {
       admit: false,
       reason: 'PodFeatureUnsupported',
-      message: 'Pod requires node features that are not available: RestartAllContainersOnContainerExits, UserNamespacesHostNetworkSupport, VolumeBindMountOptions',
+      message: 'Pod requires node features that are not available: UserNamespacesHostNetworkSupport, VolumeBindMountOptions',
     });
     assert.deepEqual(declaredFeaturesAdmitHandler(requiredNodeFeatures(pod(spec).spec)).admit({ pod: pod(spec), node, otherPods: [] }), { admit: true });
   });

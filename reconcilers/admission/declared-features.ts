@@ -6,9 +6,11 @@
  *
  * What a pod needs is inferred as k8s.io/component-helpers/nodedeclaredfeatures does for
  * scheduling; the features whose inference looks only at pod updates (resizes) or never at a pod
- * are left out. nodelet declares none of these features: it does not restart all containers in
- * place (RestartAllContainersOnContainerExits, beta and on in the kubelet), and the other two are
- * alpha and off in 1.37 (the API server drops or refuses their fields).
+ * are left out. nodelet declares RestartAllContainersOnContainerExits (beta and on in the kubelet,
+ * which declares it while its gate is on): it restarts all containers of a pod in place
+ * (`model/restart-all.ts`). It declares neither of the other two, alpha and off in 1.37 (the API
+ * server drops or refuses their fields). The Node's status carries the same list
+ * (`controllers/node/node-status.ts`).
  */
 import type { V1Container, V1PodSpec, V1VolumeMount } from '@kubernetes/client-node';
 import { ADMITTED, type AdmitResult, type PodAdmitHandler } from './admit.js';
@@ -16,8 +18,11 @@ import { RESTART_ALL_CONTAINERS_ACTION } from '../model/restart-policy.js';
 
 export const POD_FEATURE_UNSUPPORTED_REASON = 'PodFeatureUnsupported';
 
-/** The features this node declares (the Node's `status.declaredFeatures`). */
-export const NODE_DECLARED_FEATURES: readonly string[] = [];
+/** The in-place restart of a whole pod on a container's exit (`restartPolicyRules` action `RestartAllContainers`). */
+export const RESTART_ALL_CONTAINERS_FEATURE = 'RestartAllContainersOnContainerExits';
+
+/** The features this node declares (the Node's `status.declaredFeatures`), sorted as the kubelet lists them. */
+export const NODE_DECLARED_FEATURES: readonly string[] = [RESTART_ALL_CONTAINERS_FEATURE];
 
 function allContainers(spec: V1PodSpec | undefined): V1Container[] {
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
@@ -30,7 +35,7 @@ function bindMountOptionsOf(mount: V1VolumeMount): readonly string[] | undefined
 
 /** Each node feature a pod can need to be scheduled, and how to tell that it does. */
 const SCHEDULING_REQUIREMENTS: readonly { readonly feature: string; readonly needs: (spec: V1PodSpec | undefined) => boolean }[] = [
-  { feature: 'RestartAllContainersOnContainerExits', needs: (spec) => allContainers(spec).some((c) => (c.restartPolicyRules ?? []).some((r) => r.action === RESTART_ALL_CONTAINERS_ACTION)) },
+  { feature: RESTART_ALL_CONTAINERS_FEATURE, needs: (spec) => allContainers(spec).some((c) => (c.restartPolicyRules ?? []).some((r) => r.action === RESTART_ALL_CONTAINERS_ACTION)) },
   { feature: 'UserNamespacesHostNetworkSupport', needs: (spec) => spec?.hostNetwork === true && spec.hostUsers === false },
   { feature: 'VolumeBindMountOptions', needs: (spec) => allContainers(spec).some((c) => (c.volumeMounts ?? []).some((m) => (bindMountOptionsOf(m) ?? []).length > 0)) },
 ];

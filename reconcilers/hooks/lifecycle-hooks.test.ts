@@ -225,7 +225,7 @@ describe('preStop hooks in the assembled reconciler', () => {
     assert.equal(h.store.get(UID), undefined, 'the pod finished terminating');
   });
 
-  it('runs an exec hook with the grace period as its timeout; a failure is a FailedPreStopHook event and the stop still happens', async () => {
+  it('runs an exec hook with no ExecSync timeout, as the kubelet; a failure is a FailedPreStopHook event and the stop still happens', async () => {
     h.runtime.execHandler = (_id, cmd) => (cmd[0] === 'drain' ? exit(2, 'drain failed') : exit(0));
     h.store.set(UID, hookedPod({ preStop: { exec: { command: ['drain', '--now'] } } }, 20));
     await h.reconciler().reconcile(ref);
@@ -234,16 +234,18 @@ describe('preStop hooks in the assembled reconciler', () => {
     await h.reconciler().reconcile(ref);
     const log = callLog(h);
     assert.ok(log.indexOf('exec:drain') < log.indexOf('stop:app'), `the hook ran before the stop: ${log.join(' ')}`);
-    assert.deepEqual(h.runtime.callsTo('execSync').map((c) => c.args.slice(1, 3)), [[['drain', '--now'], 20]]);
+    assert.deepEqual(h.runtime.callsTo('execSync').map((c) => c.args.slice(1, 3)), [[['drain', '--now'], 0]]);
     assert.deepEqual(h.events.events.filter((e) => e.reason === 'FailedPreStopHook').map((e) => [e.type, e.message, e.fieldPath]), [['Warning', 'PreStopHook failed', 'spec.containers{app}']]);
     assert.deepEqual(stopsOf(h, 'app'), [20]);
     assert.deepEqual((await appIds(h)).length, 0, 'the pod was removed from the runtime');
     assert.equal(h.store.get(UID), undefined);
   });
 
-  it('abandons a hook that outlives the grace period, cancelling it, and stops the container with the 2 s minimum', async () => {
+  it('abandons an exec hook that outlives the grace period without cancelling it (it ends with its container, as under the kubelet), and stops the container with the 2 s minimum', async () => {
     let hookSignal: AbortSignal | undefined;
+    let hookStarted = false;
     h.runtime.execHandler = (_id, _cmd, call) => {
+      hookStarted = true;
       hookSignal = call.signal;
       return new Promise<ExecSyncResult>(() => undefined);
     };
@@ -252,16 +254,39 @@ describe('preStop hooks in the assembled reconciler', () => {
     await rememberNames(h);
     deleteWithGrace(h, 5);
     const done = h.reconciler().reconcile(ref);
-    await until('the hook running', () => hookSignal !== undefined);
+    await until('the hook running', () => hookStarted);
     await h.clock.advance(4999);
     assert.deepEqual(stopsOf(h, 'app'), []);
-    assert.equal(hookSignal?.aborted, false);
+    assert.equal(hookSignal?.aborted ?? false, false);
     await h.clock.advance(1);
     await done;
-    assert.equal(hookSignal?.aborted, true, 'the abandoned ExecSync call was cancelled');
+    assert.equal(hookSignal?.aborted ?? false, false, 'the abandoned ExecSync call runs on until the container stops');
     assert.deepEqual(stopsOf(h, 'app'), [2]);
     assert.deepEqual(h.events.reasons().filter((r) => r === 'FailedPreStopHook'), [], 'running out of time is not a hook failure');
     assert.equal(h.store.get(UID), undefined);
+  });
+
+  it('bounds a hanging hook of a force-deleted pod (its final object carried grace 0) by the kubelet\u2019s 1 s, not the 5 s recorded on its container', async () => {
+    let hookStarted = false;
+    h.runtime.execHandler = () => {
+      hookStarted = true;
+      return new Promise<ExecSyncResult>(() => undefined);
+    };
+    h.store.set(UID, hookedPod({ preStop: { exec: { command: ['hang'] } } }, 5));
+    await h.reconciler().reconcile(ref);
+    await rememberNames(h);
+    // `kubectl delete --grace-period=0 --force`: the object is gone, its last version said 0.
+    h.store.delete(UID);
+    h.finalDeletionGraces.set(UID, 0);
+    const done = h.reconciler().reconcile(ref);
+    await until('the hook running', () => hookStarted);
+    await h.clock.advance(999);
+    assert.deepEqual(stopsOf(h, 'app'), [], 'still within the 1 s');
+    await h.clock.advance(1);
+    await until('app stopped at 1 s', () => stopsOf(h, 'app').length > 0);
+    await done;
+    assert.deepEqual(stopsOf(h, 'app'), [2], 'abandoned at 1 s: the 2 s minimum window');
+    assert.deepEqual((await appIds(h)).length, 0, 'the pod was removed from the runtime');
   });
 
   it('abandons the hook sooner when a shorter grace period arrives while it runs', async () => {

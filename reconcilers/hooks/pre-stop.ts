@@ -3,10 +3,11 @@
  * (`executePreStopHook`):
  *
  * - it runs only for a running container whose spec has one, and only with a grace period left;
- * - it is bounded by the grace period: an exec gets the grace period as its ExecSync timeout, and
- *   a hook still running when the grace period ends — or when a shorter one arrives meanwhile
- *   (`currentGraceSeconds`, re-read every half second) — is abandoned (cancelled) and the stop
- *   goes on;
+ * - it is bounded by the grace period: a hook still running when the grace period ends — or when
+ *   a shorter one arrives meanwhile (`currentGraceSeconds`, re-read every half second) — is
+ *   abandoned and the stop goes on; an httpGet is cancelled then, while an exec, run with no
+ *   ExecSync timeout as the kubelet runs it, is left to end with its container (its SIGKILL comes
+ *   at the end of StopContainer's window);
  * - the whole seconds it took are subtracted from the grace period StopContainer gets, which never
  *   drops below 2 s (the kubelet's minimum shutdown window, so SIGTERM always gets a moment);
  * - a failure is a Warning event `FailedPreStopHook` (its message logged, not put in the event, as
@@ -63,11 +64,10 @@ export async function runPreStopHook(deps: PreStopDeps, request: PreStopRequest)
   const startedMs = deps.clock.now();
   const deadline = new AbortController();
   const cancelDeadline = armDeadline(deps, { startedMs, graceSeconds: request.graceSeconds, current: request.currentGraceSeconds, controller: deadline });
-  const signal = request.signal === undefined ? deadline.signal : AbortSignal.any([request.signal, deadline.signal]);
   log.info({ gracePeriodSeconds: request.graceSeconds, action: action.kind }, 'running preStop hook');
   try {
     const target = { pod: request.pod, container, containerId: request.containerId, podIp: request.podIp };
-    const outcome = await runHook(deps, { action, target, signal, timeoutSeconds: request.graceSeconds });
+    const outcome = await (action.kind === 'exec' ? outlivedExec(deps, { run: { action, target }, signal: request.signal, deadline: deadline.signal }, log) : runHook(deps, { action, target, signal: withDeadline(request.signal, deadline.signal), timeoutSeconds: request.graceSeconds }));
     if (!outcome.ok) {
       log.warn({ message: outcome.message }, 'preStop hook failed');
       deps.events.record(request.pod, { type: 'Warning', reason: FAILED_PRE_STOP_HOOK, message: PRE_STOP_EVENT_MESSAGE, fieldPath: containerFieldPath(request.pod, container.name) });
@@ -80,6 +80,32 @@ export async function runPreStopHook(deps: PreStopDeps, request: PreStopRequest)
   }
   const elapsedSeconds = Math.floor((deps.clock.now() - startedMs) / 1000);
   return effectiveGrace(request) - elapsedSeconds;
+}
+
+function withDeadline(signal: AbortSignal | undefined, deadline: AbortSignal): AbortSignal {
+  return signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+}
+
+/**
+ * An exec hook as the kubelet runs it (RunInContainer with no timeout): the agent stops waiting at
+ * the deadline, but the command is neither timed out nor cancelled, so it runs on in the container
+ * until the container itself stops (the SIGKILL after StopContainer's window), as a hook that
+ * never exits does under the kubelet. Only the run's own `signal` (the agent stopping) cancels it.
+ */
+async function outlivedExec(deps: PreStopDeps, e: { run: Omit<Parameters<typeof runHook>[1], 'signal' | 'timeoutSeconds'>; signal: AbortSignal | undefined; deadline: AbortSignal }, log: Logger): ReturnType<typeof runHook> {
+  const hook = runHook(deps, { ...e.run, ...(e.signal === undefined ? {} : { signal: e.signal }) });
+  const expired = new Promise<never>((_resolve, reject) => {
+    const fire = (): void => { reject(e.deadline.reason instanceof Error ? e.deadline.reason : new PreStopGraceExpiredError('the grace period ran out')); };
+    if (e.deadline.aborted) fire();
+    else e.deadline.addEventListener('abort', fire, { once: true });
+  });
+  try {
+    return await Promise.race([hook, expired]);
+  } catch (error) {
+    // Abandoned at the deadline: the call still settles later (when the container dies); said once, quietly.
+    hook.catch((late: unknown) => { log.debug({ err: late }, 'abandoned preStop hook ended'); });
+    throw error;
+  }
 }
 
 function effectiveGrace(request: PreStopRequest): number {

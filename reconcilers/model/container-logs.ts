@@ -2,8 +2,10 @@
  * A removed container's log files, removed with it as the kubelet does (`removeContainerLog`):
  * its `<n>.log` and rotations. Only paths under the pod log root are ever touched, so a log path
  * the runtime reports elsewhere (a test's, another tool's) is left alone. Used by container GC and
- * by the removal of an evicted pod's dead containers; log rotation checks paths with `isUnder`.
+ * by the removal of an evicted pod's dead containers; log rotation checks paths with `isUnder`. Also
+ * the restart count a log directory gives a container the runtime has no instance of.
  */
+import type { Dirent } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -37,4 +39,27 @@ export async function removeContainerLogs(podLogDir: string, logPath: string): P
   const mine = entries.filter((name) => name === base || name.startsWith(`${base}.`));
   for (const name of mine) await rm(path.join(dir, name), { force: true });
   return mine.length;
+}
+
+/** `<n>.log` and its rotations (`<n>.log.<suffix>`): the kubelet's calcRestartCountByLogDir matches this prefix. */
+const RESTART_LOG = /^(\d+)\.log/;
+
+/**
+ * The restart count a container's log directory gives: one more than the highest `<n>` of its
+ * `<n>.log` files (rotations included), 0 when it has none or does not exist, as the kubelet's
+ * `calcRestartCountByLogDir`. What a container the runtime has no instance of (an in-place restart
+ * of its pod removed them all) starts with, so its new log file is a new one.
+ */
+export async function restartCountFromLogDir(dir: string): Promise<number> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err: unknown) {
+    if (isNotFound(err)) return 0;
+    throw err;
+  }
+  return entries.reduce((count, entry) => {
+    const match = entry.isDirectory() ? null : RESTART_LOG.exec(entry.name);
+    return match === null ? count : Math.max(count, Number(match[1]) + 1);
+  }, 0);
 }

@@ -68,6 +68,16 @@ export function latestContainer(observed: ObservedPod, name: string): ObservedCo
   return observed.containers.find((c) => c.name === name);
 }
 
+/**
+ * The restart count a new instance of container `name` gets: one more than its newest instance's;
+ * with no instance, what its log directory says (`fromLogs`: one more than the highest `<n>.log`,
+ * the kubelet's `calcRestartCountByLogDir`), else 0.
+ */
+export function nextRestartCount(observed: ObservedPod, name: string, fromLogs?: ReadonlyMap<string, number>): number {
+  const latest = latestContainer(observed, name);
+  return latest === undefined ? (fromLogs?.get(name) ?? 0) : latest.restartCount + 1;
+}
+
 /** Whether a container may still run: anything but exited (created and unknown ones included). */
 export function isLiveContainer(container: ObservedContainer): boolean {
   return container.state !== 'CONTAINER_EXITED';

@@ -26,6 +26,8 @@ describe('containerShouldRestart', () => {
     { name: 'In rule does not match: container Never', c: container({ restartPolicy: 'Never', restartPolicyRules: [rule('In', [42])] }), pod: 'Always', exit: 1, want: false },
     { name: 'NotIn rule matches an unlisted code', c: container({ restartPolicy: 'Never', restartPolicyRules: [rule('NotIn', [0, 1])] }), pod: 'Never', exit: 7, want: true },
     { name: 'NotIn rule does not match a listed code', c: container({ restartPolicy: 'Never', restartPolicyRules: [rule('NotIn', [0, 1])] }), pod: 'Never', exit: 1, want: false },
+    { name: 'a RestartAllContainers rule matches: the container runs again (with the whole pod)', c: container({ restartPolicy: 'Never', restartPolicyRules: [rule('In', [42], 'RestartAllContainers')] }), pod: 'Never', exit: 42, want: true },
+    { name: 'a RestartAllContainers rule does not match: container Never', c: container({ restartPolicy: 'Never', restartPolicyRules: [rule('In', [42], 'RestartAllContainers')] }), pod: 'Always', exit: 1, want: false },
     { name: 'an unknown action falls back to the container policy', c: container({ restartPolicy: 'OnFailure', restartPolicyRules: [rule('In', [0], 'Other')] }), pod: 'Always', exit: 0, want: false },
     { name: 'rules without a container policy are not consulted', c: container({ restartPolicyRules: [rule('In', [9])] }), pod: 'Never', exit: 9, want: false },
   ];

@@ -3,19 +3,16 @@
  * (pkg/api/v1/pod/util.go) with `ContainerRestartRules` on (beta, on by default since 1.35).
  *
  * A container's own `restartPolicy` overrides the pod's; its `restartPolicyRules` are tried first,
- * in order, against the exit code, and the first that matches decides (`Restart`: it restarts).
- * Without a matching rule the container's policy decides, and without one the pod's.
- *
- * The rule action `RestartAllContainers` (the kubelet's `RestartAllContainersOnContainerExits`,
- * beta and on since 1.36) is not implemented by nodelet, which does not declare the node feature:
- * such pods are refused at admission (`PodFeatureUnsupported`, `admission/declared-features.ts`),
- * so no rule here ever has that action.
+ * in order, against the exit code, and the first that matches decides (`Restart`: it restarts;
+ * `RestartAllContainers`: it restarts with every other container of the pod, in place, as
+ * `restart-all.ts` describes). Without a matching rule the container's policy decides, and without
+ * one the pod's.
  */
 import type { V1Container, V1ContainerRestartRule, V1PodSpec } from '@kubernetes/client-node';
 
 /** The rule action that restarts the container alone. */
 export const RESTART_RULE_ACTION = 'Restart';
-/** The rule action that restarts every container of the pod in place (not implemented by nodelet). */
+/** The rule action that restarts every container of the pod in place (the kubelet's RestartAllContainersOnContainerExits: `restart-all.ts`). */
 export const RESTART_ALL_CONTAINERS_ACTION = 'RestartAllContainers';
 
 /** The first of the container's rules whose exit codes match, as the kubelet's `FindMatchingContainerRestartRule`. */
@@ -42,7 +39,9 @@ function podPolicyRestarts(spec: V1PodSpec | undefined, exitCode: number): boole
 export function containerShouldRestart(container: V1Container, spec: V1PodSpec | undefined, exitCode: number): boolean {
   const own = container.restartPolicy;
   if (own === undefined) return podPolicyRestarts(spec, exitCode);
-  if (matchingRestartRule(container, exitCode)?.action === RESTART_RULE_ACTION) return true;
+  const action = matchingRestartRule(container, exitCode)?.action;
+  // An in-place restart of the whole pod runs this container again too.
+  if (action === RESTART_RULE_ACTION || action === RESTART_ALL_CONTAINERS_ACTION) return true;
   switch (own) {
     case 'Always':
       return true;

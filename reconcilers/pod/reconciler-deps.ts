@@ -2,7 +2,7 @@
  * What the pod reconciler's runs are built from (`pod-reconciler.ts` and the three kinds of run it
  * dispatches to: `sync-pod.ts`, `terminate-pod.ts`, `pod-cleanups.ts`), below all of them.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -63,10 +63,12 @@ export interface PodFlowCounters {
   orphanFound(): void;
   /** A pod admitted for the first time (`kubelet_containers_per_pod_count`, `kubelet_pod_level_resources_admission_total`). */
   podAdmitted(pod: V1Pod): void;
+  /** A pod forgotten to run afresh under the same UID, static or not (`kubelet_restarted_pods_total`). */
+  podRestarted(isStatic: boolean): void;
 }
 
 export interface PodReconcilerOptions {
-  /** Orphans found and pods first admitted; absent: not counted. */
+  /** Orphans found, pods first admitted and pods restarted; absent: not counted. */
   readonly podFlows?: PodFlowCounters;
   /** Whether a runtime handler makes read-only mounts recursive (containerStatuses[].volumeMounts); absent: not known. */
   readonly recursiveReadOnlyOf?: (handler: string) => boolean | undefined;
@@ -108,5 +110,17 @@ export interface PodReconcilerOptions {
    * static pod sources, nothing waits.
    */
   readonly staticPodNames?: Pick<StaticPodNames, 'tryStart'>;
+  /**
+   * The last status handed to the status manager for a pod (the kubelet's status manager cache),
+   * newer than the API's until its write lands: what tells a run that the pod is restarting all
+   * its containers in place, and what its removed containers showed. Absent, or undefined for a
+   * pod: the API's status.
+   */
+  readonly heldStatus?: (uid: string) => V1PodStatus | undefined;
+  /**
+   * The pod log root (`/var/log/pods`): a container the runtime has no instance of starts with the
+   * restart count its log directory gives. Absent: such a container starts at 0.
+   */
+  readonly podLogDir?: string;
 }
 

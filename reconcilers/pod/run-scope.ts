@@ -83,12 +83,19 @@ export function statusOf(deps: PodReconcilerOptions, pod: V1Pod, observed: Obser
     now,
     startFailures: deps.startFailures.of(observed.uid),
     podIsTerminal: how.podIsTerminal,
+    ...previousStatusOf(deps, observed.uid),
     ...(how.terminalReason === undefined ? {} : { terminalReason: how.terminalReason }),
     probeResults: deps.probeResults.resultsOf(observed.uid),
     ...(deps.agentStartedAtMs === undefined ? {} : { agentStartedAtMs: deps.agentStartedAtMs }),
     ...(deps.recursiveReadOnlyOf === undefined ? {} : { recursiveReadOnlyOf: deps.recursiveReadOnlyOf }),
     ...resizeStatusOf(deps, observed.uid),
   });
+}
+
+/** The last status handed over for the pod, when the status manager holds one (else generation reads the API's). */
+function previousStatusOf(deps: PodReconcilerOptions, uid: string): Pick<Parameters<typeof generatePodStatus>[0], 'previousStatus'> {
+  const held = deps.heldStatus?.(uid);
+  return held === undefined ? {} : { previousStatus: held };
 }
 
 function resizeStatusOf(deps: PodReconcilerOptions, uid: string): Pick<Parameters<typeof generatePodStatus>[0], 'currentValuesOf' | 'resizeConditions'> {

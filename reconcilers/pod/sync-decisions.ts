@@ -16,6 +16,9 @@ import { knownObjectsOf, type StatusHow, type TerminalReason } from './run-scope
 /** How soon a pod whose resize was just actuated is looked at again (to see it complete, as the kubelet's re-inspect). */
 const RESIZE_RECHECK_MS = 1000;
 
+/** How soon a pod whose containers an in-place restart removed runs again: at once (the queue's smallest delay). */
+const RESTART_ALL_RESYNC_MS = 1;
+
 export const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } as const;
 
 /** What a syncing run decides before it plans: must the pod stop, and how. */
@@ -48,12 +51,23 @@ export function activeDeadlineRemainingMs(pod: V1Pod, nowMs: number): number | u
  * the status manager writes only what changed.
  */
 export function stopsOnly(plan: PodActions): boolean {
-  return (plan.killPod || plan.containersToKill.length > 0) && !plan.createSandbox && plan.containersToStart.length === 0;
+  return (plan.killPod || plan.containersToKill.length > 0 || plan.containersToReset.length > 0) && !plan.createSandbox && plan.containersToStart.length === 0;
 }
 
-/** Whether carrying out `plan` touches the runtime (stops, creates or starts anything). */
+/** Whether carrying out `plan` touches the runtime (stops, removes, creates or starts anything). */
 export function changesRuntime(plan: PodActions): boolean {
-  return plan.killPod || plan.createSandbox || plan.containersToKill.length > 0 || plan.containersToStart.length > 0;
+  return plan.killPod || plan.createSandbox || plan.containersToKill.length > 0 || plan.containersToReset.length > 0 || plan.containersToStart.length > 0;
+}
+
+/**
+ * A run that removed a pod's containers for an in-place restart asks for the next run at once,
+ * which starts the pod again, as the kubelet's syncPod updates the pod worker right after a reset
+ * instead of waiting for PLEG or the periodic resync. It cannot loop: with every container gone,
+ * the next run finds nothing to remove and the AllContainersRestarting condition turns False.
+ */
+export function withRestartAllResync(result: ReconcileResult, plan: PodActions): ReconcileResult {
+  if (plan.containersToReset.length === 0) return result;
+  return { requeueAfterMs: Math.min(result.requeueAfterMs ?? RESTART_ALL_RESYNC_MS, RESTART_ALL_RESYNC_MS) };
 }
 
 /** How a syncing run's status is generated: not terminal yet, as allocated, with the reason it must stop, if any. */

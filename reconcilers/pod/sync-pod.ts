@@ -5,16 +5,20 @@
  * A pod past its `activeDeadlineSeconds` is killed and Failed with `DeadlineExceeded`; a pod the
  * eviction manager chose is killed with its eviction grace period and Failed with `Evicted` and a
  * `DisruptionTarget` condition. A pod whose API phase is terminal is only ever killed: a finished
- * pod never starts again.
+ * pod never starts again. A pod restarting all its containers in place (`model/restart-all.ts`)
+ * has them removed in one run and started again from the next, which it asks for at once.
  */
+import path from 'node:path';
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { PodKey } from '../../util/pod-key.js';
 import type { ReconcileResult } from '../../util/reconcile.js';
 import { isEvictedStatus, type AdmitDecision, type Rejection } from '../admission/index.js';
-import { podGracePeriodSeconds } from '../container/sandbox-config.js';
+import { podGracePeriodSeconds, podIdentity, podLogDirectory } from '../container/sandbox-config.js';
+import { restartCountFromLogDir } from '../model/container-logs.js';
+import { restartsAllContainersNow } from '../model/restart-all.js';
 import { isStaticPodObject } from '../lifecycle/static-pod-names.js';
-import { hasRunningParts, type ObservedPod } from '../model/observed-pod.js';
+import { hasRunningParts, latestContainer, type ObservedPod } from '../model/observed-pod.js';
 import { isCancellation } from '../model/sync-errors.js';
 import { probeVerdicts } from '../probes/probe-failures.js';
 import { NO_RESIZE, type ResizeActions } from '../resize/compute-resize-actions.js';
@@ -36,6 +40,7 @@ import {
   terminalReasonOf,
   throwSetupError,
   withResizeRecheck,
+  withRestartAllResync,
   type StopDecision,
 } from './sync-decisions.js';
 
@@ -58,7 +63,9 @@ export async function syncPod(deps: PodReconcilerOptions, scope: RunScope, pod: 
   }
   const stop = stopDecision(deps, scope.key, pod, verdict.kind === 'rejected' ? verdict.rejection : undefined);
   const resize = resizeStep(deps, { pod, observed, stopsOnly: stop.mustStop || verdict.kind !== 'admitted' });
-  const plan = computePodActions({ pod: resize.pod, observed, terminating: stop.mustStop, probes: probeVerdictsOf(deps, resize.pod, observed), resizeRestarts: resize.actions.restarts });
+  const restartAllContainers = restartsAllNow(deps, pod, observed, stop.mustStop);
+  const logRestartCounts = await logRestartCountsOf(deps, pod, observed, stop.mustStop);
+  const plan = computePodActions({ pod: resize.pod, observed, terminating: stop.mustStop, probes: probeVerdictsOf(deps, resize.pod, observed), resizeRestarts: resize.actions.restarts, restartAllContainers, logRestartCounts });
   scope.log.debug({ plan }, 'computed pod actions');
   if (!stop.mustStop && plan.createSandbox && observed.sandboxes.length === 0 && deps.admission?.isPaused() === true) {
     hold(deps, { pod, observed, log: scope.log });
@@ -70,13 +77,47 @@ export async function syncPod(deps: PodReconcilerOptions, scope: RunScope, pod: 
   if (stopsOnly(plan)) writeStatus(deps, scope, { pod, observed, how });
   const { result, setupError } = await executePlan(deps, scope, { pod: resize.pod, plan, observed, gracePeriodSeconds });
   deps.startFailures.record(scope.key.uid, plan.containersToStart.map((t) => t.name), result.failures);
-  const resized = await actuateResize(deps, scope, resize, setupError === undefined && !stop.mustStop);
+  // Containers an in-place restart just removed have nothing left to resize.
+  const resized = await actuateResize(deps, scope, resize, setupError === undefined && !stop.mustStop && !restartAllContainers);
   const after = await observeAfter(deps, scope, { plan, resized, observed, result, setupError });
   const written = writeStatus(deps, scope, { pod, observed: after, how });
   const left = await finishIfStopped(deps, scope, pod, { after, written, mustStop: stop.mustStop });
   reportIfSettled(deps, { pod: resize.pod, after: left, mustStop: stop.mustStop, setupError });
   throwSetupError(setupError);
-  return withResizeRecheck(resultOfStartFailures(result.failures, deadlineToWaitFor(deps, pod, stop, written)), resized || resize.actions.restarts.size > 0);
+  return withRestartAllResync(withResizeRecheck(resultOfStartFailures(result.failures, deadlineToWaitFor(deps, pod, stop, written)), resized || resize.actions.restarts.size > 0), plan);
+}
+
+/**
+ * Whether the pod's containers are to be removed now for an in-place restart of the pod (never for
+ * a pod that must stop), judged from the runtime and the last status handed over for it, as the
+ * kubelet's SyncPod acts on the AllContainersRestarting condition of the status it just generated.
+ */
+function restartsAllNow(deps: PodReconcilerOptions, pod: V1Pod, observed: ObservedPod, mustStop: boolean): boolean {
+  return !mustStop && restartsAllContainersNow(pod, observed, deps.heldStatus?.(observed.uid) ?? pod.status);
+}
+
+/**
+ * For each init and regular container the runtime has no instance of, the restart count its log
+ * directory gives (read before planning, so the plan stays pure); none for a pod that must stop or
+ * without a pod log root. A directory that cannot be read gives 0, as the kubelet starts such a
+ * container at 0 when it cannot count.
+ */
+async function logRestartCountsOf(deps: PodReconcilerOptions, pod: V1Pod, observed: ObservedPod, mustStop: boolean): Promise<ReadonlyMap<string, number>> {
+  const root = deps.podLogDir;
+  if (root === undefined || mustStop) return new Map();
+  const podDir = podLogDirectory(podIdentity(pod), root);
+  const names = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name).filter((name) => latestContainer(observed, name) === undefined);
+  const counts = await Promise.all(
+    names.map(async (name): Promise<[string, number]> => {
+      try {
+        return [name, await restartCountFromLogDir(path.join(podDir, name))];
+      } catch (error) {
+        deps.logger.info({ podUID: observed.uid, container: name, err: error }, 'cannot count restarts from the log directory: starting at 0');
+        return [name, 0];
+      }
+    }),
+  );
+  return new Map(counts.filter(([, count]) => count > 0));
 }
 
 /**
@@ -204,19 +245,28 @@ function admissionVerdict(deps: PodReconcilerOptions, scope: RunScope, pod: V1Po
 
 /**
  * Whether the pod must only be stopped: a rejection at admission, a terminal phase, an exceeded
- * deadline (recorded as an event), or a UID that already started terminating — it never runs
- * again, even before the API shows a terminal phase. `terminalReason` is what a Failed status
+ * deadline (recorded as an event), or a UID that already started terminating or is to restart —
+ * it never runs again (before it is forgotten), even before the API shows a terminal phase. `terminalReason` is what a Failed status
  * says (the rejection, or DeadlineExceeded).
  */
 function stopDecision(deps: PodReconcilerOptions, key: PodKey, pod: V1Pod, rejection: Rejection | undefined): StopDecision {
   const deadlineMs = activeDeadlineRemainingMs(pod, deps.clock.now());
   const deadlineExceeded = rejection === undefined && deadlineMs !== undefined && deadlineMs <= 0 && !isTerminalPhase(pod);
   if (deadlineExceeded) deps.events.record(pod, { type: 'Warning', ...DEADLINE_EXCEEDED });
-  const terminating = (deps.lifecycle.get(key.uid)?.phase ?? 'syncing') !== 'syncing';
+  const terminating = heldToStop(deps, key.uid);
   const kill = rejection === undefined ? deps.evictions?.of(key.uid) : undefined;
   const terminalReason = terminalReasonOf(rejection, kill, deadlineExceeded);
   const mustStop = rejection !== undefined || kill !== undefined || isTerminalPhase(pod) || deadlineExceeded || terminating;
   return { mustStop, deadlineExceeded, terminalReason, killGraceSeconds: kill?.gracePeriodSeconds };
+}
+
+/**
+ * Whether the kernel holds the pod to stopping: it started terminating, or is to restart (whose
+ * runs take the restart path, `restart-pod.ts`; this guards a sync that raced the request).
+ */
+function heldToStop(deps: PodReconcilerOptions, uid: string): boolean {
+  const record = deps.lifecycle.get(uid);
+  return record !== undefined && (record.phase !== 'syncing' || record.restartRequested === true);
 }
 
 /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */
@@ -271,7 +321,7 @@ function reportSandboxChange(deps: PodReconcilerOptions, pod: V1Pod, plan: PodAc
  * runs), and that next step is taken by the run PLEG's change starts.
  */
 function nothingLeftToDo(deps: PodReconcilerOptions, pod: V1Pod, after: ObservedPod, mustStop: boolean): boolean {
-  return !changesRuntime(computePodActions({ pod, observed: after, terminating: mustStop, probes: probeVerdictsOf(deps, pod, after) }));
+  return !changesRuntime(computePodActions({ pod, observed: after, terminating: mustStop, probes: probeVerdictsOf(deps, pod, after), restartAllContainers: restartsAllNow(deps, pod, after, mustStop) }));
 }
 
 /** Notes `after` as this run's last word when the run went well and a next run would change nothing. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Container } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import { targetView } from './probe-worker.js';
 import { containerProbes, isInvalidProbeError, probeSettings, type ProbeSettings, type ProbeType } from './probe-spec.js';
 import { applyResult, decideTick, INITIAL_WORKER_STATE, type ProbeResult, type ProbeTargetView, type ProbeWorkerState } from './probe-worker-state.js';
 
@@ -89,5 +90,23 @@ describe('probe worker: thresholds', () => {
 
   it('publishes unknown results at once', () => {
     assert.deepEqual(run(settings('readiness'), ['unknown']), ['unknown']);
+  });
+});
+
+describe('the worker view of a terminated container in a pod that restarts all its containers in place', () => {
+  const rules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }];
+  const pod: V1Pod = {
+    metadata: { name: 'web', namespace: 'default', uid: 'u' },
+    spec: { restartPolicy: 'Never', containers: [{ name: 'app', restartPolicy: 'Never', restartPolicyRules: rules }, { name: 'worker' }] },
+  };
+  const terminated = (name: string, exitCode: number): V1ContainerStatus => ({ name, image: 'busybox', imageID: '', ready: false, restartCount: 0, containerID: `containerd://c-${name}`, state: { terminated: { exitCode } } });
+  const times = { nowMs: 60_000 };
+
+  it('keeps probing a container that runs again because the pod restarts all its containers (the kubelet worker asks ShouldAllContainersRestart)', () => {
+    const status: V1PodStatus = { phase: 'Running', containerStatuses: [terminated('app', 42), terminated('worker', 137)] };
+    assert.equal(targetView(pod, status, 'app', times).container?.restarts, true, 'the source, by its rule');
+    assert.equal(targetView(pod, status, 'worker', times).container?.restarts, true, 'the others, with the pod');
+    const notListed: V1PodStatus = { phase: 'Running', containerStatuses: [terminated('app', 1), terminated('worker', 137)] };
+    assert.equal(targetView(pod, notListed, 'worker', times).container?.restarts, false, 'a Never container of a pod that does not restart');
   });
 });

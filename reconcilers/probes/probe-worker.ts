@@ -22,6 +22,7 @@ import type { ProbeOutcome } from './probe-outcome.js';
 import type { PodEventSink } from '../model/pod-event.js';
 import type { ProbeMetrics, ProbeSeries } from './probe-metrics.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
+import { shouldAllContainersRestart } from '../model/restart-all.js';
 
 /** Where probe results go. */
 export interface ProbeSinks {
@@ -60,18 +61,22 @@ function containerSpecOf(pod: V1Pod, name: string): V1Container | undefined {
   return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
 }
 
-/** Whether the pod's container `name` runs again after exiting with `exitCode`. */
-function restartsAfter(pod: V1Pod, name: string, exitCode: number): boolean {
-  const spec = containerSpecOf(pod, name);
-  return spec !== undefined && containerShouldRestart(spec, pod.spec, exitCode);
+/**
+ * Whether the pod's container `name` runs again after exiting with `exitCode`: by its restart
+ * policy, or because the pod restarts all its containers in place (as the kubelet's prober
+ * worker asks `ShouldAllContainersRestart` of the status it reads).
+ */
+function restartsAfter(pod: V1Pod, status: V1PodStatus, c: { name: string; exitCode: number }): boolean {
+  const spec = containerSpecOf(pod, c.name);
+  return spec !== undefined && (containerShouldRestart(spec, pod.spec, c.exitCode) || shouldAllContainersRestart(pod, undefined, status));
 }
 
-function containerView(pod: V1Pod, c: V1ContainerStatus & { containerID: string }): NonNullable<ProbeTargetView['container']> {
+function containerView(pod: V1Pod, status: V1PodStatus, c: V1ContainerStatus & { containerID: string }): NonNullable<ProbeTargetView['container']> {
   const running = c.state?.running;
   const terminated = c.state?.terminated;
   const startedAt = running?.startedAt === undefined ? undefined : new Date(running.startedAt).getTime();
   const state = running !== undefined ? 'running' : terminated !== undefined ? 'terminated' : 'waiting';
-  const restarts = terminated === undefined ? {} : { restarts: restartsAfter(pod, c.name, terminated.exitCode) };
+  const restarts = terminated === undefined ? {} : { restarts: restartsAfter(pod, status, { name: c.name, exitCode: terminated.exitCode }) };
   return { id: criContainerId(c.containerID), state, ...(startedAt === undefined ? {} : { startedAtMs: startedAt }), started: c.started === true, ...restarts };
 }
 
@@ -85,7 +90,7 @@ export function targetView(pod: V1Pod, status: V1PodStatus, containerName: strin
     podDeleting: pod.metadata?.deletionTimestamp !== undefined,
     ...(agentStartedAtMs === undefined ? {} : { agentStartedAtMs }),
   };
-  return c?.containerID === undefined ? base : { ...base, container: containerView(pod, { ...c, containerID: c.containerID }) };
+  return c?.containerID === undefined ? base : { ...base, container: containerView(pod, status, { ...c, containerID: c.containerID }) };
 }
 
 export class ProbeWorker {

@@ -17,7 +17,7 @@ import { isSidecar } from '../model/sidecar.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerToKill, ContainerToStart } from './pod-actions.js';
 import type { ProbeVerdicts } from '../probes/probe-verdicts.js';
-import { latestContainer, type ObservedPod } from '../model/observed-pod.js';
+import { latestContainer, nextRestartCount, type ObservedPod } from '../model/observed-pod.js';
 
 export interface InitActions {
   readonly containersToStart: readonly ContainerToStart[];
@@ -30,13 +30,15 @@ export interface InitActions {
   readonly keepRunning: number;
 }
 
-function nextRestartCount(observed: ObservedPod, name: string): number {
-  const latest = latestContainer(observed, name);
-  return latest === undefined ? 0 : latest.restartCount + 1;
+/** What the init decisions look at besides the pod and the runtime. */
+export interface InitInputs {
+  readonly probes?: ProbeVerdicts;
+  /** The restart count the log directory gives each container the runtime has no instance of. */
+  readonly logRestartCounts?: ReadonlyMap<string, number>;
 }
 
-function start(observed: ObservedPod, container: V1Container, index: number, reason: string): ContainerToStart {
-  return { kind: 'init', index, name: container.name, reason, restartCount: nextRestartCount(observed, container.name) };
+function start(ctx: Pick<StepContext, 'observed' | 'logRestartCounts'>, container: V1Container, index: number, reason: string): ContainerToStart {
+  return { kind: 'init', index, name: container.name, reason, restartCount: nextRestartCount(ctx.observed, container.name, ctx.logRestartCounts) };
 }
 
 /**
@@ -45,7 +47,7 @@ function start(observed: ObservedPod, container: V1Container, index: number, rea
  * container of an earlier sandbox (a reboot, a sandbox replaced) does not count: the init
  * containers run again in the new one.
  */
-function hasAppContainers(pod: V1Pod, observed: ObservedPod): boolean {
+export function hasActiveAppContainers(pod: V1Pod, observed: ObservedPod): boolean {
   const active = observed.sandboxes[0];
   if (active?.state !== 'SANDBOX_READY') return false;
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
@@ -66,6 +68,7 @@ interface StepContext {
   /** The pod has started app containers before (it was initialized in this sandbox). */
   readonly initializedBefore: boolean;
   readonly probes: ProbeVerdicts;
+  readonly logRestartCounts: ReadonlyMap<string, number> | undefined;
 }
 
 /** A sidecar's turn: keep it running, or (re)start it. Returns whether later containers must wait. */
@@ -87,13 +90,13 @@ function sidecarStep(ctx: StepContext, container: V1Container, index: number): b
       eventMessage: `${what}, will be restarted`,
       ...(failure.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: failure.gracePeriodSeconds }),
     });
-    acc.starts.push(start(observed, container, index, `failed ${failure.type} probe`));
+    acc.starts.push(start(ctx, container, index, `failed ${failure.type} probe`));
     return !initializedBefore;
   }
   if (latest !== undefined && latest.state !== 'CONTAINER_EXITED') {
     acc.kills.push({ id: latest.id, name: container.name, reason: latest.state === 'CONTAINER_RUNNING' ? 'container spec changed' : 'container not running' });
   }
-  acc.starts.push(start(observed, container, index, latest === undefined ? 'sidecar never started' : 'sidecar is not running'));
+  acc.starts.push(start(ctx, container, index, latest === undefined ? 'sidecar never started' : 'sidecar is not running'));
   // Before initialization, nothing after a sidecar starts until it has started.
   return !initializedBefore;
 }
@@ -105,14 +108,14 @@ function initStep(ctx: StepContext, container: V1Container, index: number): Init
   const { pod, observed, acc } = ctx;
   const latest = latestContainer(observed, container.name);
   if (latest === undefined) {
-    acc.starts.push(start(observed, container, index, 'init container never started'));
+    acc.starts.push(start(ctx, container, index, 'init container never started'));
     return 'wait';
   }
   switch (latest.state) {
     case 'CONTAINER_EXITED':
       if (latest.exitCode === 0) return 'done';
       if (!containerShouldRestart(container, pod.spec, latest.exitCode)) return 'failed';
-      acc.starts.push(start(observed, container, index, 'init container failed'));
+      acc.starts.push(start(ctx, container, index, 'init container failed'));
       return 'wait';
     case 'CONTAINER_RUNNING':
       acc.keepRunning++;
@@ -120,16 +123,17 @@ function initStep(ctx: StepContext, container: V1Container, index: number): Init
     case 'CONTAINER_CREATED':
     case 'CONTAINER_UNKNOWN':
       acc.kills.push({ id: latest.id, name: container.name, reason: 'init container not running' });
-      acc.starts.push(start(observed, container, index, 'init container not running'));
+      acc.starts.push(start(ctx, container, index, 'init container not running'));
       return 'wait';
   }
 }
 
 /** Decides the init containers' part of a reconcile. Pure. */
-export function computeInitActions(pod: V1Pod, observed: ObservedPod, probes: ProbeVerdicts = { failures: new Map(), notStarted: new Set() }): InitActions {
+export function computeInitActions(pod: V1Pod, observed: ObservedPod, inputs: InitInputs = {}): InitActions {
   const acc: Accumulator = { starts: [], kills: [], keepRunning: 0 };
-  const initializedBefore = hasAppContainers(pod, observed);
-  const ctx: StepContext = { pod, observed, acc, initializedBefore, probes };
+  const initializedBefore = hasActiveAppContainers(pod, observed);
+  const probes = inputs.probes ?? { failures: new Map(), notStarted: new Set() };
+  const ctx: StepContext = { pod, observed, acc, initializedBefore, probes, logRestartCounts: inputs.logRestartCounts };
   const inits = pod.spec?.initContainers ?? [];
   for (const [index, container] of inits.entries()) {
     if (isSidecar(container)) {
@@ -153,7 +157,7 @@ function result(acc: Accumulator): Omit<InitActions, 'initialized' | 'failed'> {
 }
 
 /** What starts with a new sandbox when the pod has init containers: the first of them; the rest follow in order. */
-export function initContainersForNewSandbox(pod: V1Pod, observed: ObservedPod): ContainerToStart[] {
+export function initContainersForNewSandbox(pod: V1Pod, observed: ObservedPod, logRestartCounts?: ReadonlyMap<string, number>): ContainerToStart[] {
   const first = pod.spec?.initContainers?.[0];
-  return first === undefined ? [] : [start(observed, first, 0, 'sandbox recreated')];
+  return first === undefined ? [] : [start({ observed, logRestartCounts }, first, 0, 'sandbox recreated')];
 }

@@ -24,6 +24,11 @@
  *   never killed for a spec change, and does not keep the pod alive (`ephemeral-containers.ts`).
  * - A running container an allocated resize must restart (its resizePolicy says RestartContainer
  *   for a changed resource: `resize/compute-resize-actions.ts`) is killed and started again.
+ * - A pod restarting all its containers in place (a container exited with a code whose rule's
+ *   action is `RestartAllContainers`: the caller decides it, `model/restart-all.ts`) only has every
+ *   init and regular container stopped and removed, its sandbox kept (`compute-restart-all.ts`).
+ * - A container the runtime has no instance of starts with the restart count its log directory
+ *   gives (the kubelet's `calcRestartCountByLogDir`), so a pod restarted in place counts on.
  * - A terminating pod (deleted, or past its deadline) is only ever killed.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
@@ -33,7 +38,8 @@ import { ephemeralContainersOf, ephemeralContainersToStart } from './ephemeral-c
 import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
 import { NO_PROBE_VERDICTS, type ProbeFailure, type ProbeVerdicts } from '../probes/probe-verdicts.js';
 import type { ContainerToKill, ContainerToStart, PodActions } from './pod-actions.js';
-import { hasRuntimeObjects, latestContainer } from '../model/observed-pod.js';
+import { hasRuntimeObjects, latestContainer, nextRestartCount } from '../model/observed-pod.js';
+import { planRestartAll } from './compute-restart-all.js';
 import { sandboxChangeReason } from '../model/sandbox-change.js';
 import { containerShouldRestart, restartsAfterProbeKill, skipsSucceededOnNewSandbox } from '../model/restart-policy.js';
 
@@ -46,6 +52,13 @@ export interface ComputePodActionsInput {
   readonly probes?: ProbeVerdicts;
   /** Running containers an allocated resize restarts (RestartContainer policy): runtime ID → the Killing message. */
   readonly resizeRestarts?: ReadonlyMap<string, string>;
+  /**
+   * The pod restarts all its containers in place now (the kubelet's AllContainersRestarting
+   * condition, `restartsAllContainersNow`): they are removed and nothing else happens. Absent: no.
+   */
+  readonly restartAllContainers?: boolean;
+  /** For containers the runtime has no instance of: the restart count their log directory gives (see `ContainerToStart.restartCount`). */
+  readonly logRestartCounts?: ReadonlyMap<string, number>;
 }
 
 const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
@@ -53,6 +66,7 @@ const NO_ACTIONS: Omit<PodActions, 'killPod' | 'killPodReason'> = {
   sandboxId: undefined,
   sandboxAttempt: 0,
   containersToKill: [],
+  containersToReset: [],
   containersToStart: [],
   initialized: false,
 };
@@ -79,11 +93,6 @@ function hasReadySandbox(observed: ObservedPod): boolean {
   return observed.sandboxes.some((s) => s.state === 'SANDBOX_READY');
 }
 
-function nextRestartCount(observed: ObservedPod, name: string): number {
-  const latest = latestContainer(observed, name);
-  return latest === undefined ? 0 : latest.restartCount + 1;
-}
-
 /** The plan when the sandbox must be (re)created: kill what is left, then start every container that should run. */
 function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActions {
   const { pod, observed } = input;
@@ -95,11 +104,11 @@ function planNewSandbox(input: ComputePodActionsInput, reason: string): PodActio
   }
   const hasInit = (pod.spec?.initContainers ?? []).length > 0;
   const containersToStart = hasInit
-    ? initContainersForNewSandbox(pod, observed)
+    ? initContainersForNewSandbox(pod, observed, input.logRestartCounts)
     : containersOf(pod).flatMap((c, index): ContainerToStart[] => {
         const latest = latestContainer(observed, c.name);
         if (skipsSucceededOnNewSandbox(c, pod.spec) && latest?.state === 'CONTAINER_EXITED' && latest.exitCode === 0) return [];
-        return [{ kind: 'regular', index, name: c.name, reason: `sandbox recreated: ${reason}`, restartCount: nextRestartCount(observed, c.name) }];
+        return [{ kind: 'regular', index, name: c.name, reason: `sandbox recreated: ${reason}`, restartCount: nextRestartCount(observed, c.name, input.logRestartCounts) }];
       });
   if (containersToStart.length === 0) {
     // Nothing left to run (OnFailure, every container succeeded): no new sandbox for nothing.
@@ -160,7 +169,7 @@ function runningContainerDecision(input: ComputePodActionsInput, c: { spec: V1Co
 function decideContainer(input: ComputePodActionsInput, spec: V1Container, index: number): ContainerDecision {
   const { pod, observed } = input;
   const latest = latestContainer(observed, spec.name);
-  const restartCount = nextRestartCount(observed, spec.name);
+  const restartCount = nextRestartCount(observed, spec.name, input.logRestartCounts);
   if (latest?.state === 'CONTAINER_RUNNING') return runningContainerDecision(input, { spec, index, latest, restartCount });
   if (!shouldRestart(pod, spec, latest)) return { keepsRunning: false };
   const reason = latest === undefined ? 'container never started' : `container ${latest.state === 'CONTAINER_EXITED' ? 'exited' : 'not running'}`;
@@ -195,10 +204,11 @@ export function computePodActions(input: ComputePodActionsInput): PodActions {
     return { ...NO_ACTIONS, killPod: true, killPodReason: 'pod is terminating' };
   }
   const changeReason = sandboxChangeReason(pod, observed.sandboxes);
+  if (input.restartAllContainers === true) return planRestartAll(pod, observed, changeReason);
   if (changeReason !== undefined) return planNewSandbox(input, changeReason);
 
   const sandboxId = observed.sandboxes[0]?.id;
-  const init = computeInitActions(pod, observed, input.probes ?? NO_PROBE_VERDICTS);
+  const init = computeInitActions(pod, observed, { probes: input.probes ?? NO_PROBE_VERDICTS, ...(input.logRestartCounts === undefined ? {} : { logRestartCounts: input.logRestartCounts }) });
   if (init.failed) return { ...NO_ACTIONS, killPod: true, killPodReason: 'init container failed and its restart policy does not restart it' };
   const unknown = extraRunningContainers(pod, observed);
   const ephemeral = ephemeralContainersToStart(pod, observed);

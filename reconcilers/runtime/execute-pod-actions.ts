@@ -3,7 +3,8 @@
  * kubelet's `SyncPod` does:
  *
  *   1. kill the pod (app containers, then sidecars, then sandboxes) when the plan says so;
- *   2. kill the containers the plan names;
+ *   2. kill the containers the plan names, or remove every container for an in-place restart of
+ *      the whole pod (stopped at once, one after the other: `reset-containers.ts`);
  *   3. prepare volumes and create the sandbox, when needed (a sync that starts nothing refreshes a
  *      running pod's configMap/secret/projected/downwardAPI volumes instead: `volume-refresh.ts`);
  *   4. start the containers the plan names: init containers strictly in order (the first that
@@ -28,6 +29,7 @@ import type { ServiceLister } from '../container/service-env.js';
 import type { ImagePuller } from '../images/image-puller.js';
 import { hasImageVolumes, pullImageVolumes, type ImageVolumePulls } from './image-volumes.js';
 import { PodKiller, type KillRequest } from './kill-pod.js';
+import { resetContainers } from './reset-containers.js';
 import type { ObservedPod } from '../model/observed-pod.js';
 import type { RestartBackoff } from '../model/restart-backoff.js';
 import { dynamicResourcesRefusal } from './runtime-support.js';
@@ -178,6 +180,10 @@ export class PodActionsExecutor implements PodLifecycleObserver {
         return [this.killer.stop(request, container, k.gracePeriodSeconds ?? gracePeriodSeconds)];
       }),
     );
+    if (plan.containersToReset.length > 0) {
+      const { runtime, logger } = this.options;
+      await resetContainers({ runtime, killer: this.killer, logger }, { pod, observed, resets: plan.containersToReset, podIp: this.podIps(pod, sandboxIpsOf(observed))[0] ?? '', signal });
+    }
     if (!plan.createSandbox && plan.containersToStart.length === 0) {
       // A running pod's configMap/secret/projected/downwardAPI files follow their sources.
       if (plan.sandboxId !== undefined) await this.refresher.refresh(pod, signal);

@@ -65,6 +65,36 @@ describe('PodKiller', () => {
     await done;
   });
 
+  it('tells every container to stop at once (each Killing event, so each preStop hook, starts together), the sidecars\' signals still in their turn', async () => {
+    const runtime = new HangingStops();
+    const events = new RecordingEventRecorder();
+    const observed = observation([sandbox()], [container(pod, 'app'), { ...container(pod, 'app'), id: 'c-proxy', name: 'proxy' }, { ...container(pod, 'app'), id: 'c-logger', name: 'logger' }]);
+    const done = new PodKiller({ runtime, events, clock: createFakeClock(), logger: pino({ level: 'silent' }) }).killPod({ pod, observed, gracePeriodSeconds: 30, reason: 'test' });
+    await settle();
+    assert.deepEqual(events.events.filter((e) => e.reason === 'Killing').map((e) => e.fieldPath).sort(), ['spec.containers{app}', 'spec.initContainers{logger}', 'spec.initContainers{proxy}']);
+    assert.deepEqual(runtime.stops.map(([id]) => id), ['c-app']);
+    runtime.release('c-app');
+    await settle();
+    runtime.release('c-logger');
+    await settle();
+    runtime.release('c-proxy');
+    await done;
+    assert.deepEqual(runtime.stops.map(([id]) => id), ['c-app', 'c-logger', 'c-proxy']);
+  });
+
+  it("sends a sidecar its signal when its grace period runs out waiting for its turn, with the kubelet's 2 s window: all waiting sidecars at once", async () => {
+    const runtime = new HangingStops();
+    const clock = createFakeClock();
+    const observed = observation([sandbox()], [container(pod, 'app'), { ...container(pod, 'app'), id: 'c-proxy', name: 'proxy' }, { ...container(pod, 'app'), id: 'c-logger', name: 'logger' }]);
+    const done = killer(runtime, clock).killPod({ pod, observed, gracePeriodSeconds: 30, reason: 'test' });
+    await clock.advance(29_000);
+    assert.deepEqual(runtime.stops, [['c-app', 30]], 'the app container ignores SIGTERM: the sidecars wait');
+    await clock.advance(1_000);
+    assert.deepEqual(runtime.stops.slice(1).sort(), [['c-logger', 2], ['c-proxy', 2]]);
+    for (const id of ['c-app', 'c-logger', 'c-proxy']) runtime.release(id);
+    await done;
+  });
+
   it('stops the container again at once with a shorter grace period, as the kubelet kills again after a shrink', async () => {
     const runtime = new HangingStops();
     const clock = createFakeClock();

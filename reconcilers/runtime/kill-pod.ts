@@ -1,11 +1,14 @@
 /**
  * Stopping a pod's containers as the kubelet does (killPodWithSyncResult / killContainersWithSyncResult):
  *
- * - App containers (and init containers that are still running) stop first, in parallel, each with
- *   the pod's grace period: SIGTERM, then SIGKILL when the grace period runs out (the runtime does
+ * - Every container is told to stop at once, each with the pod's grace period: its `Killing` event
+ *   and its preStop hook start together. App containers (and init containers that are still
+ *   running) are then sent SIGTERM, and SIGKILL when the grace period runs out (the runtime does
  *   both within `StopContainer`).
- * - Sidecars stop after them, in reverse spec order, with what remains of the grace period (at
- *   least 2 s), so they serve the app containers to the end.
+ * - A sidecar is sent its signal only once the app containers and the sidecars after it have
+ *   stopped (`termination-order.ts`), with what remains of its grace period (at least 2 s), so the
+ *   sidecars serve the app containers to the end and stop in reverse spec order; their preStop
+ *   hooks, started with everything else, run simultaneously.
  * - A grace period can only shrink: while a container is stopping, `currentGracePeriodSeconds` is
  *   read again every half second, and when it is shorter than the one the stop was given, the
  *   container is stopped again at once with the shorter one (at least 2 s), as the kubelet's pod
@@ -25,7 +28,7 @@ import type { Logger } from 'pino';
 import type { CallOptions, RuntimeService } from '../../cri/types.js';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
-import { isSidecar } from '../model/sidecar.js';
+import { TerminationOrder } from './termination-order.js';
 import { containerFieldPath, type EventRecorder } from '../events/event-recorder.js';
 import { runPreStopHook } from '../hooks/pre-stop.js';
 import type { LifecycleMetrics } from '../hooks/run-hook.js';
@@ -43,7 +46,6 @@ export type StopRequest = Pick<KillRequest, 'pod' | 'reason' | 'currentGracePeri
 
 /** The kubelet's `minimumGracePeriodInSeconds`: the least StopContainer ever gets. */
 const MIN_STOP_GRACE_SECONDS = 2;
-const MIN_SIDECAR_GRACE_SECONDS = 2;
 const SHRINK_POLL_MS = 500;
 
 export interface KillRequest {
@@ -67,36 +69,32 @@ export interface PodKillerOptions {
   readonly lifecycleMetrics?: LifecycleMetrics;
 }
 
-/** Sidecar names in reverse spec order (the order they stop in). */
-function sidecarsInStopOrder(pod: V1Pod | undefined): string[] {
-  return (pod?.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name).reverse();
-}
-
 export class PodKiller {
   constructor(private readonly options: PodKillerOptions) {}
 
-  /** Stops every container (app containers, then sidecars), then every ready sandbox. */
+  /** Stops every container (all at once; each sidecar's signal in its turn), then every ready sandbox. */
   async killPod(request: KillRequest): Promise<void> {
     const live = request.observed.containers.filter(isLiveContainer);
-    const sidecars = sidecarsInStopOrder(request.pod);
-    const deadlineMs = this.options.clock.now() + request.gracePeriodSeconds * 1000;
-    const first = live.filter((c) => !sidecars.includes(c.name));
+    const order = new TerminationOrder(request.pod, live.map((c) => c.name), this.options.clock);
     const stopRequest: StopRequest = { ...request, podIp: readyPodIp(request.observed) };
-    await Promise.all(first.map((c) => this.stop(stopRequest, c, request.gracePeriodSeconds)));
-    for (const name of sidecars) {
-      const remaining = Math.max(MIN_SIDECAR_GRACE_SECONDS, Math.ceil((deadlineMs - this.options.clock.now()) / 1000));
-      await Promise.all(live.filter((c) => c.name === name).map((c) => this.stop(stopRequest, c, remaining)));
-    }
+    await Promise.all(live.map(async (c) => {
+      try {
+        await this.stop(stopRequest, c, request.gracePeriodSeconds, (remaining) => order.waitForTurn(c.name, remaining));
+      } finally {
+        order.stopped(c.name);
+      }
+    }));
     for (const sandbox of request.observed.sandboxes.filter((s) => s.state === 'SANDBOX_READY')) {
       await this.options.runtime.stopPodSandbox(sandbox.id, callOptions(request));
     }
   }
 
   /**
-   * Stops one container with `graceSeconds` (its preStop hook first), or sooner if the grace period
+   * Stops one container with `graceSeconds` (its preStop hook first, then `turn`: the wait for the
+   * containers it must outlive, whose seconds come off the rest), or sooner if the grace period
    * shrinks meanwhile; a container that never started is removed (see the file header).
    */
-  async stop(request: StopRequest, container: ContainerToStop, graceSeconds: number): Promise<void> {
+  async stop(request: StopRequest, container: ContainerToStop, graceSeconds: number, turn?: (remainingSeconds: number) => Promise<number>): Promise<void> {
     const { pod } = request;
     if (container.state === 'CONTAINER_CREATED') {
       this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason }, 'removing container that never started');
@@ -109,7 +107,10 @@ export class PodKiller {
     }
     // As the kubelet: "always give containers a minimal shutdown window to avoid unnecessary
     // SIGKILLs" — StopContainer never gets less than 2 s, hook or not, whatever the grace period.
-    const timeoutSeconds = Math.max(MIN_STOP_GRACE_SECONDS, await this.preStop(request, container, graceSeconds));
+    const afterHook = await this.preStop(request, container, graceSeconds);
+    // A sidecar's signal waits for its turn (the app containers and later sidecars stopped); the wait comes off its grace.
+    const remaining = turn === undefined || afterHook <= 0 ? afterHook : afterHook - (await turn(afterHook));
+    const timeoutSeconds = Math.max(MIN_STOP_GRACE_SECONDS, remaining);
     this.options.logger.info({ containerId: container.id, container: container.name, reason: request.reason, gracePeriodSeconds: timeoutSeconds }, 'stopping container');
     const watcher = this.watchShrink({ container, graceSeconds, current: request.currentGracePeriodSeconds });
     try {

@@ -25,8 +25,26 @@ export interface ContainerToStart {
   readonly index: number;
   readonly name: string;
   readonly reason: string;
-  /** Restart count the new container gets (one more than the newest existing instance's). */
+  /**
+   * Restart count the new container gets: one more than the newest existing instance's; with no
+   * instance, what the container's log directory says (one more than its highest `<n>.log`), as
+   * the kubelet's `calcRestartCountByLogDir`, so a container removed by an in-place restart of the
+   * pod never writes into an old log file.
+   */
   readonly restartCount: number;
+}
+
+/**
+ * A container instance the in-place restart of the whole pod removes (`RestartAllContainers`,
+ * `model/restart-all.ts`), the kubelet's `containerToRemoveInfo`.
+ */
+export interface ContainerToReset {
+  readonly id: string;
+  readonly name: string;
+  /** It has not exited (running, created, unknown): stopped at once, grace period 0 and no preStop hook, before it is removed. */
+  readonly kill: boolean;
+  /** Why it goes: it exited with a code whose rule restarts all containers, or it goes with them. */
+  readonly reason: string;
 }
 
 /** The plan of one reconcile. Every field is a decision; the executor follows it in order. */
@@ -43,6 +61,13 @@ export interface PodActions {
   readonly sandboxAttempt: number;
   /** Containers to stop (when the pod itself is not killed). */
   readonly containersToKill: readonly ContainerToKill[];
+  /**
+   * Container instances to stop if needed and remove, one after the other in this order, for an
+   * in-place restart of the whole pod (the kubelet's `ContainersToReset`): regular containers, then
+   * init containers, then those whose exit started it. The sandbox stays. Nothing starts in the
+   * same run: the next one starts the pod from its first init container.
+   */
+  readonly containersToReset: readonly ContainerToReset[];
   /**
    * Spec containers to create and start: ephemeral containers first (as the kubelet's SyncPod, so
    * an init container that cannot start does not hold them back), then init containers (in order),

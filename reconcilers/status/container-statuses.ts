@@ -2,6 +2,8 @@
  * Container statuses as the kubelet reports them (`convertToAPIContainerStatuses`): the newest
  * runtime container of each spec container gives `state`, the one before it `lastState`; a start
  * failure from the last reconcile (image pull, config error) shows as `waiting` with its reason.
+ * A pod that can restart all its containers in place also reports what its previous status
+ * counted, and the containers such a restart removed (`restart-all-status.ts`).
  */
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { ObservedContainer, ObservedPod } from '../model/observed-pod.js';
@@ -11,6 +13,7 @@ import { probedFlags, probesOf } from './probe-status.js';
 import { isTerminal } from './pod-conditions.js';
 import type { ContainerStartFailure } from '../runtime/start-failures.js';
 import { volumeMountStatuses } from './volume-mount-statuses.js';
+import { withRestartAll, type RestartAllView } from './restart-all-status.js';
 
 export interface ContainerStatusContext {
   readonly pod: V1Pod;
@@ -31,6 +34,8 @@ export interface ContainerStatusContext {
   readonly readyPodAgentStartedAtMs?: number;
   /** Whether the pod's runtime handler makes read-only mounts recursive; undefined while not known. */
   readonly recursiveReadOnlySupported?: boolean;
+  /** Set for a pod that can restart all its containers in place: whether it is, and its previous status. */
+  readonly restartAll?: RestartAllView;
 }
 
 const UNKNOWN_ON_TERMINATION: V1ContainerState = {
@@ -134,7 +139,7 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
   const observedState = currentState(latest, failure, { runtimeName: ctx.runtimeName, waitingReason: kind.waitingReason });
   const state = ctx.podIsTerminal && observedState.waiting !== undefined ? UNKNOWN_ON_TERMINATION : observedState;
   const { ready, started } = readiness(spec, state, kind, { result: latest === undefined ? undefined : ctx.probeResults?.get(latest.id), agentStartedAtMs: ctx.readyPodAgentStartedAtMs });
-  return {
+  const status: V1ContainerStatus = {
     name: spec.name,
     state,
     lastState: lastStateOf(instances, state, ctx.runtimeName),
@@ -148,6 +153,7 @@ function containerStatus(spec: V1Container, ctx: ContainerStatusContext, kind: L
     ...userField(latest),
     ...volumeMountStatuses(spec, ctx.recursiveReadOnlySupported, previousStatusOf(ctx, spec.name)),
   };
+  return ctx.restartAll === undefined ? status : withRestartAll(status, ctx.restartAll, latest !== undefined);
 }
 
 /** The container's status as the API holds it (any of the pod's three lists). */

@@ -319,3 +319,59 @@ describe('generatePodStatus: PodScheduled, as the kubelet adds it', () => {
     assert.deepEqual(status(scheduled, running).conditions?.filter((c) => c.type === 'PodScheduled'), [{ type: 'PodScheduled', status: 'True', lastTransitionTime: EARLIER }]);
   });
 });
+
+describe('generatePodStatus: a pod with a sidecar (restartable init container) once its app containers finished', () => {
+  /** Pod `policy` with a sidecar `side` and the app container `app` only. */
+  const withSidecar = (policy: string): V1Pod =>
+    basePod((p) => {
+      p.spec!.restartPolicy = policy;
+      p.spec!.containers = [p.spec!.containers[0]!];
+      p.spec!.initContainers = [{ name: 'side', image: 'busybox:1.35', restartPolicy: 'Always' }];
+    });
+  const sideOf = (pod: V1Pod, exitCode: number): ObservedPod['containers'][number] => ({ ...exited(pod, 'app', exitCode), id: 'c-side', name: 'side', specHash: hashContainerSpec(pod.spec!.initContainers![0]!), createdAt: new Date('2026-01-01T00:00:00Z') });
+  const done = (pod: V1Pod, appExit: number): ObservedPod => observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [sideOf(pod, 137), exited(pod, 'app', appExit)]);
+
+  it('is Succeeded with Initialized True (PodCompleted) when the app succeeded, its sidecar stopped and its sandbox is gone, as the kubelet', () => {
+    const pod = withSidecar('Never');
+    const s = status({ ...pod, status: { phase: 'Running' } }, done(pod, 0));
+    assert.equal(s.phase, 'Succeeded');
+    assert.deepEqual(s.conditions?.find((c) => c.type === 'Initialized'), { type: 'Initialized', status: 'True', reason: 'PodCompleted', lastTransitionTime: NOW });
+  });
+
+  it('is Failed when the app failed', () => {
+    const pod = withSidecar('Never');
+    const s = status({ ...pod, status: { phase: 'Running' } }, done(pod, 1));
+    assert.equal(s.phase, 'Failed');
+    assert.equal(conditionStatus(s, 'Initialized'), 'True');
+  });
+
+  it('stays Running, Initialized, while the sidecar restarts beside a running app container', () => {
+    const pod = withSidecar('Always');
+    const observed = observation([sandbox()], [sideOf(pod, 1), container(pod, 'app')]);
+    const s = status({ ...pod, status: { phase: 'Running' } }, observed);
+    assert.equal(s.phase, 'Running');
+    assert.equal(conditionStatus(s, 'Initialized'), 'True');
+  });
+
+  it('is Failed when a regular init container after the sidecar failed under restartPolicy Never, once the sidecar stopped and the sandbox is down', () => {
+    const pod = basePod((p) => {
+      p.spec!.restartPolicy = 'Never';
+      p.spec!.containers = [p.spec!.containers[0]!];
+      p.spec!.initContainers = [{ name: 'side', image: 'busybox:1.35', restartPolicy: 'Always' }, { name: 'init1', image: 'busybox:1.35' }];
+    });
+    const init1 = { ...exited(pod, 'app', 1), id: 'c-init1', name: 'init1', specHash: hashContainerSpec(pod.spec!.initContainers![1]!) };
+    const observed = observation([sandbox({ state: 'SANDBOX_NOTREADY' })], [sideOf(pod, 1), init1]);
+    assert.equal(status({ ...pod, status: { phase: 'Pending' } }, observed).phase, 'Failed');
+    const onFailure: V1Pod = { ...pod, spec: { ...pod.spec!, restartPolicy: 'OnFailure' } };
+    assert.equal(status({ ...onFailure, status: { phase: 'Pending' } }, observed).phase, 'Pending', 'an init container that restarts does not fail the pod');
+  });
+
+  it('is still Pending while a regular init container has not run, with or without a sandbox', () => {
+    const pod = initPod();
+    for (const sandboxes of [[], [sandbox()], [sandbox({ state: 'SANDBOX_NOTREADY' })]]) {
+      const s = status(pod, observation(sandboxes, []));
+      assert.equal(s.phase, 'Pending');
+      assert.equal(conditionStatus(s, 'Initialized'), 'False');
+    }
+  });
+});

@@ -14,9 +14,13 @@
  *   nor the conditions.
  * - hostIP(s) from the node, podIP(s) from the sandbox (kept from the previous status once the
  *   sandbox is gone), startTime set once.
+ * - a pod that can restart all its containers in place (a `RestartAllContainers` rule) also gets
+ *   the `AllContainersRestarting` condition, and its removed containers are reported as the
+ *   kubelet reports them (`restart-all-status.ts`).
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
-import { computeInitActions } from '../runtime/compute-init-actions.js';
+import { computeInitActions, hasActiveAppContainers } from '../runtime/compute-init-actions.js';
+import { anyAppContainerStarted, initContainerFailedForGood, initContainersHoldPending } from './init-phase.js';
 import { isSidecar } from '../model/sidecar.js';
 import { containerShouldRestart } from '../model/restart-policy.js';
 import type { ContainerProbeResult } from '../probes/container-readiness.js';
@@ -27,6 +31,8 @@ import { hasRunningParts, latestSandbox, type ObservedContainer, type ObservedPo
 import type { ResourceValues } from '../model/resource-values.js';
 import { podQosClass } from '../model/qos.js';
 import { POD_SANDBOX_NOT_READY, sandboxChangeReason } from '../model/sandbox-change.js';
+import { isRestartAllTermination } from '../model/restart-all.js';
+import { allContainersRestartingCondition, keepsInitialized, restartAllView, type RestartAllView } from './restart-all-status.js';
 
 
 export interface GeneratePodStatusInput {
@@ -68,6 +74,12 @@ export interface GeneratePodStatusInput {
    * `containerStatuses[].volumeMounts`; undefined for a handler it has not reported.
    */
   readonly recursiveReadOnlyOf?: (handler: string) => boolean | undefined;
+  /**
+   * The last status handed to the status manager (the kubelet's status manager cache), newer than
+   * `pod.status` until its write lands; absent: `pod.status`. The owned conditions' transition
+   * times and a pod restarting all its containers in place are judged against it.
+   */
+  readonly previousStatus?: V1PodStatus;
 }
 
 /** The kubelet's getPhase over regular containers. */
@@ -88,17 +100,18 @@ interface PhaseCounts {
 function countContainers(pod: V1Pod, statuses: readonly V1ContainerStatus[]): PhaseCounts {
   const counts: PhaseCounts = { waiting: 0, running: 0, stopped: 0, stoppedNotRestartable: 0, succeeded: 0 };
   const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
-  const seeStopped = (name: string, exitCode: number): void => {
+  const seeStopped = (name: string, terminated: { exitCode: number; reason?: string }): void => {
     counts.stopped++;
     const spec = specs.get(name);
-    if (spec !== undefined && !containerShouldRestart(spec, pod.spec, exitCode)) counts.stoppedNotRestartable++;
+    // A container an in-place restart of the pod removed runs again whatever its own policy says.
+    if (spec !== undefined && !containerShouldRestart(spec, pod.spec, terminated.exitCode) && !isRestartAllTermination(terminated)) counts.stoppedNotRestartable++;
   };
   for (const s of statuses) {
     if (s.state?.running) counts.running++;
     else if (s.state?.terminated) {
-      seeStopped(s.name, s.state.terminated.exitCode);
+      seeStopped(s.name, s.state.terminated);
       if (s.state.terminated.exitCode === 0) counts.succeeded++;
-    } else if (s.lastState?.terminated) seeStopped(s.name, s.lastState.terminated.exitCode);
+    } else if (s.lastState?.terminated) seeStopped(s.name, s.lastState.terminated);
     else counts.waiting++;
   }
   return counts;
@@ -140,6 +153,19 @@ interface Statuses {
   readonly init: readonly V1ContainerStatus[];
   readonly initialized: boolean;
   readonly initFailed: boolean;
+  /** Set for a pod that can restart all its containers in place. */
+  readonly restartAll: RestartAllView | undefined;
+}
+
+/**
+ * Initialized as the kubelet's GeneratePodInitializedCondition: True once every init container is
+ * done, and for a pod whose app containers have run (a sidecar restarting later, or a finished pod
+ * whose sandbox is gone); a Succeeded pod's carries the reason PodCompleted.
+ */
+function initializedCondition(phase: Phase, statuses: Statuses, incomplete: readonly string[]): V1PodCondition {
+  if (phase === 'Succeeded') return { type: 'Initialized', status: 'True', reason: 'PodCompleted' };
+  const initialized = statuses.initialized || anyAppContainerStarted(statuses.containers) || keepsInitialized(statuses.restartAll);
+  return condition('Initialized', initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`);
 }
 
 function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
@@ -147,16 +173,21 @@ function ownedConditions(input: GeneratePodStatusInput, phase: Phase, statuses: 
   const incomplete = statuses.initialized ? [] : incompleteInitContainers(input.pod, statuses.init);
   // Sidecars count towards readiness like app containers.
   const counted = readinessStatuses(input.pod, statuses.init, statuses.containers);
+  const restartAll = statuses.restartAll;
   return [
     condition('PodReadyToStartContainers', sandboxNotReady === undefined, POD_SANDBOX_NOT_READY, sandboxNotReady),
-    condition('Initialized', statuses.initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
+    initializedCondition(phase, statuses, incomplete),
     ...readinessConditions({ pod: input.pod, conditions: input.pod.status?.conditions ?? [], phase }, counted),
+    ...(restartAll === undefined ? [] : [allContainersRestartingCondition(input.pod, input.observed, restartAll.previous, phase)]),
   ];
 }
 
 function unguardedPhase(input: GeneratePodStatusInput, statuses: Statuses): Phase {
-  if (input.terminalReason !== undefined || statuses.initFailed) return 'Failed';
-  if (!statuses.initialized) return 'Pending';
+  if (input.terminalReason !== undefined || statuses.initFailed || initContainerFailedForGood(input.pod, statuses.init)) return 'Failed';
+  // Not initialized for the next reconcile (a sandbox gone, a sidecar stopped, init containers
+  // running again after an in-place restart of all containers) holds the pod Pending only where
+  // the init containers' statuses do, as in the kubelet's getPhase.
+  if (!statuses.initialized && initContainersHoldPending(input.pod, statuses.init, hasActiveAppContainers(input.pod, input.observed))) return 'Pending';
   return computePhase(input.pod, statuses.containers, input.podIsTerminal === true);
 }
 
@@ -201,7 +232,7 @@ function withPodScheduled(foreign: readonly V1PodCondition[], now: Date): V1PodC
   return [...foreign, { type: POD_SCHEDULED, status: 'True', lastTransitionTime: now }];
 }
 
-function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
+function statusContext(input: GeneratePodStatusInput, restartAll: RestartAllView | undefined): ContainerStatusContext {
   return {
     pod: input.pod,
     observed: input.observed,
@@ -212,6 +243,7 @@ function statusContext(input: GeneratePodStatusInput): ContainerStatusContext {
     ...(input.currentValuesOf === undefined ? {} : { currentValuesOf: input.currentValuesOf }),
     ...(input.agentStartedAtMs === undefined || !podIsReady(input.pod) ? {} : { readyPodAgentStartedAtMs: input.agentStartedAtMs }),
     ...recursiveReadOnlyField(input),
+    ...(restartAll === undefined ? {} : { restartAll }),
   };
 }
 
@@ -232,27 +264,40 @@ function podIsReady(pod: V1Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
+/**
+ * Every condition of the status: the other writers' as they are (PodScheduled and DisruptionTarget
+ * added when due), the owned ones with their transition times, then the resize conditions.
+ */
+function podConditions(input: GeneratePodStatusInput, phase: Phase, statuses: Statuses): V1PodCondition[] {
+  const { now } = input;
+  const previous = input.pod.status?.conditions ?? [];
+  const foreign = withPodScheduled(withDisruptionTarget(previous.filter((c) => !isOwnedCondition(c.type)), input.terminalReason, now), now);
+  // The owned conditions' times move against the last status handed over, as the kubelet's status manager stamps them.
+  const ownedBefore = input.previousStatus?.conditions ?? previous;
+  return [...foreign, ...withTransitionTimes(ownedConditions(input, phase, statuses), ownedBefore, now), ...(input.resizeConditions ?? [])];
+}
+
 /** Generates the pod's status. Pure: same input, same status. */
 export function generatePodStatus(input: GeneratePodStatusInput): V1PodStatus {
   const { pod, now } = input;
-  const ctx = statusContext(input);
+  const restartAll = restartAllView(pod, input.observed, input.previousStatus ?? pod.status);
+  const ctx = statusContext(input, restartAll);
   const init = computeInitActions(pod, input.observed);
   const statuses: Statuses = {
     containers: generateContainerStatuses(ctx, init.initialized),
     init: generateInitContainerStatuses(ctx),
     initialized: init.initialized,
     initFailed: init.failed,
+    restartAll,
   };
   const phase = guardedPhase(input, statuses);
   // Reported beside the others, never counted in the phase or readiness.
   const ephemeral = generateEphemeralContainerStatuses(ctx);
-  const previous = pod.status?.conditions ?? [];
-  const foreign = withPodScheduled(withDisruptionTarget(previous.filter((c) => !isOwnedCondition(c.type)), input.terminalReason, now), now);
   const ips = podIps(input);
   const reason = isTerminal(phase) ? terminalReasonOf(input) : undefined;
   return {
     phase,
-    conditions: [...foreign, ...withTransitionTimes(ownedConditions(input, phase, statuses), previous, now), ...(input.resizeConditions ?? [])],
+    conditions: podConditions(input, phase, statuses),
     ...(reason === undefined ? {} : { reason: reason.reason, message: reason.message }),
     hostIP: input.nodeIp,
     hostIPs: [{ ip: input.nodeIp }],

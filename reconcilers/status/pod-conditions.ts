@@ -6,14 +6,16 @@
  */
 import type { V1Pod, V1PodCondition, V1PodStatus, V1ContainerStatus } from '@kubernetes/client-node';
 import { isSidecar } from '../model/sidecar.js';
+import { ALL_CONTAINERS_RESTARTING } from '../model/restart-all.js';
 import { goQuote } from '../../util/go-quote.js';
 
 /**
- * Condition types nodelet writes. Everything else (PodScheduled from the scheduler, which nodelet only adds when missing,
+ * Condition types nodelet writes (AllContainersRestarting only on pods that can restart all their
+ * containers in place, as the kubelet). Everything else (PodScheduled from the scheduler, which nodelet only adds when missing,
  * DisruptionTarget from controllers, readiness-gate types) belongs to another writer: nodelet
  * reads them and never writes, clears or reorders them.
  */
-export const OWNED_CONDITION_TYPES: readonly string[] = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready', 'PodResizePending', 'PodResizeInProgress'];
+export const OWNED_CONDITION_TYPES: readonly string[] = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready', 'PodResizePending', 'PodResizeInProgress', ALL_CONTAINERS_RESTARTING];
 
 const OWNED = new Set(OWNED_CONDITION_TYPES);
 

@@ -48,7 +48,7 @@ describe('statusPatch (strategic merge patch of the owned status)', () => {
   it('removes an owned condition type the status no longer has with a delete directive', () => {
     const patch = patchOf({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: T0 }] });
     const deleted = patch.status.conditions.filter((c) => c.$patch === 'delete').map((c) => c.type);
-    assert.deepEqual(deleted.sort(), ['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'PodResizeInProgress', 'PodResizePending']);
+    assert.deepEqual(deleted.sort(), ['AllContainersRestarting', 'ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'PodResizeInProgress', 'PodResizePending']);
     // Each delete entry is only the merge key and the directive.
     for (const entry of patch.status.conditions.filter((c) => c.$patch === 'delete')) assert.deepEqual(Object.keys(entry).sort(), ['$patch', 'type']);
   });

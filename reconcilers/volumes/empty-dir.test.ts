@@ -33,8 +33,8 @@ describe('mountinfo parsing', () => {
       '95 22 0:50 / /var/lib/nodelet/pods/u/volumes/kubernetes.io~empty-dir/my\\040vol rw,relatime shared:50 - tmpfs tmpfs rw,size=16384k,mode=777',
     ].join('\n');
     assert.deepEqual(parseMountInfo(text), [
-      { mountPoint: '/', fsType: 'ext4', superOptions: 'rw' },
-      { mountPoint: '/var/lib/nodelet/pods/u/volumes/kubernetes.io~empty-dir/my vol', fsType: 'tmpfs', superOptions: 'rw,size=16384k,mode=777' },
+      { mountPoint: '/', fsType: 'ext4', superOptions: 'rw', optionalFields: ['shared:1'] },
+      { mountPoint: '/var/lib/nodelet/pods/u/volumes/kubernetes.io~empty-dir/my vol', fsType: 'tmpfs', superOptions: 'rw,size=16384k,mode=777', optionalFields: ['shared:50'] },
     ]);
   });
 });

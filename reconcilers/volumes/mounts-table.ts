@@ -49,3 +49,8 @@ export async function unmountAllUnder(dir: string): Promise<void> {
     }
   }
 }
+
+/** Runs util-linux `mount` with `args`. */
+export async function runMount(args: readonly string[]): Promise<void> {
+  await run('mount', [...args]);
+}

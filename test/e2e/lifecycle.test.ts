@@ -203,6 +203,39 @@ describe('the pod lifecycle on nodelet', () => {
     await expectRuntime(uid, { sandboxes: [], containers: [] });
   });
 
+  it('completes a restartPolicy Never pod with a sidecar once its app container succeeds: Succeeded, Initialized, the sidecar stopped', async () => {
+    // The sidecar ignores nothing: it exits on SIGTERM. Before the fix the pod went back to Pending
+    // once its sandbox was down (the init containers looked "to run again"), and stayed there.
+    await apply(pod(ns, 'sidecar-done', {
+      restartPolicy: 'Never',
+      init: [{ name: 'proxy', restartPolicy: 'Always', script: 'trap "exit 0" TERM; while true; do sleep 1; done' }],
+      containers: [{ name: 'app', script: 'sleep 2; exit 0' }],
+    }));
+    const p = await waitForPhase(ns, 'sidecar-done', 'Succeeded', 90_000);
+    const initialized = p.status?.conditions?.find((c) => c.type === 'Initialized');
+    assert.deepEqual([initialized?.status, initialized?.reason], ['True', 'PodCompleted']);
+    assert.equal(p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    assert.ok(p.status?.initContainerStatuses?.[0]?.state?.terminated !== undefined, 'the sidecar is reported terminated');
+    // The runtime: one sandbox, down; each container ran once and exited; no second sandbox.
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['app#0:EXITED(0)', 'proxy#0:EXITED(0)'] }, 30_000);
+    // And it stays Succeeded (a terminal phase is never left).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.equal((await getPod(ns, 'sidecar-done'))?.status?.phase, 'Succeeded');
+  });
+
+  it('fails a restartPolicy Never pod whose init container after a sidecar fails: Failed, the sidecar stopped, the app never started', async () => {
+    // Before the fix the pod stayed Pending: once its sandbox was down the stopped sidecar hid the failure.
+    await apply(pod(ns, 'sidecar-init-fails', {
+      restartPolicy: 'Never',
+      init: [{ name: 'proxy', restartPolicy: 'Always', script: 'trap "exit 1" TERM; while true; do sleep 1; done' }, { name: 'setup', script: 'sleep 1; exit 3' }],
+      containers: [{ name: 'app', script: 'sleep 3600' }],
+    }));
+    const p = await waitForPhase(ns, 'sidecar-init-fails', 'Failed', 90_000);
+    assert.equal(containerStatusOf(p, 'setup', true)?.state?.terminated?.exitCode, 3);
+    assert.equal(containerStatusOf(p, 'app')?.state?.running, undefined);
+    await expectRuntime(p.metadata?.uid ?? '', { sandboxes: ['sandbox#0:NOTREADY'], containers: ['proxy#0:EXITED(1)', 'setup#0:EXITED(3)'] }, 30_000);
+  });
+
   it('lets a later, shorter grace period cut a termination short', async () => {
     await apply(pod(ns, 'stubborn', { containers: [{ name: 'main', script: 'trap "" TERM; while true; do sleep 1; done' }], podSpec: { terminationGracePeriodSeconds: 120 } }));
     const uid = (await waitForPhase(ns, 'stubborn', 'Running')).metadata?.uid ?? '';

@@ -4,9 +4,8 @@
  * `hostUsers: false` on a RuntimeClass whose handler the runtime does not list, `resourceClaims`
  * (no DRA), `volumeDevices` (raw block, through its PVC volume) and a `podCertificate` projection
  * hold the pod Pending with the kubelet's Warning event. Each is asserted from the API (phase, reason, message, the event) and the
- * runtime (crictl: no sandbox, no container for the pod's UID). A `RestartAllContainers` restart
- * rule (the kubelet's beta in-place pod restart, a node feature nodelet does not declare) is
- * rejected at admission as by the kubelet's declared-features check (Failed, PodFeatureUnsupported).
+ * runtime (crictl: no sandbox, no container for the pod's UID). (A `RestartAllContainers` restart
+ * rule, once refused here, runs: `restart-all-containers.test.ts`.)
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -72,24 +71,6 @@ describe('pods nodelet cannot run are refused visibly', () => {
     assert.equal(events[0]?.type, 'Warning');
     assert.equal(events[0]?.message, "Failed to admit pod as the OS field doesn't match node OS");
     await assertNothingInRuntime(failed);
-  });
-
-  it('rejects a RestartAllContainers restart rule at admission: Failed, PodFeatureUnsupported, an event, no sandbox; the Node declares no such feature', async () => {
-    const rules = { restartPolicy: 'Never', restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }] };
-    await apply(pod(namespace, 'restart-all', {}, rules));
-    const failed = await eventually('the pod Failed', async () => {
-      const p = await getPod(namespace, 'restart-all');
-      return p?.status?.phase === 'Failed' ? p : undefined;
-    });
-    const message = 'Pod requires node features that are not available: RestartAllContainersOnContainerExits';
-    assert.equal(failed.status?.reason, 'PodFeatureUnsupported');
-    assert.equal(failed.status?.message, `Pod was rejected: ${message}`);
-    const events = (await podEvents(namespace, 'restart-all')).filter((e) => e.reason === 'PodFeatureUnsupported');
-    assert.deepEqual(events.map((e) => [e.type, e.message]), [['Warning', message]]);
-    await assertNothingInRuntime(failed);
-    // What the scheduler's NodeDeclaredFeatures filter reads: this node declares none.
-    const declared = JSON.parse(await kubectl(['get', 'node', NODE_NAME, '-o', 'jsonpath={.status.declaredFeatures}']) || '[]') as string[];
-    assert.deepEqual(declared, []);
   });
 
   it("holds hostUsers false Pending when its RuntimeClass's handler is not one the runtime lists: FailedCreatePodSandBox", async () => {

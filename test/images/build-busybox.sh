@@ -10,6 +10,9 @@
 #
 # Upstream's busybox image (the e2e suite's registry.k8s.io/e2e-test-images/busybox) keeps such
 # variables, and three conformance tests (ConfigMap and Secret envFrom with prefixes) print them.
+# It is built from busybox's defconfig, which has applets Debian's static configuration leaves
+# out; those the e2e suites run are added (added_applets): nmeter, whose `%3t` timestamps the
+# node e2e container lifecycle tests log and parse.
 # Downloads: Debian's source package only, through apt with a private deb-src list derived from
 # this machine's Debian sources (the system's apt lists are not touched). Cached per source
 # version and script under $NODELET_CACHE/busybox.
@@ -19,6 +22,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${NODELET_CACHE:-$HOME/.cache/nodelet}/busybox
 dropped_patches=(revert-9c143ce52da11ec3d21a3491c3749841d3dc10f0.patch temp-deb-installer-hack.patch)
+added_applets=(NMETER)
 
 log() { echo "[build-busybox] $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -62,12 +66,20 @@ prepare_source() {
 build_static() {
   local src=$1 out=$2
   mkdir -p "$out"
+  local applet
   grep -v FEATURE_DI_ENV_HACK "$src/debian/config/pkg/static" >"$out/.config"
+  for applet in "${added_applets[@]}"; do
+    sed -i "/^# CONFIG_$applet is not set\$/d; /^CONFIG_$applet=/d" "$out/.config"
+    echo "CONFIG_$applet=y" >>"$out/.config"
+  done
   { yes "" || true; } | make -s -C "$out" -f "$src/Makefile" KBUILD_SRC="$src" silentoldconfig >/dev/null
   # Compiler warnings go to the log; shown only when the build fails.
   KCONFIG_NOTIMESTAMP=1 make -s -C "$out" -j"$(nproc)" all SKIP_STRIP=y >"$out/build.log" 2>&1 ||
     { tail -n 30 "$out/build.log" >&2; die "the busybox build failed"; }
   [[ -x $out/busybox ]] || die "the build made no busybox binary"
+  for applet in "${added_applets[@]}"; do
+    "$out/busybox" --list | grep -qx "${applet,,}" || die "the build has no ${applet,,} applet"
+  done
 }
 
 # The binary keeps variables whose names are no shell identifiers, or the build is no use.

@@ -2,18 +2,21 @@
 # Builds the images the upstream e2e suite (npm run conformance) runs, under their upstream names,
 # with build.sh's reproducible layer and layout functions (sourced, not copied). Nothing is pulled:
 #
-# Every one has the busybox root (every applet also in /bin) with Debian's bash-static as /bin/bash
-# (see rootfs_e2e_base). Downloads: Debian packages only (apt-get download, cached under
-# $NODELET_CACHE/debs; busybox's source package, for build-busybox.sh).
-#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1 and :2.55
+# All but the Debian-rooted ones (glibc-dns-testing, nginx) have the busybox root (every applet
+# also in /bin) with Debian's bash-static as /bin/bash (see rootfs_e2e_base). Downloads: Debian
+# packages only (apt-get download, cached under $NODELET_CACHE/debs; busybox's source package,
+# for build-busybox.sh).
+#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
 #                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
 #                   Debian's dynamic busybox (ash runs PATH's nc, not its applet: see
-#                   rootfs_agnhost_base);
+#                   rootfs_agnhost_base), the e2e busybox for the applets it lacks (nmeter);
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-2   the busybox root, whose busybox
 #                   is Debian's static one built with upstream ash's environment (build-busybox.sh)
+#   e2e-agnhost-old registry.k8s.io/e2e-test-images/agnhost:2.55       agnhost's layer, its own label
+#   e2e-busybox-old registry.k8s.io/e2e-test-images/busybox:1.36.1-1   busybox's layer, its own label
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
 #   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
 #   e2e-nonewprivs  registry.k8s.io/e2e-test-images/nonewprivs:1.4     busybox root + setuid
@@ -22,13 +25,41 @@
 #                   Dockerfile: debian:bookworm-slim (here Debian 12 minbase from mmdebstrap, the
 #                   slim image's dpkg filters) with dnsutils, and /coredns (upstream adds the v1.5.0
 #                   release archive; here CoreDNS $COREDNS_VERSION from its Go module,
-#                   build-binaries.sh --coredns). Its glibc `hostname -f` and dig are what the
+#                   build-coredns.sh). Its glibc `hostname -f` and dig are what the
 #                   hostnameOverride and DNS tests run.
+#   e2e-nginx       registry.k8s.io/e2e-test-images/nginx:1.27.0-2   upstream mirrors the official
+#                   nginx:1.27-alpine; here Debian 12's nginx (1.22.1, not 1.27) on a slim Debian 12
+#                   root (as glibc-dns-testing's, with /usr merged by mmdebstrap's hook: no usrmerge,
+#                   no perl) set up as the official image: its nginx.conf and default server
+#                   (test/images/nginx/), the welcome page at / and /50x.html, workers as nginx
+#                   (101), logs linked to stdout and stderr, /var/run/nginx.pid (read by a node
+#                   test); ENTRYPOINT /docker-entrypoint.sh (ours: only the IPv6 listen of the
+#                   official one), CMD nginx -g 'daemon off;', port 80, STOPSIGNAL SIGQUIT
+#   e2e-nginx-new   registry.k8s.io/e2e-test-images/nginx:1.28.0-2   (upstream: nginx:1.28-alpine)
+#                   e2e-nginx's layer and config with its own image_version label: another image ID
+#                   and digest, as upstream's two differ (the apply tests run it; none compares the
+#                   two)
+#   e2e-kitten      registry.k8s.io/e2e-test-images/kitten:1.8     as upstream's Dockerfile (FROM
+#   e2e-nautilus    registry.k8s.io/e2e-test-images/nautilus:1.8   agnhost, COPY html/<x>.jpg and
+#                   data.json, CMD test-webserver): e2e-agnhost's layer and a second one with the two
+#                   files from the Kubernetes module (test/images/{kitten,nautilus}/html). Kubectl's
+#                   Update Demo tests run nautilus; the ImageVolume test mounts kitten (and reads
+#                   "Alpine Linux" in its /etc/os-release, which this root has not: see
+#                   docs/e2e-images.md)
+#   e2e-sample-apiserver  registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2   upstream: alpine
+#                   with /sample-apiserver built from k8s.io/sample-apiserver; here the busybox root
+#                   with k8s.io/sample-apiserver of the cluster's release (v0.<minor>.<patch>: the
+#                   proxy has no v0.29.x), build-binaries.sh --sample-apiserver. The aggregator
+#                   conformance test runs it
+#   e2e-etcd        registry.k8s.io/etcd:3.7.0-0   upstream: distroless with /usr/local/bin/etcd
+#                   (and etcdctl, etcdutl, migrate); here a distroless-like root (distroless.sh) with
+#                   etcd $E2E_ETCD_VERSION from go.etcd.io/etcd/server/v3 (build-binaries.sh
+#                   --e2e-etcd) at /usr/local/bin/etcd, which the aggregator test runs beside it
 #
 # Prints one line per image: <name> <tar> <manifest digest> (the format containerd.sh imports).
 #   build-e2e-images.sh [--print]   --print fails instead of building
-# Downloads besides: the Debian packages of glibc-dns-testing's root (mmdebstrap, from the machine's
-# apt sources) and CoreDNS' modules from the Go module proxy.
+# Downloads besides: the Debian packages of the Debian roots (mmdebstrap, from the machine's apt
+# sources) and CoreDNS' modules from the Go module proxy.
 set -euo pipefail
 e2e_images_dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=build.sh
@@ -42,6 +73,10 @@ apt_sources=${NODELET_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 # debian:bookworm-slim's dpkg filters (slim_dpkg_opts), shared with nodelet's own image.
 # shellcheck source=../../image/debian-slim.sh
 source "$e2e_images_dir/../../image/debian-slim.sh"
+# shellcheck source=distroless.sh
+source "$e2e_images_dir/distroless.sh"
+sample_apiserver_dir=""
+e2e_etcd_dir=""
 
 e2e_input_hash() {
   local image=$1
@@ -50,17 +85,35 @@ e2e_input_hash() {
     content_hash "$e2e_images_dir/build-e2e-images.sh" "$e2e_images_dir/e2e-curl.sh"
     case $image in
       e2e-agnhost)
-        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$(agnhost_source)"/porter/localhost.*
+        content_hash "$e2e_bin_dir/agnhost" "$bash_bin" "$busybox_bin" "$(agnhost_source)"/porter/localhost.*
         deb_versions "${agnhost_packages[@]}"
         ;;
       e2e-nonewprivs) content_hash "$e2e_bin_dir/nnp" "$bash_bin" "$busybox_bin" ;;
       e2e-busybox | e2e-nonroot) content_hash "$bash_bin" "$busybox_bin" ;;
-      e2e-glibc-dns-testing)
-        content_hash "$coredns_dir/coredns" "$apt_sources" "$e2e_images_dir/../../image/debian-slim.sh"
-        dpkg-query -W -f='${Package} ${Version}\n' mmdebstrap
+      e2e-glibc-dns-testing) content_hash "$coredns_dir/coredns" && debian_root_inputs ;;
+      e2e-nginx) content_hash "$nginx_dir"/* && debian_root_inputs ;;
+      e2e-nginx-new) jq -r '.manifests[0].digest' "$(e2e_layout e2e-nginx)/index.json" ;;
+      e2e-agnhost-old | e2e-busybox-old) jq -r '.manifests[0].digest' "$(e2e_layout "${image%-old}")/index.json" ;;
+      e2e-kitten | e2e-nautilus)
+        jq -r '.manifests[0].digest' "$(e2e_layout e2e-agnhost)/index.json"
+        content_hash "$(agnhost_source)/../${image#e2e-}/html"/*
         ;;
+      e2e-sample-apiserver) content_hash "$sample_apiserver_dir/sample-apiserver" "$bash_bin" "$busybox_bin" ;;
+      e2e-etcd) content_hash "$e2e_etcd_dir/etcd" "$e2e_images_dir/distroless.sh" && distroless_inputs ;;
     esac
   } | sha256sum | cut -c1-16
+}
+
+# What a Debian root's contents follow besides the script: the apt sources, the dpkg filters and
+# mmdebstrap's version (not the mirror's contents: remove the cache entry to pick up updates).
+debian_root_inputs() {
+  content_hash "$apt_sources" "$e2e_images_dir/../../image/debian-slim.sh"
+  dpkg-query -W -f='${Package} ${Version}\n' mmdebstrap
+}
+
+# The layout directory of an e2e image in the cache (where build_image puts it).
+e2e_layout() {
+  echo "$cache/$1-$(e2e_input_hash "$1")/layout"
 }
 
 # The busybox root with bash-static as /bin/bash. /bin/sh stays busybox ash, as upstream (tests
@@ -151,11 +204,24 @@ copy_interpreter() {
 # The e2e base root with Debian's dynamic busybox as /bin/busybox (applet links from its own
 # list), nc.openbsd at /bin/nc.openbsd with /bin/nc and /usr/bin/nc (busybox's nc links replaced),
 # and what both load.
+# Alpine's busybox has applets Debian's dynamic one lacks (nmeter, whose timestamps the node e2e
+# container lifecycle tests log from agnhost containers too): the e2e busybox (static, built by
+# build-busybox.sh) answers for those, as /bin/busybox-e2e; a static busybox run under an
+# applet's name runs that applet, and the dynamic ash still finds it through PATH.
+add_missing_applets() {
+  local rootfs=$1 applet
+  install -m 0755 "$busybox_bin" "$rootfs/bin/busybox-e2e"
+  while read -r applet; do
+    [[ -e $rootfs/bin/${applet##*/} || -L $rootfs/bin/${applet##*/} ]] || ln -s /bin/busybox-e2e "$rootfs/bin/${applet##*/}"
+  done < <("$busybox_bin" --list-full)
+}
+
 rootfs_agnhost_base() {
   local rootfs=$1 tree elf
   tree=$(mktemp -d)
   unpack_debs "$tree" "${agnhost_packages[@]}"
   busybox_bin=$tree/bin/busybox rootfs_e2e_base "$rootfs"
+  add_missing_applets "$rootfs"
   install -m 0755 "$tree/bin/nc.openbsd" "$rootfs/bin/nc.openbsd"
   ln -sfn nc.openbsd "$rootfs/bin/nc"
   ln -sfn /bin/nc.openbsd "$rootfs/usr/bin/nc"
@@ -184,12 +250,26 @@ recipe_e2e_agnhost() {
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
     >>"$rootfs/etc/group"
   write_layout "$2" "$rootfs" '{"Entrypoint":["/agnhost"],"Cmd":["pause"]}' \
-    registry.k8s.io/e2e-test-images/agnhost:2.66.1 registry.k8s.io/e2e-test-images/agnhost:2.55
+    registry.k8s.io/e2e-test-images/agnhost:2.66.1
+}
+
+# The older tags the suite names (agnhost:2.55, busybox:1.36.1-1) are their newer image's layer and
+# config with a label of their own: another image ID, as upstream's are. One image under two tags
+# would make containerd report a container's image by its first tag (a container switched to
+# busybox:1.37.0-2 reported as busybox:1.36.1-1), which the kubelet copies into the pod status.
+recipe_e2e_agnhost_old() {
+  relabel_image "$(e2e_layout e2e-agnhost)" "$2" '{"image_version":"2.55"}' \
+    registry.k8s.io/e2e-test-images/agnhost:2.55
 }
 
 recipe_e2e_busybox() {
   rootfs_e2e_base "$1"
-  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2 registry.k8s.io/e2e-test-images/busybox:1.36.1-1
+  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2
+}
+
+recipe_e2e_busybox_old() {
+  relabel_image "$(e2e_layout e2e-busybox)" "$2" '{"image_version":"1.36.1-1"}' \
+    registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 }
 
 recipe_e2e_pause() {
@@ -208,20 +288,165 @@ recipe_e2e_nonewprivs() {
   write_layout "$2" "$1" '{"Cmd":["nnp"]}' registry.k8s.io/e2e-test-images/nonewprivs:1.4
 }
 
-# Upstream's Dockerfile: FROM debian:bookworm-slim, apt-get install dnsutils, /coredns. The root
-# keeps Debian's owners; device nodes are the runtime's to make.
-recipe_e2e_glibc_dns_testing() {
-  local rootfs=$1 layer_tar_opts=(--exclude='./dev/*')
+# A Debian 12 root as debian:bookworm-slim's: minbase from mmdebstrap with the slim image's dpkg
+# filters and <packages> (comma-separated) from the machine's apt sources; further mmdebstrap
+# options after them. It keeps Debian's owners; its recipe leaves device nodes out of the layer
+# (the runtime's to make). mmdebstrap's output (its hooks run apt and dpkg aloud) is shown only
+# when it fails.
+debian_slim_root() {
+  local rootfs=$1 packages=$2 out
+  shift 2
   command -v mmdebstrap >/dev/null || die "mmdebstrap is required (apt-get install mmdebstrap)"
   rmdir "$rootfs"
-  nice -n 10 mmdebstrap --quiet --variant=minbase --include=dnsutils "${slim_dpkg_opts[@]}" \
-    bookworm "$rootfs" "$apt_sources"
+  out=$(mktemp)
+  if ! nice -n 10 mmdebstrap --quiet --variant=minbase --include="$packages" "${slim_dpkg_opts[@]}" "$@" \
+    bookworm "$rootfs" "$apt_sources" >"$out" 2>&1; then
+    cat "$out" >&2 && rm -f "$out"
+    die "mmdebstrap of a root with $packages failed"
+  fi
+  rm -f "$out"
+}
+
+# mmdebstrap's merged-/usr hook: /usr merged by links, as in debian:bookworm-slim, instead of by
+# the usrmerge package that Debian 12's init-system-helpers otherwise pulls in, and perl with it
+# (50 MB). glibc-dns-testing's root is still built without it, as before.
+merged_usr_hook=(--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr)
+
+# Upstream's Dockerfile: FROM debian:bookworm-slim, apt-get install dnsutils, /coredns.
+recipe_e2e_glibc_dns_testing() {
+  local rootfs=$1 layer_tar_opts=(--exclude='./dev/*')
+  debian_slim_root "$rootfs" dnsutils
   install -m 0755 "$coredns_dir/coredns" "$rootfs/coredns"
   write_layout "$2" "$rootfs" '{"Cmd":["bash"]}' registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
 }
 
+nginx_dir=$e2e_images_dir/nginx
+
+# Upstream's nginx and nginx-new images mirror the official nginx:1.27-alpine and nginx:1.28-alpine.
+# Here Debian's nginx on a slim Debian 12 root, set up as the official image: its nginx.conf and
+# default server (nginx/), workers as nginx (101:101), the welcome page and /50x.html in
+# /usr/share/nginx/html, the logs linked to stdout and stderr, /docker-entrypoint.sh.
+rootfs_nginx() {
+  local rootfs=$1
+  debian_slim_root "$rootfs" nginx "${merged_usr_hook[@]}"
+  chroot "$rootfs" groupadd --system --gid 101 nginx
+  chroot "$rootfs" useradd --system --uid 101 --gid nginx --no-create-home --home-dir /var/cache/nginx \
+    --shell /sbin/nologin --comment nginx nginx
+  install -m 0644 "$nginx_dir/nginx.conf" "$rootfs/etc/nginx/nginx.conf"
+  install -m 0644 "$nginx_dir/default.conf" "$rootfs/etc/nginx/conf.d/default.conf"
+  install -m 0644 "$nginx_dir/50x.html" "$rootfs/usr/share/nginx/html/50x.html"
+  install -m 0755 "$nginx_dir/docker-entrypoint.sh" "$rootfs/docker-entrypoint.sh"
+  ln -sfn /dev/stdout "$rootfs/var/log/nginx/access.log"
+  ln -sfn /dev/stderr "$rootfs/var/log/nginx/error.log"
+}
+
+# The official image's config (entrypoint, command, port, stop signal; NGINX_VERSION is Debian's
+# nginx version) with the tag as a label, as upstream's httpd and httpd-new images carried theirs.
+nginx_config() {
+  local tag=$1 version=$2
+  jq -nc --arg path "$image_path_env" --arg version "$version" --arg tag "$tag" '{
+    Entrypoint: ["/docker-entrypoint.sh"], Cmd: ["nginx", "-g", "daemon off;"],
+    ExposedPorts: {"80/tcp": {}}, StopSignal: "SIGQUIT",
+    Env: [$path, "NGINX_VERSION=\($version)"], Labels: {image_version: $tag}
+  }'
+}
+
+recipe_e2e_nginx() {
+  local rootfs=$1 layer_tar_opts=(--exclude='./dev/*') version
+  rootfs_nginx "$rootfs"
+  version=$(dpkg-query --admindir="$rootfs/var/lib/dpkg" -W -f='${source:Upstream-Version}' nginx)
+  write_layout "$2" "$rootfs" "$(nginx_config 1.27.0-2 "$version")" \
+    registry.k8s.io/e2e-test-images/nginx:1.27.0-2
+}
+
+# nginx:1.28.0-2 (upstream: the official image one nginx release later) is nginx:1.27.0-2's layer
+# and config with its own tag label: another image ID and digest, as upstream's two have, without
+# a second root.
+recipe_e2e_nginx_new() {
+  relabel_image "$(e2e_layout e2e-nginx)" "$2" '{"image_version":"1.28.0-2"}' \
+    registry.k8s.io/e2e-test-images/nginx:1.28.0-2
+}
+
+# Upstream's kitten and nautilus: FROM agnhost, the picture and data.json in its working dir (/),
+# CMD test-webserver (agnhost's, serving / on port 80).
+recipe_e2e_picture() {
+  local name=$1 rootfs=$2 layout=$3 html
+  html=$(agnhost_source)/../$name/html
+  install -m 0644 "$html/$name.jpg" "$html/data.json" "$rootfs/"
+  append_layer "$(e2e_layout e2e-agnhost)" "$layout" "$rootfs" '{"Cmd":["test-webserver"]}' \
+    "registry.k8s.io/e2e-test-images/$name:1.8"
+}
+recipe_e2e_kitten() { recipe_e2e_picture kitten "$@"; }
+recipe_e2e_nautilus() { recipe_e2e_picture nautilus "$@"; }
+
+# Upstream: FROM alpine, ADD sample-apiserver, ENTRYPOINT /sample-apiserver (it serves on 443).
+recipe_e2e_sample_apiserver() {
+  rootfs_e2e_base "$1"
+  install -m 0755 "$sample_apiserver_dir/sample-apiserver" "$1/sample-apiserver"
+  write_layout "$2" "$1" '{"Entrypoint":["/sample-apiserver"]}' \
+    registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2
+}
+
+# Upstream: distroless with etcd in /usr/local/bin; the aggregator test gives the command.
+recipe_e2e_etcd() {
+  rootfs_distroless "$1"
+  install -D -m 0755 "$e2e_etcd_dir/etcd" "$1/usr/local/bin/etcd"
+  write_layout_with_caps "$2" "$1" '{"Cmd":["/usr/local/bin/etcd"]}' registry.k8s.io/etcd:3.7.0-0
+}
+
+# A layout of the image in <src> (a layout) with one more layer on top, <rootfs>'s files, as a
+# Dockerfile's FROM <src> + COPY: <src>'s layers shared as they are, its config with <patch> (JSON)
+# merged into the process config, a history entry per layer. Args: src layout rootfs patch refs...
+append_layer() {
+  local src=$1 layout=$2 rootfs=$3 patch=$4 manifest config diff_id digest size cfg cfg_blob man man_blob
+  shift 4
+  manifest=$(blob_path "$src" "$(jq -r '.manifests[0].digest' "$src/index.json")")
+  config=$(blob_path "$src" "$(jq -r '.config.digest' "$manifest")")
+  mkdir -p "$layout/blobs/sha256"
+  jq -r '.layers[].digest' "$manifest" | while read -r digest; do cp "$(blob_path "$src" "$digest")" "$layout/blobs/sha256/"; done
+  read -r diff_id digest size < <(write_layer "$layout" "$rootfs")
+  cfg=$(mktemp)
+  jq --argjson patch "$patch" --arg diff "$diff_id" --arg created "$epoch" '
+    .config += $patch | .rootfs.diff_ids += [$diff]
+    | .history += [{created: $created, created_by: "nodelet test/images/build-e2e-images.sh append_layer"}]
+  ' "$config" >"$cfg"
+  cfg_blob=$(put_blob "$layout" "$cfg")
+  man=$(mktemp)
+  jq --arg cd "${cfg_blob% *}" --argjson cs "${cfg_blob#* }" --arg ld "$digest" --argjson ls "$size" '
+    .config.digest = $cd | .config.size = $cs
+    | .layers += [{mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: $ld, size: $ls}]
+  ' "$manifest" >"$man"
+  man_blob=$(put_blob "$layout" "$man")
+  jq --arg md "${man_blob% *}" --argjson ms "${man_blob#* }" '
+    .manifests = [.manifests[0] as $m | $ARGS.positional[] | ($m + {digest: $md, size: $ms,
+      annotations: {"io.containerd.image.name": ., "org.opencontainers.image.ref.name": .}})]
+  ' "$src/index.json" --args "$@" >"$layout/index.json"
+  cp "$src/oci-layout" "$layout/oci-layout"
+}
+
+# The blob of a layout named by its digest.
+blob_path() {
+  echo "$1/blobs/sha256/${2#sha256:}"
+}
+
+# The single-layer image of <src> (a layout) into <layout> under <refs>, its config's Labels
+# replaced by <labels> (JSON): the same layer blob, a config and manifest of its own.
+relabel_image() {
+  local src=$1 layout=$2 labels=$3 manifest config layer size diff_id process
+  shift 3
+  manifest=$(blob_path "$src" "$(jq -r '.manifests[0].digest' "$src/index.json")")
+  config=$(blob_path "$src" "$(jq -r '.config.digest' "$manifest")")
+  layer=$(jq -r '.layers[0].digest' "$manifest")
+  size=$(jq -r '.layers[0].size' "$manifest")
+  diff_id=$(jq -r '.rootfs.diff_ids[0]' "$config")
+  process=$(jq -c --argjson labels "$labels" '.config + {Labels: $labels}' "$config")
+  mkdir -p "$layout/blobs/sha256"
+  cp "$(blob_path "$src" "$layer")" "$layout/blobs/sha256/"
+  write_image "$layout" "$diff_id" "$layer" "$size" "$process" "$@"
+}
+
 e2e_main() {
-  local only_print=0 image
+  local only_print=0 image print_opt=""
   case ${1:-} in
     --print) only_print=1 ;;
     "") ;;
@@ -232,13 +457,20 @@ e2e_main() {
     die "the e2e binaries are not built (bash test/conformance/build-e2e.sh)"
   if ((only_print)); then
     busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh" --print) || die "busybox is not built (bash test/images/build-busybox.sh)"
-    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns-print) || die "CoreDNS is not built"
+    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-coredns.sh" --print) || die "CoreDNS is not built"
   else
     busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh") || die "build-busybox.sh failed"
-    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns) || die "building CoreDNS failed"
+    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-coredns.sh") || die "building CoreDNS failed"
   fi
+  ((only_print)) && print_opt=--print
+  sample_apiserver_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --sample-apiserver ${print_opt:+"$print_opt"}) ||
+    die "the sample API server is not built (build-binaries.sh --sample-apiserver)"
+  e2e_etcd_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --e2e-etcd ${print_opt:+"$print_opt"}) ||
+    die "etcd $E2E_ETCD_VERSION is not built (build-binaries.sh --e2e-etcd)"
   mkdir -p "$cache"
-  for image in agnhost busybox pause nonroot nonewprivs glibc-dns-testing; do
+  # kitten and nautilus after agnhost, the -old images after theirs: their layouts start from those.
+  for image in agnhost agnhost-old busybox busybox-old pause nonroot nonewprivs glibc-dns-testing nginx nginx-new \
+    kitten nautilus sample-apiserver etcd; do
     build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_${image//-/_}"
   done
 }

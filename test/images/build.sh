@@ -78,17 +78,25 @@ write_layer() {
 
 # Writes the image config, manifest, index and oci-layout for one single-layer image.
 # Args: layout rootfs process-json refs... where process-json is the config's "config" object
-# without Env (e.g. {"Entrypoint":["/pause"]}).
+# (e.g. {"Entrypoint":["/pause"]}); Env defaults to PATH only and WorkingDir to /.
 write_layout() {
-  local layout=$1 rootfs=$2 process=$3 arch diff_id layer_digest layer_size cfg cfg_blob manifest man_blob
+  local layout=$1 rootfs=$2 process=$3 diff_id layer_digest layer_size
   shift 3
-  arch=$(oci_arch)
   read -r diff_id layer_digest layer_size < <(write_layer "$layout" "$rootfs")
+  write_image "$layout" "$diff_id" "$layer_digest" "$layer_size" "$process" "$@"
+}
+
+# write_layout's config, manifest, index and oci-layout, for a layer already in the layout's blobs.
+# Args: layout diff_id layer-digest layer-size process-json refs...
+write_image() {
+  local layout=$1 diff_id=$2 layer_digest=$3 layer_size=$4 process=$5 arch cfg cfg_blob manifest man_blob
+  shift 5
+  arch=$(oci_arch)
   cfg=$(mktemp)
   jq -n --arg arch "$arch" --arg created "$epoch" --arg env "$image_path_env" \
     --arg diff "$diff_id" --argjson process "$process" '{
       created: $created, architecture: $arch, os: "linux",
-      config: ($process + {Env: [$env], WorkingDir: "/"}),
+      config: ($process + {Env: ($process.Env // [$env]), WorkingDir: ($process.WorkingDir // "/")}),
       rootfs: {type: "layers", diff_ids: [$diff]},
       history: [{created: $created, created_by: "nodelet test/images/build.sh"}]
     }' >"$cfg"

@@ -150,6 +150,8 @@ describe('node controller against the real API server', () => {
       runtime,
       logger,
       clock,
+      // No jitter: the periods are driven exactly by the fake clock (the jitter has its unit tests).
+      random: () => 0,
     });
     if (!created.includes(name)) created.push(name);
     running.push(controller);
