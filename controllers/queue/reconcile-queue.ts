@@ -62,7 +62,8 @@
  *   agent must then re-enqueue every pod it knows (informer store and runtime), which is always
  *   safe because enqueues coalesce. While those listeners run, `resync` enqueues every UID.
  * - **Connections and idle cost.** One command connection (`nodelet-queue`) shared by the BullMQ
- *   Queue and Worker, plus the Worker's blocking duplicate named after the worker: 2 per instance.
+ *   Queue and Worker, plus the Worker's blocking duplicate named after the worker: 2 per instance,
+ *   on a Redis Cluster too, both to the queue's shard (`ClusterFamily`'s home).
  *   With no pod changing, Redis hears the health sample's sentinel refresh (`sampleCounts`), the
  *   counts at most once a minute, the resync's one look-up per period, the Worker's blocking wait
  *   every `drainDelaySeconds` and its stalled check every `stalledIntervalMs` (docs/redis.md).
@@ -295,7 +296,7 @@ class BullReconcileQueue implements ReconcileQueue {
     this.history = { ...DEFAULT_HISTORY, ...options.history };
     this.concurrency = validConcurrency(options.concurrency);
     this.slots = new RunSlots(this.concurrency);
-    this.redis = connectTopology(options.redisUrl, QUEUE_ROLE, { ...(options.sentinel === undefined ? {} : { sentinel: options.sentinel }), ...(options.cluster === undefined ? {} : { cluster: options.cluster }) });
+    this.redis = connectTopology(options.redisUrl, QUEUE_ROLE, { ...(options.sentinel === undefined ? {} : { sentinel: options.sentinel }), ...(options.cluster === undefined ? {} : { cluster: options.cluster, home: this.prefix }) });
     this.failFast = new FailFast(this.redis);
     logConnectionErrors(this.redis, this.logger, 'queue');
     this.queue = new Queue<ReconcileJobData, RunRecord>(this.name, { connection: this.redis, prefix: this.prefix });

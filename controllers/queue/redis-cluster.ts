@@ -10,13 +10,14 @@
  * queues spread over the shards. The client needs only a few of the cluster's nodes to start
  * (`--redis-cluster-nodes`); it asks one of them for the slot map (CLUSTER SLOTS, on a short-lived
  * connection of its own) and then connects, lazily, to the primaries that own the slots it uses:
- * an agent to its queue's shard. Replies `MOVED`/`ASK` (a resharding, a failover) refresh the map.
+ * an agent to its queue's shard only, its commands without a key included (its home, see
+ * {@link ClusterFamily}): 2 connections per agent, as on one Redis. Replies `MOVED`/`ASK` (a resharding, a failover) refresh the map.
  *
  * What stays per Redis process and so is not offered on a cluster: the node users of
  * `nodelet redis-users` (ACL users are not replicated between cluster nodes) and databases other
  * than 0. Reads go to primaries only.
  */
-import { Cluster, type ClusterNode, type ClusterOptions } from 'ioredis';
+import { Cluster, Command, type ClusterNode, type ClusterOptions } from 'ioredis';
 import { ConnectionDroppedError, ConnectionFamily, connectRedis, parseRedisAddresses, sentinelSettings, urlCredentials } from './redis.js';
 import type { ConnectionRole, RedisAddress, SentinelSettings } from './redis.js';
 
@@ -29,6 +30,8 @@ export interface ClusterSettings {
 export interface RedisTopology {
   readonly sentinel?: SentinelSettings;
   readonly cluster?: ClusterSettings;
+  /** On a cluster: a key whose shard receives the commands without a key (an agent's queue's hash tag). */
+  readonly home?: string;
 }
 
 /**
@@ -63,24 +66,48 @@ export function clusterOptions(redisUrl: string, role: ConnectionRole): ClusterO
  * A cluster client that remembers the clients duplicated from it (BullMQ's Worker duplicates its
  * connection for its blocking reads), so that they can be dropped together and for good; the
  * cluster counterpart of {@link ConnectionFamily}.
+ *
+ * With a `home` key (an agent's: its queue's hash tag), commands without a key go to the shard
+ * that owns the home key's slot instead of a random one. ioredis sends a keyless command (its
+ * ready check's CLUSTER INFO, BullMQ's INFO and CLIENT SETNAME, the orphan recovery's CLIENT LIST)
+ * to any node of the cluster, and every node it touches keeps a connection open from then on: an
+ * agent held about 5 connections across a 3-shard cluster instead of its 2. Pinned, the queue's
+ * command connection and the worker's blocking connection each open to the queue's shard alone.
+ * The only other connection is ioredis' short-lived slot-map refresh (CLUSTER SLOTS, closed at once).
  */
 export class ClusterFamily extends Cluster {
   private readonly duplicates = new Set<ClusterFamily>();
   private dropped = false;
   private readonly startup: readonly ClusterNode[];
+  private readonly home: string | undefined;
+  private readonly homeSlot: number | undefined;
 
-  constructor(startupNodes: readonly ClusterNode[], options: ClusterOptions) {
+  constructor(startupNodes: readonly ClusterNode[], options: ClusterOptions, home?: string) {
     super([...startupNodes], options);
     this.startup = startupNodes;
+    this.home = home;
+    this.homeSlot = home === undefined ? undefined : new Command('exists', [home]).getSlot();
   }
 
-  /** A copy of this client (ioredis' own `duplicate`: same startup nodes unless given), dropped with it. */
+  /** A copy of this client (ioredis' own `duplicate`: same startup nodes unless given, same home), dropped with it. */
   override duplicate(overrideStartupNodes: ClusterNode[] = [], overrideOptions: ClusterOptions = {}): ClusterFamily {
     const nodes = overrideStartupNodes.length > 0 ? overrideStartupNodes : this.startup;
-    const copy = new ClusterFamily(nodes, { ...this.options, ...overrideOptions });
+    const copy = new ClusterFamily(nodes, { ...this.options, ...overrideOptions }, this.home);
     if (this.dropped) copy.dropAll();
     this.duplicates.add(copy);
     return copy;
+  }
+
+  /**
+   * ioredis' routing, except that a command without a key, sent on its own (not in a pipeline,
+   * which pins its node itself), goes to the home slot's primary: ioredis' own way of pinning a
+   * command to a slot (what its pipelines pass). Such a command cannot be redirected (MOVED and
+   * ASK answer keyed commands only), so nothing of ioredis' redirection handling is lost.
+   */
+  override sendCommand(command: Command, stream?: Parameters<Cluster['sendCommand']>[1], node?: unknown): unknown {
+    const keyless = (command.getSlot() as number | null) === null;
+    if (node === undefined && keyless && this.homeSlot !== undefined) return super.sendCommand(command, stream, { slot: this.homeSlot });
+    return super.sendCommand(command, stream, node);
   }
 
   /**
@@ -112,11 +139,15 @@ export class ClusterFamily extends Cluster {
   }
 }
 
-/** A connection of `role` to the cluster, with the URL's credentials (its host and database are not used). */
-export function connectRedisCluster(redisUrl: string, role: ConnectionRole, cluster: ClusterSettings): ClusterFamily {
+/**
+ * A connection of `role` to the cluster, with the URL's credentials (its host and database are not
+ * used); `home`, a key whose shard receives the commands without a key (see {@link ClusterFamily}).
+ */
+export function connectRedisCluster(redisUrl: string, role: ConnectionRole, cluster: ClusterSettings, home?: string): ClusterFamily {
   return new ClusterFamily(
     cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
     clusterOptions(redisUrl, role),
+    home,
   );
 }
 
@@ -126,7 +157,7 @@ export type DroppableConnection = ConnectionFamily | ClusterFamily;
 /** A connection of `role` to the Redis the topology names; see `connectRedis` and {@link connectRedisCluster}. */
 export function connectTopology(redisUrl: string, role: ConnectionRole, topology: RedisTopology): DroppableConnection {
   if (topology.cluster !== undefined && topology.sentinel !== undefined) throw new RangeError('Redis is either a cluster or found through sentinels, not both');
-  if (topology.cluster !== undefined) return connectRedisCluster(redisUrl, role, topology.cluster);
+  if (topology.cluster !== undefined) return connectRedisCluster(redisUrl, role, topology.cluster, topology.home);
   return connectRedis(redisUrl, role, topology.sentinel);
 }
 

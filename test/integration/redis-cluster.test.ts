@@ -90,6 +90,16 @@ async function keysOn(primary: ClusterPrimary, pattern: string): Promise<number>
   return count;
 }
 
+/** The names of the clients connected to one primary (CLIENT LIST reads one server), the test's own left out. */
+async function clientNamesOn(primary: ClusterPrimary): Promise<string[]> {
+  const list = String(await primary.admin.client('LIST'));
+  return list
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? '')
+    .filter((name) => name !== 'test-admin' && name !== 'nodelet-dashboard');
+}
+
 before(async () => {
   cluster = await startRedisCluster();
   for (const { name, shard } of await nodesPerShard()) agents.push(await startAgent(name, shard));
@@ -127,6 +137,26 @@ void describe('the reconcile queue on a 3-shard Redis Cluster', () => {
       assert.deepEqual(perPrimary.filter((_, i) => i !== owner), [0, 0], `${agent.name}'s keys are on no other shard`);
       assert.equal(await keysOn(agent.shard, `${PREFIX}:nodelet-reconcile-${agent.name}:*`), 0, 'no untagged key');
     }
+  });
+
+  it("holds 2 connections per agent, both on its queue's shard: the queue's commands and the worker's blocking reads", async () => {
+    // Before keyless commands were pinned to the queue's shard, about 5 per agent: ioredis' ready
+    // check and BullMQ's INFO on random nodes, the orphan recovery's CLIENT LIST on every node.
+    // A worker's blocking connection is named `{nodelet:<node>}:<base64 queue>:w:<worker>`: read as `nodelet:<node>`.
+    const owner = (name: string): string => /^\{([^}]*)\}:[^:]*:w:/.exec(name)?.[1] ?? name;
+    const want = cluster.primaries.map((p) =>
+      agents
+        .filter((a) => a.shard === p)
+        .flatMap((a) => ['nodelet-queue', `${PREFIX}:${a.name}`])
+        .sort(),
+    );
+    let seen: string[][] = [];
+    const settled = async (): Promise<boolean> => {
+      seen = await Promise.all(cluster.primaries.map(async (p) => (await clientNamesOn(p)).map(owner).sort()));
+      return JSON.stringify(seen) === JSON.stringify(want);
+    };
+    await eventually(settled, 'each shard holds the connections of its own agents and no other').catch(() => undefined);
+    assert.deepEqual(seen, want, 'per shard: one nodelet-queue and one blocking connection per agent of that shard');
   });
 
   it('holds per-UID deduplication: while a UID runs, ten more events become exactly one more run, never in parallel', async () => {
