@@ -118,6 +118,7 @@ export class ClusterFamily extends Cluster {
   override disconnect(reconnect = false): void {
     if (!reconnect && this.status === 'reconnecting') this.status = 'wait';
     super.disconnect(reconnect);
+    if (!reconnect && this.status === 'disconnecting' && this.nodes().length === 0) endWithoutNodes(this);
   }
 
   override connect(): Promise<void> {
@@ -137,6 +138,24 @@ export class ClusterFamily extends Cluster {
     this.disconnect();
     for (const copy of this.duplicates) copy.dropAll();
   }
+}
+
+/** The part of ioredis' `Cluster` (5.x, `built/cluster/index.js`) that ends a client whose node pool drained. */
+interface ClusterCloseInternals {
+  handleCloseEvent(reason?: Error): void;
+}
+
+/**
+ * Ends a cluster client that is disconnecting with no node in its pool, as ioredis does when the
+ * pool drains: status `end`, and the commands of its offline queue rejected. ioredis waits for the
+ * pool's `drain`, which an already empty pool never emits: a client disconnected while it was
+ * finding the cluster again (just after its shard came back) stayed `disconnecting` for good, with
+ * BullMQ's blocking read parked in its offline queue. BullMQ's graceful close of the worker then
+ * waited on that read, its lock-renewal timer and its blocking-read watchdog kept running, and the
+ * agent's process did not exit after "nodelet agent stopped".
+ */
+function endWithoutNodes(client: ClusterFamily): void {
+  (client as unknown as ClusterCloseInternals).handleCloseEvent();
 }
 
 /**

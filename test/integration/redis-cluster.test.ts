@@ -10,7 +10,10 @@
  * Needs no test cluster. Counts and states, not timings: every wait is an "eventually" limit.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from 'ioredis';
 import { createReconcileQueue, type ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
 import { connectTopology } from '../../controllers/queue/redis-cluster.js';
@@ -215,6 +218,33 @@ void describe('the reconcile queue on a 3-shard Redis Cluster', () => {
         await agent.recorder.event(agent.queue, ref, 'after the outage').catch(() => undefined);
         return agent.recorder.runsOf(ref.uid).length > 0;
       }, `${agent.name} reconciles again once its shard is back`, 30_000);
+    }
+  });
+
+  it("lets an agent's process exit when its queue closes just after its shard's primary came back", async () => {
+    // The queue's blocking cluster client, closed while it was finding the cluster again, stayed
+    // `disconnecting` for good with BullMQ's blocking read parked in it: the worker's graceful close
+    // waited on that read, its lock-renewal timer kept running, and the process never exited.
+    const name = 'exiting-agent';
+    const shard = await cluster.primaryOf(`{${PREFIX}:${name}}`);
+    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./helpers/cluster-queue-agent.ts', import.meta.url).pathname, cluster.nodesText, name], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(child, 'exit');
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => (out += chunk));
+    try {
+      await eventually(() => out.includes('started') || child.exitCode !== null, 'the agent started its queue', 30_000);
+      assert.equal(child.exitCode, null, 'the agent exited early');
+      await sleep(1_000);
+      await cluster.stopPrimary(shard);
+      await sleep(3_000); // the agent's connections notice, its cluster client looks for the cluster again
+      await cluster.restartPrimary(shard);
+      child.kill('SIGTERM');
+      const exitedInTime = await Promise.race([exited.then(() => true), sleep(20_000).then(() => false)]);
+      assert.ok(exitedInTime, `the agent's process was still alive 20 s after SIGTERM (its queue ${out.includes('closed') ? 'had closed' : 'had not closed'})`);
+      assert.ok(out.includes('closed'), 'the queue closed before the process exited');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
 });
