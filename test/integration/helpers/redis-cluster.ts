@@ -40,6 +40,8 @@ export interface RedisClusterHarness {
   stopPrimary(primary: ClusterPrimary): Promise<void>;
   /** Starts a stopped primary again on its port with its node file (empty: no persistence). */
   restartPrimary(primary: ClusterPrimary): Promise<void>;
+  /** Waits until every primary reports `cluster_state:ok` and knows every slot (after `form: false` and a join of the test's). */
+  ready(): Promise<void>;
   /** Stops every server and removes the directory. */
   stop(): Promise<void>;
 }
@@ -52,6 +54,10 @@ export interface RedisClusterOptions {
   readonly serverArgs?: readonly string[];
   /** First port to try; default 7100 (ports up to 7199 are tried). */
   readonly firstPort?: number;
+  /** The servers' password (`requirepass`, `masterauth`); the admin connections use it. Default none. */
+  readonly password?: string;
+  /** Join the servers into a cluster (default true); false leaves them started and unjoined, as the chart's pods before its hook. */
+  readonly form?: boolean;
 }
 
 const HOST = '127.0.0.1';
@@ -81,8 +87,8 @@ export async function freeClusterPorts(count: number, first = 7100): Promise<num
   return ports;
 }
 
-async function answers(port: number): Promise<boolean> {
-  const probe = new Redis({ port, host: HOST, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+async function answers(port: number, password: string | undefined): Promise<boolean> {
+  const probe = new Redis({ port, host: HOST, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, ...(password === undefined ? {} : { password }) });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
@@ -101,8 +107,9 @@ class Primary implements ClusterPrimary {
   constructor(
     readonly port: number,
     private readonly args: readonly string[],
+    private readonly password: string | undefined,
   ) {
-    this.admin = new Redis({ port, host: HOST, connectionName: 'test-admin', maxRetriesPerRequest: 1, lazyConnect: true });
+    this.admin = new Redis({ port, host: HOST, connectionName: 'test-admin', maxRetriesPerRequest: 1, lazyConnect: true, ...(password === undefined ? {} : { password }) });
     this.admin.on('error', () => undefined); // a stopped primary: the test asks on purpose
   }
 
@@ -112,8 +119,8 @@ class Primary implements ClusterPrimary {
 
   async start(): Promise<void> {
     this.process = spawn('redis-server', [...this.args], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && !(await answers(this.port)); i += 1) await sleep(50);
-    if (!(await answers(this.port))) throw new Error(`redis-server did not answer on ${HOST}:${this.port}`);
+    for (let i = 0; i < 100 && !(await answers(this.port, this.password)); i += 1) await sleep(50);
+    if (!(await answers(this.port, this.password))) throw new Error(`redis-server did not answer on ${HOST}:${this.port}`);
   }
 
   async stop(): Promise<void> {
@@ -148,7 +155,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const shards = options.shards ?? 3;
   const dir = mkdtempSync(path.join(tmpdir(), 'nodelet-redis-cluster-'));
   const ports = await freeClusterPorts(shards, options.firstPort);
-  const primaries = ports.map((port) => new Primary(port, serverArgs(port, dir, options.serverArgs ?? [])));
+  const auth = options.password === undefined ? [] : ['--requirepass', options.password, '--masterauth', options.password];
+  const primaries = ports.map((port) => new Primary(port, serverArgs(port, dir, [...auth, ...(options.serverArgs ?? [])]), options.password));
   const stop = async (): Promise<void> => {
     for (const p of primaries) p.admin.disconnect();
     await Promise.all(primaries.map((p) => p.stop()));
@@ -156,9 +164,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   };
   try {
     await Promise.all(primaries.map((p) => p.start()));
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
-    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
-    await clusterReady(primaries);
+    if (options.form ?? true) {
+      const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...(options.password === undefined ? {} : { REDISCLI_AUTH: options.password }) } });
+      if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
+      await clusterReady(primaries);
+    }
   } catch (error) {
     await stop();
     throw error;
@@ -184,6 +194,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     restartPrimary: async (primary) => {
       await (primary as Primary).start();
     },
+    ready: () => clusterReady(primaries),
     stop,
   };
 }
