@@ -1,12 +1,20 @@
 /**
  * The Redis load benchmark (`npm run bench:redis`; not a test: it asserts nothing about speed).
- * What one shared Redis costs per node: N simulated nodes (`redis-sim-node.ts`: nodelet's real
+ * What a fleet's queues cost Redis per node: N simulated nodes (`redis-sim-node.ts`: nodelet's real
  * reconcile queue with the agent's options and its two connections, the NodeAgent health sample
  * every 2 s, the periodic resync of every pod every 60 s, phases spread evenly over the nodes, a
- * 10 ms reconcile), against ONE private redis-server this script starts on a free loopback port
- * (never the test cluster's Redis). Where one agent's commands come from: `redis-idle.ts`.
+ * 10 ms reconcile), against private Redis servers this script starts on loopback (never the test
+ * cluster's Redis), in each topology of `--topologies` (`redis-topology.ts`): `single`, one
+ * redis-server; `cluster`, a 3-primary Redis Cluster, the agents on `--redis-cluster-nodes`.
+ * Where one agent's commands come from: `redis-idle.ts`.
  *
- * Per size and round (sizes interleaved, a fresh FLUSHALL each time): start the nodes, each
+ * The rule for simulating the fleet: every simulated node runs the real queue code, whatever the
+ * size; no command mix is replayed and no figure projected from a slice. The generator's own CPU is
+ * reported per window: when it nears a core per process, the generator, not Redis, is the limit
+ * (the figures of that window say so, and the size is too large for one generator).
+ *
+ * Per topology, size and round (topologies and sizes interleaved, the order reversed every other
+ * round, a fresh FLUSHALL on every shard each time): start the nodes, each
  * enqueues its pods once, settle, then one window per phase (`--phases`, all three by default),
  * each `INFO` before and after:
  *   idle   no pod changes;
@@ -14,19 +22,22 @@
  *          three enqueues — API event, PLEG, status — a delete two);
  *   burst  every node gets `--burst` new pods at once (a rollout), window starts with it.
  *
- *   node --import tsx bench/redis-load.ts [--sizes 10,50,200] [--rounds 3] [--window-s 20]
- *     [--pods 30] [--churn 0.2] [--burst 30] [--phases idle,churn,burst] [--doc PATH | --no-doc]
+ * Each window reports commands/s, connections and memory (INFO, summed over the shards), Redis CPU
+ * per shard (/proc/<pid>/stat) and the pod events' enqueue → run latency (p50/p99/max).
+ *
+ *   node --import tsx bench/redis-load.ts [--topologies single,cluster] [--sizes 100,1000,5000]
+ *     [--rounds 3] [--window-s 20] [--pods 30] [--churn 0.2] [--burst 30] [--phases idle,churn,burst]
+ *     [--doc PATH | --no-doc]
  * An idle window should last a resync period (`--window-s 60`) to hold each node's resync once.
  */
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { writeResultsBlock } from './report.js';
 import { Counters, SimNode } from './redis-sim-node.js';
-import { freePort, startRedis } from './redis-server.js';
-import { inPool } from './stats.js';
+import { inPool, summarize } from './stats.js';
+import { processCpuSeconds, startBenchRedis, TOPOLOGIES, type BenchRedis, type Topology } from './redis-topology.js';
 import {
   PHASES,
   REDIS_BEGIN_MARKER,
@@ -34,6 +45,7 @@ import {
   nodeFigures,
   parseInfo,
   renderRedisResults,
+  sumInfo,
   topCommands,
   type Phase,
   type RedisInfo,
@@ -45,6 +57,7 @@ const REPO_DIR = path.resolve(import.meta.dirname, '..');
 const SETTLE_MS = 5_000;
 
 interface Settings {
+  readonly topologies: readonly Topology[];
   readonly sizes: readonly number[];
   readonly rounds: number;
   readonly windowSeconds: number;
@@ -55,8 +68,13 @@ interface Settings {
   readonly doc: string | undefined;
 }
 
-async function info(admin: Redis): Promise<RedisInfo> {
-  return parseInfo(await admin.info('everything'));
+/** INFO of every shard, summed. */
+async function info(redis: BenchRedis): Promise<RedisInfo> {
+  return sumInfo(await Promise.all(redis.shards.map(async (shard) => parseInfo(await shard.admin.info('everything')))));
+}
+
+function shardCpuSeconds(redis: BenchRedis): number[] {
+  return redis.shards.map((shard) => processCpuSeconds(shard.pid));
 }
 
 function cpuSecondsNow(): number {
@@ -65,8 +83,7 @@ function cpuSecondsNow(): number {
 }
 
 interface RunContext {
-  readonly admin: Redis;
-  readonly redisUrl: string;
+  readonly redis: BenchRedis;
   readonly settings: Settings;
   readonly samples: WindowSample[];
 }
@@ -77,17 +94,21 @@ async function measure(
   during: () => void,
 ): Promise<void> {
   const { counters } = fixed;
-  const before = await info(ctx.admin);
-  const [enq0, runs0, cpu0, t0] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now()];
+  const before = await info(ctx.redis);
+  const shardCpu0 = shardCpuSeconds(ctx.redis);
+  const [enq0, runs0, cpu0, t0, latency0] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now(), counters.latenciesMs.length];
   during();
   await sleep(ctx.settings.windowSeconds * 1000);
-  const after = await info(ctx.admin);
+  const after = await info(ctx.redis);
   const seconds = (Date.now() - t0) / 1000;
+  const shardCpuPercent = shardCpuSeconds(ctx.redis).map((cpu, i) => ((cpu - (shardCpu0[i] ?? 0)) / seconds) * 100);
+  const latency = summarize(counters.latenciesMs.slice(latency0));
   const generatorCpuSeconds = cpuSecondsNow() - cpu0;
   const kept: number[] = [];
   await inPool(fixed.nodes, 20, async (n) => { kept.push(await n.jobsKept()); });
   const jobsInRedis = kept.reduce((a, b) => a + b, 0);
   const sample: WindowSample = {
+    topology: ctx.redis.topology, shardCpuPercent, latency,
     round: fixed.round, nodes: fixed.nodes.length, phase: fixed.phase, seconds, before, after,
     baselineClients: fixed.baselineClients, baselineMemoryBytes: fixed.baselineMemoryBytes,
     enqueues: counters.enqueues - enq0, runs: counters.runs - runs0, jobsInRedis, generatorCpuSeconds,
@@ -95,17 +116,18 @@ async function measure(
   ctx.samples.push(sample);
   const f = nodeFigures(sample);
   console.log(
-    `round ${fixed.round} nodes ${fixed.nodes.length} ${fixed.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
-      `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} %, generator CPU ${f.generatorCpuPercent.toFixed(0)} %, ` +
+    `${ctx.redis.topology} round ${fixed.round} nodes ${fixed.nodes.length} ${fixed.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
+      `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} % (per shard, /proc: ${shardCpuPercent.map((c) => c.toFixed(1)).join(' / ')}), ` +
+      `enqueue → run p50 ${latency.p50Ms.toFixed(1)} p99 ${latency.p99Ms.toFixed(1)} max ${latency.maxMs.toFixed(1)} ms (${latency.count}), generator CPU ${f.generatorCpuPercent.toFixed(0)} %, ` +
       `ran ${sample.runs} of ${sample.enqueues} enqueues, ${jobsInRedis} jobs kept, ${counters.failedEnqueues} failed enqueues so far; ${topCommands(sample, 4)}`,
   );
 }
 
 async function runSize(ctx: RunContext, round: number, size: number): Promise<void> {
-  await ctx.admin.flushall();
-  const empty = await info(ctx.admin);
+  await ctx.redis.flush();
+  const empty = await info(ctx.redis);
   const counters = new Counters();
-  const nodes = Array.from({ length: size }, (_, i) => new SimNode(`sim-${i}`, ctx.redisUrl, counters));
+  const nodes = Array.from({ length: size }, (_, i) => new SimNode(`sim-${i}`, ctx.redis.redisUrl, counters, ctx.redis.cluster));
   try {
     // Resync phases spread evenly: agents' resyncs are uncorrelated, and even spreading gives
     // every window its expected share of them instead of a random one.
@@ -124,7 +146,7 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
       });
       clearInterval(churn);
     }
-    if (counters.failedEnqueues > 0) throw new Error(`${counters.failedEnqueues} enqueues failed at ${size} nodes`);
+    if (counters.failedEnqueues > 0) throw new Error(`${counters.failedEnqueues} enqueues failed at ${size} nodes (${ctx.redis.topology})`);
   } finally {
     await inPool(nodes, 50, (n) => n.close());
   }
@@ -143,10 +165,18 @@ function phasesOf(text: string): Phase[] {
   return PHASES.filter((p) => phases.includes(p));
 }
 
+function topologiesOf(text: string): Topology[] {
+  const asked = text.split(',').map((t) => t.trim());
+  const unknown = asked.filter((t) => !TOPOLOGIES.some((known) => known === t));
+  if (unknown.length > 0 || asked.length === 0) throw new Error(`--topologies wants some of ${TOPOLOGIES.join(',')}, got ${text}`);
+  return TOPOLOGIES.filter((t) => asked.includes(t));
+}
+
 function parseSettings(): Settings {
   const { values } = parseArgs({
     options: {
-      sizes: { type: 'string', default: '10,50,200' },
+      topologies: { type: 'string', default: TOPOLOGIES.join(',') },
+      sizes: { type: 'string', default: '100,1000,5000' },
       rounds: { type: 'string', default: '3' },
       'window-s': { type: 'string', default: '20' },
       pods: { type: 'string', default: '30' },
@@ -158,6 +188,7 @@ function parseSettings(): Settings {
     },
   });
   return {
+    topologies: topologiesOf(values.topologies),
     sizes: values.sizes.split(',').map((s) => positive(s, '--sizes')),
     rounds: positive(values.rounds, '--rounds'),
     windowSeconds: positive(values['window-s'], '--window-s'),
@@ -171,34 +202,32 @@ function parseSettings(): Settings {
 
 async function main(): Promise<void> {
   const settings = parseSettings();
-  const port = await freePort();
-  const redis = await startRedis(port);
-  const redisUrl = `redis://127.0.0.1:${port}`;
-  const admin = new Redis(redisUrl, { connectionName: 'bench-info' });
+  const started: BenchRedis[] = [];
   const samples: WindowSample[] = [];
   try {
-    const ctx: RunContext = { admin, redisUrl, settings, samples };
+    for (const topology of settings.topologies) started.push(await startBenchRedis(topology));
     for (let round = 1; round <= settings.rounds; round += 1) {
-      // Interleaved, and the order reversed every other round, so drift does not favour a size.
-      const order = round % 2 === 1 ? settings.sizes : [...settings.sizes].reverse();
-      for (const size of order) await runSize(ctx, round, size);
+      // Interleaved, and the order reversed every other round, so drift favours no size or topology.
+      const runs = settings.sizes.flatMap((size) => started.map((redis) => ({ size, redis })));
+      for (const { size, redis } of round % 2 === 1 ? runs : runs.reverse()) await runSize({ redis, settings, samples }, round, size);
     }
-    const version = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
+    const version = /redis_version:(\S+)/.exec(await started[0]!.shards[0]!.admin.info('server'))?.[1] ?? 'unknown';
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const report = {
       date: new Date().toISOString(), machine: `${cpus().length} × ${cpu}, Node.js ${process.version}`, redisVersion: `Redis ${version}`,
-      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 1000, loadAverage: loadavg(), samples,
+      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 5000, loadAverage: loadavg(), samples,
     };
     const block = renderRedisResults(report);
     console.log(block);
-    console.log(`idle cmd/s/node over all windows: ${spreadText(samples.filter((s) => s.phase === 'idle').map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
+    for (const topology of settings.topologies) {
+      console.log(`${topology}: idle cmd/s/node over all windows: ${spreadText(samples.filter((s) => s.phase === 'idle' && s.topology === topology).map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
+    }
     if (settings.doc !== undefined) {
       await writeResultsBlock(settings.doc, block, { begin: REDIS_BEGIN_MARKER, end: REDIS_END_MARKER });
       console.log(`results written to ${settings.doc}`);
     }
   } finally {
-    admin.disconnect();
-    redis.kill('SIGTERM');
+    for (const redis of started) await redis.stop();
   }
 }
 

@@ -10,10 +10,16 @@
  * - pod events enqueue: a new pod makes three (API event, PLEG once its containers start, the
  *   status write's echo), a deleted one two (API event, PLEG).
  * A reconcile takes 10 ms, then succeeds.
+ *
+ * Enqueue → run latency: each pod event's enqueue is timed to the start of the next reconcile of
+ * its UID (the run that covers it: events coalesce, so several enqueues end at one run). Resync
+ * requests are not timed (a resync of a pod without a job runs without one, at once).
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
+import type { ClusterSettings } from '../controllers/queue/redis-cluster.js';
 import type { PodKey } from '../util/pod-key.js';
 
 export const HEALTH_PERIOD_MS = 2_000;
@@ -26,6 +32,8 @@ export class Counters {
   enqueues = 0;
   runs = 0;
   failedEnqueues = 0;
+  /** Enqueue → run latencies of pod events (ms), in the order their runs started. */
+  readonly latenciesMs: number[] = [];
 }
 
 let podSerial = 0;
@@ -39,13 +47,16 @@ export class SimNode {
   private readonly queue: ReconcileQueue;
   private readonly pods: PodKey[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Per UID, when each pod event not yet covered by a run was enqueued (performance.now()). */
+  private readonly pending = new Map<string, number[]>();
 
   constructor(
     private readonly name: string,
     redisUrl: string,
     private readonly counters: Counters,
+    cluster?: ClusterSettings,
   ) {
-    this.queue = createReconcileQueue({ redisUrl, nodeName: name, concurrency: 4, logger });
+    this.queue = createReconcileQueue({ redisUrl, ...(cluster === undefined ? {} : { cluster }), nodeName: name, concurrency: 4, logger });
     this.queue.onResync(() => {
       this.resync();
     });
@@ -54,7 +65,8 @@ export class SimNode {
   /** `resyncPhase` in [0, 1): where in the resync period this node's resyncs fall. */
   async start(podsPerNode: number, resyncPhase: number): Promise<void> {
     await this.queue.start({
-      reconcile: async () => {
+      reconcile: async (ref) => {
+        this.runStarts(ref.uid);
         await sleep(RECONCILE_MS);
         this.counters.runs += 1;
         return {};
@@ -70,8 +82,20 @@ export class SimNode {
     );
   }
 
+  /** A run of `uid` starts: it covers every event of the UID enqueued so far. */
+  private runStarts(uid: string): void {
+    const since = this.pending.get(uid);
+    if (since === undefined) return;
+    this.pending.delete(uid);
+    const now = performance.now();
+    for (const t of since) this.counters.latenciesMs.push(now - t);
+  }
+
   private enqueue(pod: PodKey, reason: string): void {
     this.counters.enqueues += 1;
+    const since = this.pending.get(pod.uid);
+    if (since === undefined) this.pending.set(pod.uid, [performance.now()]);
+    else since.push(performance.now());
     this.queue.enqueue(pod, reason).catch(() => {
       this.counters.failedEnqueues += 1;
     });

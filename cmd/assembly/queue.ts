@@ -32,7 +32,8 @@ export async function buildQueue(core: AgentCore): Promise<AgentQueue> {
     redisUrl = withRedisCredentials(settings.redisUrl, nodeRedisUser(settings.nodeName), password);
     nodeAnnotations = { [REDIS_PASSWORD_SHA256_ANNOTATION]: passwordSha256(password) };
   }
-  const queue = createReconcileQueue({ redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
+  const topology = { ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), ...(settings.redisCluster === undefined ? {} : { cluster: settings.redisCluster }) };
+  const queue = createReconcileQueue({ redisUrl, ...topology, nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
   // A scrape costs Redis what a health sample does: one command while no job changed.
   metrics.watchQueue({ counts: () => queue.sampleCounts() });
   return { queue, nodeAnnotations };

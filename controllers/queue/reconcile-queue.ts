@@ -62,7 +62,8 @@
  *   agent must then re-enqueue every pod it knows (informer store and runtime), which is always
  *   safe because enqueues coalesce. While those listeners run, `resync` enqueues every UID.
  * - **Connections and idle cost.** One command connection (`nodelet-queue`) shared by the BullMQ
- *   Queue and Worker, plus the Worker's blocking duplicate named after the worker: 2 per instance.
+ *   Queue and Worker, plus the Worker's blocking duplicate named after the worker: 2 per instance,
+ *   on a Redis Cluster too, both to the queue's shard (`ClusterFamily`'s home).
  *   With no pod changing, Redis hears the health sample's sentinel refresh (`sampleCounts`), the
  *   counts at most once a minute, the resync's one look-up per period, the Worker's blocking wait
  *   every `drainDelaySeconds` and its stalled check every `stalledIntervalMs` (docs/redis.md).
@@ -97,13 +98,14 @@ import {
   heldDeduplicationKeys,
   idleEnqueueOptions,
   jobDataOf,
+  QUEUE_ROLE,
   logConnectionErrors,
   newJobId,
-  queueConnection,
-  reconcileQueueName,
+  nodeQueueKeyspace,
   redisSentinel,
 } from './redis.js';
-import type { ConnectionFamily, JobHistory, ReconcileJobData, SentinelSettings } from './redis.js';
+import type { JobHistory, RedisClient, ReconcileJobData, SentinelSettings } from './redis.js';
+import { connectTopology, type ClusterSettings, type DroppableConnection } from './redis-cluster.js';
 import { InFlightRuns, TerminalRunFailure, createRunner, type ReconcileRunMetrics } from './runner.js';
 import { ResyncBatcher } from './resync.js';
 import { RunSlots } from './run-slots.js';
@@ -115,7 +117,6 @@ import type { ResyncListener } from './state-watch.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { settlesWithin } from '../../util/timeout.js';
 import { ReconcileQueueStateError } from './errors.js';
-import type { Redis } from 'ioredis';
 import type { PodKey } from '../../util/pod-key.js';
 import type { Reconciler } from '../../util/reconcile.js';
 
@@ -202,11 +203,16 @@ export interface ReconcileQueueOptions {
   readonly redisUrl: string;
   /** Reach the master through these sentinels instead of the URL's host (see `connectRedis`). */
   readonly sentinel?: SentinelSettings;
+  /**
+   * Redis is a cluster found through these nodes (the URL gives only credentials): the queue's keys
+   * then carry the node's hash tag, so the queue lives on one shard (`nodeQueueKeyspace`).
+   */
+  readonly cluster?: ClusterSettings;
   readonly nodeName: string;
   /** Initial number of UIDs reconciled at once by this instance. */
   readonly concurrency: number;
   readonly logger: Logger;
-  /** Redis key prefix. Default `nodelet`. */
+  /** Redis key prefix. Default `nodelet` (`{nodelet:<node>}` on a cluster). */
   readonly prefix?: string;
   /** Per-UID failure backoff (`initialMs`, `maxMs`). Default 1 s doubling, at most 5 min. */
   readonly backoff?: Partial<BackoffPolicy>;
@@ -253,7 +259,7 @@ class BullReconcileQueue implements ReconcileQueue {
   private readonly logger: Logger;
   private readonly history: JobHistory;
   /** The one command connection, shared by the Queue and the Worker (BullMQ duplicates it for blocking reads). */
-  private readonly redis: ConnectionFamily;
+  private readonly redis: DroppableConnection;
   private readonly failFast: FailFast;
   private readonly queue: Queue<ReconcileJobData, RunRecord>;
   private readonly watcher: ResyncWatcher;
@@ -282,14 +288,15 @@ class BullReconcileQueue implements ReconcileQueue {
   private readonly workerName = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
   constructor(private readonly options: ReconcileQueueOptions) {
-    this.name = reconcileQueueName(options.nodeName);
+    const keyspace = nodeQueueKeyspace(options.nodeName, { prefix: options.prefix ?? 'nodelet', hashTagged: options.cluster !== undefined });
+    this.name = keyspace.name;
+    this.prefix = keyspace.prefix;
     this.clock = options.clock ?? systemClock;
-    this.prefix = options.prefix ?? 'nodelet';
     this.logger = options.logger.child({ component: 'reconcile-queue', queue: this.name });
     this.history = { ...DEFAULT_HISTORY, ...options.history };
     this.concurrency = validConcurrency(options.concurrency);
     this.slots = new RunSlots(this.concurrency);
-    this.redis = queueConnection(options.redisUrl, options.sentinel);
+    this.redis = connectTopology(options.redisUrl, QUEUE_ROLE, { ...(options.sentinel === undefined ? {} : { sentinel: options.sentinel }), ...(options.cluster === undefined ? {} : { cluster: options.cluster, home: this.prefix }) });
     this.failFast = new FailFast(this.redis);
     logConnectionErrors(this.redis, this.logger, 'queue');
     this.queue = new Queue<ReconcileJobData, RunRecord>(this.name, { connection: this.redis, prefix: this.prefix });
@@ -581,7 +588,7 @@ function validConcurrency(n: number): number {
 }
 
 /** QUIT, or a dropped connection when QUIT fails or the connection is down (a QUIT would wait for the reconnect). */
-function quitOrDisconnect(redis: Redis): Promise<void> {
+function quitOrDisconnect(redis: RedisClient): Promise<void> {
   if (redis.status !== 'ready') {
     redis.disconnect();
     return Promise.resolve();

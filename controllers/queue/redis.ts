@@ -4,7 +4,7 @@
  * directly (the resync's look at the deduplication keys, the script that drops a pending payload).
  */
 import { randomBytes } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { JobsOptions, KeepJobs } from 'bullmq';
 import type { Logger } from 'pino';
 import type { PodKey } from '../../util/pod-key.js';
@@ -26,6 +26,33 @@ export const RECONCILE_JOB_NAME = 'reconcile';
 export function reconcileQueueName(nodeName: string): string {
   return `nodelet-reconcile-${nodeName}`;
 }
+
+/** Where one node's queue lives in Redis: BullMQ's key prefix and queue name (keys `<prefix>:<name>:<type>`). */
+export interface QueueKeyspace {
+  readonly prefix: string;
+  readonly name: string;
+}
+
+/**
+ * The keyspace of `nodeName`'s queue. On one Redis (single, sidecar, Sentinel, external): prefix
+ * `<prefix>`, keys `nodelet:nodelet-reconcile-<node>:…`, as every release before Redis Cluster
+ * support wrote them (existing queues, their history and the node users' key patterns stay valid).
+ * On a Redis Cluster (`hashTagged`): prefix `{<prefix>:<node>}`, keys
+ * `{nodelet:<node>}:nodelet-reconcile-<node>:…`. Redis Cluster hashes only the text between the
+ * first `{` and `}` of a key, so every key of one node's queue falls in one slot, on one shard:
+ * BullMQ's scripts, which touch many keys of a queue at once, and nodelet's own commands on the
+ * queue's keys (the sentinel key, the resync's MGET of deduplication keys, the orphan claim, the
+ * pending-payload drop, all built with `queue.toKey`) stay single-slot, while different nodes'
+ * queues spread over the slots. The tag is in the prefix, not the queue name (BullMQ takes
+ * either): the name stays `nodelet-reconcile-<node>`, as the dashboard, logs and metrics show it.
+ */
+export function nodeQueueKeyspace(nodeName: string, options: { readonly prefix: string; readonly hashTagged: boolean }): QueueKeyspace {
+  const name = reconcileQueueName(nodeName);
+  return { prefix: options.hashTagged ? `{${options.prefix}:${nodeName}}` : options.prefix, name };
+}
+
+/** A client of either kind: one Redis (or a Sentinel-found master), or a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * A fresh job ID for one enqueue of `uid`: the UID (readable in a dashboard) plus a time-ordered
@@ -90,11 +117,14 @@ export function jobDataOf(ref: PodKey, reason: string): ReconcileJobData {
   return { uid: ref.uid, namespace: ref.namespace, name: ref.name, reason };
 }
 
-/** One Redis Sentinel to ask for the current master. */
-export interface SentinelAddress {
+/** One Redis server's address: a Sentinel to ask for the current master, or a Redis Cluster node. */
+export interface RedisAddress {
   readonly host: string;
   readonly port: number;
 }
+
+/** One Redis Sentinel to ask for the current master. */
+export type SentinelAddress = RedisAddress;
 
 /**
  * Redis through Sentinel (a replicated Redis with failover): ioredis asks the sentinels for the
@@ -212,12 +242,15 @@ export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: 
   if (sentinel === undefined) return new ConnectionFamily(redisUrl, options);
   const url = new URL(redisUrl);
   const db = Number.parseInt(url.pathname.slice(1), 10);
-  return new ConnectionFamily({
-    ...options,
+  return new ConnectionFamily({ ...options, ...urlCredentials(url), ...(Number.isInteger(db) ? { db } : {}) });
+}
+
+/** The user and password a Redis URL carries, if any, decoded. */
+export function urlCredentials(url: URL): { readonly username?: string; readonly password?: string } {
+  return {
     ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
     ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
-    ...(Number.isInteger(db) ? { db } : {}),
-  });
+  };
 }
 
 /**
@@ -228,11 +261,6 @@ export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: 
  * active until its lock expires); the queue's own commands fail fast through {@link FailFast}.
  */
 export const QUEUE_ROLE: ConnectionRole = { connectionName: 'nodelet-queue', maxRetriesPerRequest: null };
-
-/** The queue's connection; see {@link QUEUE_ROLE}. */
-export function queueConnection(redisUrl: string, sentinel?: SentinelSettings): ConnectionFamily {
-  return connectRedis(redisUrl, QUEUE_ROLE, sentinel);
-}
 
 /** What {@link FailFast} watches of a connection (an ioredis client). */
 export interface WatchedConnection {
@@ -284,6 +312,14 @@ export class FailFast {
  * @throws RangeError naming the bad entry.
  */
 export function parseSentinelAddresses(text: string): SentinelAddress[] {
+  return parseRedisAddresses(text, 'a sentinel');
+}
+
+/**
+ * Parses `HOST:PORT,HOST:PORT,...` (IPv6 as `[ADDR]:PORT`); empty text is an empty list.
+ * @throws RangeError naming the bad entry (`what` says what an entry is, e.g. "a sentinel").
+ */
+export function parseRedisAddresses(text: string, what: string): RedisAddress[] {
   return text
     .split(',')
     .map((entry) => entry.trim())
@@ -291,13 +327,13 @@ export function parseSentinelAddresses(text: string): SentinelAddress[] {
     .map((entry) => {
       const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(entry);
       const port = Number(match?.[3]);
-      if (match === null || port < 1 || port > 65535) throw new RangeError(`a sentinel must be HOST:PORT, got "${entry}"`);
+      if (match === null || port < 1 || port > 65535) throw new RangeError(`${what} must be HOST:PORT, got "${entry}"`);
       return { host: match[1] ?? match[2] ?? '', port };
     });
 }
 
 /** Logs a connection's errors: the first of an outage as a warning, the rest at debug. */
-export function logConnectionErrors(redis: Redis, logger: Logger, role: string): void {
+export function logConnectionErrors(redis: RedisClient, logger: Logger, role: string): void {
   let down = false;
   redis.on('error', (err: unknown) => {
     if (down) {
@@ -314,7 +350,7 @@ export function logConnectionErrors(redis: Redis, logger: Logger, role: string):
 }
 
 /** A sentinel key kept alive by one queue instance, its commands failing fast; see `state-watch.ts`. */
-export function redisSentinel(redis: Redis, failFast: FailFast, sentinel: { readonly key: string; readonly ttlMs: number }): SentinelStore {
+export function redisSentinel(redis: RedisClient, failFast: FailFast, sentinel: { readonly key: string; readonly ttlMs: number }): SentinelStore {
   const { key, ttlMs } = sentinel;
   return {
     isReady: () => redis.status === 'ready',
@@ -342,7 +378,7 @@ export function redisSentinel(redis: Redis, failFast: FailFast, sentinel: { read
  * stale key, whose job was removed by hand, reads as a job: the caller then enqueues, and BullMQ's
  * add recovers the stale key). The integration test covers this reading of BullMQ's keys.
  */
-export async function heldDeduplicationKeys(redis: Redis, keys: readonly string[]): Promise<boolean[]> {
+export async function heldDeduplicationKeys(redis: RedisClient, keys: readonly string[]): Promise<boolean[]> {
   if (keys.length === 0) return [];
   const values = await redis.mget(...keys);
   return values.map((value) => value !== null);
@@ -372,7 +408,7 @@ export interface PendingNextKeys {
  * caller's promote or the timer starts it. This reads BullMQ internals (`dn:<dedup id>`, see
  * `storeDeduplicatedNextJob.lua` in bullmq 6.7.0); the integration test covers it.
  */
-export async function dropPendingNextIfDelayed(redis: Redis, keys: PendingNextKeys, jobId: string): Promise<boolean> {
+export async function dropPendingNextIfDelayed(redis: RedisClient, keys: PendingNextKeys, jobId: string): Promise<boolean> {
   const dropped = await redis.eval(DROP_PENDING_NEXT, 2, keys.delayed, keys.dedupNext, jobId);
   return dropped === 1;
 }
