@@ -27,6 +27,15 @@ export function csiNodeDriverOf(driverName: string, info: CsiNodeInfo): V1CSINod
   return { name: driverName, nodeID: info.nodeId, topologyKeys: Object.keys(info.topology).sort(), ...(count > 0 ? { allocatable: { count } } : {}) };
 }
 
+/**
+ * A CSINode's drivers. The API server sends an empty list as null (Go's nil slice; the field has no
+ * omitempty), which is what a CSINode holds once its last driver went.
+ */
+export function driversOf(csiNode: V1CSINode): readonly V1CSINodeDriver[] {
+  const drivers = csiNode.spec.drivers as readonly V1CSINodeDriver[] | null | undefined;
+  return drivers ?? [];
+}
+
 /** The CSINode's drivers with this one installed, or undefined when it is there already as it should be. */
 export function driversWith(drivers: readonly V1CSINodeDriver[], entry: V1CSINodeDriver): V1CSINodeDriver[] | undefined {
   const current = drivers.find((d) => d.name === entry.name);
@@ -99,15 +108,15 @@ export function createCsiNodeInfoApi(kube: KubeClient, nodeName: string): CsiNod
           await kube.create(`/apis/storage.k8s.io/v1/csinodes`, { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: nodeName, ownerReferences: [owner] }, spec: { drivers: [entry] } });
           return;
         }
-        const drivers = driversWith(csiNode.spec.drivers, entry);
+        const drivers = driversWith(driversOf(csiNode), entry);
         if (drivers !== undefined) await kube.replace(csiNodePath, { ...csiNode, spec: { ...csiNode.spec, drivers } });
       }, signal);
     },
     async uninstallDriver(driverName, signal) {
       await retryConflicts(async () => {
         const csiNode = await readCsiNode(signal);
-        if (!(csiNode?.spec.drivers.some((d) => d.name === driverName) ?? false) || csiNode === undefined) return;
-        await kube.replace(csiNodePath, { ...csiNode, spec: { ...csiNode.spec, drivers: csiNode.spec.drivers.filter((d) => d.name !== driverName) } });
+        if (csiNode === undefined || !driversOf(csiNode).some((d) => d.name === driverName)) return;
+        await kube.replace(csiNodePath, { ...csiNode, spec: { ...csiNode.spec, drivers: driversOf(csiNode).filter((d) => d.name !== driverName) } });
       }, signal);
       await patchNode(driverName, undefined, {});
     },

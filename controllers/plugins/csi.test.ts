@@ -22,7 +22,7 @@ import { CsiDriverStore, type CsiNodeInfo, type CsiVolumeApi } from '../../recon
 import { mountFailureMessages } from '../../reconcilers/volumes/errors.js';
 import { attachmentName } from '../../reconcilers/volumes/csi/paths.js';
 import { CsiPluginHandler, highestSupportedVersion } from './csi-plugin-handler.js';
-import { csiNodeDriverOf, driversWith, nodeIdAnnotation, topologyCollision, type CsiNodeInfoApi } from './csi-node-info.js';
+import { csiNodeDriverOf, driversOf, driversWith, nodeIdAnnotation, topologyCollision, type CsiNodeInfoApi } from './csi-node-info.js';
 import { PluginWatcher } from './plugin-watcher.js';
 
 const logger = pino({ level: 'silent' });
@@ -56,6 +56,10 @@ describe('CSI node records (pure)', () => {
     assert.deepEqual(csiNodeDriverOf('d', { nodeId: 'n1', maxVolumesPerNode: 0, topology: {} }), { name: 'd', nodeID: 'n1', topologyKeys: [] });
     assert.equal(driversWith([entry], entry), undefined);
     assert.deepEqual(driversWith([{ name: 'other', nodeID: 'o' }, { ...entry, nodeID: 'old' }], entry), [{ name: 'other', nodeID: 'o' }, entry]);
+    // A CSINode whose last driver went comes back from the API server with drivers: null.
+    const emptied = JSON.parse('{"metadata":{"name":"vm"},"spec":{"drivers":null}}') as Parameters<typeof driversOf>[0];
+    assert.deepEqual(driversOf(emptied), []);
+    assert.deepEqual(driversWith(driversOf(emptied), entry), [entry]);
   });
 
   it('topology collisions and the node ID annotation', () => {

@@ -36,7 +36,8 @@ const handle = uniqueName('vol');
 async function csiNodeDriver(): Promise<{ nodeID: string; topologyKeys?: string[] } | undefined> {
   const out = await kubectl(['get', 'csinode', NODE_NAME, '-o', 'json', '--ignore-not-found']);
   if (out.trim() === '') return undefined;
-  return (JSON.parse(out) as V1CSINode).spec.drivers.find((d) => d.name === DRIVER);
+  // An empty list comes back as null (Go's nil slice, the field has no omitempty).
+  return ((JSON.parse(out) as V1CSINode).spec.drivers as V1CSINode['spec']['drivers'] | null ?? []).find((d) => d.name === DRIVER);
 }
 
 function csiPod(name: string): object {
