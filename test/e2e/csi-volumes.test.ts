@@ -58,12 +58,17 @@ function csiPod(name: string): object {
   };
 }
 
+/** The test driver as a host process: it serves its CSI socket and registers through plugins_registry/. */
+function startDriver(): ChildProcess {
+  return spawn('node', ['--import', 'tsx', path.join(REPO, 'test/doubles/test-csi-driver-main.ts'), DRIVER, AGENT_ROOT, DATA_DIR], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
 describe('CSI volumes through a registered CSI driver', () => {
   before(async () => {
     requireCluster();
     namespace = await createNamespace('csi');
     await apply({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, fsGroupPolicy: 'File', volumeLifecycleModes: ['Persistent', 'Ephemeral'] } });
-    driver = spawn('node', ['--import', 'tsx', path.join(REPO, 'test/doubles/test-csi-driver-main.ts'), DRIVER, AGENT_ROOT, DATA_DIR], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+    driver = startDriver();
   });
 
   after(async () => {
@@ -106,9 +111,13 @@ describe('CSI volumes through a registered CSI driver', () => {
     assert.equal(readFileSync(path.join(DATA_DIR, handle, 'hello'), 'utf8'), 'hello\n', 'the data outlives the pod');
   });
 
-  it('deregisters: the driver going away takes it out of the CSINode', async () => {
+  it('deregisters: the driver going away takes it out of the CSINode; started again, it is back', async () => {
     driver?.kill('SIGTERM');
     driver = undefined;
     await eventually('the driver out of the CSINode', async () => ((await csiNodeDriver()) === undefined ? true : undefined), 60_000);
+    // The CSINode now has no driver at all (drivers: null from the API server): a restarted driver registers again.
+    driver = startDriver();
+    const entry = await eventually('the restarted driver in the CSINode', csiNodeDriver, 60_000);
+    assert.equal(entry.nodeID, `${DRIVER}-node`);
   });
 });
