@@ -75,6 +75,8 @@ COPY bin ./bin
 COPY --from=build /src/dist ./dist
 # The CRI client loads the proto at run time, from ../../cri/api.proto relative to dist/cri/.
 COPY cri/api.proto ./cri/api.proto
+# The kubelet plugin APIs (device plugins, plugin registration, pod resources), from ../../controllers/plugins/protos/ relative to dist/controllers/plugins/.
+COPY controllers/plugins/protos ./controllers/plugins/protos
 # A young generation of 2 MiB semi-spaces (V8's default grows to 16 MiB): about 40 MiB less
 # resident memory for the same CPU ("Agent CPU and memory" in docs/benchmarks.md).
 ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/nodelet.js"]

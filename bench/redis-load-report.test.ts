@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { extrapolate, flatness, nodeFigures, parseInfo, renderRedisResults, topCommands, REDIS_BEGIN_MARKER, REDIS_END_MARKER, type RedisInfo, type WindowSample } from './redis-load-report.js';
+import { extrapolate, flatness, nodeFigures, parseInfo, renderRedisResults, sumInfo, topCommands, REDIS_BEGIN_MARKER, REDIS_END_MARKER, type RedisInfo, type WindowSample } from './redis-load-report.js';
 
 const INFO = [
   '# Clients',
@@ -95,3 +95,26 @@ describe('Redis load report', () => {
     assert.match(block, /\| idle \| commands\/s \/ node \| 10: 20\.00, 100: 20\.00 \| 0 % \| yes \| 20000 \|/);
   });
 });
+
+describe('the topologies in the report', () => {
+  it("sums the shards' INFO: clients, memory, commands, CPU and each command's calls", () => {
+    const a = info({ connectedClients: 3, usedMemoryBytes: 10, totalCommands: 100, cpuSeconds: 1, commandCalls: new Map([['evalsha', 5]]) });
+    const b = info({ connectedClients: 4, usedMemoryBytes: 20, totalCommands: 50, cpuSeconds: 2, commandCalls: new Map([['evalsha', 1], ['set', 2]]) });
+    const sum = sumInfo([a, b]);
+    assert.deepEqual({ ...sum, commandCalls: [...sum.commandCalls] }, { connectedClients: 7, usedMemoryBytes: 30, totalCommands: 150, cpuSeconds: 3, commandCalls: [['evalsha', 6], ['set', 2]] });
+  });
+
+  it('keeps the topologies apart: a row per topology, phase and size, with shard CPU and enqueue → run latency', () => {
+    const latency = { count: 10, p50Ms: 12, p99Ms: 40, maxMs: 45, throughputPerSec: 0 };
+    const block = renderRedisResults({
+      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnFraction: 0.2, burstPods: 30, target: 5000, loadAverage: [0, 0, 0],
+      samples: [
+        { ...uniform(100, 1), topology: 'single', shardCpuPercent: [4.5], latency },
+        { ...uniform(100, 1), topology: 'cluster', shardCpuPercent: [1.5, 1.25, 2], latency },
+      ],
+    });
+    assert.match(block, /\| single \| idle \| 100 \| 1 \|.*\| 4\.5 \/ 4\.5 \/ 4\.5 \| 12\/40\/45 \|/);
+    assert.match(block, /\| cluster \| idle \| 100 \| 1 \|.*\| 1\.5 \/ 1\.5 \/ 1\.5; 1\.3 \/ 1\.3 \/ 1\.3; 2\.0 \/ 2\.0 \/ 2\.0 \| 12\/40\/45 \|/);
+  });
+});
+

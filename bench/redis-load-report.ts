@@ -3,7 +3,7 @@
  * `INFO` snapshots around a window into per-node figures, the flatness check that decides whether
  * a linear extrapolation to 1,000 nodes is allowed, and the Markdown results block.
  */
-import { percentile } from './stats.js';
+import { percentile, type LatencySummary } from './stats.js';
 import { spreadText } from './compare.js';
 
 export const REDIS_BEGIN_MARKER = '<!-- BEGIN redis-load results: written by bench/redis-load.ts, do not edit by hand -->';
@@ -56,8 +56,22 @@ export function parseInfo(text: string): RedisInfo {
 export type Phase = 'idle' | 'churn' | 'burst';
 export const PHASES: readonly Phase[] = ['idle', 'churn', 'burst'];
 
+/** The sum of several servers' INFO (the shards of a cluster): counters and gauges add up. */
+export function sumInfo(infos: readonly RedisInfo[]): RedisInfo {
+  const commandCalls = new Map<string, number>();
+  for (const info of infos) for (const [name, calls] of info.commandCalls) commandCalls.set(name, (commandCalls.get(name) ?? 0) + calls);
+  const sum = (field: 'connectedClients' | 'usedMemoryBytes' | 'totalCommands' | 'cpuSeconds'): number => infos.reduce((total, info) => total + info[field], 0);
+  return { connectedClients: sum('connectedClients'), usedMemoryBytes: sum('usedMemoryBytes'), totalCommands: sum('totalCommands'), cpuSeconds: sum('cpuSeconds'), commandCalls };
+}
+
 /** One measured window: a phase at one size in one round. */
 export interface WindowSample {
+  /** `single` (one Redis) or `cluster` (3 shards); absent in runs before topologies. */
+  readonly topology?: string;
+  /** Per shard, the redis-server's CPU over the window from /proc/<pid>/stat, % of one core. */
+  readonly shardCpuPercent?: readonly number[];
+  /** Enqueue → run latency of the pod events enqueued and run in the window. */
+  readonly latency?: LatencySummary;
   readonly round: number;
   readonly nodes: number;
   readonly phase: Phase;
@@ -177,29 +191,48 @@ const FIGURES: readonly { readonly name: FigureName; readonly label: string; rea
   { name: 'redisCpuPercentPerNode', label: 'Redis CPU % of a core / node', digits: 3, scale: 1 },
 ];
 
+const topologyOf = (s: WindowSample): string => s.topology ?? 'single';
+
+/** Shard CPU over a window's rounds: min / median / max per shard, shards separated by `;`. */
+function shardCpuText(mine: readonly WindowSample[]): string {
+  const shards = Math.max(0, ...mine.map((s) => s.shardCpuPercent?.length ?? 0));
+  return Array.from({ length: shards }, (_, i) => spreadText(mine.flatMap((s) => (s.shardCpuPercent?.[i] === undefined ? [] : [s.shardCpuPercent[i]])), 1)).join('; ');
+}
+
+/** Enqueue → run latency over a window's rounds: p50, p99, max per round. */
+function latencyText(mine: readonly WindowSample[]): string {
+  return mine.map((s) => (s.latency === undefined || s.latency.count === 0 ? '–' : `${s.latency.p50Ms.toFixed(0)}/${s.latency.p99Ms.toFixed(0)}/${s.latency.maxMs.toFixed(0)}`)).join(', ');
+}
+
 function sizeRows(samples: readonly WindowSample[]): string[] {
-  const keys = [...new Set(samples.map((s) => `${s.phase}|${s.nodes}`))];
+  const keyOf = (s: WindowSample): string => `${topologyOf(s)}|${s.phase}|${s.nodes}`;
+  const keys = [...new Set(samples.map(keyOf))];
   return keys.map((key) => {
-    const mine = samples.filter((s) => `${s.phase}|${s.nodes}` === key);
+    const mine = samples.filter((s) => keyOf(s) === key);
     const first = mine[0]!;
     const figures = mine.map(nodeFigures);
     const perJob = figures.flatMap((f) => (f.memoryBytesPerJob === undefined ? [] : [f.memoryBytesPerJob / 1024]));
     const cells = FIGURES.map((fig) => spreadText(figures.map((f) => f[fig.name] * fig.scale), fig.digits));
     const ran = mine.map((s) => `${s.runs}/${s.enqueues}`).join(', ');
-    return `| ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${ran} |`;
+    return `| ${topologyOf(first)} | ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${shardCpuText(mine)} | ${latencyText(mine)} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${ran} |`;
   });
 }
 
 function flatnessRows(report: RedisLoadReport): string[] {
-  return PHASES.flatMap((phase) =>
-    FIGURES.map((fig) => {
-      const f = flatness(report.samples, phase, fig.name);
-      const medians = f.medians.map((m) => `${m.nodes}: ${(m.median * fig.scale).toFixed(fig.digits)}`).join(', ');
-      const at = extrapolate(report.samples, phase, fig.name, report.target);
-      const projected = at === undefined ? 'not extrapolated (not flat)' : (at * fig.scale).toFixed(fig.digits === 3 ? 1 : 0);
-      return `| ${phase} | ${fig.label} | ${medians} | ${(f.relativeRange * 100).toFixed(0)} % | ${f.flat ? 'yes' : 'no'} | ${projected} |`;
-    }),
-  );
+  const topologies = [...new Set(report.samples.map(topologyOf))];
+  return topologies.flatMap((topology) => {
+    const samples = report.samples.filter((s) => topologyOf(s) === topology);
+    const measured = PHASES.filter((phase) => samples.some((s) => s.phase === phase));
+    return measured.flatMap((phase) =>
+      FIGURES.map((fig) => {
+        const f = flatness(samples, phase, fig.name);
+        const medians = f.medians.map((m) => `${m.nodes}: ${(m.median * fig.scale).toFixed(fig.digits)}`).join(', ');
+        const at = extrapolate(samples, phase, fig.name, report.target);
+        const projected = at === undefined ? 'not extrapolated (not flat)' : (at * fig.scale).toFixed(fig.digits === 3 ? 1 : 0);
+        return `| ${topology} | ${phase} | ${fig.label} | ${medians} | ${(f.relativeRange * 100).toFixed(0)} % | ${f.flat ? 'yes' : 'no'} | ${projected} |`;
+      }),
+    );
+  });
 }
 
 /** The results block, markers included. */
@@ -211,18 +244,18 @@ export function renderRedisResults(report: RedisLoadReport): string {
     REDIS_BEGIN_MARKER,
     '## Redis load: results',
     '',
-    `Run ${report.date} on ${report.machine}; ${report.redisVersion}, one private redis-server on loopback; load average at the end ${report.loadAverage.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
+    `Run ${report.date} on ${report.machine}; ${report.redisVersion}, private redis-servers on loopback (single: one; cluster: 3 primaries, no replicas); load average at the end ${report.loadAverage.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
     `Sizes ${sizes.join(', ')} simulated nodes, ${rounds} rounds, sizes interleaved; ${report.podsPerNode} pods per node; churn: ${(report.churnFraction * 100).toFixed(0)} % of the nodes each create and delete one pod per second; burst: every node gets ${report.burstPods} new pods at once.`,
-    'Figures are min / median / max over the rounds; per node = (INFO delta over the window) ÷ nodes, the benchmark\'s own INFO connection and the empty Redis\'s memory excluded. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
+    'Every simulated node runs nodelet\'s real queue code (no replayed command mix): the first table is measured only; the second projects a figure only where it is flat across sizes. Figures are min / median / max over the rounds; per node = (INFO delta over the window, summed over the shards) ÷ nodes, the benchmark\'s own INFO connections and the empty Redis\'s memory excluded. "shard CPU" is each redis-server\'s utime + stime from /proc/<pid>/stat over the window, % of one core, shards separated by ";". "enqueue → run" is the time from a pod event\'s enqueue to the start of the run that covers it, p50/p99/max in ms per round. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
     '',
-    `| phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | generator CPU % | ran/enqueued |`,
-    '| --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| topology | phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | shard CPU % (/proc) | enqueue → run ms p50/p99/max | generator CPU % | ran/enqueued |`,
+    '| --- | --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...sizeRows(report.samples),
     '',
     `Flatness across sizes (medians per size; flat when the range is ≤ ${FLAT_TOLERANCE * 100} % of the smallest), and the linear projection to ${report.target} nodes where flat:`,
     '',
-    `| phase | figure | median per size | range | flat | at ${report.target} nodes |`,
-    '| --- | --- | --- | --: | --- | --: |',
+    `| topology | phase | figure | median per size | range | flat | at ${report.target} nodes |`,
+    '| --- | --- | --- | --- | --: | --- | --: |',
     ...flatnessRows(report),
     '',
     largestBurst === undefined ? '' : `Commands in the last burst window at ${largestBurst.nodes} nodes: ${topCommands(largestBurst, 6)}.`,

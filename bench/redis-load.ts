@@ -1,36 +1,43 @@
 /**
  * The Redis load benchmark (`npm run bench:redis`; not a test: it asserts nothing about speed).
- * What one shared Redis costs per node: N simulated nodes, each running nodelet's real reconcile
- * queue (`createReconcileQueue`: the agent's BullMQ Queue and Worker options, per-UID
- * deduplication, concurrency 4, the sentinel check, the same three connections — producer, worker,
- * and the Worker's blocking duplicate), against ONE private redis-server this script starts on a
- * free loopback port (never the test cluster's Redis). Each simulated node also does what the
- * agent does to Redis without pod changes: the NodeAgent health sample reads the queue's job
- * counts every 2 s, and the full resync re-enqueues every pod every 60 s (phases spread evenly over the nodes).
- * Its handler stands in for a reconcile (10 ms, then done).
+ * What a fleet's queues cost Redis per node: N simulated nodes (`redis-sim-node.ts`: nodelet's real
+ * reconcile queue with the agent's options and its two connections, the NodeAgent health sample
+ * every 2 s, the periodic resync of every pod every 60 s, phases spread evenly over the nodes, a
+ * 10 ms reconcile), against private Redis servers this script starts on loopback (never the test
+ * cluster's Redis), in each topology of `--topologies` (`redis-topology.ts`): `single`, one
+ * redis-server; `cluster`, a 3-primary Redis Cluster, the agents on `--redis-cluster-nodes`.
+ * Where one agent's commands come from: `redis-idle.ts`.
  *
- * Per size and round (sizes interleaved, a fresh FLUSHALL each time): start the nodes, each
- * enqueues its pods once, settle, then three windows, each `INFO` before and after:
+ * The rule for simulating the fleet: every simulated node runs the real queue code, whatever the
+ * size; no command mix is replayed and no figure projected from a slice. The generator's own CPU is
+ * reported per window: when it nears a core per process, the generator, not Redis, is the limit
+ * (the figures of that window say so, and the size is too large for one generator).
+ *
+ * Per topology, size and round (topologies and sizes interleaved, the order reversed every other
+ * round, a fresh FLUSHALL on every shard each time): start the nodes, each
+ * enqueues its pods once, settle, then one window per phase (`--phases`, all three by default),
+ * each `INFO` before and after:
  *   idle   no pod changes;
  *   churn  a fraction of the nodes each create one pod and delete one every second (an add makes
  *          three enqueues — API event, PLEG, status — a delete two);
  *   burst  every node gets `--burst` new pods at once (a rollout), window starts with it.
  *
- *   node --import tsx bench/redis-load.ts [--sizes 10,50,200] [--rounds 3] [--window-s 20]
- *     [--pods 30] [--churn 0.2] [--burst 30] [--doc PATH | --no-doc]
+ * Each window reports commands/s, connections and memory (INFO, summed over the shards), Redis CPU
+ * per shard (/proc/<pid>/stat) and the pod events' enqueue → run latency (p50/p99/max).
+ *
+ *   node --import tsx bench/redis-load.ts [--topologies single,cluster] [--sizes 100,1000,5000]
+ *     [--rounds 3] [--window-s 20] [--pods 30] [--churn 0.2] [--burst 30] [--phases idle,churn,burst]
+ *     [--doc PATH | --no-doc]
+ * An idle window should last a resync period (`--window-s 60`) to hold each node's resync once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
-import { createReconcileQueue, type ReconcileQueue } from '../controllers/queue/reconcile-queue.js';
-import type { PodKey } from '../util/pod-key.js';
 import { writeResultsBlock } from './report.js';
-import { inPool } from './stats.js';
+import { Counters, SimNode } from './redis-sim-node.js';
+import { inPool, summarize } from './stats.js';
+import { processCpuSeconds, startBenchRedis, TOPOLOGIES, type BenchRedis, type Topology } from './redis-topology.js';
 import {
   PHASES,
   REDIS_BEGIN_MARKER,
@@ -38,6 +45,7 @@ import {
   nodeFigures,
   parseInfo,
   renderRedisResults,
+  sumInfo,
   topCommands,
   type Phase,
   type RedisInfo,
@@ -46,144 +54,27 @@ import {
 import { spreadText } from './compare.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
-const HEALTH_PERIOD_MS = 2_000;
-const RESYNC_PERIOD_MS = 60_000;
-const RECONCILE_MS = 10;
 const SETTLE_MS = 5_000;
-const logger = pino({ level: 'silent' });
 
 interface Settings {
+  readonly topologies: readonly Topology[];
   readonly sizes: readonly number[];
   readonly rounds: number;
   readonly windowSeconds: number;
   readonly podsPerNode: number;
   readonly churnFraction: number;
   readonly burstPods: number;
+  readonly phases: readonly Phase[];
   readonly doc: string | undefined;
 }
 
-/** Enqueues and reconciles of every simulated node, counted. */
-class Counters {
-  enqueues = 0;
-  runs = 0;
-  failedEnqueues = 0;
+/** INFO of every shard, summed. */
+async function info(redis: BenchRedis): Promise<RedisInfo> {
+  return sumInfo(await Promise.all(redis.shards.map(async (shard) => parseInfo(await shard.admin.info('everything')))));
 }
 
-let podSerial = 0;
-function newPod(node: string): PodKey {
-  podSerial += 1;
-  return { uid: `00000000-0000-4000-8000-${podSerial.toString(16).padStart(12, '0')}`, namespace: 'bench', name: `${node}-pod-${podSerial}` };
-}
-
-/** One simulated agent's use of Redis. */
-class SimNode {
-  private readonly queue: ReconcileQueue;
-  private readonly pods: PodKey[] = [];
-  private readonly timers: NodeJS.Timeout[] = [];
-
-  constructor(
-    private readonly name: string,
-    redisUrl: string,
-    private readonly counters: Counters,
-  ) {
-    this.queue = createReconcileQueue({ redisUrl, nodeName: name, concurrency: 4, logger });
-    this.queue.onResync(() => {
-      this.resync();
-    });
-  }
-
-  /** `resyncPhase` in [0, 1): where in the resync period this node's resyncs fall. */
-  async start(podsPerNode: number, resyncPhase: number): Promise<void> {
-    await this.queue.start({
-      reconcile: async () => {
-        await sleep(RECONCILE_MS);
-        this.counters.runs += 1;
-        return {};
-      },
-    });
-    for (let i = 0; i < podsPerNode; i += 1) this.addPod();
-    this.timers.push(setInterval(() => void this.queue.counts().catch(() => undefined), HEALTH_PERIOD_MS));
-    this.timers.push(
-      setTimeout(() => {
-        this.resync();
-        this.timers.push(setInterval(() => { this.resync(); }, RESYNC_PERIOD_MS));
-      }, resyncPhase * RESYNC_PERIOD_MS),
-    );
-  }
-
-  private enqueue(pod: PodKey, reason: string): void {
-    this.counters.enqueues += 1;
-    this.queue.enqueue(pod, reason).catch(() => {
-      this.counters.failedEnqueues += 1;
-    });
-  }
-
-  private later(ms: number, action: () => void): void {
-    const timer = setTimeout(action, ms);
-    this.timers.push(timer);
-  }
-
-  private resync(): void {
-    for (const pod of this.pods) this.enqueue(pod, 'resync');
-  }
-
-  /** A new pod: the API event, then PLEG once its containers start, then the status write's echo. */
-  addPod(): void {
-    const pod = newPod(this.name);
-    this.pods.push(pod);
-    this.enqueue(pod, 'pod added');
-    this.later(300, () => { this.enqueue(pod, 'pleg'); });
-    this.later(1_000, () => { this.enqueue(pod, 'pod updated'); });
-  }
-
-  /** The oldest pod deleted: the API event, then PLEG once its containers stop. */
-  deletePod(): void {
-    const pod = this.pods.shift();
-    if (pod === undefined) return;
-    this.enqueue(pod, 'pod deleted');
-    this.later(300, () => { this.enqueue(pod, 'pleg'); });
-  }
-
-  async jobsKept(): Promise<number> {
-    const c = await this.queue.counts();
-    return c.waiting + c.active + c.delayed + c.completed + c.failed;
-  }
-
-  async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    await this.queue.close();
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--maxclients', '15000'], { stdio: 'ignore' });
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined); // refused until redis-server listens: the loop retries
-  for (let i = 0; i < 100; i += 1) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return child;
-    } catch {
-      await sleep(100);
-    }
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not answer on 127.0.0.1:${port}`);
-}
-
-async function info(admin: Redis): Promise<RedisInfo> {
-  return parseInfo(await admin.info('everything'));
+function shardCpuSeconds(redis: BenchRedis): number[] {
+  return redis.shards.map((shard) => processCpuSeconds(shard.pid));
 }
 
 function cpuSecondsNow(): number {
@@ -192,8 +83,7 @@ function cpuSecondsNow(): number {
 }
 
 interface RunContext {
-  readonly admin: Redis;
-  readonly redisUrl: string;
+  readonly redis: BenchRedis;
   readonly settings: Settings;
   readonly samples: WindowSample[];
 }
@@ -204,17 +94,21 @@ async function measure(
   during: () => void,
 ): Promise<void> {
   const { counters } = fixed;
-  const before = await info(ctx.admin);
-  const [enq0, runs0, cpu0, t0] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now()];
+  const before = await info(ctx.redis);
+  const shardCpu0 = shardCpuSeconds(ctx.redis);
+  const [enq0, runs0, cpu0, t0, latency0] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now(), counters.latenciesMs.length];
   during();
   await sleep(ctx.settings.windowSeconds * 1000);
-  const after = await info(ctx.admin);
+  const after = await info(ctx.redis);
   const seconds = (Date.now() - t0) / 1000;
+  const shardCpuPercent = shardCpuSeconds(ctx.redis).map((cpu, i) => ((cpu - (shardCpu0[i] ?? 0)) / seconds) * 100);
+  const latency = summarize(counters.latenciesMs.slice(latency0));
   const generatorCpuSeconds = cpuSecondsNow() - cpu0;
   const kept: number[] = [];
   await inPool(fixed.nodes, 20, async (n) => { kept.push(await n.jobsKept()); });
   const jobsInRedis = kept.reduce((a, b) => a + b, 0);
   const sample: WindowSample = {
+    topology: ctx.redis.topology, shardCpuPercent, latency,
     round: fixed.round, nodes: fixed.nodes.length, phase: fixed.phase, seconds, before, after,
     baselineClients: fixed.baselineClients, baselineMemoryBytes: fixed.baselineMemoryBytes,
     enqueues: counters.enqueues - enq0, runs: counters.runs - runs0, jobsInRedis, generatorCpuSeconds,
@@ -222,17 +116,18 @@ async function measure(
   ctx.samples.push(sample);
   const f = nodeFigures(sample);
   console.log(
-    `round ${fixed.round} nodes ${fixed.nodes.length} ${fixed.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
-      `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} %, generator CPU ${f.generatorCpuPercent.toFixed(0)} %, ` +
+    `${ctx.redis.topology} round ${fixed.round} nodes ${fixed.nodes.length} ${fixed.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
+      `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} % (per shard, /proc: ${shardCpuPercent.map((c) => c.toFixed(1)).join(' / ')}), ` +
+      `enqueue → run p50 ${latency.p50Ms.toFixed(1)} p99 ${latency.p99Ms.toFixed(1)} max ${latency.maxMs.toFixed(1)} ms (${latency.count}), generator CPU ${f.generatorCpuPercent.toFixed(0)} %, ` +
       `ran ${sample.runs} of ${sample.enqueues} enqueues, ${jobsInRedis} jobs kept, ${counters.failedEnqueues} failed enqueues so far; ${topCommands(sample, 4)}`,
   );
 }
 
 async function runSize(ctx: RunContext, round: number, size: number): Promise<void> {
-  await ctx.admin.flushall();
-  const empty = await info(ctx.admin);
+  await ctx.redis.flush();
+  const empty = await info(ctx.redis);
   const counters = new Counters();
-  const nodes = Array.from({ length: size }, (_, i) => new SimNode(`sim-${i}`, ctx.redisUrl, counters));
+  const nodes = Array.from({ length: size }, (_, i) => new SimNode(`sim-${i}`, ctx.redis.redisUrl, counters, ctx.redis.cluster));
   try {
     // Resync phases spread evenly: agents' resyncs are uncorrelated, and even spreading gives
     // every window its expected share of them instead of a random one.
@@ -241,7 +136,7 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
     const fixed = { round, nodes, baselineClients: empty.connectedClients, baselineMemoryBytes: empty.usedMemoryBytes, counters };
     const churning = nodes.slice(0, Math.ceil(size * ctx.settings.churnFraction));
     let churn: NodeJS.Timeout | undefined;
-    for (const phase of PHASES) {
+    for (const phase of ctx.settings.phases) {
       await measure(ctx, { ...fixed, phase }, () => {
         if (phase === 'churn') {
           churn = setInterval(() => { for (const n of churning) { n.addPod(); n.deletePod(); } }, 1_000);
@@ -251,7 +146,7 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
       });
       clearInterval(churn);
     }
-    if (counters.failedEnqueues > 0) throw new Error(`${counters.failedEnqueues} enqueues failed at ${size} nodes`);
+    if (counters.failedEnqueues > 0) throw new Error(`${counters.failedEnqueues} enqueues failed at ${size} nodes (${ctx.redis.topology})`);
   } finally {
     await inPool(nodes, 50, (n) => n.close());
   }
@@ -263,60 +158,76 @@ function positive(text: string, flag: string): number {
   return n;
 }
 
+function phasesOf(text: string): Phase[] {
+  const phases = text.split(',').map((p) => p.trim());
+  const unknown = phases.filter((p) => !PHASES.some((known) => known === p));
+  if (unknown.length > 0 || phases.length === 0) throw new Error(`--phases wants some of ${PHASES.join(',')}, got ${text}`);
+  return PHASES.filter((p) => phases.includes(p));
+}
+
+function topologiesOf(text: string): Topology[] {
+  const asked = text.split(',').map((t) => t.trim());
+  const unknown = asked.filter((t) => !TOPOLOGIES.some((known) => known === t));
+  if (unknown.length > 0 || asked.length === 0) throw new Error(`--topologies wants some of ${TOPOLOGIES.join(',')}, got ${text}`);
+  return TOPOLOGIES.filter((t) => asked.includes(t));
+}
+
 function parseSettings(): Settings {
   const { values } = parseArgs({
     options: {
-      sizes: { type: 'string', default: '10,50,200' },
+      topologies: { type: 'string', default: TOPOLOGIES.join(',') },
+      sizes: { type: 'string', default: '100,1000,5000' },
       rounds: { type: 'string', default: '3' },
       'window-s': { type: 'string', default: '20' },
       pods: { type: 'string', default: '30' },
       churn: { type: 'string', default: '0.2' },
       burst: { type: 'string', default: '30' },
+      phases: { type: 'string', default: PHASES.join(',') },
       doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'redis.md') },
       'no-doc': { type: 'boolean', default: false },
     },
   });
   return {
+    topologies: topologiesOf(values.topologies),
     sizes: values.sizes.split(',').map((s) => positive(s, '--sizes')),
     rounds: positive(values.rounds, '--rounds'),
     windowSeconds: positive(values['window-s'], '--window-s'),
     podsPerNode: positive(values.pods, '--pods'),
     churnFraction: positive(values.churn, '--churn'),
     burstPods: positive(values.burst, '--burst'),
+    phases: phasesOf(values.phases),
     doc: values['no-doc'] ? undefined : values.doc,
   };
 }
 
 async function main(): Promise<void> {
   const settings = parseSettings();
-  const port = await freePort();
-  const redis = await startRedis(port);
-  const redisUrl = `redis://127.0.0.1:${port}`;
-  const admin = new Redis(redisUrl, { connectionName: 'bench-info' });
+  const started: BenchRedis[] = [];
   const samples: WindowSample[] = [];
   try {
-    const ctx: RunContext = { admin, redisUrl, settings, samples };
+    for (const topology of settings.topologies) started.push(await startBenchRedis(topology));
     for (let round = 1; round <= settings.rounds; round += 1) {
-      // Interleaved, and the order reversed every other round, so drift does not favour a size.
-      const order = round % 2 === 1 ? settings.sizes : [...settings.sizes].reverse();
-      for (const size of order) await runSize(ctx, round, size);
+      // Interleaved, and the order reversed every other round, so drift favours no size or topology.
+      const runs = settings.sizes.flatMap((size) => started.map((redis) => ({ size, redis })));
+      for (const { size, redis } of round % 2 === 1 ? runs : runs.reverse()) await runSize({ redis, settings, samples }, round, size);
     }
-    const version = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
+    const version = /redis_version:(\S+)/.exec(await started[0]!.shards[0]!.admin.info('server'))?.[1] ?? 'unknown';
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const report = {
       date: new Date().toISOString(), machine: `${cpus().length} × ${cpu}, Node.js ${process.version}`, redisVersion: `Redis ${version}`,
-      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 1000, loadAverage: loadavg(), samples,
+      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 5000, loadAverage: loadavg(), samples,
     };
     const block = renderRedisResults(report);
     console.log(block);
-    console.log(`idle cmd/s/node over all windows: ${spreadText(samples.filter((s) => s.phase === 'idle').map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
+    for (const topology of settings.topologies) {
+      console.log(`${topology}: idle cmd/s/node over all windows: ${spreadText(samples.filter((s) => s.phase === 'idle' && s.topology === topology).map((s) => nodeFigures(s).commandsPerSecondPerNode), 2)}`);
+    }
     if (settings.doc !== undefined) {
       await writeResultsBlock(settings.doc, block, { begin: REDIS_BEGIN_MARKER, end: REDIS_END_MARKER });
       console.log(`results written to ${settings.doc}`);
     }
   } finally {
-    admin.disconnect();
-    redis.kill('SIGTERM');
+    for (const redis of started) await redis.stop();
   }
 }
 

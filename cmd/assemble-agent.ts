@@ -29,7 +29,7 @@ import { createCriClient, type CriClient } from '../cri/grpc-client.js';
 import type { KubeClient } from '../kube/client.js';
 import { agentClients, connectAgentKube, type AgentKube } from './assembly/credentials.js';
 import { buildHealthz } from './assembly/healthz.js';
-import { buildQueue } from './assembly/queue.js';
+import { buildQueue, resyncOnQueueLoss } from './assembly/queue.js';
 import type { EvictionManager } from '../controllers/eviction/eviction-manager.js';
 import { NodePressureState } from '../controllers/eviction/node-pressure-state.js';
 import type { GcManager } from '../controllers/gc/gc-manager.js';
@@ -71,6 +71,8 @@ import { nodeServerParts } from './assembly/node-server.js';
 import { buildPodCgroupSettings } from './assembly/pod-cgroups.js';
 import { buildNodeCredentials } from './assembly/node-credentials.js';
 import { buildPodSync } from './assembly/pod-sync.js';
+import { buildCsiDrivers, buildDeviceManager, buildNodePlugins } from './assembly/devices.js';
+import type { NodePlugins } from '../controllers/plugins/node-plugins.js';
 import { buildSources } from './assembly/sources.js';
 import { nodeMetricsOptions } from './assembly/node-metrics.js';
 import type { AgentSettings } from './flags.js';
@@ -122,7 +124,11 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const pressure = NodePressureState.of(settings.eviction);
   // Whether the node is shutting down: readiness and admission read it, the shutdown manager (built later) writes it.
   const { shutdownState, nodeEvents } = { shutdownState: new NodeShutdownState(), nodeEvents: buildNodeEvents(core) };
-  const node = buildNodeController(core, { readiness: shutdownState.readiness(readiness), features: runtimeFeatures }, { pressure, annotations: nodeAnnotations, events: nodeEvents });
+  // The device plugins' allocations, read back from their checkpoint before any pod is admitted; the Node reports their resources.
+  const devices = await buildDeviceManager(core);
+  // The CSI drivers registered, and the volumes in use the Node's status reads (the volume manager answers once built with the pod sync).
+  const { csiDrivers, volumesInUse } = { csiDrivers: buildCsiDrivers(), volumesInUse: { read: (): readonly string[] => [] } };
+  const node = buildNodeController(core, { readiness: shutdownState.readiness(readiness), features: runtimeFeatures }, { pressure, annotations: nodeAnnotations, events: nodeEvents, extendedResources: devices, volumesInUse: () => volumesInUse.read() });
   const { store, staticPods } = buildSources(core, node, podEvents);
   // Service environment variables; a container waits (CreateContainerConfigError) until it synced.
   const services = createServiceSource({ kube, logger, clock });
@@ -134,16 +140,14 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const allocatable = new AllocatableView(nodeCapacity(undefined, hardMemoryReservedBytes), reservationsOf(settings));
   const pullGate = new PullGate(pullLimitsOf(settings.imagePulls), clock);
   const podCgroups = await buildPodCgroupSettings(settings.cgroups, reservationsOf(settings), cri.runtime, { clock, observe: (op, seconds) => { metrics.storage.cgroupOperated(op, seconds); } });
-  const { podSync, status, events } = buildPodSync(core, { store, queue, podEvents, admission: pause, nodeShutdown: shutdownGroups(settings.shutdown).length > 0 ? shutdownState : undefined, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core) });
+  const { podSync, status, events, volumes } = buildPodSync(core, { store, queue, podEvents, admission: pause, nodeShutdown: shutdownGroups(settings.shutdown).length > 0 ? shutdownState : undefined, services, node, staticPods, allocatable, pullGate, cgroups: podCgroups.cgroups, sightings, nodeCredentials, runtimeFeatures, userNamespaces: await buildUserNamespaces(core), devices, csiDrivers, onVolumesInUseChanged: () => { void node.refreshNow(); } });
+  volumesInUse.read = () => volumes.volumesInUse?.() ?? [];
+  const plugins = buildNodePlugins(core, { devices, store, lifecycle: podSync.lifecycle, node, nodeEvents, csiDrivers });
   const housekeeping = createPodHousekeeping({ reconciler: podSync.reconciler, queue, clock, logger: logger.child({ component: 'housekeeping' }) });
   // The pod's probes read it; started first so a slow start shows as not ready, not as a refusal.
   const healthz = buildHealthz(core, { housekeeping, podSource: store, pleg });
   const server = await buildNodeServer({ ...settings.nodeServer, ...nodeServerParts(core, store), metrics });
-  queue.onResync((cause) => {
-    logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
-    store.resyncAll();
-    void pleg.relistNow();
-  });
+  resyncOnQueueLoss(queue, { store, pleg, logger });
   let resync: ResyncLoop | undefined;
   const gc = buildGc(core, store, podEvents, podSync);
   const logRotation = buildLogRotation(core);
@@ -172,7 +176,8 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
     // Before the pods: their containers' environments need the services listed once.
     await services.start();
     // Before any pod: sandboxes are created under kubepods.
-    await podSync.cgroups?.start();
+    // Before the pods too: plugins re-register on the recreated kubelet.sock.
+    await Promise.all([podSync.cgroups?.start(), plugins.start()]);
     // The queue's signal (lost lock, shutdown, preemption) reaches the reconcile, the executor and every CRI call.
     await queue.start(podSync.reconciler);
     await store.start();
@@ -191,7 +196,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
   const stop = async (): Promise<void> => {
     await staticPods?.mirrors.stop();
     await containerEvents?.stop();
-    await stopAll({ nodeShutdown, server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
+    await stopAll({ plugins, nodeShutdown, server, nodeAgent, resync, pleg, housekeeping, gc, logRotation, eviction, store, queue, node, status, cri, prober: podSync.prober });
     services.stop();
     agentKube.stop();
     await healthz?.stop();
@@ -201,6 +206,7 @@ export async function assembleAgent(settings: AgentSettings, logger: Logger, ove
 }
 
 async function stopAll(parts: {
+  plugins: NodePlugins;
   nodeShutdown: NodeShutdownManager | undefined;
   server: NodeServer;
   nodeAgent: NodeAgentController;
@@ -219,6 +225,8 @@ async function stopAll(parts: {
 }): Promise<void> {
   // First: an agent that stops no longer holds the host's shutdown.
   await parts.nodeShutdown?.stop();
+  // Plugins see the registration socket go; their devices stay allocated in the checkpoint.
+  await parts.plugins.stop();
   // Open log followers end now, not after the parts they read from.
   await parts.server.stop();
   await parts.nodeAgent.stop();

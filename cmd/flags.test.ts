@@ -32,6 +32,19 @@ describe('parseSettings', () => {
     assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--redis-sentinels', 's0'], {}), FlagError);
   });
 
+  it('reaches a Redis Cluster with --redis-cluster-nodes, never with sentinels or node users (ACL users are per cluster node)', () => {
+    const plain = parseSettings(['--cri-endpoint', 'x'], {});
+    assert.ok(plain !== 'help');
+    assert.equal(plain.redisCluster, undefined);
+    const s = parseSettings(['--cri-endpoint', 'x'], { REDIS_CLUSTER_NODES: 'redis-0.redis:6379,redis-1.redis:6379' });
+    assert.ok(s !== 'help');
+    assert.deepEqual(s.redisCluster, { nodes: [{ host: 'redis-0.redis', port: 6379 }, { host: 'redis-1.redis', port: 6379 }] });
+    assert.equal(s.redisSentinel, undefined);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--redis-cluster-nodes', 'c:1', '--redis-sentinels', 's:2'], {}), FlagError);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--redis-cluster-nodes', 'c:1', '--redis-node-user'], {}), /--redis-node-user is not offered on a Redis Cluster/);
+    assert.throws(() => parseSettings(['--cri-endpoint', 'x', '--redis-cluster-nodes', 'c'], {}), /--redis-cluster-nodes: a cluster node must be HOST:PORT/);
+  });
+
   it("reads the node server's flags: port 10250, a self-signed certificate and no client CA by default", () => {
     const defaults = parseSettings(['--cri-endpoint', 'x'], {});
     assert.ok(defaults !== 'help');

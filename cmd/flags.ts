@@ -17,7 +17,8 @@ import { NODE_POLICY_FLAGS, parseImagePullFlags, parseReservedFlag } from './nod
 import { EVICTION_FLAGS, parseEvictionFlags } from './eviction-flags.js';
 import { SHUTDOWN_FLAGS, parseShutdownFlags, type NodeShutdownSettings } from './shutdown-flags.js';
 import { expandConfigFlag } from './kubelet-config.js';
-import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
+import type { SentinelSettings } from '../controllers/queue/redis.js';
+import { parseRedisTopology, type ClusterSettings } from '../controllers/queue/redis-cluster.js';
 import { PULL_VERIFICATION_POLICIES, type PullVerificationPolicy } from '../reconcilers/images/pull-verification.js';
 import { CGROUP_FLAGS, parseCgroupFlags, type CgroupSettings } from './cgroup-flags.js';
 import { CREDENTIAL_FLAGS, certDirOf, parseCredentialFlags, type NodeCredentialSettings } from './credential-flags.js';
@@ -53,6 +54,8 @@ export interface AgentSettings {
   readonly redisNodeUser: boolean;
   /** Reach Redis through these sentinels (`--redis-sentinels`); undefined: the URL's Redis. */
   readonly redisSentinel: SentinelSettings | undefined;
+  /** Redis is a cluster found through these nodes (`--redis-cluster-nodes`); undefined: not a cluster. */
+  readonly redisCluster: ClusterSettings | undefined;
   readonly rootDir: string;
   readonly podLogDir: string;
   /**
@@ -148,6 +151,7 @@ const FLAGS = {
   'redis-node-user': { type: 'boolean', description: "authenticate to Redis as this node's own user (nodelet-node-<node>), provisioned by `nodelet redis-users` from the hash on the Node" },
   'redis-sentinels': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_SENTINELS', default: '', description: "Redis Sentinels naming the queue's master (then --redis-url gives only password and db)" },
   'redis-sentinel-master': { type: 'string', value: 'NAME', env: 'REDIS_SENTINEL_MASTER', default: 'mymaster', description: 'the master name the sentinels know' },
+  'redis-cluster-nodes': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_CLUSTER_NODES', default: '', description: "some nodes of a Redis Cluster holding the queues (then --redis-url gives only user, password and rediss://)" },
   'root-dir': { type: 'string', value: 'DIR', env: 'NODELET_ROOT_DIR', default: '/var/lib/nodelet', description: 'pod data root' },
   'pod-log-dir': { type: 'string', value: 'DIR', default: '/var/log/pods', description: 'container logs root' },
   // The kubelet's is fixed; a host with a kubelet and nodelet may share it (GC leaves the kubelet's links alone) or not.
@@ -320,14 +324,21 @@ function parseHealthz(address: string, rawPort: string): { address: string; port
   return { address, port: Number(rawPort) };
 }
 
-/** `--redis-sentinels` and `--redis-sentinel-master` as settings; undefined without sentinels. */
-export function parseRedisSentinel(sentinels: string, masterName: string): SentinelSettings | undefined {
+/**
+ * `--redis-sentinels`, `--redis-sentinel-master`, `--redis-cluster-nodes` and `--redis-node-user`
+ * as settings. Node users are refused on a cluster: ACL users live in each Redis process, and
+ * `nodelet redis-users` keeps them on one.
+ */
+export function parseRedisFlags(flags: { sentinels: string; masterName: string; clusterNodes: string; nodeUser: boolean }): Pick<AgentSettings, 'redisSentinel' | 'redisCluster' | 'redisNodeUser'> {
+  let topology: ReturnType<typeof parseRedisTopology>;
   try {
-    return sentinelSettings(sentinels, masterName);
+    topology = parseRedisTopology(flags);
   } catch (error) {
-    if (error instanceof RangeError) throw new FlagError(`--redis-sentinels: ${error.message}`);
+    if (error instanceof RangeError) throw new FlagError(error.message);
     throw error;
   }
+  if (flags.nodeUser && topology.cluster !== undefined) throw new FlagError('--redis-node-user is not offered on a Redis Cluster (its ACL users are per cluster node, and `nodelet redis-users` provisions one Redis)');
+  return { redisSentinel: topology.sentinel, redisCluster: topology.cluster, redisNodeUser: flags.nodeUser };
 }
 
 /**
@@ -352,8 +363,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     nodeIp: nodeIp === '' ? defaultNodeIp() : nodeIp,
     criEndpoint,
     redisUrl: values['redis-url'],
-    redisNodeUser: values['redis-node-user'],
-    redisSentinel: parseRedisSentinel(values['redis-sentinels'], values['redis-sentinel-master']),
+    ...parseRedisFlags({ sentinels: values['redis-sentinels'], masterName: values['redis-sentinel-master'], clusterNodes: values['redis-cluster-nodes'], nodeUser: values['redis-node-user'] }),
     rootDir: values['root-dir'],
     podLogDir: values['pod-log-dir'],
     containerLogLinkDir: parseLogLinkDir(values['container-log-link-dir'], values['pod-log-dir']),

@@ -5,7 +5,7 @@
  * (when set) not above the minimum, stops the agent, as the kubelet refuses such a configuration.
  */
 import type { GcSettings } from '../controllers/nodeagent/settings.js';
-import { FlagError, secondsOrDuration, type FlagSpecs } from '../util/flags.js';
+import { FlagError, INT32_MAX, parseInt32, secondsOrDuration, type FlagSpecs } from '../util/flags.js';
 
 /** The sandbox image of containerd's default configuration in the test cluster and the chart. */
 export const DEFAULT_SANDBOX_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -31,19 +31,18 @@ interface GcFlagValues {
   readonly 'maximum-dead-containers': string;
 }
 
-/** The largest value of the kubelet's int32 flags, and of the seconds of `--image-maximum-gc-age`. */
-const INT32_MAX = 2147483647;
-
+/** An integer from 0 to `max` (at most int32's largest). */
 function integerIn(flag: string, raw: string, max: number): number {
-  if (!/^\d+$/.test(raw) || Number(raw) > max) throw new FlagError(`--${flag} must be an integer from 0 to ${max}, got "${raw}"`);
-  return Number(raw);
+  const value = parseInt32(raw);
+  if (value === undefined || value < 0 || value > max) throw new FlagError(`--${flag} must be an integer from 0 to ${max}, got "${raw}"`);
+  return value;
 }
 
 /** An int32 as the kubelet's `--maximum-dead-containers` takes it; any negative value (no limit) becomes -1. */
 function limitOrNone(flag: string, raw: string): number {
-  if (!/^-?\d+$/.test(raw) || Number(raw) > INT32_MAX || Number(raw) < -INT32_MAX - 1) throw new FlagError(`--${flag} must be an integer (negative: no limit), got "${raw}"`);
-  const limit = Number(raw);
-  return limit < 0 ? -1 : Math.abs(limit);
+  const limit = parseInt32(raw);
+  if (limit === undefined) throw new FlagError(`--${flag} must be an integer (negative: no limit), got "${raw}"`);
+  return limit < 0 ? -1 : limit;
 }
 
 /** The GC flags as the policy's base. @throws FlagError on a bad value or a pair the kubelet refuses. */

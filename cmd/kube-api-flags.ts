@@ -10,7 +10,7 @@
  * kube/rate-limit.ts), not "no limit".
  */
 import type { ApiRateLimits } from '../kube/rate-limit.js';
-import { FlagError, type FlagSpecs } from '../util/flags.js';
+import { FlagError, parseInt32, type FlagSpecs } from '../util/flags.js';
 
 /** The kubelet's defaults. */
 export const DEFAULT_KUBE_API_LIMITS: ApiRateLimits = { qps: 50, burst: 100 };
@@ -25,13 +25,10 @@ interface KubeApiFlagValues {
   readonly 'kube-api-burst': string;
 }
 
-const INT32_MAX = 2 ** 31 - 1;
-
 /** An int32 of at least 0, as the kubelet's flag and validation take it. */
 function nonNegativeInt32(flag: string, field: string, raw: string): number {
-  const trimmed = raw.trim();
-  if (!/^-?\d+$/.test(trimmed) || Math.abs(Number(trimmed)) > INT32_MAX) throw new FlagError(`--${flag} must be a whole number (int32), got "${raw}"`);
-  const value = Number(trimmed);
+  const value = parseInt32(raw.trim());
+  if (value === undefined) throw new FlagError(`--${flag} must be a whole number (int32), got "${raw}"`);
   if (value < 0) throw new FlagError(`--${flag}: ${field} ${value} must not be a negative number`);
   return value;
 }

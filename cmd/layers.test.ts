@@ -26,9 +26,9 @@ const RANK: Readonly<Record<string, number>> = { util: 0, cri: 1, kube: 1, appro
 
 /**
  * Ranks of the rooms inside a top-level folder. reconcilers/: the lifecycle kernel, then the
- * shared vocabulary, the event recorder, the subsystems (volumes, images, probes, user namespaces, DNS, hooks,
+ * shared vocabulary, the event recorder, the subsystems (volumes, images, probes, user namespaces, devices, DNS, hooks,
  * spec → CRI config, admission, resize, cgroups), the runtime's plan and executor, status, and
- * the pod's reconcile on top. controllers/: the node-wide loops and sources, then what reads them
+ * the pod's reconcile on top. controllers/: the node-wide loops and sources (the plugin sockets among them), then what reads them
  * (services' pod watch, the pod event dispatcher over the queue), then the NodeAgent over all.
  */
 const INNER_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = {
@@ -40,6 +40,7 @@ const INNER_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = {
     images: 3,
     probes: 3,
     userns: 3,
+    devices: 3,
     dns: 4,
     hooks: 4,
     container: 5,
@@ -59,6 +60,7 @@ const INNER_RANK: Readonly<Record<string, Readonly<Record<string, number>>>> = {
     eviction: 0,
     node: 0,
     runtimeclass: 0,
+    plugins: 0,
     services: 1,
     shutdown: 1,
     'pod-events': 1,

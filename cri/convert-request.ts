@@ -201,6 +201,8 @@ export function containerConfigToWire(config: ContainerConfig): WireContainerCon
     workingDir: config.workingDir,
     envs: config.envs.map((e) => ({ key: e.key, value: e.value })),
     mounts: config.mounts.map(mountToWire),
+    devices: (config.devices ?? []).map((d) => ({ containerPath: d.containerPath, hostPath: d.hostPath, permissions: d.permissions })),
+    CDIDevices: (config.cdiDevices ?? []).map((name) => ({ name })),
     labels: { ...config.labels },
     annotations: { ...config.annotations },
     logPath: config.logPath,

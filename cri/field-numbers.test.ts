@@ -339,4 +339,12 @@ describe('api.proto field numbers of in-place resize (upstream cri-api v0.36.3)'
     const decoded = criMethod('RuntimeService', 'ContainerStatus').responseDeserialize(Buffer.concat([Buffer.from([0x0a, status.length]), status])) as { status: { resources: { linux: { cpuQuota: string } } } };
     assert.equal(decoded.status.resources.linux.cpuQuota, '5');
   });
+
+  it('ContainerConfig (cri-api v0.37.2): devices 8 (Device container_path 1, host_path 2, permissions 3) and CDI_devices 17 (CDIDevice name 1)', () => {
+    const withDevices: ContainerConfig = { ...config, devices: [{ containerPath: '/dev/x', hostPath: '/dev/null', permissions: 'rw' }], cdiDevices: ['example.com/resource=CDI-Dev-1'] };
+    const bytes = criMethod('RuntimeService', 'CreateContainer').requestSerialize({ podSandboxId: 's', config: containerConfigToWire(withDevices), sandboxConfig: podSandboxConfigToWire(sandbox) });
+    const device = sub(bytes, 2, 8);
+    assert.deepEqual([strings(device, 1)[0], strings(device, 2)[0], strings(device, 3)[0]], ['/dev/x', '/dev/null', 'rw']);
+    assert.deepEqual(strings(sub(bytes, 2, 17), 1), ['example.com/resource=CDI-Dev-1']);
+  });
 });

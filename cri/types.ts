@@ -264,6 +264,14 @@ export interface Mount {
   readonly imageSubPath?: string;
 }
 
+/** A host device node in the container (CRI `Device`). */
+export interface DeviceMapping {
+  readonly containerPath: string;
+  readonly hostPath: string;
+  /** cgroup permissions: `r`, `w`, `m` or a combination. */
+  readonly permissions: string;
+}
+
 export interface LinuxContainerResources {
   readonly cpuPeriod?: bigint;
   readonly cpuQuota?: bigint;
@@ -309,6 +317,10 @@ export interface ContainerConfig {
   readonly workingDir: string;
   readonly envs: readonly KeyValue[];
   readonly mounts: readonly Mount[];
+  /** Host device nodes (device plugins' allocations); none when absent. */
+  readonly devices?: readonly DeviceMapping[];
+  /** Fully qualified CDI device names the runtime resolves (CRI `CDI_devices`); none when absent. */
+  readonly cdiDevices?: readonly string[];
   readonly labels: Labels;
   readonly annotations: Labels;
   /** Relative to the sandbox's `logDirectory`: `<container>/<restartCount>.log`. */

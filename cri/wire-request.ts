@@ -136,6 +136,9 @@ export interface WireContainerConfigRequest {
   workingDir: string;
   envs: { key: string; value: string }[];
   mounts: WireMountRequest[];
+  devices: { containerPath: string; hostPath: string; permissions: string }[];
+  /** proto-loader's name of `CDI_devices`. */
+  CDIDevices: { name: string }[];
   labels: WireMap;
   annotations: WireMap;
   logPath: string;

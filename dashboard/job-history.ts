@@ -6,8 +6,7 @@
  */
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { ReconcileJobData } from '../controllers/queue/redis.js';
+import type { ReconcileJobData, RedisClient } from '../controllers/queue/redis.js';
 import type { RunRecord } from '../controllers/queue/runner.js';
 import type { NodeQueue } from './queue-directory.js';
 import { asJobData, jobIdPrefixOf, parseJobData, parseRunRecord } from './run-records.js';
@@ -76,7 +75,7 @@ export interface JobHistorySource {
 export class JobHistory {
   constructor(
     private readonly source: JobHistorySource,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
   ) {}
 
   /** Every job of `uid` in every node queue, with its runs. */

@@ -15,7 +15,8 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { systemClock } from '../util/clock.js';
 import type { Clock } from '../util/clock.js';
-import { connectRedis, logConnectionErrors } from '../controllers/queue/redis.js';
+import { logConnectionErrors } from '../controllers/queue/redis.js';
+import { connectTopology } from '../controllers/queue/redis-cluster.js';
 import { authenticate, guardWrites } from './auth.js';
 import { JobHistory } from './job-history.js';
 import { BULL_BOARD_BASE, timelinePath } from './paths.js';
@@ -48,12 +49,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const { settings } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger.child({ component: 'dashboard' });
-  const redis = connectRedis(settings.redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-dashboard' }, settings.redisSentinel);
+  const topology = { ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), ...(settings.redisCluster === undefined ? {} : { cluster: settings.redisCluster }) };
+  const redis = connectTopology(settings.redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-dashboard' }, topology);
   logConnectionErrors(redis, logger, 'dashboard');
   const board = createBoard(settings.allowActions);
   const directory = new QueueDirectory({
     redis,
-    prefix: settings.prefix,
+    layout: { prefix: settings.prefix, hashTagged: settings.redisCluster !== undefined },
     intervalMs: settings.refreshIntervalMs,
     clock,
     logger,

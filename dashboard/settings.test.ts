@@ -41,6 +41,13 @@ describe('parseDashboardSettings', () => {
     assert.match(flagError(['--no-auth'], { REDIS_SENTINELS: 'nohost' }), /--redis-sentinels/);
   });
 
+  it('reads a Redis Cluster from --redis-cluster-nodes (or REDIS_CLUSTER_NODES), never with sentinels', () => {
+    assert.equal(parse(['--no-auth'], {}).redisCluster, undefined);
+    assert.deepEqual(parse(['--no-auth'], { REDIS_CLUSTER_NODES: 'redis-0:6379,redis-1:6379' }).redisCluster, { nodes: [{ host: 'redis-0', port: 6379 }, { host: 'redis-1', port: 6379 }] });
+    assert.match(flagError(['--no-auth', '--redis-cluster-nodes', 'redis-0'], {}), /--redis-cluster-nodes/);
+    assert.match(flagError(['--no-auth', '--redis-cluster-nodes', 'c:1', '--redis-sentinels', 's:2'], {}), /exclude each other/);
+  });
+
   it('refuses to start without a token unless --no-auth is given', () => {
     assert.match(flagError([]), /token is required/);
     assert.deepEqual(parse(['--no-auth']).auth, { kind: 'none' });

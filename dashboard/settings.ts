@@ -3,7 +3,8 @@
  * on unless `--no-auth` is given explicitly; a missing token is a start-up error, never an open
  * dashboard.
  */
-import { sentinelSettings, type SentinelSettings } from '../controllers/queue/redis.js';
+import type { SentinelSettings } from '../controllers/queue/redis.js';
+import { parseRedisTopology, type ClusterSettings } from '../controllers/queue/redis-cluster.js';
 import { FlagError, formatUsage, isFlagError, LOG_LEVELS, oneOf, parseFlags, positiveInteger, type FlagSpecs } from '../util/flags.js';
 
 /** Where the dashboard listens. */
@@ -27,6 +28,8 @@ export interface DashboardSettings {
   readonly redisUrl: string;
   /** Reach Redis through these sentinels; undefined: the URL's Redis. */
   readonly redisSentinel: SentinelSettings | undefined;
+  /** Redis is a cluster found through these nodes: every primary is scanned for queues. */
+  readonly redisCluster: ClusterSettings | undefined;
   /** The reconcile queues' Redis key prefix (the agent's default is `nodelet`). */
   readonly prefix: string;
   readonly auth: DashboardAuth;
@@ -46,6 +49,7 @@ const FLAGS = {
   'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis holding the queues' },
   'redis-sentinels': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_SENTINELS', default: '', description: 'Redis Sentinels naming the master (then --redis-url gives only password and db)' },
   'redis-sentinel-master': { type: 'string', value: 'NAME', env: 'REDIS_SENTINEL_MASTER', default: 'mymaster', description: 'the master name the sentinels know' },
+  'redis-cluster-nodes': { type: 'string', value: 'HOST:PORT,...', env: 'REDIS_CLUSTER_NODES', default: '', description: 'some nodes of a Redis Cluster holding the queues (then --redis-url gives only user, password and rediss://)' },
   prefix: { type: 'string', value: 'PREFIX', default: 'nodelet', description: "the queues' Redis key prefix" },
   'token-file': { type: 'string', value: 'PATH', description: 'file holding the access token (or the token itself in NODELET_DASHBOARD_TOKEN)' },
   'no-auth': { type: 'boolean', description: 'serve without authentication (only behind something that authenticates)' },
@@ -80,7 +84,7 @@ export function parseDashboardSettings(input: DashboardSettingsInput): Dashboard
   return {
     listen: parseListen(values.listen),
     redisUrl: values['redis-url'],
-    redisSentinel: dashboardSentinel(values['redis-sentinels'], values['redis-sentinel-master']),
+    ...dashboardTopology({ sentinels: values['redis-sentinels'], masterName: values['redis-sentinel-master'], clusterNodes: values['redis-cluster-nodes'] }),
     prefix,
     auth: resolveAuth({ noAuth: values['no-auth'], tokenFile: values['token-file'], input }),
     allowActions: values['allow-actions'],
@@ -89,11 +93,12 @@ export function parseDashboardSettings(input: DashboardSettingsInput): Dashboard
   };
 }
 
-function dashboardSentinel(sentinels: string, masterName: string): SentinelSettings | undefined {
+function dashboardTopology(flags: Parameters<typeof parseRedisTopology>[0]): Pick<DashboardSettings, 'redisSentinel' | 'redisCluster'> {
   try {
-    return sentinelSettings(sentinels, masterName);
+    const topology = parseRedisTopology(flags);
+    return { redisSentinel: topology.sentinel, redisCluster: topology.cluster };
   } catch (error) {
-    if (error instanceof RangeError) throw new FlagError(`--redis-sentinels: ${error.message}`);
+    if (error instanceof RangeError) throw new FlagError(error.message);
     throw error;
   }
 }

@@ -14,7 +14,7 @@
 #                      Go modules)
 #   layer 3 (app)      /app: package.json, package-lock.json, the production node_modules (the host's
 #                      installed tree pruned with `npm prune --omit=dev --offline`), bin/, dist/
-#                      (compiled here with tsconfig.build.json), cri/api.proto
+#                      (compiled here with tsconfig.build.json), cri/api.proto, controllers/plugins/protos/
 #   config             ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/nodelet.js"], WorkingDir /app, NODE_ENV=production
 #
 # Each layer is cached under $NODELET_CACHE/images (default ~/.cache/nodelet/images) by a hash of its
@@ -154,6 +154,7 @@ build_app() {
   cp "$repo/package.json" "$repo/package-lock.json" "$app/"
   cp -a "$repo/bin" "$app/bin"
   cp "$repo/cri/api.proto" "$app/cri/api.proto"
+  mkdir -p "$app/controllers/plugins" && cp -a "$repo/controllers/plugins/protos" "$app/controllers/plugins/protos"
   (cd "$repo" && nice -n 10 node_modules/.bin/tsc -p tsconfig.build.json --outDir "$app/dist")
   cp -a "$repo/node_modules/." "$app/node_modules/"
   (cd "$app" && npm prune --omit=dev --offline --no-audit --no-fund --loglevel=error >/dev/null)

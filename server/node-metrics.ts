@@ -136,7 +136,7 @@ function plegMetrics(registry: MetricsRegistry): PlegMetrics {
 function queueMetrics(registry: MetricsRegistry, clock: Clock): { runs: ReconcileRunMetrics; watchQueue: NodeMetrics['watchQueue'] } {
   const duration = registry.histogram({ name: 'nodelet_reconcile_job_duration_seconds', help: 'Duration in seconds of one run of a pod reconcile job, by outcome: success, requeue, error (retried with backoff), terminal, or preempted (cancelled by a newer event, run again at once).', labelNames: ['outcome'], buckets: RUNTIME_OPERATION_BUCKETS });
   const retries = registry.counter({ name: 'nodelet_reconcile_retries_total', help: 'Cumulative number of reconcile runs that failed and were scheduled to run again after a backoff.' });
-  const depth = registry.gauge({ name: 'nodelet_reconcile_queue_jobs', help: "Jobs in the node's reconcile queue by state (waiting, active, delayed), read from Redis at each scrape.", labelNames: ['state'] });
+  const depth = registry.gauge({ name: 'nodelet_reconcile_queue_jobs', help: "Jobs in the node's reconcile queue by state (waiting, active, delayed), as of the agent's last read from Redis: after any job change it saw, and at least every minute.", labelNames: ['state'] });
   return {
     runs: {
       runFinished: ({ outcome, seconds, retry }) => {

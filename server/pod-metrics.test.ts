@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { MetricsRegistry } from '../util/metrics.js';
-import { resourceConfigMode, watchPodCounts, type PodCountsView, type WorkingPod } from './pod-metrics.js';
+import { podFlowMetrics, resourceConfigMode, watchPodCounts, type PodCountsView, type WorkingPod } from './pod-metrics.js';
 
 function pod(uid: string, opts: { static?: boolean; phase?: string; ephemeral?: number } = {}): V1Pod {
   return {
@@ -68,5 +68,18 @@ describe('pod counts on /metrics', () => {
     assert.equal(resourceConfigMode({ spec: { ...c(), resources: { limits: { memory: '1Gi' } } } }), 'pod_level');
     assert.equal(resourceConfigMode({ spec: { ...c({ limits: { cpu: '1' } }), resources: { requests: { cpu: '1' } } } }), 'pod_and_container_level');
     assert.equal(resourceConfigMode({ spec: { ...c(), resources: { requests: { 'example.com/gpu': '1' } } } }), '', 'only CPU, memory and hugepages are pod-level resources');
+  });
+
+  it('counts restarted pods by static as the kubelet, both series written from the start', () => {
+    const registry = new MetricsRegistry();
+    const flows = podFlowMetrics(registry);
+    assert.equal(value(registry.text(), 'kubelet_restarted_pods_total{static="true"}'), 0);
+    assert.equal(value(registry.text(), 'kubelet_restarted_pods_total{static=""}'), 0);
+    flows.podRestarted(true);
+    flows.podRestarted(true);
+    flows.podRestarted(false);
+    assert.equal(value(registry.text(), 'kubelet_restarted_pods_total{static="true"}'), 2);
+    assert.equal(value(registry.text(), 'kubelet_restarted_pods_total{static=""}'), 1);
+    assert.match(registry.text(), /# TYPE kubelet_restarted_pods_total counter/);
   });
 });

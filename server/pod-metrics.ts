@@ -8,9 +8,11 @@
  *   `kubelet_working_pods`, `kubelet_managed_ephemeral_containers`, `kubelet_pod_in_progress_resizes`.
  * - Flows, recorded where they happen: `kubelet_started_pods_total` and `…_errors_total` (a sandbox
  *   created, or its creation failed), `kubelet_orphaned_runtime_pods_total` (a pod found in the
- *   runtime that the lifecycle kernel never knew), `kubelet_containers_per_pod_count` (a pod's first
- *   admission), `kubelet_pod_status_sync_duration_seconds` (a status from its hand-over to the status
- *   manager until the API holds it).
+ *   runtime that the lifecycle kernel never knew), `kubelet_restarted_pods_total` (a pod a source
+ *   removed and delivered again under the same UID, forgotten to start afresh),
+ *   `kubelet_containers_per_pod_count` (a pod's first admission),
+ *   `kubelet_pod_status_sync_duration_seconds` (a status from its hand-over to the status manager
+ *   until the API holds it).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLifecyclePhase } from '../reconcilers/lifecycle/pod-lifecycle.js';
@@ -52,6 +54,8 @@ export interface PodFlowMetrics {
   orphanFound(): void;
   /** A pod admitted for the first time (`kubelet_containers_per_pod_count`, `kubelet_pod_level_resources_admission_total`). */
   podAdmitted(pod: V1Pod): void;
+  /** A pod forgotten to run afresh under the same UID, static or not (`kubelet_restarted_pods_total`). */
+  podRestarted(isStatic: boolean): void;
   /** A container is being started, past its restart backoff (`kubelet_started_containers_total`). */
   containerStarting(containerType: ContainerTypeLabel): void;
   /** Starting it failed, with the kubelet's reason (`kubelet_started_containers_errors_total`). */
@@ -196,6 +200,10 @@ function imageFlowMetrics(registry: MetricsRegistry): Pick<PodFlowMetrics, 'ensu
 export function podFlowMetrics(registry: MetricsRegistry): PodFlowMetrics {
   const started = registry.counter({ name: 'kubelet_started_pods_total', help: alpha('Cumulative number of pods started') });
   const startErrors = registry.counter({ name: 'kubelet_started_pods_errors_total', help: alpha('Cumulative number of errors when starting pods') });
+  const restarted = registry.counter({ name: 'kubelet_restarted_pods_total', help: alpha('Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them (common for static pods, extremely uncommon for API pods)'), labelNames: ['static'] });
+  // Both series from the start, as the kubelet adds its two counts (0 or more) at every housekeeping.
+  restarted.inc({ static: staticLabel(true) }, 0);
+  restarted.inc({ static: staticLabel(false) }, 0);
   const orphans = registry.counter({ name: 'kubelet_orphaned_runtime_pods_total', help: alpha('Number of pods that have been detected in the container runtime without being already known to the pod worker. This typically indicates the kubelet was restarted while a pod was force deleted in the API or in the local configuration, which is unusual.') });
   const containers = registry.histogram({ name: 'kubelet_containers_per_pod_count', help: alpha('The number of containers per pod.'), buckets: exponentialBuckets(1, 2, 5) });
   const statusSync = registry.histogram({ name: 'kubelet_pod_status_sync_duration_seconds', help: alpha('Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.'), buckets: POD_STATUS_SYNC_BUCKETS });
@@ -205,6 +213,7 @@ export function podFlowMetrics(registry: MetricsRegistry): PodFlowMetrics {
     sandboxCreating: () => { started.inc(); },
     sandboxFailed: () => { startErrors.inc(); },
     orphanFound: () => { orphans.inc(); },
+    podRestarted: (isStatic) => { restarted.inc({ static: staticLabel(isStatic) }); },
     podAdmitted: (pod) => {
       containers.observe({}, pod.spec?.containers.length ?? 0);
       admissions.inc({ config_mode: resourceConfigMode(pod), qos_class: podQosClass(pod).toLowerCase() });

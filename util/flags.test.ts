@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FlagError, formatUsage, isFlagError, oneOf, parseFlags, positiveInteger, secondsOrDuration, type FlagSpecs } from './flags.js';
+import { FlagError, formatUsage, INT32_MAX, isFlagError, oneOf, parseFlags, parseInt32, positiveInteger, secondsOrDuration, type FlagSpecs } from './flags.js';
 
 const FLAGS = {
   'redis-url': { type: 'string', value: 'URL', env: 'REDIS_URL', default: 'redis://127.0.0.1:6379', description: 'Redis' },
@@ -136,5 +136,15 @@ describe('flag value checks', () => {
     class SpecificFlagError extends FlagError {}
     assert.equal(isFlagError(new SpecificFlagError('x')), true);
     assert.equal(isFlagError(new TypeError('x')), false);
+  });
+});
+
+describe('parseInt32', () => {
+  it('reads decimal integers in int32 range, as the kubelet int32 flags', () => {
+    assert.deepEqual(['0', '7', '-1', '2147483647', '-2147483648', '007'].map(parseInt32), [0, 7, -1, INT32_MAX, -INT32_MAX - 1, 7]);
+  });
+
+  it('refuses anything else: out of range, fractions, signs but -, blanks, words', () => {
+    assert.deepEqual(['2147483648', '-2147483649', '1.5', '+3', '', ' 1', '1e3', 'ten'].map(parseInt32), Array(8).fill(undefined));
   });
 });

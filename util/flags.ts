@@ -57,6 +57,19 @@ export function isFlagError(err: unknown): err is FlagError {
   return err instanceof FlagError;
 }
 
+/** The largest int32, the bound of the kubelet's int32 flags (`fs.Int32Var`). */
+export const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * A decimal integer in int32's range, as the kubelet's int32 flags take one (digits with an optional
+ * leading `-`); undefined for anything else, so each flag refuses it with its own message.
+ */
+export function parseInt32(raw: string): number | undefined {
+  if (!/^-?\d+$/.test(raw)) return undefined;
+  const value = Number(raw);
+  return value > INT32_MAX || value < -INT32_MAX - 1 ? undefined : value;
+}
+
 /** What {@link parseFlags} reads. */
 export interface FlagInput {
   /** The command's arguments (after the command name). */

@@ -3,7 +3,7 @@ import { RuntimeFeatures } from '../../reconcilers/runtime/runtime-features.js';
 import type { RuntimeService } from '../../cri/types.js';
 import { createHostInfo } from '../../controllers/node/host-info.js';
 import type { Reservations } from '../../controllers/node/allocatable.js';
-import { createNodeController, type NodeController, type NodePressure } from '../../controllers/node/node-controller.js';
+import { createNodeController, type NodeController, type NodeExtendedResources, type NodePressure } from '../../controllers/node/node-controller.js';
 import { runtimeReadiness, type HealthSignal } from '../../controllers/node/runtime-readiness.js';
 import { CachedImageList } from '../../controllers/node/node-images.js';
 import { ApiEventRecorder } from '../../reconcilers/events/api-event-recorder.js';
@@ -48,8 +48,8 @@ export function buildNodeEvents(core: AgentCore): ApiEventRecorder {
 }
 
 /** The Node's registration, status and lease, from the agent's settings and the runtime's readiness. */
-export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink }): NodeController {
-  const { pressure, annotations, events } = node;
+export function buildNodeController(core: AgentCore, runtime: { readiness: ReturnType<typeof runtimeReadiness>; features: RuntimeFeatures }, node: { pressure: NodePressure; annotations: Readonly<Record<string, string>>; events: NodeEventSink; extendedResources: NodeExtendedResources; volumesInUse: () => readonly string[] }): NodeController {
+  const { pressure, annotations, events, extendedResources, volumesInUse } = node;
   const { settings, heartbeatKube, runtimeVersion, logger, clock } = core;
   const images = new CachedImageList(core.cri.image, clock);
   return createNodeController({
@@ -72,6 +72,10 @@ export function buildNodeController(core: AgentCore, runtime: { readiness: Retur
     events,
     startupEvents: () => startupEvents(settings),
     startup: core.metrics.nodeStartup,
+    // The device plugins' resources (`example.com/gpu`) in capacity and allocatable.
+    extendedResources,
+    // The CSI volumes pods use: the attach-detach controller waits for them before the kubelet's attach check passes.
+    volumesInUse,
   });
 }
 

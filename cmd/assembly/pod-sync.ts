@@ -23,11 +23,12 @@ import type { RuntimeSightingsWriter } from '../../reconcilers/model/runtime-sig
 import { assemblePodSync, type PodCgroupSettings, type PodSync, type PodSyncDeps } from '../../reconcilers/pod/pod-sync.js';
 import { ContainerReadinessStore } from '../../reconcilers/probes/container-readiness.js';
 import { StatusManager, podStatusApi } from '../../reconcilers/status/status-manager.js';
-import { createVolumeManager, createVolumeSourceApi } from '../../reconcilers/volumes/index.js';
+import { createCsiVolumeApi, createVolumeManager, createVolumeSourceApi, type CsiDriverLookup, type VolumeManager } from '../../reconcilers/volumes/index.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { RuntimeFeatureReader } from '../../reconcilers/runtime/runtime-features.js';
 import type { UserNamespaceManager } from '../../reconcilers/userns/userns-manager.js';
 import type { AgentCore } from './core.js';
+import type { DeviceManager } from '../../reconcilers/devices/device-manager.js';
 
 /** The per-pod machinery with its API-facing writers. */
 /** The recorders the per-pod machinery feeds. */
@@ -64,16 +65,30 @@ export interface PodSyncParts {
   runtimeFeatures: RuntimeFeatureReader;
   /** The pods' user namespaces, loaded from disk. */
   userNamespaces: UserNamespaceManager;
+  /** The device manager, its checkpoint read. */
+  devices: DeviceManager;
+  /** The CSI drivers registered now (`plugins_registry/`). */
+  csiDrivers: CsiDriverLookup;
+  /** The set of volumes in use changed: post the Node's status. */
+  onVolumesInUseChanged: () => void;
 }
 
 export function buildPodSync(
   core: AgentCore,
   parts: PodSyncParts,
-): { podSync: PodSync; status: StatusManager; events: EventRecorder } {
+): { podSync: PodSync; status: StatusManager; events: EventRecorder; volumes: VolumeManager } {
   const { settings, logger, clock, kube, cri } = core;
   const api = new CoreV1Client(kube);
   const events = new ApiEventRecorder({ core: new CoreV1Client(core.eventKube), nodeName: settings.nodeName, clock, logger: logger.child({ component: 'events' }) });
   const volumeApi = createVolumeSourceApi(kube);
+  const volumes = createVolumeManager({
+    rootDir: settings.rootDir,
+    api: volumeApi,
+    logger,
+    nodeAllocatableMemoryBytes: parts.allocatable.memoryBytes,
+    nodeAllocatableMilliCpu: parts.allocatable.milliCpu,
+    csi: { drivers: parts.csiDrivers, api: createCsiVolumeApi(kube), nodeName: settings.nodeName, onVolumesInUseChanged: parts.onVolumesInUseChanged },
+  });
   // Probe results: written by the status manager's narrow entry point, read by status generation.
   const probeResults = new ContainerReadinessStore();
   // The status manager retries unwritten statuses on its own loop, through API outages.
@@ -107,13 +122,7 @@ export function buildPodSync(
     status,
     probeResults,
     events,
-    volumes: createVolumeManager({
-      rootDir: settings.rootDir,
-      api: volumeApi,
-      logger,
-      nodeAllocatableMemoryBytes: parts.allocatable.memoryBytes,
-      nodeAllocatableMilliCpu: parts.allocatable.milliCpu,
-    }),
+    volumes,
     pullGate: parts.pullGate,
     pullVerification: { records: pulledRecords, policy: settings.imagePullCredentialsVerificationPolicy },
     envApi: volumeApi,
@@ -136,9 +145,10 @@ export function buildPodSync(
     ...(parts.cgroups === undefined ? {} : { cgroups: parts.cgroups }),
     ...podSyncMetrics(core.metrics),
     runtimeFeatures: parts.runtimeFeatures, userNamespaces: parts.userNamespaces,
+    devices: parts.devices,
   });
   // The pod counts on /metrics read the store, the kernel, the mirror pods and the resizes at each scrape.
   core.metrics.watchPods(podCountsView(parts.store, podSync, staticPods));
   core.metrics.watchPulledRecords(() => pulledRecords.count());
-  return { podSync, status, events };
+  return { podSync, status, events, volumes };
 }

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { createReconcileQueue, type ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
+import type { Logger } from 'pino';
 import { ensureNodeRedisPassword, withRedisCredentials } from '../../controllers/queue/node-redis-password.js';
 import { REDIS_PASSWORD_SHA256_ANNOTATION, nodeRedisUser, passwordSha256 } from '../../controllers/queue/redis-acl.js';
 import type { AgentCore } from './core.js';
@@ -31,7 +32,18 @@ export async function buildQueue(core: AgentCore): Promise<AgentQueue> {
     redisUrl = withRedisCredentials(settings.redisUrl, nodeRedisUser(settings.nodeName), password);
     nodeAnnotations = { [REDIS_PASSWORD_SHA256_ANNOTATION]: passwordSha256(password) };
   }
-  const queue = createReconcileQueue({ redisUrl, ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
-  metrics.watchQueue(queue);
+  const topology = { ...(settings.redisSentinel === undefined ? {} : { sentinel: settings.redisSentinel }), ...(settings.redisCluster === undefined ? {} : { cluster: settings.redisCluster }) };
+  const queue = createReconcileQueue({ redisUrl, ...topology, nodeName: settings.nodeName, concurrency: settings.concurrency, logger, metrics: metrics.runs });
+  // A scrape costs Redis what a health sample does: one command while no job changed.
+  metrics.watchQueue({ counts: () => queue.sampleCounts() });
   return { queue, nodeAnnotations };
+}
+
+/** After the queue may have lost jobs (Redis restarted empty): every pod resynced and the runtime relisted at once. */
+export function resyncOnQueueLoss(queue: ReconcileQueue, parts: { store: { resyncAll(): void }; pleg: { relistNow(): Promise<unknown> }; logger: Logger }): void {
+  queue.onResync((cause) => {
+    parts.logger.info({ cause }, 'queue may have lost jobs: resyncing every pod');
+    parts.store.resyncAll();
+    void parts.pleg.relistNow();
+  });
 }

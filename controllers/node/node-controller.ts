@@ -22,10 +22,10 @@ import { forbiddenNodeLabels } from './labels.js';
 import { DEFAULT_MAX_PODS } from './node-status.js';
 import type { NodeApi, NodeStartupMetrics } from './registration.js';
 import type { NodeEventSink } from './node-events.js';
-import { createNodeStatusReporter, type NodePressure, type NodeRuntime } from './status-reporter.js';
+import { createNodeStatusReporter, type NodeExtendedResources, type NodePressure, type NodeRuntime } from './status-reporter.js';
 import { createPeriodicLoop } from '../../util/periodic-loop.js';
 
-export type { NodePressure, NodeRuntime } from './status-reporter.js';
+export type { NodeExtendedResources, NodePressure, NodeRuntime } from './status-reporter.js';
 
 /** Options of {@link createNodeController}. */
 export interface NodeControllerOptions {
@@ -66,6 +66,10 @@ export interface NodeControllerOptions {
   readonly leaseApi?: LeaseApi;
   /** A number in [0, 1) for the periods' jitter; default Math.random. */
   readonly random?: () => number;
+  /** The device plugins' extended resources in capacity and allocatable; absent: none. */
+  readonly extendedResources?: NodeExtendedResources;
+  /** The volume manager's volumes in use, posted as the Node's `volumesInUse`; absent: not written. */
+  readonly volumesInUse?: () => readonly string[];
 }
 
 /** A running node controller. */
@@ -141,6 +145,8 @@ export function createNodeController(options: NodeControllerOptions): NodeContro
     events: options.events,
     startupEvents: options.startupEvents,
     startup: options.startup,
+    extendedResources: options.extendedResources,
+    volumesInUse: options.volumesInUse,
   });
   const lease = createNodeLease({
     api: options.leaseApi ?? new CoordinationV1Client(options.kube),

@@ -186,6 +186,24 @@ describe('buildNodeStatus', () => {
   });
 });
 
+describe('buildNodeStatus: device plugin resources', () => {
+  it("adds each plugin resource to capacity (every device) and allocatable (healthy ones), a removed one as 0", () => {
+    const status = buildNodeStatus(facts, {
+      runtimeVersion: 'containerd://2.4.2',
+      agentVersion: 'v0.1.0-nodelet',
+      nodeIp: '10.254.0.2',
+      readiness: ready,
+      now: t0,
+      extendedResources: { capacity: { 'example.com/resource': 2, 'example.com/gone': 0 }, allocatable: { 'example.com/resource': 1, 'example.com/gone': 0 } },
+    });
+    assert.equal(status.capacity?.['example.com/resource'], '2');
+    assert.equal(status.allocatable?.['example.com/resource'], '1');
+    assert.equal(status.capacity?.['example.com/gone'], '0');
+    assert.equal(status.allocatable?.['example.com/gone'], '0');
+    assert.equal(status.capacity?.pods, '110');
+  });
+});
+
 describe('quantity and version formatting', () => {
   it('rounds bytes down to whole Ki', () => {
     assert.equal(bytesToKi(1024), '1Ki');

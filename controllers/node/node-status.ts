@@ -52,6 +52,18 @@ export interface BuildNodeStatusOptions {
    * are. Written only when they differ from `previous.images`: a heartbeat does not resend them.
    */
   readonly images?: readonly V1ContainerImage[];
+  /**
+   * Device plugins' extended resources (`reconcilers/devices/`): capacity every device, allocatable
+   * the healthy ones; a resource whose plugin is gone for good is 0 in both (kept, as the kubelet
+   * keeps it, to tell it from cluster-level resources). None when absent.
+   */
+  readonly extendedResources?: { readonly capacity: Readonly<Record<string, number>>; readonly allocatable: Readonly<Record<string, number>> };
+  /**
+   * The volumes the volume manager uses or sets up (`kubernetes.io/csi/<driver>^<handle>`), which the
+   * attach-detach controller must not detach and the kubelet's attach check waits to see
+   * posted; absent: left as they are. Written in full (an empty list clears it).
+   */
+  readonly volumesInUse?: readonly string[];
 }
 
 /**
@@ -161,6 +173,11 @@ function resourceList(resources: NodeResources, pods: string): Record<string, st
   };
 }
 
+/** Device counts as quantities. */
+function counts(amounts: Readonly<Record<string, number>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(amounts ?? {}).map(([name, n]) => [name, String(n)]));
+}
+
 function pressureConditions(pressure: readonly string[]): ConditionInput[] {
   return PRESSURE_CONDITIONS.map(({ no, yes }) => (pressure.includes(yes.type) ? yes : no));
 }
@@ -200,8 +217,8 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
     ephemeralStorageBytes: Math.max(0, reserved.ephemeralStorageBytes - evictionReserve.ephemeralStorageBytes),
   };
   return {
-    capacity: resourceList(capacity, pods),
-    allocatable: resourceList(allocatable, pods),
+    capacity: { ...resourceList(capacity, pods), ...counts(options.extendedResources?.capacity) },
+    allocatable: { ...resourceList(allocatable, pods), ...counts(options.extendedResources?.allocatable) },
     addresses: [
       { type: 'InternalIP', address: options.nodeIp },
       { type: 'Hostname', address: facts.hostname },
@@ -215,6 +232,7 @@ export function buildNodeStatus(facts: HostFacts, options: BuildNodeStatusOption
     declaredFeatures: [...NODE_DECLARED_FEATURES],
     ...(options.runtimeFeatures === undefined ? {} : runtimeFeatureStatus(options.runtimeFeatures)),
     ...(options.images === undefined || sameNodeImages(options.images, options.previous?.images) ? {} : { images: [...options.images] }),
+    ...(options.volumesInUse === undefined ? {} : { volumesInUse: [...options.volumesInUse] }),
   };
 }
 

@@ -57,6 +57,15 @@ export interface NodeStatusReporterOptions {
   readonly startupEvents?: (() => readonly NodeEvent[]) | undefined;
   /** Hears registration and the first Ready status (`kubelet_node_startup_*`); absent: not measured. */
   readonly startup?: NodeStartupMetrics | undefined;
+  /** The device plugins' extended resources, read at each post; absent: none. */
+  readonly extendedResources?: NodeExtendedResources | undefined;
+  /** The volume manager's volumes in use (`volumesInUse`), read at each post; absent: not written. */
+  readonly volumesInUse?: (() => readonly string[]) | undefined;
+}
+
+/** The device plugins' resources as the Node reports them (narrow: the device manager implements it). */
+export interface NodeExtendedResources {
+  extendedResources(): { readonly capacity: Readonly<Record<string, number>>; readonly allocatable: Readonly<Record<string, number>> };
 }
 
 /** What the Node reports of the eviction manager (narrow, so tests pass plain objects). */
@@ -183,6 +192,8 @@ export function createNodeStatusReporter(options: NodeStatusReporterOptions): No
       now: new Date(options.clock.now()),
       previous,
       ...(options.pressure === undefined ? {} : { pressure: options.pressure.conditions(), reserved: options.pressure.reservedBytes(facts) }),
+      ...(options.extendedResources === undefined ? {} : { extendedResources: options.extendedResources.extendedResources() }),
+      ...(options.volumesInUse === undefined ? {} : { volumesInUse: options.volumesInUse() }),
     });
     try {
       // Strategic merge: conditions and addresses merge by type, so entries set by others survive.

@@ -51,7 +51,8 @@ export interface NodeAgentPartsOptions {
   readonly health: {
     readonly runtimeReadiness: () => Promise<Readiness>;
     readonly runtimeVersion: string;
-    readonly queue: { counts(): Promise<QueueCounts> };
+    /** The queue's counts for a sample: one Redis command when nothing changed (`ReconcileQueue.sampleCounts`). */
+    readonly queue: { sampleCounts(): Promise<QueueCounts> };
     readonly source: Pick<PodSource, 'list' | 'healthy'>;
     readonly node: { healthy(): boolean };
     readonly pleg: { lastRelistMs(): number };
@@ -91,7 +92,7 @@ export function buildNodeAgentController(options: NodeAgentPartsOptions): NodeAg
     sample: createHealthSampler({
       runtimeReadiness: health.runtimeReadiness,
       runtimeVersion: () => health.runtimeVersion,
-      queueCounts: () => health.queue.counts(),
+      queueCounts: () => health.queue.sampleCounts(),
       pods: () => health.source.list(),
       podSourceHealthy: () => health.source.healthy(),
       nodeHealthy: () => health.node.healthy(),

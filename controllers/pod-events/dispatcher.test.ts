@@ -6,6 +6,7 @@ import type { PodLifecycleRecord } from '../../reconcilers/lifecycle/pod-lifecyc
 import type { PodEvent } from '../../reconcilers/model/pod-event.js';
 import type { PodKey } from '../../util/pod-key.js';
 import { PodEventBus, PodEventBusAttachedError } from './bus.js';
+import { RESTART_WHY } from './decide.js';
 import { PodEventDispatcher, type PodEventDispatcherOptions } from './dispatcher.js';
 
 const key = (uid: string): PodKey => ({ uid, namespace: 'ns', name: uid });
@@ -24,6 +25,10 @@ function recordingQueue(running: ReadonlySet<string> = new Set()): { queue: PodE
         calls.push(`enqueueIfIdle ${ref.uid} ${reason}`);
         return Promise.resolve();
       },
+      resync: (ref, reason) => {
+        calls.push(`resync ${ref.uid} ${reason}`);
+        return Promise.resolve();
+      },
       preempt: (uid, why) => {
         calls.push(`preempt ${uid} (${why})`);
         return running.has(uid);
@@ -35,10 +40,18 @@ function recordingQueue(running: ReadonlySet<string> = new Set()): { queue: PodE
 
 function dispatcher(parts: { queue: PodEventDispatcherOptions['queue']; pods?: Record<string, V1Pod>; records?: Record<string, PodLifecycleRecord>; newest?: (pod: V1Pod) => boolean }): PodEventDispatcher {
   const pods = parts.pods ?? {};
+  const records = parts.records ?? {};
   return new PodEventDispatcher({
     queue: parts.queue,
     store: { get: (uid) => pods[uid], synced: () => true },
-    lifecycle: { get: (uid) => parts.records?.[uid] },
+    lifecycle: {
+      get: (uid) => records[uid],
+      requestRestart: (k) => {
+        const record = records[k.uid];
+        if (record !== undefined) records[k.uid] = { ...record, restartRequested: true };
+        return record !== undefined;
+      },
+    },
     evictions: { of: () => undefined },
     status: { holdsNewest: parts.newest ?? (() => false) },
     logger: pino({ level: 'silent' }),
@@ -84,10 +97,34 @@ describe('PodEventDispatcher against the views it reads', () => {
     assert.deepEqual(calls, []);
   });
 
+  it('flags the restart of a UID added again, cancelling its sync in flight, and enqueues it; a UID it does not know is only enqueued', () => {
+    const { queue, calls } = recordingQueue(new Set(['a']));
+    const records: Record<string, PodLifecycleRecord> = { a: { key: key('a'), phase: 'syncing' }, b: { key: key('b'), phase: 'terminating', terminatingAt: 1 } };
+    const pods = { a: { metadata: { uid: 'a' } }, b: { metadata: { uid: 'b' } }, c: { metadata: { uid: 'c' } } };
+    const d = dispatcher({ queue, pods, records });
+    d.dispatch({ kind: 'source-changed', key: key('a'), source: 'file', change: 'added' });
+    d.dispatch({ kind: 'source-changed', key: key('b'), source: 'file', change: 'added' });
+    d.dispatch({ kind: 'source-changed', key: key('c'), source: 'file', change: 'added' });
+    assert.equal(records.a?.restartRequested, true);
+    assert.equal(records.b?.restartRequested, true);
+    assert.deepEqual(calls, [`preempt a (${RESTART_WHY})`, 'enqueue a added', 'enqueue b added', 'enqueue c added'], 'only a sync is cancelled; a stop in flight goes on');
+  });
+
+  it("hands a resync to the queue's resync, and a resync of a pod whose sync became moot to preempt-and-enqueue", () => {
+    const { queue, calls } = recordingQueue(new Set(['b']));
+    const deleted: V1Pod = { metadata: { uid: 'b', deletionTimestamp: new Date() } };
+    const d = dispatcher({ queue, pods: { a: { metadata: { uid: 'a' } }, b: deleted }, records: { b: { key: key('b'), phase: 'syncing' } } });
+    d.dispatch({ kind: 'resync', key: key('a') });
+    d.dispatch({ kind: 'resync', key: key('b') });
+    assert.equal(calls[0], 'resync a resync');
+    assert.match(calls[1] ?? '', /^preempt b \(/);
+    assert.equal(calls[2], 'enqueue b resync');
+  });
+
   it('logs an enqueue that fails and goes on', async () => {
     const calls: string[] = [];
     const { queue } = recordingQueue();
-    const d = dispatcher({ queue: { ...queue, enqueue: (ref) => { calls.push(ref.uid); return Promise.reject(new Error('redis down')); } } });
+    const d = dispatcher({ queue: { ...queue, resync: (ref) => { calls.push(ref.uid); return Promise.reject(new Error('redis down')); } }, pods: { a: { metadata: { uid: 'a' } }, b: { metadata: { uid: 'b' } } } });
     d.dispatch({ kind: 'resync', key: key('a') });
     d.dispatch({ kind: 'resync', key: key('b') });
     await new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,9 @@
 /**
  * The pod event dispatcher: built last, with every view its decision reads, it takes each event
- * off the bus, decides what it does (`decide.ts`) and does it to the reconcile queue. Enqueues are
- * not awaited: a failure (Redis down) is logged, and the resync after Redis reconnects repairs it.
+ * off the bus, decides what it does (`decide.ts`) and does it to the reconcile queue (and, for a
+ * pod added again under a UID the lifecycle kernel still knows, flags its restart there).
+ * Enqueues are not awaited: a failure (Redis down) is logged, and the resync after Redis
+ * reconnects repairs it.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -17,11 +19,11 @@ import { decidePodEvent, type PodEventAction, type PodEventFacts } from './decid
 
 /** What the dispatcher reads and drives. */
 export interface PodEventDispatcherOptions {
-  readonly queue: Pick<ReconcileQueue, 'enqueue' | 'enqueueIfIdle' | 'preempt' | 'runInFlight'>;
+  readonly queue: Pick<ReconcileQueue, 'enqueue' | 'enqueueIfIdle' | 'resync' | 'preempt' | 'runInFlight'>;
   /** The desired pods of every source. */
   readonly store: Pick<PodStore, 'get' | 'synced'>;
-  /** The lifecycle kernel's records. */
-  readonly lifecycle: Pick<PodLifecycle, 'get'>;
+  /** The lifecycle kernel's records, and where a pod's restart is flagged. */
+  readonly lifecycle: Pick<PodLifecycle, 'get' | 'requestRestart'>;
   /** The pods the node decided to evict. */
   readonly evictions: Pick<PodEvictions, 'of'>;
   /** The status manager: whether an object holds the newest status it was handed. */
@@ -41,6 +43,7 @@ export function podEventFacts(options: Omit<PodEventDispatcherOptions, 'logger'>
     },
     mootSyncReason: (key) =>
       syncPreemptionReason({ record: lifecycle.get(key.uid), desired: store.get(key.uid), absenceTrusted: store.synced(key.uid), evicted: evictions.of(key.uid) !== undefined }),
+    lifecyclePhase: (key) => lifecycle.get(key.uid)?.phase,
   };
 }
 
@@ -72,7 +75,22 @@ export class PodEventDispatcher {
       case 'enqueue':
         this.settle(key, reason, this.options.queue.enqueue(key, reason));
         return;
+      case 'request-restart':
+        this.requestRestart(key, decision);
+        this.settle(key, reason, this.options.queue.enqueue(key, reason));
+        return;
+      case 'resync':
+        this.settle(key, reason, this.options.queue.resync(key, reason));
+        return;
     }
+  }
+
+  /** Flags the restart (before the enqueue, so the run it asks for stops the pod) and cancels a sync in flight. */
+  private requestRestart(key: PodKey, decision: { readonly why: string; readonly preempt: boolean }): void {
+    const { lifecycle, queue, logger } = this.options;
+    if (!lifecycle.requestRestart(key)) return;
+    logger.info({ podUID: key.uid, pod: podDisplayName(key), why: decision.why }, 'pod restart requested: it stops, then starts afresh');
+    if (decision.preempt && queue.preempt(key.uid, decision.why)) logger.info({ podUID: key.uid, pod: podDisplayName(key), why: decision.why }, "cancelled the pod's sync in flight");
   }
 
   private settle(key: PodKey, reason: string, added: Promise<void>): void {

@@ -7,6 +7,10 @@
  *   shortly after any fs.watch event (debounced: an editor writes a file in several steps). Each
  *   read is level-triggered: pods of files that vanished or changed are reported gone, new UIDs
  *   reported added (an edited file is a new pod: a new UID, the old one torn down).
+ * - A file removed and written back between two reads (the same content: the same UID) is
+ *   reported gone, then added, as the kubelet's inotify source handles the removal and the
+ *   creation one after the other: the pod restarts (`controllers/pod-events/decide.ts`). The watch
+ *   tells it (`createRenameTally`); a file replaced in one step (renamed over) is not removed.
  * - A file that does not parse or is not a valid pod is logged (once per content) and skipped, as
  *   the kubelet does; the other files still count, and the agent never stops for it.
  * - A missing directory holds no pods (the kubelet only logs it too); the source is synced after
@@ -47,7 +51,8 @@ export interface FileSource extends DesiredPodSource {
 
 const MANIFEST_FILE = /^[^.].*\.(ya?ml|json)$/;
 
-interface Entry {
+/** A static pod and the manifest file it was read from. */
+export interface Entry {
   readonly pod: V1Pod;
   readonly file: string;
 }
@@ -75,10 +80,57 @@ async function readManifests(dir: string, nodeName: string, now: Date): Promise<
 }
 
 /**
+ * The files the watch saw removed and created again since the last read began. fs.watch reports a
+ * file's removal, its creation and a rename to or from its name alike, as `rename` (an in-place
+ * write is `change`). A file a read found with two `rename`s or more before the next read was
+ * removed (or moved away) and created again: the kubelet's inotify source deletes its pod on the
+ * first event and adds it on the second. One `rename` of a file a read found is a file renamed over
+ * it (an editor's atomic save): the kubelet's create of a file it holds, an update, no removal.
+ */
+export function createRenameTally(): { note(eventType: string, file: string): void; take(): ReadonlySet<string> } {
+  let renames = new Map<string, number>();
+  return {
+    note(eventType, file): void {
+      if (eventType === 'rename') renames.set(file, (renames.get(file) ?? 0) + 1);
+    },
+    take(): ReadonlySet<string> {
+      const recreated = new Set([...renames].filter(([, n]) => n >= 2).map(([file]) => file));
+      renames = new Map();
+      return recreated;
+    },
+  };
+}
+
+/**
+ * What a read changed: the pods now held, those gone and those added. A UID read again from a file
+ * removed and written back since the read before (`recreated`: same file, same UID, which level
+ * alone would not see) is both gone and added, with its new object. Pure.
+ */
+export function diffRead(previous: ReadonlyMap<string, Entry>, next: ReadonlyMap<string, Entry>, recreated: ReadonlySet<string>): { pods: Map<string, Entry>; vanished: Entry[]; added: Entry[] } {
+  const readded = new Set([...previous].filter(([uid, entry]) => recreated.has(entry.file) && next.get(uid)?.file === entry.file).map(([uid]) => uid));
+  // An unchanged UID keeps its object (and its config.seen): nothing about it changed. One
+  // removed and written back is a new object, seen now.
+  const pods = new Map([...next].map(([uid, entry]) => [uid, readded.has(uid) ? entry : previous.get(uid) ?? entry]));
+  return {
+    pods,
+    vanished: [...previous].filter(([uid]) => !pods.has(uid) || readded.has(uid)).map(([, entry]) => entry),
+    added: [...pods].filter(([uid]) => !previous.has(uid) || readded.has(uid)).map(([, entry]) => entry),
+  };
+}
+
+/** Logs each refused file whose reason was not logged at the read before (once per content); returns what is logged now. */
+function logRefusals(logger: Logger, logged: ReadonlyMap<string, string>, refused: Map<string, string>): Map<string, string> {
+  for (const [file, reason] of refused) {
+    if (logged.get(file) !== reason) logger.warn({ file, reason }, 'static pod manifest skipped');
+  }
+  return refused;
+}
+
+/**
  * Watches `dir` (undefined when it cannot: no directory yet, no inotify). A failed watch (the
  * directory removed) closes itself and calls `onClosed`, so the next read can watch again.
  */
-function watchDirectory(dir: string, logger: Logger, handlers: { onChange: () => void; onClosed: () => void }): FSWatcher | undefined {
+function watchDirectory(dir: string, logger: Logger, handlers: { onChange: (eventType: string, filename: string | null) => void; onClosed: () => void }): FSWatcher | undefined {
   try {
     const watcher = watch(dir, handlers.onChange);
     watcher.on('error', (err) => {
@@ -104,6 +156,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
   let watcher: FSWatcher | undefined;
   let started = false;
   let debounce: TimerHandle | undefined;
+  const renames = createRenameTally();
 
   const notify = (key: PodKey, change: 'added' | 'vanished'): void => {
     try {
@@ -113,22 +166,20 @@ export function createFileSource(options: FileSourceOptions): FileSource {
     }
   };
 
-  function apply(next: Map<string, Entry>, refused: Map<string, string>): void {
-    for (const [file, reason] of refused) {
-      if (loggedRefusals.get(file) !== reason) logger.warn({ file, reason }, 'static pod manifest skipped');
-    }
-    loggedRefusals = refused;
-    const previous = pods;
-    // An unchanged UID keeps its object (and its config.seen): nothing about it changed.
-    pods = new Map([...next].map(([uid, entry]) => [uid, previous.get(uid) ?? entry]));
-    for (const [uid, entry] of previous) if (!pods.has(uid)) notify(podKeyOf(entry.pod), 'vanished');
-    for (const [uid, entry] of pods) if (!previous.has(uid)) notify(podKeyOf(entry.pod), 'added');
+  function apply(next: Map<string, Entry>, refused: Map<string, string>, recreated: ReadonlySet<string>): void {
+    loggedRefusals = logRefusals(logger, loggedRefusals, refused);
+    const change = diffRead(pods, next, recreated);
+    pods = change.pods;
+    for (const entry of change.vanished) notify(podKeyOf(entry.pod), 'vanished');
+    for (const entry of change.added) notify(podKeyOf(entry.pod), 'added');
   }
 
   async function scan(): Promise<void> {
+    // Taken before reading: what the watch reports meanwhile counts for the next read.
+    const recreated = renames.take();
     try {
       const { pods: next, refused } = await readManifests(options.dir, options.nodeName, new Date(clock.now()));
-      apply(next, refused);
+      apply(next, refused, recreated);
       healthy = true;
       // A directory created after the start is watched from its first read on.
       if (started && watcher === undefined) startWatch();
@@ -139,7 +190,7 @@ export function createFileSource(options: FileSourceOptions): FileSource {
       }
       // No directory: no static pods (the kubelet logs it and waits for it to appear).
       if (synced && pods.size > 0) logger.warn('manifest directory is gone: its static pods stop');
-      apply(new Map(), new Map());
+      apply(new Map(), new Map(), new Set());
       healthy = true;
     } finally {
       synced = true;
@@ -150,7 +201,8 @@ export function createFileSource(options: FileSourceOptions): FileSource {
 
   function startWatch(): void {
     if (!started) return;
-    const onChange = (): void => {
+    const onChange = (eventType: string, filename: string | null): void => {
+      if (filename !== null) renames.note(eventType, path.join(options.dir, filename));
       if (debounce !== undefined) return;
       debounce = clock.setTimeout(() => {
         debounce = undefined;

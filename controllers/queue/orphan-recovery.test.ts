@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { liveWorkerNames, namedWorkerPrefix, orphanedJobs } from './orphan-recovery.js';
+import { connectedClients, liveWorkerNames, namedWorkerPrefix, orphanedJobs } from './orphan-recovery.js';
+import type { RedisClient } from './redis.js';
 
 void describe('orphanedJobs', () => {
   const live = new Set(['host:2:bbbb']);
@@ -34,5 +35,19 @@ void describe('liveWorkerNames', () => {
   });
   void it('knows that no worker is connected from an empty list', () => {
     assert.deepEqual(liveWorkerNames([], prefix), new Set());
+  });
+});
+
+void describe('connectedClients', () => {
+  const answering = (reply: () => Promise<string>): RedisClient => ({ client: reply }) as unknown as RedisClient;
+  void it("reads CLIENT LIST's lines into records whose rawname is the client's name", async () => {
+    const list = 'id=3 addr=127.0.0.1:50 laddr=127.0.0.1:6379 name=nodelet-queue cmd=evalsha\nid=4 addr=127.0.0.1:51 name= cmd=bzpopmin\n';
+    const clients = await connectedClients(answering(() => Promise.resolve(list)));
+    assert.deepEqual(clients.map((c) => [c.id, c.rawname, c.cmd]), [['3', 'nodelet-queue', 'evalsha'], ['4', '', 'bzpopmin']]);
+  });
+  void it('answers an entry without rawname (nobody can be shown dead) when Redis has no CLIENT LIST, and rethrows other errors', async () => {
+    const clients = await connectedClients(answering(() => Promise.reject(new Error("ERR unknown command 'client', with args beginning with: 'LIST'"))));
+    assert.equal(liveWorkerNames(clients, 'p:'), undefined);
+    await assert.rejects(connectedClients(answering(() => Promise.reject(new Error('Connection is closed.')))), /Connection is closed/);
   });
 });

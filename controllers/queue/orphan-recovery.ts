@@ -31,9 +31,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ReconcileJobData } from './redis.js';
+import type { ReconcileJobData, RedisClient } from './redis.js';
 import type { RunRecord } from './runner.js';
 
 /** What the decision needs of one active job. */
@@ -66,7 +65,37 @@ export function orphanedJobs<J extends ActiveJobView>(active: readonly J[], live
 }
 
 /**
- * The worker names in BullMQ's `getWorkers()` answer, whose `rawname` is
+ * The clients connected to the queue's Redis, one record of `CLIENT LIST` fields each (`rawname`:
+ * the client's name), as BullMQ's `getWorkers()` lists them; `[{ name }]` without `rawname` when the
+ * Redis has no `CLIENT LIST` (as BullMQ answers then). Sent on the queue's command connection: on a
+ * Redis Cluster that connection sends a command without a key to the queue's own shard, where the
+ * queue's workers are connected (BullMQ's `getWorkers()` would ask every node of the cluster, and
+ * leave the agent a connection open to each).
+ */
+export async function connectedClients(redis: RedisClient): Promise<Record<string, string>[]> {
+  let list: unknown;
+  try {
+    list = await redis.client('LIST');
+  } catch (err: unknown) {
+    // A Redis without the command (e.g. GCP Memorystore) answers with an error reply: only its text tells.
+    if (err instanceof Error && /^ERR unknown command/i.test(err.message)) return [{ name: 'CLIENT LIST is not supported' }];
+    throw err;
+  }
+  return String(list)
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const fields: Record<string, string> = {};
+      for (const pair of line.trim().split(' ')) {
+        const at = pair.indexOf('=');
+        if (at > 0) fields[pair.slice(0, at)] = pair.slice(at + 1);
+      }
+      return { ...fields, rawname: fields.name ?? '' };
+    });
+}
+
+/**
+ * The worker names in a list of connected clients ({@link connectedClients}), whose `rawname` is
  * `<prefix>:<base64 queue name>:w:<worker name>` for a named worker and without `:w:…` for an
  * unnamed one. Undefined when an entry has no `rawname` (a Redis without `CLIENT LIST`, where
  * BullMQ answers with a placeholder): then nobody can be shown dead.
@@ -90,7 +119,7 @@ export function namedWorkerPrefix(keyPrefix: string, queueName: string): string 
 export interface OrphanRecoveryDeps {
   readonly queue: Queue<ReconcileJobData, RunRecord>;
   /** A plain command connection (not a blocking one). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The key prefix the queue was created with. */
   readonly keyPrefix: string;
   /** This instance's worker name, never an orphan's. */
@@ -110,7 +139,7 @@ const RECOVERY_COUNT_TTL_MS = 24 * 3600 * 1000;
  * cannot be moved (a live worker took it since the listing, it finished) is left to BullMQ.
  */
 export async function recoverOrphanedJobs(deps: OrphanRecoveryDeps): Promise<string[]> {
-  const live = liveWorkerNames(await deps.queue.getWorkers(), namedWorkerPrefix(deps.keyPrefix, deps.queue.name));
+  const live = liveWorkerNames(await connectedClients(deps.redis), namedWorkerPrefix(deps.keyPrefix, deps.queue.name));
   if (live === undefined) return [];
   const recovered: string[] = [];
   for (const orphan of orphanedJobs(await deps.queue.getActive(), live, deps.self)) {

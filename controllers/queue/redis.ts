@@ -1,13 +1,15 @@
 /**
- * Redis-facing pieces of the reconcile queue: connections, job identity and options, the queue
- * sentinel, and the one script that touches a BullMQ key directly.
+ * Redis-facing pieces of the reconcile queue: its connection and the fail-fast of its own commands,
+ * job identity and options, the queue sentinel, and the two places that read BullMQ's keys
+ * directly (the resync's look at the deduplication keys, the script that drops a pending payload).
  */
 import { randomBytes } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { JobsOptions, KeepJobs } from 'bullmq';
 import type { Logger } from 'pino';
 import type { PodKey } from '../../util/pod-key.js';
 import type { SentinelStore } from './state-watch.js';
+import { RedisUnavailableError } from './errors.js';
 
 /** What a job carries: the UID plus namespace/name for humans, and why it was enqueued. Never the pod. */
 export interface ReconcileJobData {
@@ -24,6 +26,33 @@ export const RECONCILE_JOB_NAME = 'reconcile';
 export function reconcileQueueName(nodeName: string): string {
   return `nodelet-reconcile-${nodeName}`;
 }
+
+/** Where one node's queue lives in Redis: BullMQ's key prefix and queue name (keys `<prefix>:<name>:<type>`). */
+export interface QueueKeyspace {
+  readonly prefix: string;
+  readonly name: string;
+}
+
+/**
+ * The keyspace of `nodeName`'s queue. On one Redis (single, sidecar, Sentinel, external): prefix
+ * `<prefix>`, keys `nodelet:nodelet-reconcile-<node>:…`, as every release before Redis Cluster
+ * support wrote them (existing queues, their history and the node users' key patterns stay valid).
+ * On a Redis Cluster (`hashTagged`): prefix `{<prefix>:<node>}`, keys
+ * `{nodelet:<node>}:nodelet-reconcile-<node>:…`. Redis Cluster hashes only the text between the
+ * first `{` and `}` of a key, so every key of one node's queue falls in one slot, on one shard:
+ * BullMQ's scripts, which touch many keys of a queue at once, and nodelet's own commands on the
+ * queue's keys (the sentinel key, the resync's MGET of deduplication keys, the orphan claim, the
+ * pending-payload drop, all built with `queue.toKey`) stay single-slot, while different nodes'
+ * queues spread over the slots. The tag is in the prefix, not the queue name (BullMQ takes
+ * either): the name stays `nodelet-reconcile-<node>`, as the dashboard, logs and metrics show it.
+ */
+export function nodeQueueKeyspace(nodeName: string, options: { readonly prefix: string; readonly hashTagged: boolean }): QueueKeyspace {
+  const name = reconcileQueueName(nodeName);
+  return { prefix: options.hashTagged ? `{${options.prefix}:${nodeName}}` : options.prefix, name };
+}
+
+/** A client of either kind: one Redis (or a Sentinel-found master), or a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * A fresh job ID for one enqueue of `uid`: the UID (readable in a dashboard) plus a time-ordered
@@ -88,11 +117,14 @@ export function jobDataOf(ref: PodKey, reason: string): ReconcileJobData {
   return { uid: ref.uid, namespace: ref.namespace, name: ref.name, reason };
 }
 
-/** One Redis Sentinel to ask for the current master. */
-export interface SentinelAddress {
+/** One Redis server's address: a Sentinel to ask for the current master, or a Redis Cluster node. */
+export interface RedisAddress {
   readonly host: string;
   readonly port: number;
 }
+
+/** One Redis Sentinel to ask for the current master. */
+export type SentinelAddress = RedisAddress;
 
 /**
  * Redis through Sentinel (a replicated Redis with failover): ioredis asks the sentinels for the
@@ -139,9 +171,32 @@ export class ConnectionFamily extends Redis {
     return copy;
   }
 
+  /**
+   * ioredis' disconnect, except that a connection between two reconnect attempts (no socket)
+   * ends too: ioredis only cancels its next attempt, leaving it `reconnecting` for good with its
+   * queued commands pending and no `end` event (BullMQ #4585), so a close waiting for that event
+   * (BullMQ's, of its blocking connection) or for those commands (BullMQ's watchdog on its blocking
+   * read, up to a drain delay) would hold the agent's exit. One in `wait` ends properly, rejecting them.
+   */
+  override disconnect(reconnect = false): void {
+    if (!reconnect && this.status === 'reconnecting') this.status = 'wait';
+    super.disconnect(reconnect);
+    if (!reconnect && this.status === 'end') rejectParkedCommands(this);
+  }
+
   override connect(callback?: Parameters<Redis['connect']>[0]): Promise<void> {
     if (this.dropped) return Promise.reject(new ConnectionDroppedError());
     return super.connect(callback);
+  }
+
+  /**
+   * Whether this connection and every duplicate is connected or closed for good. One between two
+   * reconnect attempts has no socket, and disconnecting it never emits the `end` that BullMQ's
+   * graceful close waits for (its blocking connection's `disconnect(true)`).
+   */
+  everyConnectionSettled(): boolean {
+    const settled = (c: Redis): boolean => c.status === 'ready' || c.status === 'end';
+    return settled(this) && [...this.duplicates].every(settled);
   }
 
   /** Drops this connection and every duplicate at once: their waiting commands fail, none connects again. */
@@ -150,6 +205,24 @@ export class ConnectionFamily extends Redis {
     this.disconnect();
     for (const copy of this.duplicates) copy.dropAll();
   }
+}
+
+/** ioredis' private queue of the commands that were waiting for a reply when the connection was lost. */
+interface ParkedCommands {
+  prevCommandQueue?: { shift(): { readonly command: { reject(err: Error): void } } | undefined } | null;
+}
+
+/**
+ * Rejects the commands ioredis keeps to send again after a reconnect (those waiting for a reply
+ * when the connection was lost, BullMQ's blocking read among them). A connection ended between
+ * reconnect attempts never reconnects, and ioredis never settles them: BullMQ's watchdog on its
+ * blocking read would hold the process for up to a drain delay.
+ */
+function rejectParkedCommands(connection: Redis): void {
+  const parked = (connection as unknown as ParkedCommands).prevCommandQueue;
+  if (parked === undefined || parked === null) return;
+  // ioredis' own words for a closed connection, which BullMQ takes for a connection error (not reported).
+  for (let item = parked.shift(); item !== undefined; item = parked.shift()) item.command.reject(new Error('Connection is closed.'));
 }
 
 /** A dropped {@link ConnectionFamily} was asked to connect again. */
@@ -169,32 +242,69 @@ export function connectRedis(redisUrl: string, role: ConnectionRole, sentinel?: 
   if (sentinel === undefined) return new ConnectionFamily(redisUrl, options);
   const url = new URL(redisUrl);
   const db = Number.parseInt(url.pathname.slice(1), 10);
-  return new ConnectionFamily({
-    ...options,
+  return new ConnectionFamily({ ...options, ...urlCredentials(url), ...(Number.isInteger(db) ? { db } : {}) });
+}
+
+/** The user and password a Redis URL carries, if any, decoded. */
+export function urlCredentials(url: URL): { readonly username?: string; readonly password?: string } {
+  return {
     ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
     ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
-    ...(Number.isInteger(db) ? { db } : {}),
-  });
+  };
 }
 
 /**
- * The producer side (adds, counts, the sentinel key): commands fail after a few reconnect
- * attempts instead of queueing forever, so `enqueue` reports an outage promptly (the resync after
- * the reconnect repairs what was lost).
+ * The queue's one command connection, shared by its BullMQ Queue (adds, counts, the sentinel key,
+ * the resync's check) and Worker (taking and finishing jobs, locks, the stalled check); BullMQ
+ * duplicates it for the Worker's blocking reads, named after the worker. A Worker's commands must
+ * outlive a reconnect (`maxRetriesPerRequest: null`, or a job finished during an outage is left
+ * active until its lock expires); the queue's own commands fail fast through {@link FailFast}.
  */
-export const PRODUCER_ROLE: ConnectionRole = { connectionName: 'nodelet-queue', maxRetriesPerRequest: 3 };
+export const QUEUE_ROLE: ConnectionRole = { connectionName: 'nodelet-queue', maxRetriesPerRequest: null };
 
-/** A BullMQ Worker, which requires `maxRetriesPerRequest: null`. */
-export const WORKER_ROLE: ConnectionRole = { connectionName: 'nodelet-worker', maxRetriesPerRequest: null };
-
-/** A connection for the producer side; see {@link PRODUCER_ROLE}. */
-export function producerConnection(redisUrl: string, sentinel?: SentinelSettings): ConnectionFamily {
-  return connectRedis(redisUrl, PRODUCER_ROLE, sentinel);
+/** What {@link FailFast} watches of a connection (an ioredis client). */
+export interface WatchedConnection {
+  /** ioredis' connection status (`ready`, `reconnecting`, `end`, …). */
+  readonly status: string;
+  on(event: 'ready' | 'close', listener: () => void): unknown;
 }
 
-/** A connection for a BullMQ Worker; see {@link WORKER_ROLE}. */
-export function workerConnection(redisUrl: string, sentinel?: SentinelSettings): ConnectionFamily {
-  return connectRedis(redisUrl, WORKER_ROLE, sentinel);
+/**
+ * Fail-fast for the queue's own commands on the connection it shares with BullMQ's Worker, which
+ * waits for Redis to come back. A producer must not wait: an enqueue during an outage fails at
+ * once (the resync after the reconnect repairs it) and the health sample sees the outage. So
+ * while the connection is down, {@link FailFast.run} refuses without sending anything, and a
+ * command still waiting for its reply when the connection goes down is rejected then; ioredis may
+ * still send it again after the reconnect, which every such command tolerates (an add coalesces,
+ * a sentinel refresh or a read is harmless). Before the first `ready` commands wait, as ioredis'
+ * offline queue makes them: the agent sends none before its queue started.
+ */
+export class FailFast {
+  private everReady = false;
+  private session: { readonly lost: Promise<never>; readonly reject: (err: Error) => void } | undefined;
+
+  constructor(private readonly redis: WatchedConnection) {
+    redis.on('ready', () => {
+      this.everReady = true;
+      let reject: (err: Error) => void = () => undefined;
+      const lost = new Promise<never>((_resolve, fail) => {
+        reject = fail;
+      });
+      lost.catch(() => undefined); // rejected with no command waiting: nothing to report
+      this.session = { lost, reject };
+    });
+    redis.on('close', () => {
+      this.session?.reject(new RedisUnavailableError('the connection to Redis closed while a command waited for its reply'));
+      this.session = undefined;
+    });
+  }
+
+  /** Runs `command` while the connection is up; rejects with a {@link RedisUnavailableError} otherwise. */
+  run<T>(command: () => Promise<T>): Promise<T> {
+    if (!this.everReady) return command();
+    if (this.session === undefined) return Promise.reject(new RedisUnavailableError(`Redis is unreachable (connection ${this.redis.status})`));
+    return Promise.race([command(), this.session.lost]);
+  }
 }
 
 /**
@@ -202,6 +312,14 @@ export function workerConnection(redisUrl: string, sentinel?: SentinelSettings):
  * @throws RangeError naming the bad entry.
  */
 export function parseSentinelAddresses(text: string): SentinelAddress[] {
+  return parseRedisAddresses(text, 'a sentinel');
+}
+
+/**
+ * Parses `HOST:PORT,HOST:PORT,...` (IPv6 as `[ADDR]:PORT`); empty text is an empty list.
+ * @throws RangeError naming the bad entry (`what` says what an entry is, e.g. "a sentinel").
+ */
+export function parseRedisAddresses(text: string, what: string): RedisAddress[] {
   return text
     .split(',')
     .map((entry) => entry.trim())
@@ -209,13 +327,13 @@ export function parseSentinelAddresses(text: string): SentinelAddress[] {
     .map((entry) => {
       const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(entry);
       const port = Number(match?.[3]);
-      if (match === null || port < 1 || port > 65535) throw new RangeError(`a sentinel must be HOST:PORT, got "${entry}"`);
+      if (match === null || port < 1 || port > 65535) throw new RangeError(`${what} must be HOST:PORT, got "${entry}"`);
       return { host: match[1] ?? match[2] ?? '', port };
     });
 }
 
 /** Logs a connection's errors: the first of an outage as a warning, the rest at debug. */
-export function logConnectionErrors(redis: Redis, logger: Logger, role: string): void {
+export function logConnectionErrors(redis: RedisClient, logger: Logger, role: string): void {
   let down = false;
   redis.on('error', (err: unknown) => {
     if (down) {
@@ -231,8 +349,9 @@ export function logConnectionErrors(redis: Redis, logger: Logger, role: string):
   });
 }
 
-/** A sentinel key kept alive by one queue instance; see `state-watch.ts`. */
-export function redisSentinel(redis: Redis, key: string, ttlMs: number): SentinelStore {
+/** A sentinel key kept alive by one queue instance, its commands failing fast; see `state-watch.ts`. */
+export function redisSentinel(redis: RedisClient, failFast: FailFast, sentinel: { readonly key: string; readonly ttlMs: number }): SentinelStore {
+  const { key, ttlMs } = sentinel;
   return {
     isReady: () => redis.status === 'ready',
     onReady: (listener) => {
@@ -242,13 +361,27 @@ export function redisSentinel(redis: Redis, key: string, ttlMs: number): Sentine
       };
     },
     create: async () => {
-      await redis.set(key, '1', 'PX', ttlMs);
+      await failFast.run(() => redis.set(key, '1', 'PX', ttlMs));
     },
-    refresh: async () => (await redis.set(key, '1', 'PX', ttlMs, 'XX')) !== null,
+    refresh: async () => (await failFast.run(() => redis.set(key, '1', 'PX', ttlMs, 'XX'))) !== null,
     remove: async () => {
-      await redis.del(key);
+      await failFast.run(() => redis.del(key));
     },
   };
+}
+
+/**
+ * Which of the given UIDs' deduplication keys (`queue.toKey('de:' + uid)`) exist, in order: in
+ * BullMQ 6.7.0 a UID's key is set by the add that creates its job and deleted when that job
+ * completes or fails (`removeDeduplicationKeyIfNeededOnFinalization.lua`), so it exists exactly
+ * while the UID has a job waiting, delayed or active. One MGET, whatever the number of UIDs (a
+ * stale key, whose job was removed by hand, reads as a job: the caller then enqueues, and BullMQ's
+ * add recovers the stale key). The integration test covers this reading of BullMQ's keys.
+ */
+export async function heldDeduplicationKeys(redis: RedisClient, keys: readonly string[]): Promise<boolean[]> {
+  if (keys.length === 0) return [];
+  const values = await redis.mget(...keys);
+  return values.map((value) => value !== null);
 }
 
 // KEYS[1] the queue's delayed zset, KEYS[2] BullMQ's "dedup-next" hash of the UID; ARGV[1] job id.
@@ -275,7 +408,7 @@ export interface PendingNextKeys {
  * caller's promote or the timer starts it. This reads BullMQ internals (`dn:<dedup id>`, see
  * `storeDeduplicatedNextJob.lua` in bullmq 6.7.0); the integration test covers it.
  */
-export async function dropPendingNextIfDelayed(redis: Redis, keys: PendingNextKeys, jobId: string): Promise<boolean> {
+export async function dropPendingNextIfDelayed(redis: RedisClient, keys: PendingNextKeys, jobId: string): Promise<boolean> {
   const dropped = await redis.eval(DROP_PENDING_NEXT, 2, keys.delayed, keys.dedupNext, jobId);
   return dropped === 1;
 }

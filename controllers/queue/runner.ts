@@ -7,10 +7,11 @@ import { DelayedError, ErrorCode, UnrecoverableError } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { FailureCounter, outcomeOf, planNextRun } from './policy.js';
-import type { NextStep, RunOutcome } from './policy.js';
+import type { NextStep, RunOutcome, RunPlan } from './policy.js';
 import type { BackoffPolicy } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import { RunPreemption } from './preemption.js';
+import { RunSlots } from './run-slots.js';
 import type { ReconcileJobData } from './redis.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { Reconciler, ReconcileResult } from '../../util/reconcile.js';
@@ -65,6 +66,8 @@ export interface RunnerDeps {
   readonly metrics?: ReconcileRunMetrics;
   /** Where a UID's run in flight can be preempted; default: a registry of its own (nothing preempts). */
   readonly preemption?: RunPreemption;
+  /** The concurrency budget every run takes a slot of while it runs (`run-slots.ts`); default: no limit. */
+  readonly slots?: RunSlots;
 }
 
 /** The job processor passed to the BullMQ Worker; declares three parameters so BullMQ passes a signal. */
@@ -111,24 +114,59 @@ function allowConcurrentCalls(signal: AbortSignal): void {
   setMaxListeners(0, signal);
 }
 
+/** One run of a UID under this process's per-UID guard, settled and planned. */
+interface GuardedRun {
+  readonly ref: PodKey;
+  readonly failuresBefore: number;
+  readonly attempt: number;
+  readonly outcome: RunOutcome;
+  readonly plan: RunPlan;
+  readonly startedMs: number;
+  readonly durationMs: number;
+}
+
+/** What {@link createRunner} returns: the job processor, and a run of a UID without a job. */
+export interface Runner {
+  /** The processor the BullMQ Worker calls for each job. */
+  readonly processor: ReconcileProcessor;
+  /**
+   * Reconciles `ref` in this process without a job (the resync of a UID that has none, see
+   * `resync.ts`): under the same per-UID guard as the jobs' runs (a job of the UID taken meanwhile
+   * waits for it), preemptible, aborted by `signal`. Only a plain success counts: it forgets the
+   * UID's backoff. Any other outcome leaves the failure count alone and is returned for the caller
+   * to hand the UID to the queue, whose job's run then applies the policy. Never rejects.
+   */
+  readonly runWithoutJob: (ref: PodKey, reason: string, signal: AbortSignal) => Promise<RunOutcome['kind']>;
+}
+
 /** Builds the processor that runs one job of the reconcile queue. */
 export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
+  return createRunner(deps).processor;
+}
+
+/** Builds the job processor and the job-less run, sharing one per-UID guard. */
+export function createRunner(deps: RunnerDeps): Runner {
   const perUid = new KeyedSerializer();
   const preemption = deps.preemption ?? new RunPreemption();
-  return async (job, token, signal) => {
-    const { uid, namespace, name, reason } = job.data;
-    const ref: PodKey = { uid, namespace, name };
-    const failuresBefore = deps.failures.get(uid);
+  const slots = deps.slots ?? new RunSlots(Number.POSITIVE_INFINITY);
+  const guarded = async (ref: PodKey, reason: string, signal: AbortSignal | undefined): Promise<GuardedRun> => {
+    const failuresBefore = deps.failures.get(ref.uid);
     const attempt = failuresBefore + 1;
     const startedMs = deps.clock.now();
-    // Preemptible only once it runs: a run still waiting behind the UID's previous one reads the newest state anyway.
-    const { settled, preempted } = await perUid.run(uid, () => runPreemptible(preemption, uid, signal, (runSignal) => deps.reconciler.reconcile(ref, { reason, attempt, signal: runSignal })));
+    // Preemptible only once it runs: a run still waiting behind the UID's previous one, or for a slot, reads the newest state anyway.
+    const reconcile = (runSignal: AbortSignal): Promise<ReconcileResult> => deps.reconciler.reconcile(ref, { reason, attempt, signal: runSignal });
+    const { settled, preempted } = await perUid.run(ref.uid, () => slots.run(() => runPreemptible(preemption, ref.uid, signal, reconcile)));
     const durationMs = deps.clock.now() - startedMs;
     const outcome = outcomeOf(settled, preempted);
-    const plan = planNextRun(outcome, failuresBefore, deps.backoff);
+    return { ref, failuresBefore, attempt, outcome, plan: planNextRun(outcome, failuresBefore, deps.backoff), startedMs, durationMs };
+  };
+  const processor: ReconcileProcessor = async (job, token, signal) => {
+    const { uid, namespace, name, reason } = job.data;
+    const run = await guarded({ uid, namespace, name }, reason, signal);
+    const { outcome, plan } = run;
     deps.failures.set(uid, plan.failures);
-    deps.metrics?.runFinished({ outcome: outcome.kind, seconds: durationMs / 1000, retry: outcome.kind === 'error' && plan.next.kind === 'run-again' });
-    const record = runRecord({ job, attempt, outcome, next: plan.next, startedMs, durationMs });
+    deps.metrics?.runFinished({ outcome: outcome.kind, seconds: run.durationMs / 1000, retry: outcome.kind === 'error' && plan.next.kind === 'run-again' });
+    const record = runRecord({ job, attempt: run.attempt, outcome, next: plan.next, startedMs: run.startedMs, durationMs: run.durationMs });
     const logger = deps.logger.child({ podUID: uid, pod: `${namespace}/${name}`, jobId: job.id });
     logRun(logger, record, outcome);
     await job.log(JSON.stringify(record)).catch((err: unknown) => {
@@ -144,6 +182,26 @@ export function createProcessor(deps: RunnerDeps): ReconcileProcessor {
         throw new TerminalRunFailure(`terminal reconcile error: ${record.error ?? 'unknown'}`);
     }
   };
+  const runWithoutJob = async (ref: PodKey, reason: string, signal: AbortSignal): Promise<RunOutcome['kind']> => {
+    const run = await guarded(ref, reason, signal);
+    if (run.outcome.kind === 'success') deps.failures.set(ref.uid, 0);
+    deps.metrics?.runFinished({ outcome: run.outcome.kind, seconds: run.durationMs / 1000, retry: false });
+    logRunWithoutJob(deps.logger.child({ podUID: ref.uid, pod: `${ref.namespace}/${ref.name}` }), { reason, run });
+    return run.outcome.kind;
+  };
+  return { processor, runWithoutJob };
+}
+
+/** A job-less run that did not simply succeed is news at debug level: the job it hands over to logs its own outcome. */
+function logRunWithoutJob(logger: Logger, input: { readonly reason: string; readonly run: GuardedRun }): void {
+  const { reason, run } = input;
+  const fields = { reason, outcome: run.outcome.kind, durationMs: run.durationMs, attempt: run.attempt };
+  if (run.outcome.kind === 'success') {
+    logger.debug(fields, 'reconciled without a job');
+    return;
+  }
+  const err = run.outcome.kind === 'error' || run.outcome.kind === 'terminal' ? run.outcome.error : undefined;
+  logger.debug({ ...fields, err }, 'a reconcile without a job did not simply succeed; handing the pod to the queue');
 }
 
 /** Runs the handler under a signal that aborts with the queue's (lost lock, shutdown) or on preemption. */

@@ -32,7 +32,11 @@ class FakeStore implements SentinelStore {
     return Promise.resolve();
   }
 
+  /** Refreshes Redis was asked for (each one command). */
+  refreshes = 0;
+
   refresh(): Promise<boolean> {
+    this.refreshes += 1;
     if (this.broken) return Promise.reject(new Error('connection closed'));
     return Promise.resolve(this.exists);
   }
@@ -170,5 +174,35 @@ void describe('ResyncWatcher', () => {
     assert.equal(clock.pendingTimers(), 0);
     await clock.advance(5_000);
     assert.deepEqual(causes, []);
+  });
+
+  void it('answers a probe with one refresh, and skips its own tick while probes keep it fresh', async () => {
+    const { store, clock, watcher, causes } = setup({ ready: true });
+    watcher.start();
+    await watcher.settled();
+    // A health sample every 200 ms for 5 intervals: one command each, no tick of its own on top.
+    for (let i = 0; i < 25; i += 1) {
+      await watcher.probe();
+      await clock.advance(200);
+    }
+    assert.equal(store.refreshes, 25);
+    // Without probes the tick checks again, once per interval.
+    await clock.advance(3_000);
+    assert.equal(store.refreshes, 28);
+    assert.deepEqual(causes, []);
+  });
+
+  void it('reports a flush found by a probe, and rejects a probe Redis did not answer', async () => {
+    const { store, watcher, causes } = setup({ ready: true });
+    watcher.start();
+    await watcher.settled();
+    store.exists = false;
+    await watcher.probe();
+    assert.deepEqual(causes, ['state-lost']);
+    assert.equal(store.exists, true);
+    store.broken = true;
+    await assert.rejects(watcher.probe(), /connection closed/);
+    await watcher.stop();
+    await assert.rejects(watcher.probe(), /no longer watched/);
   });
 });

@@ -8,10 +8,15 @@
  * - a sentinel key this instance keeps alive is gone (`state-lost`): the data set was flushed
  *   (FLUSHALL/FLUSHDB, a restart without persistence, an eviction).
  * Either way the cure is the same level-triggered resync, so the cause is informational.
+ *
+ * The sentinel's refresh is also the agent's proof that Redis answers: the NodeAgent's health
+ * sample calls {@link ResyncWatcher.probe} (one command), and the periodic check skips its tick
+ * when a check succeeded within the last interval, so the two never both spend a command.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
+import { ReconcileQueueStateError } from './errors.js';
 
 /** Why a resync is needed. */
 export type ResyncCause = 'reconnected' | 'state-lost';
@@ -49,6 +54,8 @@ export class ResyncWatcher {
   private readonly ticks: PeriodicLoop;
   private stopReady: (() => void) | undefined;
   private stopped = false;
+  /** Clock time of the last check Redis answered; a periodic tick within an interval of it is skipped. */
+  private lastAnsweredAt: number | undefined;
 
   constructor(private readonly options: ResyncWatcherOptions) {
     // A tick joins the queue of checks and ends when its check has run; checks never throw.
@@ -58,9 +65,10 @@ export class ResyncWatcher {
       firstRun: 'after-period',
       clock: options.clock,
       logger: options.logger,
-      run: () => {
-        this.enqueueCheck('periodic');
-        return this.checking;
+      run: async () => {
+        const last = this.lastAnsweredAt;
+        if (last !== undefined && options.clock.now() - last < options.intervalMs) return;
+        await this.enqueueCheck('periodic');
       },
     });
   }
@@ -83,9 +91,9 @@ export class ResyncWatcher {
     this.stopReady = store.onReady(() => {
       const reconnected = !initialConnect;
       initialConnect = false;
-      this.enqueueCheck(reconnected ? 'after-reconnect' : 'create');
+      void this.enqueueCheck(reconnected ? 'after-reconnect' : 'create');
     });
-    if (!initialConnect) this.enqueueCheck('create');
+    if (!initialConnect) void this.enqueueCheck('create');
     this.ticks.start();
   }
 
@@ -100,35 +108,53 @@ export class ResyncWatcher {
     });
   }
 
+  /**
+   * Checks the sentinel now, as the periodic check does (a missing one is created and a resync
+   * fired): one command, the health sample's proof that Redis answers. Resolves once Redis
+   * answered; rejects with what failed (Redis unreachable, or the watcher stopped).
+   */
+  async probe(): Promise<void> {
+    if (this.stopped) throw new ReconcileQueueStateError('the queue sentinel is no longer watched');
+    const failure = await this.enqueueCheck('periodic');
+    if (failure !== undefined) throw failure;
+  }
+
   /** Resolves once every check queued so far has run (for tests and orderly shutdown). */
   async settled(): Promise<void> {
     await this.checking;
   }
 
-  private enqueueCheck(kind: 'create' | 'periodic' | 'after-reconnect'): void {
+  /** Queues a check; resolves with what made it fail (undefined when Redis answered). Never rejects. */
+  private enqueueCheck(kind: 'create' | 'periodic' | 'after-reconnect'): Promise<Error | undefined> {
     // Checks run one at a time so a reconnect and a timer tick cannot both report one loss.
-    this.checking = this.checking.then(() => this.check(kind));
+    const outcome = this.checking.then(() => this.check(kind));
+    this.checking = outcome.then(() => undefined);
+    return outcome;
   }
 
-  private async check(kind: 'create' | 'periodic' | 'after-reconnect'): Promise<void> {
-    if (this.stopped) return;
+  /** Runs one check; resolves with what made it fail, or undefined when Redis answered. */
+  private async check(kind: 'create' | 'periodic' | 'after-reconnect'): Promise<Error | undefined> {
+    if (this.stopped) return new ReconcileQueueStateError('the queue sentinel is no longer watched');
     const { store, logger } = this.options;
     try {
       if (kind === 'create') {
         await store.create();
-        return;
+      } else {
+        const present = await store.refresh();
+        if (!present) {
+          await store.create();
+          this.fire('state-lost');
+        } else if (kind === 'after-reconnect') {
+          this.fire('reconnected');
+        }
       }
-      const present = await store.refresh();
-      if (!present) {
-        await store.create();
-        this.fire('state-lost');
-      } else if (kind === 'after-reconnect') {
-        this.fire('reconnected');
-      }
+      this.lastAnsweredAt = this.options.clock.now();
+      return undefined;
     } catch (err) {
       // Redis is unreachable right now; the next `ready` or tick checks again.
       logger.debug({ err, kind }, 'queue sentinel check failed');
       if (kind === 'after-reconnect') this.fire('reconnected');
+      return err instanceof Error ? err : new Error('queue sentinel check failed', { cause: err });
     }
   }
 

@@ -66,11 +66,16 @@ function criticalPodVerdict(pod: V1Pod, failures: readonly Rejection[], fit: { n
   }
 }
 
-/** The general predicates as one handler: the first failure is the rejection (a critical pod's room is made by preemption). */
-export function generalPredicatesAdmitHandler(): PodAdmitHandler {
+/**
+ * The general predicates as one handler: the first failure is the rejection (a critical pod's room
+ * is made by preemption). `pluginResources` is the kubelet's plugin resource update: the Node as
+ * the predicates see it for this pod (devices it already holds count as allocatable).
+ */
+export function generalPredicatesAdmitHandler(pluginResources?: (pod: V1Pod, node: V1Node) => V1Node): PodAdmitHandler {
   return {
     name: 'general-predicates',
-    admit: ({ pod, node, otherPods }): AdmitResult => {
+    admit: ({ pod, node: registered, otherPods }): AdmitResult => {
+      const node = pluginResources?.(pod, registered) ?? registered;
       const failures = generalPredicateFailures(pod, node, otherPods);
       const first = failures[0];
       if (first === undefined) return ADMITTED;

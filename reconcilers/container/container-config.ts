@@ -25,6 +25,7 @@ import {
 } from '../model/runtime-labels.js';
 import { podGracePeriodSeconds, podIdentity, podNamespaces } from './sandbox-config.js';
 import { containerSecurityContext, type ContainerSecuritySettings, type ImageUser } from './security-context.js';
+import type { DeviceRunOptions } from '../devices/types.js';
 
 export interface ContainerConfigOptions {
   readonly pod: V1Pod;
@@ -44,6 +45,8 @@ export interface ContainerConfigOptions {
   readonly memoryCapacityBytes: number;
   /** The container's namespaces when not the pod's (an ephemeral container joins its target's processes). */
   readonly namespaces?: NamespaceOptions;
+  /** What its device plugins' allocations add (`devices/`): envs and mounts before the container's own, device nodes, annotations, CDI devices. */
+  readonly devices?: DeviceRunOptions;
 }
 
 const CPU_PERIOD_US = 100_000n;
@@ -89,20 +92,40 @@ function restorableSpec(container: V1Container): Record<string, string> {
   };
 }
 
+/**
+ * The device plugins' part of the config, as the kubelet's GenerateRunContainerOptions orders it:
+ * their envs and mounts first (the container's own come after and win), their device nodes and
+ * CDI devices, and their annotations under the kubelet's own.
+ */
+function deviceParts(devices: DeviceRunOptions | undefined): Pick<ContainerConfig, 'devices' | 'cdiDevices'> & { envs: readonly KeyValue[]; mounts: readonly Mount[]; annotations: Readonly<Record<string, string>> } {
+  if (devices === undefined) return { envs: [], mounts: [], annotations: {} };
+  return {
+    envs: devices.envs,
+    mounts: devices.mounts.map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readOnly })),
+    annotations: devices.annotations,
+    ...(devices.devices.length === 0 ? {} : { devices: devices.devices }),
+    ...(devices.cdiDevices.length === 0 ? {} : { cdiDevices: devices.cdiDevices }),
+  };
+}
+
 /** Builds the CRI config of one container. Pure. @throws InvalidSecurityProfileError */
 export function buildContainerConfig(options: ContainerConfigOptions): ContainerConfig {
   const { pod, container } = options;
   const identity = podIdentity(pod);
+  const fromDevices = deviceParts(options.devices);
   return {
+    ...(fromDevices.devices === undefined ? {} : { devices: fromDevices.devices }),
+    ...(fromDevices.cdiDevices === undefined ? {} : { cdiDevices: fromDevices.cdiDevices }),
     metadata: { name: container.name, attempt: options.restartCount },
     image: { image: options.imageRef },
-    command: expandCommand(container.command, options.env),
-    args: expandCommand(container.args, options.env),
+    command: expandCommand(container.command, [...fromDevices.envs, ...options.env]),
+    args: expandCommand(container.args, [...fromDevices.envs, ...options.env]),
     workingDir: container.workingDir ?? '',
-    envs: options.env,
-    mounts: idMappedMounts(options.mounts, options.namespaces?.userNamespace),
+    envs: [...fromDevices.envs, ...options.env],
+    mounts: idMappedMounts([...fromDevices.mounts, ...options.mounts], options.namespaces?.userNamespace),
     labels: containerLabels(identity, container.name, options.nodeName),
     annotations: {
+      ...fromDevices.annotations,
       [ANNOTATION_CONTAINER_HASH]: hashContainerSpec(container),
       [ANNOTATION_RESTART_COUNT]: String(options.restartCount),
       [ANNOTATION_TERMINATION_MESSAGE_PATH]: container.terminationMessagePath ?? '/dev/termination-log',

@@ -266,6 +266,29 @@ describe('preStop hooks in the assembled reconciler', () => {
     assert.equal(h.store.get(UID), undefined);
   });
 
+  it('bounds a hanging hook of a force-deleted pod (its final object carried grace 0) by the kubelet\u2019s 1 s, not the 5 s recorded on its container', async () => {
+    let hookStarted = false;
+    h.runtime.execHandler = () => {
+      hookStarted = true;
+      return new Promise<ExecSyncResult>(() => undefined);
+    };
+    h.store.set(UID, hookedPod({ preStop: { exec: { command: ['hang'] } } }, 5));
+    await h.reconciler().reconcile(ref);
+    await rememberNames(h);
+    // `kubectl delete --grace-period=0 --force`: the object is gone, its last version said 0.
+    h.store.delete(UID);
+    h.finalDeletionGraces.set(UID, 0);
+    const done = h.reconciler().reconcile(ref);
+    await until('the hook running', () => hookStarted);
+    await h.clock.advance(999);
+    assert.deepEqual(stopsOf(h, 'app'), [], 'still within the 1 s');
+    await h.clock.advance(1);
+    await until('app stopped at 1 s', () => stopsOf(h, 'app').length > 0);
+    await done;
+    assert.deepEqual(stopsOf(h, 'app'), [2], 'abandoned at 1 s: the 2 s minimum window');
+    assert.deepEqual((await appIds(h)).length, 0, 'the pod was removed from the runtime');
+  });
+
   it('abandons the hook sooner when a shorter grace period arrives while it runs', async () => {
     h.store.set(UID, hookedPod({ preStop: { sleep: { seconds: 25 } } }));
     await h.reconciler().reconcile(ref);

@@ -23,7 +23,7 @@ export interface StartedContainer {
 
 /** Callbacks of a per-pod manager; implement only those you need. */
 export interface PodLifecycleObserver {
-  /** The pod is about to run on this node for the first time since the agent started. */
+  /** The pod is about to run on this node for the first time since the agent started, or since it was forgotten (a restart). */
   podAdmitted?(key: PodKey): void;
   /** A sandbox of the pod is running (a first one, or a replacement). */
   sandboxStarted?(key: PodKey, sandboxId: string): void;
@@ -33,7 +33,10 @@ export interface PodLifecycleObserver {
   podTerminating?(key: PodKey, gracePeriodSeconds: number): void;
   /** Nothing of the pod runs any more. Its objects may still exist in the API and the runtime. */
   podTerminated?(key: PodKey): void;
-  /** The pod is gone from every pod source and from the runtime: drop everything kept for it. */
+  /**
+   * The pod is gone from every pod source and from the runtime, or it was removed from the runtime
+   * to run afresh under the same UID (a source delivered it again): drop everything kept for it.
+   */
   podForgotten?(key: PodKey): void;
 }
 

@@ -102,6 +102,41 @@ describe('pod lifecycle kernel', () => {
     assert.equal(lifecycle.get(key.uid), undefined);
   });
 
+  it('flags a restart only on a UID it knows, in any phase, telling no manager; a flagged UID never syncs again until forgotten', () => {
+    const lifecycle = kernel();
+    const r = recorder();
+    lifecycle.register(r);
+    assert.equal(lifecycle.requestRestart(key), false, 'a first sighting: nothing to restart');
+    assert.equal(lifecycle.get(key.uid), undefined);
+    assert.equal(lifecycle.admit(key), true);
+    assert.equal(lifecycle.requestRestart(key), true);
+    assert.equal(lifecycle.requestRestart(key), true, 'idempotent');
+    assert.equal(lifecycle.get(key.uid)?.phase, 'syncing', 'the reconciler, not the flag, stops the pod');
+    assert.equal(lifecycle.get(key.uid)?.restartRequested, true);
+    assert.equal(lifecycle.admit(key), false, 'the old run and the new one never overlap');
+    lifecycle.terminate(key, 30);
+    lifecycle.terminated(key);
+    lifecycle.removed(key);
+    assert.equal(lifecycle.get(key.uid)?.restartRequested, true, 'kept through termination and removal');
+    lifecycle.forget(key);
+    assert.equal(lifecycle.admit(key), true, 'a forgotten UID is admitted afresh');
+    assert.equal(lifecycle.get(key.uid)?.restartRequested, undefined, 'the new run starts with no request');
+    assert.deepEqual(r.calls, ['admitted:u1', 'terminating:30', 'terminated:u1', 'forgotten:u1', 'admitted:u1']);
+  });
+
+  it('flags a restart on a terminating or terminated UID too', () => {
+    const lifecycle = kernel();
+    lifecycle.terminate(key, 5);
+    assert.equal(lifecycle.requestRestart(key), true);
+    lifecycle.terminated(key);
+    assert.equal(lifecycle.get(key.uid)?.restartRequested, true);
+    const other: PodKey = { uid: 'u2', namespace: 'ns', name: 'other' };
+    lifecycle.terminate(other, 5);
+    lifecycle.terminated(other);
+    assert.equal(lifecycle.requestRestart(other), true);
+    assert.equal(lifecycle.get(other.uid)?.restartRequested, true);
+  });
+
   it('forgets a pod it never saw (after an agent restart), telling every manager', () => {
     const lifecycle = kernel();
     const r = recorder();

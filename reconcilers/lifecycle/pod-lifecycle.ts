@@ -9,18 +9,26 @@
  *     │          │ sandboxStarted / containerStarted        │ terminate(shorter grace)      │
  *     │          ▼                                          ▼                               ▼
  *   podAdmitted  managers                         podTerminating (once)          podTerminated (once)   podForgotten
+ *
+ *   requestRestart() in any phase ─► restartRequested (a flag until forget): the reconciler takes the
+ *   pod on to terminated and removed(); housekeeping forgets it, then admits the UID afresh ─► admit …
  * ```
  *
  * Invariants:
  * - Monotonic: syncing → terminating → terminated. A UID that started terminating never syncs
- *   again (`admit` answers false), so a finished pod never starts again, even before the API
- *   shows its terminal phase.
+ *   again (`admit` answers false) until it is forgotten, so a finished pod never starts again,
+ *   even before the API shows its terminal phase.
  * - A grace period can only shrink: `terminate` keeps the shortest grace seen for the UID.
  * - `terminatingAt` and `terminatedAt` are set once, from the injected clock.
  * - `removedAt` (set once, only on a terminated pod) says this process removed every sandbox and
  *   container of the pod from the runtime. Nothing of it can come back: only a syncing pod gets
  *   sandboxes, and a terminated one never syncs again. `objectDeletedAt` (set once, only on a
  *   removed pod) says this process then deleted its API object.
+ * - `restartRequested` (set only on a known UID, cleared only by `forget`) says a pod source
+ *   delivered the UID again after removing it (the kubelet's `restartRequested`, set when its pod
+ *   worker sees a create for a UID whose termination was requested). A record with it never syncs
+ *   again either (`admit` answers false, even while syncing): the pod as it ran stops and is
+ *   removed, and only a forgotten UID runs anew, so the old and the new run never overlap.
  * - `forget` is the only way a record goes, and it always tells the managers (idempotent), so a
  *   pod that vanished while the agent was down is still forgotten by every manager.
  * - Impossible moves (a terminated pod admitted again, `terminated` before `terminate`) are
@@ -46,6 +54,11 @@ export interface PodLifecycleRecord {
   readonly objectDeletedAt?: number;
   /** The shortest grace period asked for since termination began. */
   readonly gracePeriodSeconds?: number;
+  /**
+   * A pod source delivered the UID again after removing it: once the pod as it ran has terminated
+   * and been removed here, housekeeping forgets the UID and admits it afresh (a restart).
+   */
+  readonly restartRequested?: boolean;
 }
 
 export interface PodLifecycleOptions {
@@ -92,11 +105,12 @@ export class PodLifecycle implements PodStartEvents {
 
   /**
    * The pod is to run. The first call for a UID creates its record and tells the managers; later
-   * calls do nothing. Returns false when the UID already started terminating: it must not run.
+   * calls do nothing. Returns false when the UID already started terminating, or is to restart:
+   * it must not run (again) before it is forgotten.
    */
   admit(key: PodKey): boolean {
     const record = this.records.get(key.uid);
-    if (record !== undefined) return record.phase === 'syncing';
+    if (record !== undefined) return record.phase === 'syncing' && record.restartRequested !== true;
     this.records.set(key.uid, { key, phase: 'syncing', admittedAt: this.options.clock.now() });
     this.notify('podAdmitted', (o) => o.podAdmitted?.(key));
     return true;
@@ -151,6 +165,21 @@ export class PodLifecycle implements PodStartEvents {
   }
 
   /**
+   * A pod source delivered the UID again after it removed it (an add, not a first sighting: a
+   * restarted agent has no record yet), as the kubelet's pod worker flags `restartRequested` on a
+   * create for a UID whose termination was requested. Sets `restartRequested` (idempotent) and
+   * returns true; returns false, changing nothing, when the kernel has no record of the UID (the
+   * pod is simply admitted). No manager is told: the pod's phase is unchanged, the reconciler
+   * stops it from here on.
+   */
+  requestRestart(key: PodKey): boolean {
+    const record = this.records.get(key.uid);
+    if (record === undefined) return false;
+    record.restartRequested = true;
+    return true;
+  }
+
+  /**
    * Every sandbox and container of the terminated pod was removed from the runtime. No manager is
    * told (the pod's state is unchanged); a record that is not terminated is left alone.
    */
@@ -176,7 +205,10 @@ export class PodLifecycle implements PodStartEvents {
     record.objectDeletedAt ??= this.options.clock.now();
   }
 
-  /** The pod is gone from every source and the runtime: drops the record and tells every manager. */
+  /**
+   * The pod is gone from every source and the runtime, or it was removed here for its restart:
+   * drops the record (restart request included) and tells every manager.
+   */
   forget(key: PodKey): void {
     this.records.delete(key.uid);
     this.notify('podForgotten', (o) => o.podForgotten?.(key));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLifecycleRecord } from './pod-lifecycle.js';
-import { nothingLeftToSync, onlyForgettingLeft } from './removed-pods.js';
+import { nothingLeftToSync, onlyForgettingLeft, restartDue } from './removed-pods.js';
 
 const key = { uid: 'u1', namespace: 'ns', name: 'p' };
 const removed: PodLifecycleRecord = { key, phase: 'terminated', terminatingAt: 1, terminatedAt: 2, removedAt: 3 };
@@ -45,5 +45,26 @@ describe('onlyForgettingLeft', () => {
     const finished: V1Pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date(0) } };
     assert.equal(nothingLeftToSync({ record: removed, desired: finished, absenceTrusted: true }), false);
     assert.equal(nothingLeftToSync({ record: undefined, desired: finished, absenceTrusted: true }), false);
+  });
+});
+
+describe('restartDue', () => {
+  const restart: PodLifecycleRecord = { ...removed, restartRequested: true };
+
+  it('holds for a pod removed here for its restart that a source still has, and then asks no sync of it', () => {
+    assert.equal(restartDue({ record: restart, desired: pod }), true);
+    assert.equal(nothingLeftToSync({ record: restart, desired: pod, absenceTrusted: true }), true, 'housekeeping forgets it and starts it again');
+    assert.equal(onlyForgettingLeft({ record: restart, desired: pod, absenceTrusted: true }), false);
+  });
+
+  it('does not hold before the pod is removed here, without a restart request, once its source dropped it again, or for an object deleted here', () => {
+    const { removedAt: _removedAt, ...terminated } = restart;
+    assert.equal(restartDue({ record: terminated, desired: pod }), false, 'terminated, not removed yet: the run removes it first');
+    assert.equal(restartDue({ record: { key, phase: 'syncing', restartRequested: true }, desired: pod }), false, 'still syncing: the run stops it first');
+    assert.equal(restartDue({ record: removed, desired: pod }), false, 'no restart asked: a pod removed here stays until its source drops it');
+    assert.equal(restartDue({ record: restart, desired: undefined }), false, 'gone again: only forgetting is left');
+    assert.equal(onlyForgettingLeft({ record: restart, desired: undefined, absenceTrusted: true }), true);
+    assert.equal(restartDue({ record: { ...restart, objectDeletedAt: 4 }, desired: pod }), false, 'its object deleted here: on its way out');
+    assert.equal(restartDue({ record: undefined, desired: pod }), false);
   });
 });

@@ -12,6 +12,12 @@
  * The events this saves are the echoes of the pod's own deletion: the API server's update that
  * sets the grace period to 0 (often seen before the answer to the deletion reaches the run that
  * asked for it), then the deletion itself.
+ *
+ * A removed pod whose restart was requested (a source delivered its UID again after removing it)
+ * and that a source still has is due to restart: as the kubelet's `SyncKnownPods` removes such a
+ * worker's history although the pod is desired and `HandlePodCleanups` sends the pod a fresh
+ * create, the sweep (`PodReconciler.forgetPodsToRestart`) forgets it and asks for a reconcile,
+ * which admits it afresh. Until then no event about it asks for work either.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLifecycleRecord } from './pod-lifecycle.js';
@@ -34,14 +40,24 @@ export function onlyForgettingLeft(facts: RemovedPodFacts): boolean {
 }
 
 /**
+ * Whether all that is left is to forget the pod and admit it afresh: removed here for a restart
+ * (`restartRequested`), its object not deleted here (an API pod this process deleted is on its way
+ * out), and a source has it.
+ */
+export function restartDue(facts: Pick<RemovedPodFacts, 'record' | 'desired'>): boolean {
+  const { record } = facts;
+  return record?.restartRequested === true && record.removedAt !== undefined && record.objectDeletedAt === undefined && facts.desired !== undefined;
+}
+
+/**
  * Whether an event about the pod asks for no reconcile: removed here, and its object was deleted
  * here (the object left in a source is on its way out, or held by a finalizer), or the run in
  * flight is the one deleting it (a run of a removed pod that still has its object can only be
  * that: it deletes the object, or fails and is retried by the queue, events or not), or all that is
- * left is to forget it.
+ * left is to forget it, or to forget it and start it again.
  */
 export function nothingLeftToSync(facts: RemovedPodFacts): boolean {
   const { record } = facts;
   if (record?.removedAt === undefined) return false;
-  return record.objectDeletedAt !== undefined || facts.runInFlight === true || onlyForgettingLeft(facts);
+  return record.objectDeletedAt !== undefined || facts.runInFlight === true || onlyForgettingLeft(facts) || restartDue(facts);
 }

@@ -2,10 +2,12 @@
  * Pods no pod source has any more, the kubelet's `HandlePodCleanups`: a run for such a pod stops
  * and removes whatever the runtime still has of it, with the preStop hooks kept on its containers
  * (the pod restored from its containers, `runtime/restored-pod.ts`) and the kubelet's grace period,
- * then forgets it; the periodic housekeeping forgets the pods this process already removed.
+ * then forgets it; the periodic housekeeping forgets the pods this process already removed, and
+ * forgets for a fresh start those removed for their restart that a source still has.
  */
 import { podDisplayName, type PodKey } from '../../util/pod-key.js';
-import { onlyForgettingLeft } from '../lifecycle/removed-pods.js';
+import { onlyForgettingLeft, restartDue } from '../lifecycle/removed-pods.js';
+import { isStaticPodObject } from '../lifecycle/static-pod-names.js';
 import { emptyObservation, hasRuntimeObjects, type ObservedPod } from '../model/observed-pod.js';
 import { ANNOTATION_GRACE_PERIOD, intAnnotation } from '../model/runtime-labels.js';
 import { restorePod } from '../runtime/restored-pod.js';
@@ -22,7 +24,7 @@ const ORPHAN_GRACE_SECONDS = 2;
  */
 const UNKNOWN_ORPHAN_GRACE_SECONDS = 1;
 
-/** Stops and removes what the runtime has of a pod gone from every source, then forgets it. */
+/** Stops and removes what the runtime has of a pod gone from every source, then forgets it (or, given back meanwhile, leaves it removed for its restart). */
 export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope, observed: ObservedPod): Promise<void> {
   const { key, log, signal } = scope;
   const { lifecycle } = deps;
@@ -38,8 +40,22 @@ export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope
   }
   // Whatever there was is removed (each removal succeeded, or the run threw): PLEG's "vanished" is this run's work.
   reported(deps, emptyObservation(key.uid));
-  await deps.volumes.cleanup(key.uid);
-  lifecycle.forget(key);
+  await deps.volumes.cleanup(key.uid, signal);
+  if (lifecycle.get(key.uid)?.restartRequested === true) endRemovedForRestart(deps, key);
+  else lifecycle.forget(key);
+}
+
+/**
+ * A pod whose source delivered it again while it was being cleaned up (its restart was requested)
+ * ends terminated and removed rather than forgotten: a restart is the housekeeping's to make and
+ * count (`forgetPodsToRestart`), or, should the source have dropped it again, its forget.
+ */
+function endRemovedForRestart(deps: PodReconcilerOptions, key: PodKey): void {
+  const { lifecycle } = deps;
+  // Nothing runs any more: the grace period only moves a record that had not started terminating.
+  lifecycle.terminate(key, UNKNOWN_ORPHAN_GRACE_SECONDS);
+  lifecycle.terminated(key);
+  lifecycle.removed(key);
 }
 
 /**
@@ -50,21 +66,50 @@ export async function cleanUpGonePod(deps: PodReconcilerOptions, scope: RunScope
  * cannot be removed stays (logged) for the next sweep. Resolves with the number forgotten.
  */
 export async function forgetRemovedPods(deps: PodReconcilerOptions, runInFlight: (uid: string) => boolean): Promise<number> {
-  const { lifecycle, store, volumes, logger } = deps;
+  const { lifecycle, store } = deps;
   let forgotten = 0;
   for (const key of lifecycle.removedKeys()) {
     const facts = { record: lifecycle.get(key.uid), desired: store.get(key.uid), absenceTrusted: store.synced(key.uid) };
     if (!onlyForgettingLeft(facts) || runInFlight(key.uid)) continue;
-    try {
-      await volumes.cleanup(key.uid);
-    } catch (err: unknown) {
-      logger.warn({ err, podUID: key.uid, pod: podDisplayName(key) }, "could not remove a deleted pod's directory; the next housekeeping retries");
-      continue;
-    }
-    lifecycle.forget(key);
-    forgotten++;
+    if (await forgetRemoved(deps, key)) forgotten++;
   }
   return forgotten;
+}
+
+/**
+ * Forgets every pod removed here for its restart that a pod source still has
+ * (`lifecycle/removed-pods.ts` `restartDue`), as the kubelet's `SyncKnownPods` removes the history
+ * of a finished worker with `restartRequested` although its pod is desired: its directory is
+ * removed (the new run prepares its volumes anew) and every per-pod manager drops it. Each is
+ * counted (`kubelet_restarted_pods_total`, `static` as the kubelet labels it) and resolved with,
+ * for the reconcile that admits it afresh (the kubelet's `HandlePodCleanups` sends it a create).
+ * A UID with a run in flight is left to the next sweep, as is one whose directory cannot be removed.
+ */
+export async function forgetPodsToRestart(deps: PodReconcilerOptions, runInFlight: (uid: string) => boolean): Promise<PodKey[]> {
+  const { lifecycle, store, logger } = deps;
+  const restarted: PodKey[] = [];
+  for (const key of lifecycle.removedKeys()) {
+    const desired = store.get(key.uid);
+    if (desired === undefined || !restartDue({ record: lifecycle.get(key.uid), desired }) || runInFlight(key.uid)) continue;
+    if (!(await forgetRemoved(deps, key))) continue;
+    const isStatic = isStaticPodObject(desired);
+    deps.podFlows?.podRestarted(isStatic);
+    logger.info({ podUID: key.uid, pod: podDisplayName(key), static: isStatic }, 'restarting a pod removed from its source and added again with the same UID');
+    restarted.push(key);
+  }
+  return restarted;
+}
+
+/** Removes a removed pod's directory and forgets it; false (logged) when the directory cannot be removed yet. */
+async function forgetRemoved(deps: PodReconcilerOptions, key: PodKey): Promise<boolean> {
+  try {
+    await deps.volumes.cleanup(key.uid);
+  } catch (err: unknown) {
+    deps.logger.warn({ err, podUID: key.uid, pod: podDisplayName(key) }, "could not remove a removed pod's directory; the next housekeeping retries");
+    return false;
+  }
+  deps.lifecycle.forget(key);
+  return true;
 }
 
 /**

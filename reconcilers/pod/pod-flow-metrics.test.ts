@@ -19,10 +19,11 @@ interface Counts {
   sandboxRuns: { runtimeHandler: string; failed: boolean }[];
   containerEvents: string[];
   ensures: string[];
+  restarted: boolean[];
 }
 
 function recorder(): { counts: Counts; metrics: NonNullable<Parameters<typeof createReconcilerHarness>[0]>['podFlowMetrics'] & object } {
-  const counts: Counts = { started: 0, failed: 0, orphans: 0, containers: [], sandboxRuns: [], containerEvents: [], ensures: [] };
+  const counts: Counts = { started: 0, failed: 0, orphans: 0, containers: [], sandboxRuns: [], containerEvents: [], ensures: [], restarted: [] };
   return {
     counts,
     metrics: {
@@ -30,6 +31,7 @@ function recorder(): { counts: Counts; metrics: NonNullable<Parameters<typeof cr
       sandboxFailed: () => { counts.failed += 1; },
       sandboxRun: ({ runtimeHandler, failed }) => { counts.sandboxRuns.push({ runtimeHandler, failed }); },
       orphanFound: () => { counts.orphans += 1; },
+      podRestarted: (isStatic) => { counts.restarted.push(isStatic); },
       podAdmitted: (pod: V1Pod) => { counts.containers.push(pod.spec?.containers.length ?? 0); },
       containerStarting: (type) => { counts.containerEvents.push(`start ${type}`); },
       containerFailed: (type, code) => { counts.containerEvents.push(`fail ${type} ${code}`); },

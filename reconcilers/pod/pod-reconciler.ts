@@ -11,6 +11,7 @@
  * which tells every per-pod manager about each step):
  *
  *   admitted/syncing ──(deletionTimestamp | activeDeadlineSeconds | eviction | terminal phase)──► terminating ──► terminated ──(gone from every source)──► forgotten
+ *                    └──(removed from its source and added again: restartRequested)──► terminating ──► terminated, removed ──► forgotten ──► admitted afresh
  *
  * - admission: a pod the kernel has not admitted yet (new, or first seen since the agent started)
  *   goes through the node's admit handlers (`admission/`) first, in creation order against the
@@ -28,6 +29,11 @@
  *   can only shrink: a later, shorter grace period cuts a running stop short — report the final
  *   (terminal) status, remove the sandbox and volumes, then delete the pod object (UID
  *   precondition), so when `kubectl delete` returns nothing of the pod is left in the runtime.
+ * - restart (`restart-pod.ts`): a pod source removed the pod and delivered it again under the same
+ *   UID while this process still knew it (`restartRequested`, a static pod's manifest removed and
+ *   written back). The pod as it ran is stopped with its grace period and removed from the runtime;
+ *   the housekeeping then forgets it and reconciles it again, which admits it afresh (the kubelet's
+ *   `SyncKnownPods` and `HandlePodCleanups`; `kubelet_restarted_pods_total`).
  * - gone (`pod-cleanups.ts`, `HandlePodCleanups`): no pod source has this UID any more (deleted while the agent was down, force-deleted,
  *   or its deletion completed). Stop and remove whatever the runtime still has of it, with the
  *   preStop hooks kept on its containers (the pod restored from its containers, `runtime/restored-pod.ts`,
@@ -43,9 +49,11 @@
  */
 import { podDisplayName, type PodKey } from '../../util/pod-key.js';
 import type { ReconcileContext, Reconciler, ReconcileResult } from '../../util/reconcile.js';
+import { restartDue } from '../lifecycle/removed-pods.js';
 import { emptyObservation, hasRuntimeObjects, type ObservedPod } from '../model/observed-pod.js';
-import { cleanUpGonePod, forgetRemovedPods } from './pod-cleanups.js';
+import { cleanUpGonePod, forgetPodsToRestart, forgetRemovedPods } from './pod-cleanups.js';
 import type { PodReconcilerOptions } from './reconciler-deps.js';
+import { stopForRestart } from './restart-pod.js';
 import { observe, type RunScope } from './run-scope.js';
 import { syncPod } from './sync-pod.js';
 import { terminatePod } from './terminate-pod.js';
@@ -53,7 +61,7 @@ import { terminatePod } from './terminate-pod.js';
 /** How long to wait before looking again at a pod the store cannot vouch for yet. */
 const UNSYNCED_RETRY_MS = 2000;
 
-/** The pod reconciler: one UID's run, dispatched to sync (`sync-pod.ts`), terminate (`terminate-pod.ts`) or clean up (`pod-cleanups.ts`). */
+/** The pod reconciler: one UID's run, dispatched to sync (`sync-pod.ts`), terminate (`terminate-pod.ts`), stop for a restart (`restart-pod.ts`) or clean up (`pod-cleanups.ts`). */
 export class PodReconciler implements Reconciler {
   constructor(private readonly options: PodReconcilerOptions) {}
 
@@ -63,12 +71,19 @@ export class PodReconciler implements Reconciler {
     const scope: RunScope = { key, log: deps.logger.child({ podUID: key.uid, pod: podDisplayName(key) }), signal: context.signal };
     // Removed from the runtime and its object deleted by this process: nothing is left to do but
     // forget it, which housekeeping does (a run queued by an event of its last moments ends here).
-    if (deps.lifecycle.get(key.uid)?.objectDeletedAt !== undefined) return {};
+    const record = deps.lifecycle.get(key.uid);
+    if (record?.objectDeletedAt !== undefined) return {};
     const pod = deps.store.get(key.uid);
+    // Removed here for its restart: the housekeeping forgets it and asks for the run that starts it afresh.
+    if (restartDue({ record, desired: pod })) return {};
     const observed = pod === undefined && this.removedHere(key.uid) ? emptyObservation(key.uid) : await observe(deps, scope);
     if (pod === undefined) return this.reconcileGone(scope, observed);
     if (pod.metadata?.deletionTimestamp !== undefined) {
       await terminatePod(deps, scope, { pod, observed });
+      return {};
+    }
+    if (deps.lifecycle.get(key.uid)?.restartRequested === true) {
+      await stopForRestart(deps, scope, { pod, observed });
       return {};
     }
     return syncPod(deps, scope, pod, observed);
@@ -80,6 +95,15 @@ export class PodReconciler implements Reconciler {
    */
   forgetRemovedPods(runInFlight: (uid: string) => boolean): Promise<number> {
     return forgetRemovedPods(this.options, runInFlight);
+  }
+
+  /**
+   * Forgets every pod removed here for its restart that a pod source still has (`pod-cleanups.ts`),
+   * counting each restart; the periodic housekeeping calls it and reconciles the keys it resolves
+   * with, which admits those pods afresh.
+   */
+  forgetPodsToRestart(runInFlight: (uid: string) => boolean): Promise<PodKey[]> {
+    return forgetPodsToRestart(this.options, runInFlight);
   }
 
   /** A pod no source has: torn down once every source vouches for its absence and its origin confirms it. */

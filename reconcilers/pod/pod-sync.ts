@@ -51,6 +51,7 @@ import type { V1Node, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { VolumeManager } from '../volumes/index.js';
 import { admitHandlers, APPARMOR_NOT_ENABLED, PodAdmitter, type AdmissionSettings } from '../admission/index.js';
 import { DEFAULT_MASKED_PATHS, type ContainerSecuritySettings } from '../container/security-context.js';
+import type { DeviceManager } from '../devices/device-manager.js';
 import { PodCgroupManager } from '../cgroups/pod-cgroups.js';
 import type { CgroupFs } from '../cgroups/cgroupfs.js';
 import type { PodCgroupPolicy } from '../cgroups/pod-cgroup-config.js';
@@ -98,6 +99,8 @@ export interface NodeObjectSource {
 /** Every desired pod of this node: admission decides older pods first. */
 export interface PodLister {
   list(): readonly V1Pod[];
+  /** Whether every pod source has synced (absence from `list()` then means gone); unknown (never) when absent. */
+  synced?(): boolean;
 }
 
 /**
@@ -191,6 +194,8 @@ export interface PodSyncDeps {
   readonly podFlowMetrics?: StartedPodMetrics & PodFlowCounters & StartedContainerMetrics & ContainerTerminationMetrics & EnsureImageMetrics;
   /** Counts image volumes asked for, mounted and failed (`kubelet_image_volume_*_total`); absent: not counted. */
   readonly imageVolumeMetrics?: ImageVolumeMetrics;
+  /** The device manager (loaded from its checkpoint by the caller): admission, container configs, released with the pods; absent: no device plugins. */
+  readonly devices?: DeviceManager;
 }
 
 /** The assembled machinery. */
@@ -283,8 +288,11 @@ function buildAllocation(
   const resources = new PodResourceState({ rootDir: deps.node.rootDir, logger: deps.logger.child({ component: 'pod-resources' }) });
   const resizeConditions = new ResizeConditions(deps.clock);
   const cgroups = buildCgroups(deps, parts.lifecycle, resources);
+  // The device manager releases the devices of pods no source has any more (once every source synced).
+  const active = activePods(deps, parts.lifecycle, resources);
+  deps.devices?.useActivePods(() => (deps.pods?.synced?.() === true ? new Set(active().map((p) => p.metadata?.uid ?? '')) : undefined));
   const admitter = new PodAdmitter({
-    handlers: admitHandlers(security),
+    handlers: admitHandlers(deps.devices === undefined ? security : { ...security, devices: deps.devices }),
     events: deps.events,
     node: nodeObject,
     // Pods are admitted (also after an agent restart) with what they were allocated, not a pending resize.
@@ -323,7 +331,7 @@ function userNamespaceParts(deps: PodSyncDeps): { runtimeFeatures: RuntimeFeatur
   };
 }
 
-/** The executor's optional counters, as the deps give them. */
+/** The executor's optional counters (and the device manager), as the deps give them. */
 /** The probe workers: they read the desired pod and its status, and report to the status manager. */
 function buildProber(deps: PodSyncDeps, parts: { events: EventRecorder; failures: ProbeFailures; clock: Clock; logger: Logger }): ProberManager {
   return new ProberManager({
@@ -348,11 +356,12 @@ function reportingWriter(deps: PodSyncDeps, podStarts: PodStartTracker | undefin
   return podStarts === undefined ? counted : trackPodStarts(counted, podStarts);
 }
 
-function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics; startedPodMetrics?: StartedPodMetrics; startedContainerMetrics?: StartedContainerMetrics } {
+function executorMetrics(deps: PodSyncDeps): { lifecycleMetrics?: LifecycleMetrics; imageVolumeMetrics?: ImageVolumeMetrics; startedPodMetrics?: StartedPodMetrics; startedContainerMetrics?: StartedContainerMetrics; devices?: DeviceManager } {
   return {
     ...(deps.podFlowMetrics === undefined ? {} : { startedPodMetrics: deps.podFlowMetrics, startedContainerMetrics: deps.podFlowMetrics }),
     ...(deps.lifecycleMetrics === undefined ? {} : { lifecycleMetrics: deps.lifecycleMetrics }),
     ...(deps.imageVolumeMetrics === undefined ? {} : { imageVolumeMetrics: deps.imageVolumeMetrics }),
+    ...(deps.devices === undefined ? {} : { devices: deps.devices }),
   };
 }
 
@@ -397,7 +406,7 @@ export function assemblePodSync(deps: PodSyncDeps): PodSync {
   const probeFailures = new ProbeFailures();
   const prober = buildProber(deps, { events, failures: probeFailures, clock, logger });
   const podStarts = deps.podStartMetrics === undefined ? undefined : new PodStartTracker({ clock, metrics: deps.podStartMetrics });
-  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.staticPodNames === undefined ? [] : [deps.staticPodNames]), ...(deps.extraManagers ?? [])];
+  const managers: readonly PodLifecycleObserver[] = [evictions, resizer, deps.status, deps.probeResults, restartBackoff, puller, startFailures, executor, deps.volumes, userNamespaces, events, prober, probeFailures, admitter, ...(podStarts === undefined ? [] : [podStarts]), ...(cgroups === undefined ? [] : [cgroups]), ...(deps.staticPodNames === undefined ? [] : [deps.staticPodNames]), ...[deps.devices].filter((m) => m !== undefined), ...(deps.extraManagers ?? [])];
   for (const manager of managers) lifecycle.register(manager);
   const reconciler = new PodReconciler({
     ...(deps.podFlowMetrics === undefined ? {} : { podFlows: deps.podFlowMetrics }),

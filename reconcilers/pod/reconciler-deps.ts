@@ -63,10 +63,12 @@ export interface PodFlowCounters {
   orphanFound(): void;
   /** A pod admitted for the first time (`kubelet_containers_per_pod_count`, `kubelet_pod_level_resources_admission_total`). */
   podAdmitted(pod: V1Pod): void;
+  /** A pod forgotten to run afresh under the same UID, static or not (`kubelet_restarted_pods_total`). */
+  podRestarted(isStatic: boolean): void;
 }
 
 export interface PodReconcilerOptions {
-  /** Orphans found and pods first admitted; absent: not counted. */
+  /** Orphans found, pods first admitted and pods restarted; absent: not counted. */
   readonly podFlows?: PodFlowCounters;
   /** Whether a runtime handler makes read-only mounts recursive (containerStatuses[].volumeMounts); absent: not known. */
   readonly recursiveReadOnlyOf?: (handler: string) => boolean | undefined;

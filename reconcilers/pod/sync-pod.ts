@@ -245,19 +245,28 @@ function admissionVerdict(deps: PodReconcilerOptions, scope: RunScope, pod: V1Po
 
 /**
  * Whether the pod must only be stopped: a rejection at admission, a terminal phase, an exceeded
- * deadline (recorded as an event), or a UID that already started terminating — it never runs
- * again, even before the API shows a terminal phase. `terminalReason` is what a Failed status
+ * deadline (recorded as an event), or a UID that already started terminating or is to restart —
+ * it never runs again (before it is forgotten), even before the API shows a terminal phase. `terminalReason` is what a Failed status
  * says (the rejection, or DeadlineExceeded).
  */
 function stopDecision(deps: PodReconcilerOptions, key: PodKey, pod: V1Pod, rejection: Rejection | undefined): StopDecision {
   const deadlineMs = activeDeadlineRemainingMs(pod, deps.clock.now());
   const deadlineExceeded = rejection === undefined && deadlineMs !== undefined && deadlineMs <= 0 && !isTerminalPhase(pod);
   if (deadlineExceeded) deps.events.record(pod, { type: 'Warning', ...DEADLINE_EXCEEDED });
-  const terminating = (deps.lifecycle.get(key.uid)?.phase ?? 'syncing') !== 'syncing';
+  const terminating = heldToStop(deps, key.uid);
   const kill = rejection === undefined ? deps.evictions?.of(key.uid) : undefined;
   const terminalReason = terminalReasonOf(rejection, kill, deadlineExceeded);
   const mustStop = rejection !== undefined || kill !== undefined || isTerminalPhase(pod) || deadlineExceeded || terminating;
   return { mustStop, deadlineExceeded, terminalReason, killGraceSeconds: kill?.gracePeriodSeconds };
+}
+
+/**
+ * Whether the kernel holds the pod to stopping: it started terminating, or is to restart (whose
+ * runs take the restart path, `restart-pod.ts`; this guards a sync that raced the request).
+ */
+function heldToStop(deps: PodReconcilerOptions, uid: string): boolean {
+  const record = deps.lifecycle.get(uid);
+  return record !== undefined && (record.phase !== 'syncing' || record.restartRequested === true);
 }
 
 /** Admits a pod that is to run, or moves one that must stop to terminating; returns the grace period to kill with. */

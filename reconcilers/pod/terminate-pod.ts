@@ -37,6 +37,6 @@ export async function terminatePod(deps: PodReconcilerOptions, scope: RunScope, 
   await deps.executor.removePod(key, after, signal);
   lifecycle.removed(key);
   reported(deps, emptyObservation(key.uid));
-  await deps.volumes.cleanup(key.uid);
+  await deps.volumes.cleanup(key.uid, signal);
   if (await deps.status.deletePod(pod)) lifecycle.objectDeleted(key);
 }

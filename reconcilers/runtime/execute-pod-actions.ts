@@ -191,7 +191,7 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     }
     // Step 3: volumes (refreshed on every sync that starts something) and the sandbox.
     signal?.throwIfAborted();
-    const prepared = await this.prepareVolumes(pod, plan.createSandbox);
+    const prepared = await this.prepareVolumes(pod, plan.createSandbox, signal);
     // What this node cannot give fails here, where the kubelet's check fails: before any sandbox.
     if (plan.createSandbox) this.refuseUnsupported(pod);
     // The resolver configuration is formed on every sync that starts something, as the kubelet's
@@ -299,10 +299,10 @@ export class PodActionsExecutor implements PodLifecycleObserver {
     return pullImageVolumes({ pod, puller: this.options.puller, runtimeHandler, signal });
   }
 
-  private async prepareVolumes(pod: V1Pod, newSandbox: boolean): Promise<PreparedVolumes> {
+  private async prepareVolumes(pod: V1Pod, newSandbox: boolean, signal: AbortSignal | undefined): Promise<PreparedVolumes> {
     const uid = pod.metadata?.uid ?? '';
     try {
-      const prepared = await this.options.volumes.prepare(pod);
+      const prepared = await this.options.volumes.prepare(pod, signal);
       this.prepared.set(uid, prepared);
       return prepared;
     } catch (error) {

@@ -38,10 +38,14 @@ const IMAGE_VOLUME_MOUNT_FAILED = 'ImageVolumeMountFailed';
 import { runtimeHandlerFor, type RuntimeHandlerLookup } from '../container/runtime-handlers.js';
 import { handlerInfo, type RuntimeFeatureReader } from './runtime-features.js';
 import type { HostsMountRequest, PodDnsConfigurer } from '../dns/pod-dns-configurer.js';
+import type { ContainerDeviceSource } from '../devices/device-manager.js';
+import type { DeviceRunOptions } from '../devices/types.js';
 import { imageUserOf, verifyRunAsNonRoot, type ContainerSecuritySettings, type ImageUser } from '../container/security-context.js';
 
 export interface ContainerStarterOptions {
   readonly runtime: RuntimeService;
+  /** The device manager: a container's device plugin allocations (`devices/`); absent: no device plugins. */
+  readonly devices?: ContainerDeviceSource;
   readonly puller: ImagePuller;
   readonly envApi: EnvSourceApi;
   /** The node's cached services: every container's service variables. */
@@ -191,6 +195,8 @@ export class ContainerStarter {
     // After env and mounts, as the kubelet's generateContainerConfig checks them.
     const imageUser = await this.configStep(pod, container.name, () => this.checkImageUser(pod, container, image, signal));
     const namespaces = await this.configStep(pod, container.name, () => Promise.resolve(namespacesOf(request, container)));
+    // As the kubelet's GenerateRunContainerOptions: the devices (allocated before the first start, PreStartContainer before each).
+    const devices = await this.configStep(pod, container.name, () => this.deviceOptions(pod, container, signal));
     const termination = await prepareTerminationMessageFile({
       rootDir: this.options.rootDir,
       podUid: pod.metadata?.uid ?? '',
@@ -211,6 +217,7 @@ export class ContainerStarter {
       imageUser,
       memoryCapacityBytes: this.options.nodeAllocatable.memoryBytes,
       namespaces,
+      ...(devices === undefined ? {} : { devices }),
     });
     const volumeImages: Record<string, string> = imageVolumes.size === 0 ? {} : { [ANNOTATION_IMAGE_VOLUMES]: JSON.stringify([...imageVolumes.values()].map((v) => v.image)) };
     const config = { ...base, annotations: { ...base.annotations, [ANNOTATION_TERMINATION_MESSAGE_HOST_PATH]: termination.hostPath, ...volumeImages } };
@@ -245,6 +252,17 @@ export class ContainerStarter {
     const handler = await runtimeHandlerFor(this.options.runtimeHandlers, pod.spec?.runtimeClassName, signal);
     const snapshot = await this.options.runtimeFeatures.current(signal === undefined ? {} : { signal });
     return handlerInfo(snapshot, handler)?.recursiveReadOnlyMounts === true;
+  }
+
+  /** The container's device additions; a failure is the kubelet's CreateContainerConfigError. */
+  private async deviceOptions(pod: V1Pod, container: V1Container, signal: AbortSignal | undefined): Promise<DeviceRunOptions | undefined> {
+    if (this.options.devices === undefined) return undefined;
+    try {
+      return await this.options.devices.runOptions(pod, container, signal);
+    } catch (error) {
+      if (isCancellation(error, signal)) throw error;
+      throw new ContainerStartError(container.name, 'CreateContainerConfigError', errorMessage(error), { cause: error });
+    }
   }
 
   private async checkImageUser(pod: V1Pod, container: V1Container, image: EnsuredImage, signal: AbortSignal | undefined): Promise<ImageUser> {

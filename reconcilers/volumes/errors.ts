@@ -25,7 +25,15 @@ export interface VolumeErrorInit {
   /** The failures of single volumes this one stands for (defaults to itself). */
   readonly failures?: readonly VolumeError[];
   readonly cause?: unknown;
+  /**
+   * The kubelet's operation that failed, the prefix of its event message: `MountVolume.SetUp`
+   * (default), `MountVolume.MountDevice` (staging), `MountVolume.WaitForAttach`.
+   */
+  readonly operation?: MountOperation;
 }
+
+/** The kubelet's mount operations whose failures name themselves in FailedMount events. */
+export type MountOperation = 'MountVolume.SetUp' | 'MountVolume.MountDevice' | 'MountVolume.WaitForAttach' | 'VerifyControllerAttachedVolume';
 
 /** A volume could not be prepared or mounted. The message names the volume and the cause. */
 export class VolumeError extends Error {
@@ -36,6 +44,8 @@ export class VolumeError extends Error {
   readonly detail: string;
   /** The single-volume failures this error stands for: several when more than one volume failed. */
   readonly failures: readonly VolumeError[];
+  /** The kubelet's operation that failed (the event message's prefix). */
+  readonly operation: MountOperation;
 
   constructor(init: VolumeErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -43,6 +53,7 @@ export class VolumeError extends Error {
     this.volumeName = init.volumeName;
     this.detail = init.detail ?? init.message;
     this.failures = init.failures ?? [this];
+    this.operation = init.operation ?? 'MountVolume.SetUp';
   }
 }
 
@@ -52,8 +63,8 @@ export function isVolumeError(error: unknown): error is VolumeError {
 }
 
 /** A `FailedMount` error for one volume: `volume "<name>": <cause>`. */
-export function failedMount(volumeName: string, cause: string, original?: unknown): VolumeError {
-  return new VolumeError({ reason: 'FailedMount', volumeName, message: `volume "${volumeName}": ${cause}`, detail: cause, cause: original });
+export function failedMount(volumeName: string, cause: string, original?: unknown, operation?: MountOperation): VolumeError {
+  return new VolumeError({ reason: 'FailedMount', volumeName, message: `volume "${volumeName}": ${cause}`, detail: cause, cause: original, ...(operation === undefined ? {} : { operation }) });
 }
 
 /**
@@ -64,9 +75,12 @@ export function failedMount(volumeName: string, cause: string, original?: unknow
 export function mountFailureMessages(error: unknown): string[] {
   if (!isVolumeError(error)) return [`MountVolume.SetUp failed: ${describeCause(error)}`];
   return error.failures.map((failure) =>
-    failure.volumeName === undefined
-      ? `MountVolume.SetUp failed: ${failure.message}`
-      : `MountVolume.SetUp failed for volume ${goQuote(failure.volumeName)} : ${failure.detail}`,
+    // The kubelet's VerifyControllerAttachedVolume words its failure as the prefix itself: `<why> for volume "<name>" `.
+    failure.operation === 'VerifyControllerAttachedVolume' && failure.volumeName !== undefined
+      ? `${failure.detail} for volume ${goQuote(failure.volumeName)} `
+      : failure.volumeName === undefined
+      ? `${failure.operation} failed: ${failure.message}`
+      : `${failure.operation} failed for volume ${goQuote(failure.volumeName)} : ${failure.detail}`,
   );
 }
 

@@ -21,3 +21,5 @@ export { asksRecursiveReadOnly, containerMounts, resolveRecursiveReadOnly, type 
 export { prepareContainerMounts } from './subpath.js';
 export { createVolumeSourceApi } from './api.js';
 export { isVolumeError, mountFailureMessages, VolumeError, type VolumeErrorReason } from './errors.js';
+export { CsiDriverStore, type CsiDriverLookup, type CsiNodeClient, type CsiPluginOptions, type CsiVolumeApi } from './csi/types.js';
+export { createCsiVolumeApi } from './csi/api.js';

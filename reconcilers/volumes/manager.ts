@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { V1CSIVolumeSource, V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { writeAtomically } from './atomic-writer.js';
 import { configMapPayload } from './configmap.js';
@@ -16,7 +16,9 @@ import { unmountAllUnder } from './mounts-table.js';
 import { describeCause, failedMount, isVolumeError, VolumeError } from './errors.js';
 import { ensureDir } from './fs-util.js';
 import { prepareHostPath } from './host-path.js';
-import { ephemeralClaimName, resolveClaim, type ClaimRequest } from './persistent-volume.js';
+import { boundVolume, ephemeralClaimName, hostClaimedVolume, type ClaimRequest } from './persistent-volume.js';
+import { CsiVolumePlugin } from './csi/csi-plugin.js';
+import { inlineCsiSpec, persistentCsiSpec } from './csi/spec.js';
 import { pluginDir, POD_DIR_MODE, podDir, volumeDir, type VolumePluginDir } from './layout.js';
 import { applyFsGroup, fsGroupOf, fsUserOf } from './ownership.js';
 import { DEFAULT_FILE_MODE, fileMode, type Payload } from './payload.js';
@@ -38,9 +40,12 @@ interface ManagerContext {
   readonly clock: () => Date;
   readonly tokens: ServiceAccountTokens;
   readonly logger: Logger;
+  /** The CSI volume plugin; absent: csi volumes are refused as unsupported. */
+  readonly csi: CsiVolumePlugin | undefined;
 }
 
 interface PodContext extends ManagerContext {
+  readonly signal: AbortSignal | undefined;
   readonly pod: V1Pod;
   readonly uid: string;
   readonly namespace: string;
@@ -56,26 +61,33 @@ interface PreparedVolume {
 /** Creates a volume manager rooted at `options.rootDir`. */
 export function createVolumeManager(options: VolumeManagerOptions): VolumeManager {
   const clock = options.clock ?? ((): Date => new Date());
+  const logger = options.logger.child({ component: 'volumes' });
+  const csi = options.csi === undefined ? undefined : new CsiVolumePlugin({ ...options.csi, rootDir: options.rootDir, readSecret: (namespace, name) => options.api.readSecret(namespace, name), logger: logger.child({ plugin: 'kubernetes.io/csi' }) });
   const context: ManagerContext = {
     rootDir: options.rootDir,
     options,
     clock,
     tokens: createServiceAccountTokens({ api: options.api, clock }),
-    logger: options.logger.child({ component: 'volumes' }),
+    logger,
+    csi,
   };
   return {
-    prepare: (pod) => preparePod(context, pod, ALL_KINDS),
+    prepare: (pod, signal) => preparePod(context, pod, { kinds: ALL_KINDS, signal }),
     async refresh(pod): Promise<void> {
-      await preparePod(context, pod, FOLLOWING_SOURCE_KINDS);
+      await preparePod(context, pod, { kinds: FOLLOWING_SOURCE_KINDS, signal: undefined });
     },
-    async teardown(podUid: string): Promise<void> {
+    async teardown(podUid: string, signal?: AbortSignal): Promise<void> {
+      // As the kubelet: the driver unpublishes (and unstages) its volumes before anything is removed.
+      await csi?.tearDownPod(podUid, signal);
       await removeMounted(path.join(podDir(context.rootDir, podUid), 'volumes'));
       context.logger.debug({ podUID: podUid }, 'terminated pod\'s volumes torn down');
     },
-    async cleanup(podUid: string): Promise<void> {
+    async cleanup(podUid: string, signal?: AbortSignal): Promise<void> {
+      await csi?.tearDownPod(podUid, signal);
       await removeMounted(podDir(context.rootDir, podUid));
       context.logger.debug({ podUID: podUid }, 'pod volumes removed');
     },
+    volumesInUse: () => csi?.volumesInUse() ?? [],
     podForgotten(key): void {
       context.tokens.forgetPod(key.uid);
     },
@@ -90,15 +102,17 @@ async function removeMounted(dir: string): Promise<void> {
 
 type VolumeKind = ClassifiedVolume['kind'];
 
-const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'persistentVolumeClaim', 'ephemeral', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
+const ALL_KINDS: ReadonlySet<VolumeKind> = new Set(['emptyDir', 'hostPath', 'persistentVolumeClaim', 'ephemeral', 'csi', 'configMap', 'secret', 'projected', 'downwardAPI', 'unsupported']);
 
 /** Prepares the pod's volumes of the given kinds (the others are left as they are). */
-async function preparePod(context: ManagerContext, pod: V1Pod, kinds: ReadonlySet<VolumeKind>): Promise<PreparedVolumes> {
+async function preparePod(context: ManagerContext, pod: V1Pod, which: { readonly kinds: ReadonlySet<VolumeKind>; readonly signal: AbortSignal | undefined }): Promise<PreparedVolumes> {
+  const { kinds, signal } = which;
   const uid = pod.metadata?.uid ?? '';
   if (uid === '') throw new VolumeError({ reason: 'FailedMount', message: 'pod has no metadata.uid' });
   const podContext: PodContext = {
     ...context,
     logger: context.logger.child({ podUID: uid }),
+    signal,
     pod,
     uid,
     namespace: pod.metadata?.namespace ?? '',
@@ -191,11 +205,8 @@ async function prepareVolume(context: PodContext, volume: V1Volume, classified: 
       return { hostPath: await prepareHostPath(classified.source), readOnly: false };
     case 'persistentVolumeClaim':
       return prepareClaim(context, { api, namespace, volumeName: volume.name, source: classified.source });
-    case 'ephemeral': {
-      const podName = context.pod.metadata?.name ?? '';
-      const source = { claimName: ephemeralClaimName(podName, volume.name) };
-      return prepareClaim(context, { api, namespace, volumeName: volume.name, source, ephemeralFor: { name: podName, uid: context.uid } });
-    }
+    case 'ephemeral':
+      return prepareEphemeralClaim(context, volume.name);
     case 'configMap': {
       const { source } = classified;
       const payload = await configMapPayload({ api, namespace, source, defaultMode: fileMode(source.defaultMode, DEFAULT_FILE_MODE) });
@@ -224,13 +235,35 @@ async function prepareVolume(context: PodContext, volume: V1Volume, classified: 
       const payload = downwardApiPayload({ items, pod: context.pod, defaultMode: fileMode(defaultMode, DEFAULT_FILE_MODE), allocatable: allocatableOf(context) });
       return writeVolume(context, { plugin: 'downward-api', volumeName: volume.name, payload });
     }
+    case 'csi':
+      return prepareInlineCsi(context, volume.name, classified.source);
     case 'unsupported':
       throw failedMount(volume.name, `${classified.type} volumes are not supported by nodelet`);
   }
 }
 
+/** A generic ephemeral volume: the claim the ephemeral volume controller made for this pod. */
+async function prepareEphemeralClaim(context: PodContext, volumeName: string): Promise<PreparedVolume> {
+  const podName = context.pod.metadata?.name ?? '';
+  const source = { claimName: ephemeralClaimName(podName, volumeName) };
+  return prepareClaim(context, { api: context.options.api, namespace: context.namespace, volumeName, source, ephemeralFor: { name: podName, uid: context.uid } });
+}
+
+/** An inline CSI ephemeral volume, published by its driver. */
+async function prepareInlineCsi(context: PodContext, volumeName: string, source: V1CSIVolumeSource): Promise<PreparedVolume> {
+  if (context.csi === undefined) throw failedMount(volumeName, 'csi volumes are not supported by nodelet');
+  const spec = inlineCsiSpec(context.pod, volumeName, source);
+  return { hostPath: await context.csi.setUp({ pod: context.pod, spec, fsGroup: context.fsGroup, signal: context.signal }), readOnly: false };
+}
+
 async function prepareClaim(context: PodContext, request: ClaimRequest): Promise<PreparedVolume> {
-  const claimed = await resolveClaim(request);
+  const pv = await boundVolume(request);
+  const csiSpec = context.csi === undefined ? undefined : persistentCsiSpec(pv, request.source.readOnly === true);
+  if (context.csi !== undefined && csiSpec !== undefined) {
+    if (pv.spec?.volumeMode === 'Block') throw failedMount(request.volumeName, `PV "${csiSpec.specName}" has volumeMode Block: block volumes are not supported by nodelet`);
+    return { hostPath: await context.csi.setUp({ pod: context.pod, spec: csiSpec, fsGroup: context.fsGroup, signal: context.signal }), readOnly: csiSpec.readOnly };
+  }
+  const claimed = await hostClaimedVolume(request, pv);
   if (claimed.ownershipManaged && context.fsGroup !== undefined) await applyFsGroup(claimed.hostPath, { gid: context.fsGroup, readOnly: claimed.readOnly });
   return { hostPath: claimed.hostPath, readOnly: claimed.readOnly };
 }

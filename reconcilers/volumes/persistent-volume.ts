@@ -99,8 +99,23 @@ async function localPath(req: ClaimRequest, pvName: string, path: string): Promi
  *   source nodelet cannot mount.
  */
 export async function resolveClaim(req: ClaimRequest): Promise<ClaimedVolume> {
-  const claim = await boundClaim(req);
-  const pv = await claimedVolume(req, claim);
+  return hostClaimedVolume(req, await boundVolume(req));
+}
+
+/**
+ * The PV bound to the pod's claim, checked as the kubelet checks it (claim exists, not being
+ * deleted, bound, its PV names the claim).
+ * @throws VolumeError (`FailedMount`) with the kubelet's cause
+ */
+export async function boundVolume(req: ClaimRequest): Promise<V1PersistentVolume> {
+  return claimedVolume(req, await boundClaim(req));
+}
+
+/**
+ * A bound PV mounted from the host (`hostPath`, `local`).
+ * @throws VolumeError (`FailedMount`) for block mode and every other source
+ */
+export async function hostClaimedVolume(req: ClaimRequest, pv: V1PersistentVolume): Promise<ClaimedVolume> {
   const pvName = pv.metadata?.name ?? '';
   const spec = pv.spec ?? {};
   const readOnly = req.source.readOnly === true;

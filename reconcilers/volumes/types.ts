@@ -8,6 +8,7 @@
  * {@link VolumeManager.cleanup} once the pod's containers are gone.
  */
 import type { TrustBundleApi } from './cluster-trust-bundle.js';
+import type { CsiPluginOptions } from './csi/types.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { V1ConfigMap, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -56,6 +57,8 @@ export interface VolumeManagerOptions {
   readonly nodeAllocatableMemoryBytes?: number;
   /** The node's allocatable CPU (millicores), for downward-API limits.cpu of containers without one. Default: the host's CPUs. */
   readonly nodeAllocatableMilliCpu?: number;
+  /** The CSI volume plugin's drivers and API (`csi/`); absent: `csi` volumes and CSI PVs end in FailedMount as unsupported. */
+  readonly csi?: CsiPluginOptions;
 }
 
 /** Where each of a pod's volumes lives on the host. */
@@ -93,7 +96,7 @@ export interface VolumeManager {
    *   emptyDir, configMap, secret, projected (serviceAccountToken, configMap, secret, downwardAPI),
    *   downwardAPI and hostPath fail with `volume "<name>": <type> volumes are not supported by nodelet`.
    */
-  prepare(pod: V1Pod): Promise<PreparedVolumes>;
+  prepare(pod: V1Pod, signal?: AbortSignal): Promise<PreparedVolumes>;
   /**
    * Brings a running pod's configMap, secret, projected and downwardAPI volumes up to date with
    * their sources (and renews a service-account token past 80% of its lifetime), as the kubelet's
@@ -108,12 +111,18 @@ export interface VolumeManager {
    * messages) stays until {@link cleanup}. Call it only after the pod's containers are gone.
    * Idempotent.
    */
-  teardown(podUid: string): Promise<void>;
+  teardown(podUid: string, signal?: AbortSignal): Promise<void>;
   /**
    * Removes `<rootDir>/pods/<uid>` entirely. Call it only after the pod's containers are gone.
    * Idempotent.
    */
-  cleanup(podUid: string): Promise<void>;
+  cleanup(podUid: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * The Node's `volumesInUse` (the kubelet's `GetVolumesInUse`): the unique names
+   * (`kubernetes.io/csi/<driver>^<handle>`) of the device-mountable volumes pods use or are being
+   * set up with, sorted. Absent or empty: none.
+   */
+  volumesInUse?(): string[];
   /** Forgets the pod's cached service-account tokens (a per-pod manager on the pod lifecycle). */
   podForgotten(key: PodKey): void;
 }

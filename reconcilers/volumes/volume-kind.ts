@@ -1,5 +1,6 @@
 /** Which plugin handles a pod volume. */
 import type {
+  V1CSIVolumeSource,
   V1ConfigMapVolumeSource,
   V1DownwardAPIVolumeSource,
   V1EmptyDirVolumeSource,
@@ -27,11 +28,12 @@ export type ClassifiedVolume =
   | { readonly kind: 'ephemeral' }
   /** An OCI image or artifact the runtime mounts read-only (the kubelet's image plugin mounts nothing itself). */
   | { readonly kind: 'image'; readonly source: V1ImageVolumeSource }
+  /** An inline CSI ephemeral volume, published by its driver (`csi/`). */
+  | { readonly kind: 'csi'; readonly source: V1CSIVolumeSource }
   | { readonly kind: 'unsupported'; readonly type: string };
 
 /** Volume sources nodelet has no plugin for, by their field name in `V1Volume`. */
 const UNSUPPORTED_SOURCES = [
-  'csi',
   'nfs',
   'iscsi',
   'fc',
@@ -68,6 +70,7 @@ export function classifyVolume(volume: V1Volume): ClassifiedVolume {
   if (volume.persistentVolumeClaim !== undefined) return { kind: 'persistentVolumeClaim', source: volume.persistentVolumeClaim };
   if (volume.ephemeral !== undefined) return { kind: 'ephemeral' };
   if (volume.image !== undefined) return { kind: 'image', source: volume.image };
+  if (volume.csi !== undefined) return { kind: 'csi', source: volume.csi };
   const unsupported = UNSUPPORTED_SOURCES.find((field) => volume[field] !== undefined);
   if (unsupported !== undefined) return { kind: 'unsupported', type: unsupported };
   return { kind: 'emptyDir', source: {} };

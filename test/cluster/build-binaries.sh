@@ -9,7 +9,12 @@
 #   crictl                                                            <- sigs.k8s.io/cri-tools
 #   metrics-server                                                    <- sigs.k8s.io/metrics-server
 #   kubelet (only with --kubelet: the bench's second node)            <- k8s.io/kubernetes
-#   coredns (only with --coredns: the e2e images)                     <- github.com/coredns/coredns
+#   kube-proxy (only with --kube-proxy: Services on a multi-node cluster) <- k8s.io/kubernetes
+#   coredns: build-coredns.sh (--coredns and --coredns-print hand over to it)
+#   etcd of the e2e etcd image (only with --e2e-etcd: its own pin)    <- go.etcd.io/etcd/server/v3
+#   sample-apiserver (only with --sample-apiserver: an e2e image)     <- k8s.io/sample-apiserver
+#   sample-device-plugin (only with --sample-device-plugin: the device plugin e2e test)
+#                                                                     <- k8s.io/kubernetes/test/images/sample-device-plugin
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
@@ -24,13 +29,14 @@ bin_dir() { echo "$cache/bin/$1-$2"; }
 # Writes a scratch module whose go.mod requires k8s.io/kubernetes and replaces every staging module
 # (the release's own go.mod points them at ./staging, which does not exist outside its repository).
 # Optional third argument and beyond: the commands the module's tools.go imports (default: the
-# control plane and kubectl).
+# control plane and kubectl); a name with a slash is a package path inside k8s.io/kubernetes
+# (test/images/sample-device-plugin).
 k8s_scratch_module() {
-  local dir=$1 version=$2 staging_version mod cmd
+  local dir=$1 version=$2 staging mod cmd
   shift 2
   local cmds=("$@")
   ((${#cmds[@]})) || cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-  staging_version="v0${version#v1}"
+  staging=$(staging_version "$version")
   mkdir -p "$dir"
   (cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" >/dev/null)
   mod="$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$version.mod"
@@ -42,12 +48,14 @@ k8s_scratch_module() {
     echo "require k8s.io/kubernetes $version"
     echo
     echo "replace ("
-    grep -E '=> \./staging/src/' "$mod" | awk -v v="$staging_version" '{ print "\t" $1 " => " $1 " " v }'
+    grep -E '=> \./staging/src/' "$mod" | awk -v v="$staging" '{ print "\t" $1 " => " $1 " " v }'
     echo ")"
   } >"$dir/go.mod"
   {
     printf '//go:build tools\n\npackage tools\n\nimport (\n'
-    for cmd in "${cmds[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    for cmd in "${cmds[@]}"; do
+      if [[ $cmd == */* ]]; then printf '\t_ "k8s.io/kubernetes/%s"\n' "$cmd"; else printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; fi
+    done
     printf ')\n'
   } >"$dir/tools.go"
   (cd "$dir" && go mod tidy -e >/dev/null)
@@ -97,8 +105,41 @@ build_kubelet() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
+# kube-proxy of the same release, through the same version-stamped scratch module (its own work dir
+# and cache entry, as the kubelet's: a cached control plane is never rebuilt for it). Opt-in: only
+# a cluster with Services runs it (not the one-node cluster of `npm test` and `npm run demo`).
+build_kube_proxy() {
+  local version=$KUBERNETES_VERSION out work ldflags
+  out=$(bin_dir kube-proxy "$version")
+  if [[ -x $out/kube-proxy ]]; then log "kube-proxy $version cached in $out"; return; fi
+  log "building kube-proxy $version"
+  work="$cache/work/kube-proxy-$version"
+  k8s_scratch_module "$work" "$version" kube-proxy
+  ldflags=$(k8s_version_ldflags "$version")
+  rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+  (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" k8s.io/kubernetes/cmd/kube-proxy)
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+# Upstream's sample device plugin of the same release (resource example.com/resource, two devices
+# Dev-1 and Dev-2; PLUGIN_SOCK_DIR is where its socket goes; it registers at the kubelet's fixed
+# /var/lib/kubelet/device-plugins/kubelet.sock): test/e2e/device-plugins.test.ts runs it against nodelet.
+build_sample_device_plugin() {
+  local version=$KUBERNETES_VERSION out work
+  out=$(bin_dir sample-device-plugin "$version")
+  if [[ -x $out/sample-device-plugin ]]; then log "sample-device-plugin $version cached in $out"; return; fi
+  log "building sample-device-plugin $version"
+  work="$cache/work/sample-device-plugin-$version"
+  k8s_scratch_module "$work" "$version" test/images/sample-device-plugin
+  mkdir -p "$out.tmp"
+  (cd "$work" && go build -trimpath -ldflags "-s -w" -o "$out.tmp/sample-device-plugin" k8s.io/kubernetes/test/images/sample-device-plugin)
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+# etcd server at <version> (default: the cluster's pin). The e2e etcd image has its own pin
+# (E2E_ETCD_VERSION): its own cache entry and work dir, by version.
 build_etcd() {
-  local version=$ETCD_VERSION out work
+  local version=${1:-$ETCD_VERSION} out work
   out=$(bin_dir etcd "$version")
   if [[ -x $out/etcd ]]; then log "etcd $version cached in $out"; return; fi
   log "building etcd $version"
@@ -169,6 +210,22 @@ link_into() {
   done
 }
 
+# The version of Kubernetes' staging modules (k8s.io/api, k8s.io/sample-apiserver, ...) in a release.
+staging_version() { echo "v0${1#v1}"; }
+
+# Builds one component (unless the first argument is --print) and prints the directory of its
+# binaries; fails when <bin> is not there. Args: --print|"" name version bin build-command...
+one_component() {
+  local print=$1 name=$2 version=$3 bin=$4
+  shift 4
+  if [[ $print != --print ]]; then
+    command -v go >/dev/null || { log "go is required (the machine's Go toolchain)"; exit 1; }
+    "$@" >&2
+  fi
+  [[ -x $(bin_dir "$name" "$version")/$bin ]] || { log "$name $version is not built"; exit 1; }
+  bin_dir "$name" "$version"
+}
+
 main() {
   command -v go >/dev/null || { log "go is required (the machine's Go toolchain)"; exit 1; }
   # --kubelet: only the kubelet, linked into the directory given (test/cluster/kubelet-up.sh).
@@ -177,17 +234,35 @@ main() {
     mkdir -p "$2" && ln -sfn "$(bin_dir kubelet "$KUBERNETES_VERSION")/kubelet" "$2/kubelet"
     return
   fi
-  # --coredns: only CoreDNS (its go.mod has no replace directives); prints its directory.
-  # --coredns-print: prints it, or fails when it is not built.
-  if [[ ${1:-} == --coredns || ${1:-} == --coredns-print ]]; then
-    if [[ $1 == --coredns ]]; then
-      go_build_scratch coredns github.com/coredns/coredns github.com/coredns/coredns "$COREDNS_VERSION" >&2
-    fi
-    [[ -x $(bin_dir coredns "$COREDNS_VERSION")/coredns ]] || { log "coredns $COREDNS_VERSION is not built"; exit 1; }
-    bin_dir coredns "$COREDNS_VERSION"
+  # --sample-device-plugin: only upstream's sample device plugin; prints its directory.
+  if [[ ${1:-} == --sample-device-plugin ]]; then
+    build_sample_device_plugin >&2
+    bin_dir sample-device-plugin "$KUBERNETES_VERSION"
     return
   fi
-  build_etcd
+  # --kube-proxy [DIR]: only kube-proxy, linked into DIR when given; prints its directory.
+  if [[ ${1:-} == --kube-proxy ]]; then
+    one_component "" kube-proxy "$KUBERNETES_VERSION" kube-proxy build_kube_proxy
+    if [[ -n ${2:-} ]]; then mkdir -p "$2" && ln -sfn "$(bin_dir kube-proxy "$KUBERNETES_VERSION")/kube-proxy" "$2/kube-proxy"; fi
+    return
+  fi
+  # The binaries of e2e images (test/images/build-e2e-images.sh); each prints its directory, and
+  # with --print fails instead of building:
+  #   --e2e-etcd          etcd at E2E_ETCD_VERSION (registry.k8s.io/etcd)
+  #   --sample-apiserver  k8s.io/sample-apiserver of the cluster's release (the aggregator test's)
+  case ${1:-} in
+    --e2e-etcd)
+      one_component "${2:-}" etcd "$E2E_ETCD_VERSION" etcd build_etcd "$E2E_ETCD_VERSION"
+      return ;;
+    --sample-apiserver)
+      one_component "${2:-}" sample-apiserver "$(staging_version "$KUBERNETES_VERSION")" sample-apiserver \
+        go_build_scratch sample-apiserver k8s.io/sample-apiserver k8s.io/sample-apiserver "$(staging_version "$KUBERNETES_VERSION")"
+      return ;;
+  esac
+  # --coredns, --coredns-print: build-coredns.sh's (and --print) for older callers.
+  if [[ ${1:-} == --coredns ]]; then exec bash "$here/build-coredns.sh"; fi
+  if [[ ${1:-} == --coredns-print ]]; then exec bash "$here/build-coredns.sh" --print; fi
+  build_etcd "$ETCD_VERSION"
   go_install helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
   # The checksum database has no record of cri-tools' module versions; the proxy serves them.
   GONOSUMDB=sigs.k8s.io/cri-tools go_build_scratch crictl sigs.k8s.io/cri-tools \

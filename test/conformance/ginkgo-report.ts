@@ -78,7 +78,9 @@ export function firstLine(text: string | undefined): string {
 
 function toResult(spec: RawSpec): TestResult {
   const containers = spec.ContainerHierarchyTexts ?? [];
-  const name = [...containers, spec.LeafNodeText ?? ''].join(' ');
+  // Ginkgo's Spec.Text() leaves out empty node texts (an unnamed container): the name --focus
+  // matches has no double space where one was.
+  const name = [...containers, spec.LeafNodeText ?? ''].filter((t) => t !== '').join(' ');
   const { sig, area } = sigAndArea(containers[0] ?? '');
   const outcome = outcomeOf(spec.State);
   const seconds = (spec.RunTime ?? 0) / 1e9;

@@ -36,6 +36,10 @@ describe('parseGinkgoReport', () => {
     assert.equal(parsed.tests.length, 5);
     assert.equal(parsed.tests[0]?.name, '[sig-node] Pods should get a host IP [NodeConformance]');
   });
+  it('leaves unnamed containers out of the name, as ginkgo\u2019s Spec.Text() that --focus matches', () => {
+    const unnamed = parseGinkgoReport(JSON.stringify([{ SuiteDescription: 'E2eNode Suite', SpecReports: [spec(['[sig-node] Pod SIGKILL [LinuxOnly]', ''], 'The containers terminated forcefully', 'passed')] }]));
+    assert.equal(unnamed.tests[0]?.name, '[sig-node] Pod SIGKILL [LinuxOnly] The containers terminated forcefully');
+  });
   it('splits the top container into SIG and area', () => {
     assert.deepEqual(
       parsed.tests.map((t) => `${t.sig}/${t.area}`),
@@ -181,7 +185,11 @@ describe('the node conformance section (e2e_node.test on one node)', () => {
     assert.equal(lines[0], '## Node conformance: `e2e_node.test` on one node');
     assert.ok(lines.includes('- nodelet: focus-1: 1 passed, 1 failed'));
     assert.ok(lines.includes('- kubelet: focus-1: 2 passed'));
-    assert.ok(lines.includes('**nodelet: 1 of 2 tests that ran passed** (2 of the 416 in-scope tests ran; the others are in shards not run yet); the kubelet: 3 of 3; 1 passed on the kubelet and failed on nodelet.'));
+    assert.ok(lines.includes('**nodelet: 1 of 2 tests that ran passed** (2 of the 416 in-scope tests ran; 414 are in shards not run yet); the kubelet: 3 of 3; 1 passed on the kubelet and failed on nodelet.'));
+  });
+  it('tells tests that skipped themselves from tests no run has reached', () => {
+    const lines = nodeSuiteSection({ ...suite, tests: [...suite.tests, result('[sig-node] Mount d', 'skipped')], inScope: 4 });
+    assert.ok(lines.some((l) => l.includes('(2 of the 4 in-scope tests ran; 1 skipped themselves; 1 are in shards not run yet)')), lines.find((l) => l.includes('in-scope')));
   });
   it('puts each test of either node in one row, with its cause on nodelet and its own exclusions', () => {
     const lines = nodeSuiteSection(suite);

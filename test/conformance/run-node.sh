@@ -86,6 +86,11 @@ fi
 [[ $(kubectl get node "$node_name" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]] ||
   die "the node $node_name is not Ready (the kubelet node: 'npm run kubelet:up' first)"
 
+# The PodOverhead test creates the cluster-scoped RuntimeClass "test-handler" and never deletes it; a
+# leftover makes the next run's create fail ("already exists"). Runs on both nodes at once still
+# collide on it while both are in that test.
+kubectl delete runtimeclass test-handler --ignore-not-found >/dev/null
+
 bin=$(bash "$conf_dir/build-e2e-node.sh")
 ginkgo_dir=$(bash "$conf_dir/build-e2e.sh")
 bash "$repo/test/images/build-e2e-images.sh" >/dev/null

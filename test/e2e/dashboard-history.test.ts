@@ -50,6 +50,7 @@ describe('the dashboard over a scripted node’s queue', () => {
     listen: { host: '127.0.0.1', port: 0 },
     redisUrl: REDIS_URL,
     redisSentinel: undefined,
+    redisCluster: undefined,
     prefix: 'nodelet',
     auth: { kind: 'token', token },
     allowActions,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { NODE_NAME, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, kubectl, requireCluster, runtimeContainers, uniqueName } from './helpers.js';
+import { NODE_NAME, createNamespace, deleteNamespace, eventually, expectRuntime, getPod, kubectl, requireCluster, runtimeContainers, runtimeSandboxes, uniqueName } from './helpers.js';
 
 const MANIFEST_DIR = path.join(process.env.CLUSTER_DIR ?? '', 'manifests');
 
@@ -28,6 +28,14 @@ const IGNORES_SIGTERM = 'trap "echo caught SIGTERM; sleep 100" TERM; sleep 1000 
 
 const annotation = (pod: V1Pod, key: string): string | undefined => pod.metadata?.annotations?.[key];
 
+/** `kubelet_restarted_pods_total{static="true"}` on the node's /metrics. */
+async function staticRestarts(): Promise<number> {
+  const text = await kubectl(['get', '--raw', `/api/v1/nodes/${NODE_NAME}/proxy/metrics`]);
+  const line = text.split('\n').find((l) => l.startsWith('kubelet_restarted_pods_total{static="true"} '));
+  assert.ok(line !== undefined, 'kubelet_restarted_pods_total{static="true"} is exported');
+  return Number(line.split(' ')[1]);
+}
+
 /** The running mirror pod whose mirror annotation is `hash` (any hash when undefined). */
 async function runningMirror(namespace: string, name: string, hash?: string): Promise<V1Pod> {
   return eventually(`mirror pod ${namespace}/${name} Running${hash === undefined ? '' : ` with hash ${hash}`}`, async () => {
@@ -43,6 +51,7 @@ describe('a static pod from the manifest directory', () => {
   let namespace = '';
   let file = '';
   let gracefulFile = '';
+  let recreatedFile = '';
 
   before(async () => {
     requireCluster();
@@ -50,11 +59,13 @@ describe('a static pod from the manifest directory', () => {
     namespace = await createNamespace('e2e-static');
     file = path.join(MANIFEST_DIR, `${uniqueName('static')}.json`);
     gracefulFile = path.join(MANIFEST_DIR, `${uniqueName('static-graceful')}.json`);
+    recreatedFile = path.join(MANIFEST_DIR, `${uniqueName('static-recreated')}.json`);
   });
 
   after(async () => {
     if (file !== '') await rm(file, { force: true });
     if (gracefulFile !== '') await rm(gracefulFile, { force: true });
+    if (recreatedFile !== '') await rm(recreatedFile, { force: true });
     if (namespace !== '') await deleteNamespace(namespace);
   });
 
@@ -138,5 +149,61 @@ describe('a static pod from the manifest directory', () => {
     await expectRuntime(staticUid, { sandboxes: [], containers: [] });
     console.log(`# static pod: file removed → mirror pod kept ${GRACE_SECONDS} s grace, gone after ${gone} ms`);
     assert.ok(gone >= (GRACE_SECONDS - 1) * 1000, `the mirror pod went only once the pod had terminated (${gone} ms)`);
+  });
+
+  // The node conformance test "MirrorPod when create a mirror pod without changes should
+  // successfully recreate when file is removed and recreated": the same content keeps the UID, and
+  // the kubelet restarts the pod (its pod worker's restartRequested): the mirror pod Running again,
+  // its container at restart count 1.
+  it('restarts a static pod whose manifest is removed and written back at once: same UID, a second sandbox, restart count 1, counted', async () => {
+    const name = `recreated-${NODE_NAME.toLowerCase()}`;
+    const content = manifest(namespace, 'sleep 3600', { name: 'recreated' });
+    await writeFile(recreatedFile, content);
+    const mirror = await runningMirror(namespace, name);
+    const staticUid = annotation(mirror, 'kubernetes.io/config.hash') ?? '';
+    await expectRuntime(staticUid, { sandboxes: ['sandbox#0:READY'], containers: ['main#0:RUNNING'] });
+    const [firstSandbox] = await runtimeSandboxes(staticUid);
+    const [firstContainer] = await runtimeContainers(staticUid);
+    assert.ok(firstSandbox !== undefined && firstContainer !== undefined);
+    const restartsBefore = await staticRestarts();
+
+    // As the conformance test: os.Remove, then the same manifest written back at once.
+    const removed = Date.now();
+    await rm(recreatedFile);
+    await writeFile(recreatedFile, content);
+
+    const restarted = await eventually(
+      'mirror pod Running with its container at restart count 1',
+      async () => {
+        const pod = await getPod(namespace, name);
+        const status = pod?.status?.containerStatuses?.[0];
+        return pod?.status?.phase === 'Running' && status?.state?.running !== undefined && status.restartCount === 1 ? pod : undefined;
+      },
+      120_000,
+    );
+    console.log(`# static pod: manifest removed and written back → Running again at restart count 1 in ${Date.now() - removed} ms`);
+    assert.equal(annotation(restarted, 'kubernetes.io/config.hash'), staticUid, 'the same static pod UID');
+    await expectRuntime(staticUid, { sandboxes: ['sandbox#0:READY'], containers: ['main#1:RUNNING'] });
+    const sandboxes = await runtimeSandboxes(staticUid);
+    assert.equal(sandboxes.length, 1);
+    assert.notEqual(sandboxes[0]?.id, firstSandbox.id, 'a second sandbox: the first one is removed');
+    const containers = await runtimeContainers(staticUid);
+    assert.ok(!containers.some((c) => c.id === firstContainer.id), "the first sandbox's container is gone");
+    assert.equal(restarted.status?.containerStatuses?.[0]?.containerID, `containerd://${containers[0]?.id ?? ''}`, 'the mirror pod shows the new container');
+    assert.equal(await staticRestarts(), restartsBefore + 1, 'kubelet_restarted_pods_total{static="true"} counted it once');
+
+    // As the conformance test, it stays Running (10 s here: no second restart).
+    const since = Date.now();
+    while (Date.now() - since < 10_000) {
+      const pod = await getPod(namespace, name);
+      assert.equal(pod?.status?.phase, 'Running');
+      assert.equal(pod?.status?.containerStatuses?.[0]?.restartCount, 1);
+      await sleep(1000);
+    }
+    await expectRuntime(staticUid, { sandboxes: ['sandbox#0:READY'], containers: ['main#1:RUNNING'] });
+
+    await rm(recreatedFile);
+    await eventually('mirror pod gone', async () => ((await getPod(namespace, name)) === undefined ? true : undefined));
+    await expectRuntime(staticUid, { sandboxes: [], containers: [] });
   });
 });

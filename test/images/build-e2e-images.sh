@@ -6,7 +6,7 @@
 # also in /bin) with Debian's bash-static as /bin/bash (see rootfs_e2e_base). Downloads: Debian
 # packages only (apt-get download, cached under $NODELET_CACHE/debs; busybox's source package,
 # for build-busybox.sh).
-#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1 and :2.55
+#   e2e-agnhost     registry.k8s.io/e2e-test-images/agnhost:2.66.1
 #                   /agnhost built from k8s.io/kubernetes/test/images/agnhost (build-e2e.sh)
 #                   and a `curl` for plain GETs over busybox wget (lifecycle-hook tests run it);
 #                   Debian's netcat-openbsd as nc (UDP), as upstream's Dockerfile installs it, and
@@ -15,6 +15,8 @@
 #                   user-defined-in-image (1000) in group-defined-in-image (50000) as upstream
 #   e2e-busybox     registry.k8s.io/e2e-test-images/busybox:1.37.0-2   the busybox root, whose busybox
 #                   is Debian's static one built with upstream ash's environment (build-busybox.sh)
+#   e2e-agnhost-old registry.k8s.io/e2e-test-images/agnhost:2.55       agnhost's layer, its own label
+#   e2e-busybox-old registry.k8s.io/e2e-test-images/busybox:1.36.1-1   busybox's layer, its own label
 #   e2e-pause       registry.k8s.io/pause:3.10.2                       /pause from pause.c
 #   e2e-nonroot     registry.k8s.io/e2e-test-images/nonroot:1.5        busybox root, USER 1234
 #   e2e-nonewprivs  registry.k8s.io/e2e-test-images/nonewprivs:1.4     busybox root + setuid
@@ -23,7 +25,7 @@
 #                   Dockerfile: debian:bookworm-slim (here Debian 12 minbase from mmdebstrap, the
 #                   slim image's dpkg filters) with dnsutils, and /coredns (upstream adds the v1.5.0
 #                   release archive; here CoreDNS $COREDNS_VERSION from its Go module,
-#                   build-binaries.sh --coredns). Its glibc `hostname -f` and dig are what the
+#                   build-coredns.sh). Its glibc `hostname -f` and dig are what the
 #                   hostnameOverride and DNS tests run.
 #   e2e-nginx       registry.k8s.io/e2e-test-images/nginx:1.27.0-2   upstream mirrors the official
 #                   nginx:1.27-alpine; here Debian 12's nginx (1.22.1, not 1.27) on a slim Debian 12
@@ -37,6 +39,22 @@
 #                   e2e-nginx's layer and config with its own image_version label: another image ID
 #                   and digest, as upstream's two differ (the apply tests run it; none compares the
 #                   two)
+#   e2e-kitten      registry.k8s.io/e2e-test-images/kitten:1.8     as upstream's Dockerfile (FROM
+#   e2e-nautilus    registry.k8s.io/e2e-test-images/nautilus:1.8   agnhost, COPY html/<x>.jpg and
+#                   data.json, CMD test-webserver): e2e-agnhost's layer and a second one with the two
+#                   files from the Kubernetes module (test/images/{kitten,nautilus}/html). Kubectl's
+#                   Update Demo tests run nautilus; the ImageVolume test mounts kitten (and reads
+#                   "Alpine Linux" in its /etc/os-release, which this root has not: see
+#                   docs/e2e-images.md)
+#   e2e-sample-apiserver  registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2   upstream: alpine
+#                   with /sample-apiserver built from k8s.io/sample-apiserver; here the busybox root
+#                   with k8s.io/sample-apiserver of the cluster's release (v0.<minor>.<patch>: the
+#                   proxy has no v0.29.x), build-binaries.sh --sample-apiserver. The aggregator
+#                   conformance test runs it
+#   e2e-etcd        registry.k8s.io/etcd:3.7.0-0   upstream: distroless with /usr/local/bin/etcd
+#                   (and etcdctl, etcdutl, migrate); here a distroless-like root (distroless.sh) with
+#                   etcd $E2E_ETCD_VERSION from go.etcd.io/etcd/server/v3 (build-binaries.sh
+#                   --e2e-etcd) at /usr/local/bin/etcd, which the aggregator test runs beside it
 #
 # Prints one line per image: <name> <tar> <manifest digest> (the format containerd.sh imports).
 #   build-e2e-images.sh [--print]   --print fails instead of building
@@ -55,6 +73,10 @@ apt_sources=${NODELET_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 # debian:bookworm-slim's dpkg filters (slim_dpkg_opts), shared with nodelet's own image.
 # shellcheck source=../../image/debian-slim.sh
 source "$e2e_images_dir/../../image/debian-slim.sh"
+# shellcheck source=distroless.sh
+source "$e2e_images_dir/distroless.sh"
+sample_apiserver_dir=""
+e2e_etcd_dir=""
 
 e2e_input_hash() {
   local image=$1
@@ -71,6 +93,13 @@ e2e_input_hash() {
       e2e-glibc-dns-testing) content_hash "$coredns_dir/coredns" && debian_root_inputs ;;
       e2e-nginx) content_hash "$nginx_dir"/* && debian_root_inputs ;;
       e2e-nginx-new) jq -r '.manifests[0].digest' "$(e2e_layout e2e-nginx)/index.json" ;;
+      e2e-agnhost-old | e2e-busybox-old) jq -r '.manifests[0].digest' "$(e2e_layout "${image%-old}")/index.json" ;;
+      e2e-kitten | e2e-nautilus)
+        jq -r '.manifests[0].digest' "$(e2e_layout e2e-agnhost)/index.json"
+        content_hash "$(agnhost_source)/../${image#e2e-}/html"/*
+        ;;
+      e2e-sample-apiserver) content_hash "$sample_apiserver_dir/sample-apiserver" "$bash_bin" "$busybox_bin" ;;
+      e2e-etcd) content_hash "$e2e_etcd_dir/etcd" "$e2e_images_dir/distroless.sh" && distroless_inputs ;;
     esac
   } | sha256sum | cut -c1-16
 }
@@ -221,12 +250,26 @@ recipe_e2e_agnhost() {
   printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' \
     >>"$rootfs/etc/group"
   write_layout "$2" "$rootfs" '{"Entrypoint":["/agnhost"],"Cmd":["pause"]}' \
-    registry.k8s.io/e2e-test-images/agnhost:2.66.1 registry.k8s.io/e2e-test-images/agnhost:2.55
+    registry.k8s.io/e2e-test-images/agnhost:2.66.1
+}
+
+# The older tags the suite names (agnhost:2.55, busybox:1.36.1-1) are their newer image's layer and
+# config with a label of their own: another image ID, as upstream's are. One image under two tags
+# would make containerd report a container's image by its first tag (a container switched to
+# busybox:1.37.0-2 reported as busybox:1.36.1-1), which the kubelet copies into the pod status.
+recipe_e2e_agnhost_old() {
+  relabel_image "$(e2e_layout e2e-agnhost)" "$2" '{"image_version":"2.55"}' \
+    registry.k8s.io/e2e-test-images/agnhost:2.55
 }
 
 recipe_e2e_busybox() {
   rootfs_e2e_base "$1"
-  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2 registry.k8s.io/e2e-test-images/busybox:1.36.1-1
+  write_layout "$2" "$1" '{"Cmd":["sh"]}' registry.k8s.io/e2e-test-images/busybox:1.37.0-2
+}
+
+recipe_e2e_busybox_old() {
+  relabel_image "$(e2e_layout e2e-busybox)" "$2" '{"image_version":"1.36.1-1"}' \
+    registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 }
 
 recipe_e2e_pause() {
@@ -324,6 +367,63 @@ recipe_e2e_nginx_new() {
     registry.k8s.io/e2e-test-images/nginx:1.28.0-2
 }
 
+# Upstream's kitten and nautilus: FROM agnhost, the picture and data.json in its working dir (/),
+# CMD test-webserver (agnhost's, serving / on port 80).
+recipe_e2e_picture() {
+  local name=$1 rootfs=$2 layout=$3 html
+  html=$(agnhost_source)/../$name/html
+  install -m 0644 "$html/$name.jpg" "$html/data.json" "$rootfs/"
+  append_layer "$(e2e_layout e2e-agnhost)" "$layout" "$rootfs" '{"Cmd":["test-webserver"]}' \
+    "registry.k8s.io/e2e-test-images/$name:1.8"
+}
+recipe_e2e_kitten() { recipe_e2e_picture kitten "$@"; }
+recipe_e2e_nautilus() { recipe_e2e_picture nautilus "$@"; }
+
+# Upstream: FROM alpine, ADD sample-apiserver, ENTRYPOINT /sample-apiserver (it serves on 443).
+recipe_e2e_sample_apiserver() {
+  rootfs_e2e_base "$1"
+  install -m 0755 "$sample_apiserver_dir/sample-apiserver" "$1/sample-apiserver"
+  write_layout "$2" "$1" '{"Entrypoint":["/sample-apiserver"]}' \
+    registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2
+}
+
+# Upstream: distroless with etcd in /usr/local/bin; the aggregator test gives the command.
+recipe_e2e_etcd() {
+  rootfs_distroless "$1"
+  install -D -m 0755 "$e2e_etcd_dir/etcd" "$1/usr/local/bin/etcd"
+  write_layout_with_caps "$2" "$1" '{"Cmd":["/usr/local/bin/etcd"]}' registry.k8s.io/etcd:3.7.0-0
+}
+
+# A layout of the image in <src> (a layout) with one more layer on top, <rootfs>'s files, as a
+# Dockerfile's FROM <src> + COPY: <src>'s layers shared as they are, its config with <patch> (JSON)
+# merged into the process config, a history entry per layer. Args: src layout rootfs patch refs...
+append_layer() {
+  local src=$1 layout=$2 rootfs=$3 patch=$4 manifest config diff_id digest size cfg cfg_blob man man_blob
+  shift 4
+  manifest=$(blob_path "$src" "$(jq -r '.manifests[0].digest' "$src/index.json")")
+  config=$(blob_path "$src" "$(jq -r '.config.digest' "$manifest")")
+  mkdir -p "$layout/blobs/sha256"
+  jq -r '.layers[].digest' "$manifest" | while read -r digest; do cp "$(blob_path "$src" "$digest")" "$layout/blobs/sha256/"; done
+  read -r diff_id digest size < <(write_layer "$layout" "$rootfs")
+  cfg=$(mktemp)
+  jq --argjson patch "$patch" --arg diff "$diff_id" --arg created "$epoch" '
+    .config += $patch | .rootfs.diff_ids += [$diff]
+    | .history += [{created: $created, created_by: "nodelet test/images/build-e2e-images.sh append_layer"}]
+  ' "$config" >"$cfg"
+  cfg_blob=$(put_blob "$layout" "$cfg")
+  man=$(mktemp)
+  jq --arg cd "${cfg_blob% *}" --argjson cs "${cfg_blob#* }" --arg ld "$digest" --argjson ls "$size" '
+    .config.digest = $cd | .config.size = $cs
+    | .layers += [{mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: $ld, size: $ls}]
+  ' "$manifest" >"$man"
+  man_blob=$(put_blob "$layout" "$man")
+  jq --arg md "${man_blob% *}" --argjson ms "${man_blob#* }" '
+    .manifests = [.manifests[0] as $m | $ARGS.positional[] | ($m + {digest: $md, size: $ms,
+      annotations: {"io.containerd.image.name": ., "org.opencontainers.image.ref.name": .}})]
+  ' "$src/index.json" --args "$@" >"$layout/index.json"
+  cp "$src/oci-layout" "$layout/oci-layout"
+}
+
 # The blob of a layout named by its digest.
 blob_path() {
   echo "$1/blobs/sha256/${2#sha256:}"
@@ -346,7 +446,7 @@ relabel_image() {
 }
 
 e2e_main() {
-  local only_print=0 image
+  local only_print=0 image print_opt=""
   case ${1:-} in
     --print) only_print=1 ;;
     "") ;;
@@ -357,13 +457,20 @@ e2e_main() {
     die "the e2e binaries are not built (bash test/conformance/build-e2e.sh)"
   if ((only_print)); then
     busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh" --print) || die "busybox is not built (bash test/images/build-busybox.sh)"
-    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns-print) || die "CoreDNS is not built"
+    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-coredns.sh" --print) || die "CoreDNS is not built"
   else
     busybox_bin=$(bash "$e2e_images_dir/build-busybox.sh") || die "build-busybox.sh failed"
-    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --coredns) || die "building CoreDNS failed"
+    coredns_dir=$(bash "$e2e_images_dir/../cluster/build-coredns.sh") || die "building CoreDNS failed"
   fi
+  ((only_print)) && print_opt=--print
+  sample_apiserver_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --sample-apiserver ${print_opt:+"$print_opt"}) ||
+    die "the sample API server is not built (build-binaries.sh --sample-apiserver)"
+  e2e_etcd_dir=$(bash "$e2e_images_dir/../cluster/build-binaries.sh" --e2e-etcd ${print_opt:+"$print_opt"}) ||
+    die "etcd $E2E_ETCD_VERSION is not built (build-binaries.sh --e2e-etcd)"
   mkdir -p "$cache"
-  for image in agnhost busybox pause nonroot nonewprivs glibc-dns-testing nginx nginx-new; do
+  # kitten and nautilus after agnhost, the -old images after theirs: their layouts start from those.
+  for image in agnhost agnhost-old busybox busybox-old pause nonroot nonewprivs glibc-dns-testing nginx nginx-new \
+    kitten nautilus sample-apiserver etcd; do
     build_image "e2e-$image" "$only_print" e2e_input_hash "recipe_e2e_${image//-/_}"
   done
 }

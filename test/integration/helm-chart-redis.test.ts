@@ -1,16 +1,19 @@
 /**
  * The chart's Redis topologies (`redis.mode`, docs/redis.md): the default (internal: one shared
  * StatefulSet), sidecar (a redis-server per node in the nodelet pod, on loopback; no central
- * dashboard) and sentinel (ioredis asks sentinels for the master). Rendered with `helm template`;
+ * dashboard), sentinel (ioredis asks sentinels for the master) and cluster (a Redis Cluster, the
+ * chart's own or an existing one; the chart's hook script is run against real redis-servers). Rendered with `helm template`;
  * the agent's and dashboard's rendered arguments and environment go through their own flag
  * parsers, so what the chart says is what the processes would use.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import type { KubernetesObject, V1Container, V1DaemonSet, V1Deployment, V1Service } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Container, V1DaemonSet, V1Deployment, V1Job, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { parseSettings, type AgentSettings } from '../../cmd/flags.js';
 import { parseDashboardSettings } from '../../dashboard/settings.js';
 import { CHART_DIR, allOf, containerOf, envOf, expandArgs, helm, oneOf, renderChart, valueArgs } from './helm-chart-helpers.js';
+import { startRedisCluster } from './helpers/redis-cluster.js';
 
 const SCHEMA_ERROR = "values don't meet the specifications of the schema";
 
@@ -130,4 +133,115 @@ describe('the chart with redis.mode sentinel', () => {
       assert.ok(result.stderr.includes(`'${path}'`), `the error does not name ${path}: ${result.stderr}`);
     });
   }
+});
+
+describe('the chart with redis.mode cluster', () => {
+  const podNames = (n: number): { host: string; port: number }[] => Array.from({ length: n }, (_, i) => ({ host: `rel-nodelet-redis-${i}.rel-nodelet-redis.nodelet-system.svc`, port: 6379 }));
+
+  it("runs a Redis Cluster of its own: a StatefulSet of cluster-enabled redis-servers from the nodelet image, announcing their pod IPs, behind a headless Service", async () => {
+    const objects = await renderChart({ set: ['redis.mode=cluster'] });
+    assert.deepEqual(redisObjects(objects).sort(), ['Service/rel-nodelet-redis', 'StatefulSet/rel-nodelet-redis']);
+    const set = oneOf<V1StatefulSet>(objects, 'StatefulSet', 'rel-nodelet-redis');
+    assert.equal(set.spec?.replicas, 3, '3 primaries, no replicas');
+    assert.equal(set.spec?.podManagementPolicy, 'Parallel');
+    const pod = set.spec.template.spec!;
+    assert.deepEqual(pod.containers.map((c) => c.name), ['redis'], 'no redis-users: no node users on a cluster');
+    const redis = pod.containers[0]!;
+    assert.equal(redis.image, containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent').image, "Debian's redis-server from the nodelet image");
+    const args = redis.args ?? [];
+    const arg = (flag: string): string | undefined => args[args.indexOf(flag) + 1];
+    assert.equal(arg('--cluster-enabled'), 'yes');
+    assert.equal(arg('--cluster-require-full-coverage'), 'no');
+    assert.equal(arg('--maxmemory-policy'), 'noeviction');
+    assert.ok(redis.command?.[2]?.includes('--cluster-announce-ip "$POD_IP"'), 'announces the pod IP');
+    assert.ok(redis.command?.[2]?.includes('--requirepass "$REDIS_PASSWORD"') && redis.command[2].includes('--masterauth "$REDIS_PASSWORD"'));
+    assert.deepEqual(envOf(redis, 'POD_IP')?.valueFrom?.fieldRef, { fieldPath: 'status.podIP' });
+    assert.deepEqual(envOf(redis, 'REDIS_PASSWORD')?.valueFrom?.secretKeyRef, { name: 'rel-nodelet-redis-auth', key: 'password' });
+    assert.deepEqual(redis.ports?.map((p) => p.containerPort), [6379, 16379]);
+    assert.equal(pod.securityContext?.runAsNonRoot, true);
+    const service = oneOf<V1Service>(objects, 'Service', 'rel-nodelet-redis');
+    assert.equal(service.spec?.clusterIP, 'None');
+    assert.equal(service.spec?.publishNotReadyAddresses, true);
+    const secret = oneOf<V1Secret>(objects, 'Secret', 'rel-nodelet-redis-auth');
+    assert.match(Buffer.from(secret.data?.password ?? '', 'base64').toString(), /^[A-Za-z0-9]{40}$/, 'a generated password');
+  });
+
+  it('hands agents and dashboard every cluster node and the shared password, which their flag parsers turn into cluster settings', async () => {
+    const objects = await renderChart({ set: ['redis.mode=cluster'] });
+    const settings = agentSettings(objects, { REDIS_PASSWORD: 'pw' });
+    assert.deepEqual(settings.redisCluster, { nodes: podNames(3) });
+    assert.equal(settings.redisNodeUser, false, 'no node users on a cluster');
+    assert.equal(settings.redisUrl, 'redis://:pw@redis-cluster');
+    const agent = containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent');
+    assert.deepEqual(envOf(agent, 'REDIS_PASSWORD')?.valueFrom?.secretKeyRef, { name: 'rel-nodelet-redis-auth', key: 'password' });
+    const dashboard = oneOf<V1Deployment>(objects, 'Deployment', 'rel-nodelet-dashboard').spec!.template.spec!.containers[0]!;
+    const env = literalEnv(dashboard, { NODELET_DASHBOARD_TOKEN: 't', REDIS_PASSWORD: 'pw' });
+    const dash = parseDashboardSettings({ argv: expandArgs((dashboard.args ?? []).slice(1), { REDIS_URL: env.REDIS_URL ?? '' }), env, readFile: () => '' });
+    assert.ok(dash !== 'help');
+    assert.deepEqual(dash.redisCluster, { nodes: podNames(3) });
+    assert.equal(dash.redisUrl, 'redis://:pw@redis-cluster');
+  });
+
+  it('forms the cluster in a post-install/post-upgrade hook Job, with replicas per shard when asked', async () => {
+    const objects = await renderChart({ set: ['redis.mode=cluster', 'redis.cluster.shards=4', 'redis.cluster.replicasPerShard=1'] });
+    assert.equal(oneOf<V1StatefulSet>(objects, 'StatefulSet', 'rel-nodelet-redis').spec?.replicas, 8);
+    const job = oneOf<V1Job>(objects, 'Job', 'rel-nodelet-redis-create');
+    assert.equal(job.metadata?.annotations?.['helm.sh/hook'], 'post-install,post-upgrade');
+    const create = job.spec!.template.spec!.containers[0]!;
+    assert.equal(envOf(create, 'REPLICAS')?.value, '1');
+    assert.equal(envOf(create, 'CLUSTER_NODES')?.value, podNames(8).map((n) => `${n.host}:${n.port}`).join(' '));
+    assert.deepEqual(envOf(create, 'REDISCLI_AUTH')?.valueFrom?.secretKeyRef, { name: 'rel-nodelet-redis-auth', key: 'password' });
+    assert.deepEqual(agentSettings(objects).redisCluster, { nodes: podNames(8) });
+  });
+
+  it('points at an existing cluster with redis.cluster.nodes: no Redis of its own, its password and TLS as external mode takes them', async () => {
+    const objects = await renderChart({ set: ['redis.mode=cluster', 'redis.cluster.nodes={queue-0.queue:6379,[fd00::7]:7000}', 'redis.password.existingSecret=queue-auth', 'redis.tls=true'] });
+    assert.deepEqual(redisObjects(objects), []);
+    assert.equal(allOf(objects, 'Job').length, 0);
+    const settings = agentSettings(objects, { REDIS_PASSWORD: 'pw' });
+    assert.deepEqual(settings.redisCluster, { nodes: [{ host: 'queue-0.queue', port: 6379 }, { host: 'fd00::7', port: 7000 }] });
+    assert.equal(settings.redisUrl, 'rediss://:pw@redis-cluster');
+    assert.deepEqual(envOf(containerOf(oneOf<V1DaemonSet>(objects, 'DaemonSet'), 'agent'), 'REDIS_PASSWORD')?.valueFrom?.secretKeyRef, { name: 'queue-auth', key: 'password' });
+  });
+
+  for (const set of [['redis.mode=cluster'], ['redis.mode=cluster', 'redis.cluster.nodes={queue-0.queue:6379}']]) {
+    it(`passes helm lint --strict (${set.join(' ')})`, async () => {
+      const result = await helm(['lint', '--strict', CHART_DIR, ...valueArgs({ set })]);
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+    });
+  }
+
+  const refused: readonly { readonly name: string; readonly set: readonly string[]; readonly error: string }[] = [
+    { name: 'fewer than 3 shards', set: ['redis.mode=cluster', 'redis.cluster.shards=2'], error: "'/redis/cluster/shards'" },
+    { name: 'a cluster node without a port', set: ['redis.mode=cluster', 'redis.cluster.nodes={queue-0}'], error: "'/redis/cluster/nodes/0'" },
+    { name: "TLS on the chart's own cluster", set: ['redis.mode=cluster', 'redis.tls=true'], error: 'redis.tls is not offered' },
+    { name: 'node users on a cluster', set: ['redis.mode=cluster', 'redis.cluster.nodes={q:6379}', 'redis.nodeUsers.adminSecret=admin'], error: 'cannot work in cluster mode' },
+  ];
+  for (const { name, set, error } of refused) {
+    it(`refuses ${name} at helm template`, async () => {
+      const result = await helm(['template', 'rel', CHART_DIR, ...valueArgs({ set })]);
+      assert.notEqual(result.code, 0, `helm template accepted ${set.join(' ')}`);
+      assert.ok(result.stderr.includes(error), result.stderr);
+    });
+  }
+
+  it("the hook's script forms unjoined redis-servers into a cluster, and leaves a formed cluster as it is", async () => {
+    const job = oneOf<V1Job>(await renderChart({ set: ['redis.mode=cluster'] }), 'Job', 'rel-nodelet-redis-create');
+    const script = job.spec!.template.spec!.containers[0]!.command![2]!;
+    const password = 'hook-test-password';
+    const cluster = await startRedisCluster({ password, form: false });
+    try {
+      const env = { ...process.env, REDISCLI_AUTH: password, REPLICAS: '0', ATTEMPTS: '5', CLUSTER_NODES: cluster.startupNodes.map((n) => `${n.host}:${n.port}`).join(' ') };
+      const first = spawnSync('/bin/sh', ['-c', script], { env, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(first.status, 0, first.stderr + first.stdout);
+      await cluster.ready();
+      const again = spawnSync('/bin/sh', ['-c', script], { env, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(again.status, 0, again.stderr + again.stdout);
+      assert.match(again.stdout, /the Redis Cluster is formed already/);
+      const owner = await cluster.primaryOf('{nodelet:n}:x');
+      assert.equal(await owner.admin.set('{nodelet:n}:x', '1'), 'OK', 'the slot owner serves the key');
+    } finally {
+      await cluster.stop();
+    }
+  });
 });

@@ -79,6 +79,7 @@ describe('the /metrics exposition through the Prometheus text parser', () => {
       kubelet_pod_level_resources_admission_total: 'COUNTER',
       kubelet_pod_start_duration_seconds: 'HISTOGRAM',
       kubelet_pod_status_sync_duration_seconds: 'HISTOGRAM',
+      kubelet_restarted_pods_total: 'COUNTER',
       kubelet_running_containers: 'GAUGE',
       kubelet_run_podsandbox_duration_seconds: 'HISTOGRAM',
       kubelet_run_podsandbox_errors_total: 'COUNTER',

@@ -403,15 +403,16 @@ void describe('reconcile queue (real Redis)', () => {
     try {
       const f = fixture(`redis://127.0.0.1:${SILENT_PORT}`);
       const recorder = new Recorder();
-      // The default bound (5 s), as long as a blocking read (BullMQ's drainDelay): by the time a step
-      // runs out, BullMQ's loop has given up on its read and reconnected the blocking connection,
-      // which the shutdown must drop too (with a 500 ms bound the drop came first).
-      const queue = f.queue();
+      // The default bound (5 s), as long as a blocking read (BullMQ's drainDelay, 5 s here, the
+      // agent's is 30 s): by the time a step runs out, BullMQ's loop has given up on its read and
+      // reconnected the blocking connection, which the shutdown must drop too (with a 500 ms bound
+      // the drop came first).
+      const queue = f.queue({ drainDelaySeconds: 5 });
       await queue.start(recorder.reconciler('a'));
       await recorder.event(queue, pod('before'));
       await eventually(() => recorder.runsOf('before').length === 1, 'the enqueue ran');
-      // The producer, the worker and BullMQ's blocking connection (a duplicate of the worker's).
-      assert.equal(openConnectionsTo(SILENT_PORT), 3, 'connections to Redis before the shutdown');
+      // The queue's connection (the Queue's and the Worker's commands) and BullMQ's blocking duplicate of it.
+      assert.equal(openConnectionsTo(SILENT_PORT), 2, 'connections to Redis before the shutdown');
       server.kill('SIGSTOP');
       let closed = false;
       const closing = queue.close().then(() => (closed = true));

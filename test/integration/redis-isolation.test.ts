@@ -82,6 +82,13 @@ describe('Redis isolation: one node\'s credentials reach only its own queue', { 
       for (let i = 0; i < 10; i += 1) await queue.enqueue({ uid: `uid-${i}`, namespace: 'ns', name: `pod-${i}` }, 'test');
     }
     await eventually(() => (runs.get(NODE_A) ?? 0) >= 10 && (runs.get(NODE_B) ?? 0) >= 10, 'both queues ran their jobs', 30_000);
+    // The idle paths under the node's user too: the resync's look-up of its deduplication keys and
+    // the health sample's sentinel refresh (a refusal would reject).
+    for (const queue of queues) {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => queue.resync({ uid: `uid-${i}`, namespace: 'ns', name: `pod-${i}` }, 'resync')));
+      await queue.sampleCounts();
+    }
+    await eventually(() => (runs.get(NODE_A) ?? 0) >= 20 && (runs.get(NODE_B) ?? 0) >= 20, 'both queues resynced their pods', 30_000);
   });
 
   after(async () => {

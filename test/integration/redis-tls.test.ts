@@ -24,11 +24,15 @@ const run = promisify(execFile);
 const ADMIN = randomBytes(16).toString('hex');
 const SERVICE = 'rel-nodelet-redis.nodelet-system.svc';
 
-/** PINGs through the agent's producer connection in a fresh node process with `env`: PONG, or the error. */
+/**
+ * PINGs through a connection made as the agent's queue connection is (`connectRedis`, the queue's
+ * role) in a fresh node process with `env`: PONG, or the error. Its commands give up after 3
+ * reconnects (the agent's wait for Redis to come back), so a refused certificate shows as an error.
+ */
 async function pingAsAgent(url: string, env: Readonly<Record<string, string>>): Promise<string> {
   const script = [
-    `import { producerConnection } from ${JSON.stringify(path.join(REPO_DIR, 'controllers/queue/redis.ts'))};`,
-    'const redis = producerConnection(process.env.TEST_REDIS_URL);',
+    `import { QUEUE_ROLE, connectRedis } from ${JSON.stringify(path.join(REPO_DIR, 'controllers/queue/redis.ts'))};`,
+    'const redis = connectRedis(process.env.TEST_REDIS_URL, { ...QUEUE_ROLE, maxRetriesPerRequest: 3 });',
     // ioredis' command error only says it gave up; the connection's last error says why.
     "let why = ''; redis.on('error', (error) => { why = error.message; });",
     'try { console.log(await redis.ping()); } catch (error) { console.log(`ERROR ${why || error.message}`); } finally { redis.disconnect(); }',

@@ -101,6 +101,8 @@ url (rediss:// when tls).
 {{- printf "redis://127.0.0.1:%d" (int .Values.redis.sidecar.port) }}
 {{- else if eq .Values.redis.mode "sentinel" }}
 {{- print "redis://sentinel-master" }}
+{{- else if eq .Values.redis.mode "cluster" }}
+{{- printf "%s://redis-cluster" (ternary "rediss" "redis" .Values.redis.tls) }}
 {{- else }}
 {{- $url := required "redis.url is required when redis.mode is external" .Values.redis.url }}
 {{- if and .Values.redis.tls (hasPrefix "redis://" $url) }}
@@ -127,7 +129,11 @@ pod spec.
 - name: REDIS_SENTINEL_MASTER
   value: {{ .Values.redis.sentinel.masterName | quote }}
 {{- end }}
-{{- if and (has .Values.redis.mode (list "external" "sentinel")) .Values.redis.password.existingSecret }}
+{{- if eq .Values.redis.mode "cluster" }}
+- name: REDIS_CLUSTER_NODES
+  value: {{ include "nodelet.redisClusterNodes" . | quote }}
+{{- end }}
+{{- if or (and (has .Values.redis.mode (list "external" "sentinel" "cluster")) .Values.redis.password.existingSecret) (include "nodelet.redisClusterInternal" .) }}
 {{- $scheme := ternary "rediss://" "redis://" (hasPrefix "rediss://" $base) }}
 {{- $rest := trimPrefix $scheme $base }}
 {{- if contains "@" $rest }}
@@ -136,8 +142,14 @@ pod spec.
 - name: REDIS_PASSWORD
   valueFrom:
     secretKeyRef:
+      {{- if include "nodelet.redisClusterInternal" . }}
+      # The chart's Redis Cluster: the one password of agents and dashboard (no node users on a cluster).
+      name: {{ include "nodelet.redisName" . }}-auth
+      key: password
+      {{- else }}
       name: {{ .Values.redis.password.existingSecret }}
       key: {{ .Values.redis.password.key }}
+      {{- end }}
 - name: REDIS_URL
   value: {{ printf "%s:$(REDIS_PASSWORD)@%s" $scheme $rest | quote }}
 {{- else }}
@@ -227,6 +239,60 @@ cluster: `helm template` has no cluster to look in (lookup returns nothing there
 {{- end }}
 {{- end }}
 
+{{/*
+"true" when the chart runs the Redis Cluster itself (redis.mode cluster without redis.cluster.nodes).
+Refuses what it does not offer: TLS and the NetworkPolicy (for an existing cluster, redis.tls is
+rediss://).
+*/}}
+{{- define "nodelet.redisClusterInternal" -}}
+{{- if and (eq .Values.redis.mode "cluster") (not .Values.redis.cluster.nodes) }}
+{{- if .Values.redis.tls }}
+{{- fail "redis.tls is not offered for the chart's own Redis Cluster (redis.mode cluster without redis.cluster.nodes); an existing cluster with TLS: redis.cluster.nodes and redis.tls" }}
+{{- end }}
+{{- if .Values.redis.networkPolicy.enabled }}
+{{- fail "redis.networkPolicy is not offered for the chart's own Redis Cluster yet" }}
+{{- end }}
+{{- if .Values.redis.password.existingSecret }}
+{{- fail "redis.password.existingSecret is for an existing cluster (redis.cluster.nodes): the chart's own cluster has a generated password" }}
+{{- end }}
+{{- true }}
+{{- end }}
+{{- end }}
+
+{{/* The pod security context of the chart's Redis Cluster: the official image's redis user, or nobody with the nodelet image's redis-server. */}}
+{{- define "nodelet.redisClusterPodSecurity" -}}
+{{- $id := ternary 999 65534 (not (empty .Values.redis.image.repository)) }}
+runAsUser: {{ $id }}
+runAsGroup: {{ $id }}
+fsGroup: {{ $id }}
+runAsNonRoot: true
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* The chart's Redis Cluster: its pods, primaries and replicas. */}}
+{{- define "nodelet.redisClusterPods" -}}
+{{- mul (int .Values.redis.cluster.shards) (add1 (int .Values.redis.cluster.replicasPerShard)) }}
+{{- end }}
+
+{{/*
+REDIS_CLUSTER_NODES: the existing cluster's redis.cluster.nodes, or every pod of the chart's cluster
+by its stable DNS name (the headless Service); the client asks one for the slot map, which names the
+nodes by the IPs they announce (their pod IPs).
+*/}}
+{{- define "nodelet.redisClusterNodes" -}}
+{{- if .Values.redis.cluster.nodes }}
+{{- join "," .Values.redis.cluster.nodes }}
+{{- else }}
+{{- $name := include "nodelet.redisName" . }}
+{{- $nodes := list }}
+{{- range $i := until (int (include "nodelet.redisClusterPods" .)) }}
+{{- $nodes = append $nodes (printf "%s-%d.%s.%s.svc:6379" $name $i $name $.Release.Namespace) }}
+{{- end }}
+{{- join "," $nodes }}
+{{- end }}
+{{- end }}
+
 {{/* Whether the internal Redis serves TLS only (redis.mode internal with redis.tls). */}}
 {{- define "nodelet.redisInternalTls" -}}
 {{- if and (eq .Values.redis.mode "internal") .Values.redis.tls }}true{{- end }}
@@ -277,7 +343,9 @@ a shared password beside the nodes' own users.
 {{- define "nodelet.redisNodeUsers" -}}
 {{- $mode := .Values.redis.mode }}
 {{- $admin := .Values.redis.nodeUsers.adminSecret }}
-{{- if and $admin (eq $mode "sentinel") }}
+{{- if and $admin (eq $mode "cluster") }}
+{{- fail "redis.nodeUsers.adminSecret cannot work in cluster mode: ACL users live in each Redis process of a cluster, so agents and dashboard share one password there" }}
+{{- else if and $admin (eq $mode "sentinel") }}
 {{- fail "redis.nodeUsers.adminSecret cannot work in sentinel mode: Redis does not replicate ACL users, so a failover would leave the new primary without them" }}
 {{- else if and $admin (not (eq $mode "external")) }}
 {{- fail (printf "redis.nodeUsers.adminSecret is for redis.mode external, not %s (%s)" $mode (ternary "internal mode has node users always" "each node has a Redis of its own" (eq $mode "internal"))) }}

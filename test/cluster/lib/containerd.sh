@@ -76,6 +76,16 @@ disabled_plugins = [
         # The runc built with containerd (install_runtime), never a runc of the host's.
         BinaryName = "$BIN_DIR/runc"
 
+    # A second handler for RuntimeClass tests: upstream's node e2e containerd config names runc
+    # "test-handler" too (the PodOverhead and RuntimeClass tests of e2e_node ask for it).
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.test-handler]
+      runtime_type = "io.containerd.runc.v2"
+
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.test-handler.options]
+        SystemdCgroup = false
+        Root = "$CONTAINERD_STATE/runc"
+        BinaryName = "$BIN_DIR/runc"
+
   [plugins."io.containerd.cri.v1.runtime".cni]
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$CNI_CONF_DIR"
