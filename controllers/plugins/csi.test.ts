@@ -24,19 +24,12 @@ import { attachmentName } from '../../reconcilers/volumes/csi/paths.js';
 import { CsiPluginHandler, highestSupportedVersion } from './csi-plugin-handler.js';
 import { csiNodeDriverOf, driversOf, driversWith, nodeIdAnnotation, topologyCollision, type CsiNodeInfoApi } from './csi-node-info.js';
 import { PluginWatcher } from './plugin-watcher.js';
+import { until } from '../../test/doubles/until.js';
 
 const logger = pino({ level: 'silent' });
 const root = mkdtempSync(path.join(tmpdir(), 'nodelet-csi-'));
 const DRIVER = 'test.csi.nodelet.dev';
 const UID = 'c5e1a0f2-0000-4000-8000-00000000c51a';
-
-async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const mountsUnder = (dir: string): string[] => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((p) => p.startsWith(dir));
 

@@ -16,20 +16,12 @@ import { DeviceManager } from '../../reconcilers/devices/device-manager.js';
 import { TestDevicePlugin } from '../../test/doubles/test-device-plugin.js';
 import { DevicePluginRegistry, registrationRefusal } from './device-plugin-registry.js';
 import { allocationCodec } from './proto.js';
+import { until } from '../../test/doubles/until.js';
 
 const R = 'example.com/resource';
 const root = mkdtempSync(path.join(tmpdir(), 'nodelet-dp-'));
 after(() => { rmSync(root, { recursive: true, force: true }); });
 const logger = pino({ level: 'silent' });
-
-// A bound for waits on a loaded machine, not a timing claim.
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function setup(name: string): { dir: string; devices: DeviceManager; registry: DevicePluginRegistry } {
   const dir = path.join(root, name);

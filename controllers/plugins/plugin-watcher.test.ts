@@ -11,19 +11,11 @@ import { pino } from 'pino';
 import { systemClock } from '../../util/clock.js';
 import { TestRegistrationSocket } from '../../test/doubles/test-device-plugin.js';
 import { PluginWatcher, type PluginHandler, type PluginInfo } from './plugin-watcher.js';
+import { until } from '../../test/doubles/until.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'nodelet-pw-'));
 after(() => { rmSync(root, { recursive: true, force: true }); });
 const logger = pino({ level: 'silent' });
-
-// A bound for waits on a loaded machine (the watcher rescans every second), not a timing claim.
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function recordingHandler(): PluginHandler & { registered: string[]; deregistered: string[] } {
   const registered: string[] = [];
