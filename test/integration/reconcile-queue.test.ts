@@ -30,6 +30,7 @@ import {
   randomWork,
 } from './helpers/reconcile-queue-fixture.js';
 import { openConnectionsTo } from './helpers/own-sockets.js';
+import { redisAnswers } from './helpers/private-redis.js';
 
 /** The only database the flush test empties. */
 const FLUSH_DB = 13;
@@ -496,19 +497,6 @@ void describe('reconcile queue (real Redis)', () => {
     }
   });
 });
-
-async function redisAnswers(port: number): Promise<boolean> {
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 async function startRedis(port: number): Promise<ChildProcess> {
   const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {

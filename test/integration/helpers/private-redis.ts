@@ -16,8 +16,9 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-async function answers(port: number): Promise<boolean> {
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+/** True once a redis-server on loopback `port` answers PING (with `password` when it needs one). */
+export async function redisAnswers(port: number, password?: string): Promise<boolean> {
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, ...(password === undefined ? {} : { password }) });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
@@ -33,7 +34,7 @@ async function answers(port: number): Promise<boolean> {
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freeLoopbackPort();
   const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100 && !(await answers(port)); i += 1) await sleep(50);
+  for (let i = 0; i < 100 && !(await redisAnswers(port)); i += 1) await sleep(50);
   const url = `redis://127.0.0.1:${port}`;
   const admin = new Redis(url, { connectionName: 'test-admin', maxRetriesPerRequest: 3 });
   return {

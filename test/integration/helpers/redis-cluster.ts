@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { redisAnswers } from './private-redis.js';
 
 /** One primary of the cluster. */
 export interface ClusterPrimary {
@@ -87,19 +88,6 @@ export async function freeClusterPorts(count: number, first = 7100): Promise<num
   return ports;
 }
 
-async function answers(port: number, password: string | undefined): Promise<boolean> {
-  const probe = new Redis({ port, host: HOST, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, ...(password === undefined ? {} : { password }) });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-
 class Primary implements ClusterPrimary {
   process: ChildProcess | undefined;
   readonly admin: Redis;
@@ -119,8 +107,8 @@ class Primary implements ClusterPrimary {
 
   async start(): Promise<void> {
     this.process = spawn('redis-server', [...this.args], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && !(await answers(this.port, this.password)); i += 1) await sleep(50);
-    if (!(await answers(this.port, this.password))) throw new Error(`redis-server did not answer on ${HOST}:${this.port}`);
+    for (let i = 0; i < 100 && !(await redisAnswers(this.port, this.password)); i += 1) await sleep(50);
+    if (!(await redisAnswers(this.port, this.password))) throw new Error(`redis-server did not answer on ${HOST}:${this.port}`);
   }
 
   async stop(): Promise<void> {
