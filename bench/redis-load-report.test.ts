@@ -86,7 +86,7 @@ describe('Redis load report', () => {
 
   it('renders a marked block with a row per phase and size and the flatness evidence', () => {
     const block = renderRedisResults({
-      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnFraction: 0.2, burstPods: 30, target: 1000, loadAverage: [1.5, 2, 3.25],
+      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnRate: 50, burstPods: 30, target: 1000, loadAverage: [1.5, 2, 3.25],
       samples: [uniform(10, 1), uniform(100, 1)],
     });
     assert.ok(block.startsWith(REDIS_BEGIN_MARKER) && block.endsWith(REDIS_END_MARKER));
@@ -107,7 +107,7 @@ describe('the topologies in the report', () => {
   it('keeps the topologies apart: a row per topology, phase and size, with shard CPU and enqueue → run latency', () => {
     const latency = { count: 10, p50Ms: 12, p99Ms: 40, maxMs: 45, throughputPerSec: 0 };
     const block = renderRedisResults({
-      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnFraction: 0.2, burstPods: 30, target: 5000, loadAverage: [0, 0, 0],
+      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnRate: 50, burstPods: 30, target: 5000, loadAverage: [0, 0, 0],
       samples: [
         { ...uniform(100, 1), topology: 'single', shardCpuPercent: [4.5], latency },
         { ...uniform(100, 1), topology: 'cluster', shardCpuPercent: [1.5, 1.25, 2], latency },
@@ -115,6 +115,20 @@ describe('the topologies in the report', () => {
     });
     assert.match(block, /\| single \| idle \| 100 \| 1 \|.*\| 4\.5 \/ 4\.5 \/ 4\.5 \| 12\/40\/45 \|/);
     assert.match(block, /\| cluster \| idle \| 100 \| 1 \|.*\| 1\.5 \/ 1\.5 \/ 1\.5; 1\.3 \/ 1\.3 \/ 1\.3; 2\.0 \/ 2\.0 \/ 2\.0 \| 12\/40\/45 \|/);
+  });
+
+  it("shows a burst's drain per round, the pods left when it did not drain, and the generator's event-loop delay", () => {
+    const block = renderRedisResults({
+      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnRate: 50, burstPods: 30, target: 5000, loadAverage: [0, 0, 0],
+      samples: [
+        { ...uniform(100, 1), phase: 'burst', burstDrainMs: 812.4, burstOutstanding: 0, loopDelayP99Ms: 20 },
+        { ...uniform(100, 2), phase: 'burst', burstOutstanding: 17, loopDelayP99Ms: 40 },
+        { ...uniform(100, 1), phase: 'idle', loopDelayP99Ms: 11 },
+      ],
+    });
+    assert.match(block, /\| single \| burst \| 100 \| 2 \|.*\| 812, 17 left \| [^|]+ \| 20\.0 \/ 30\.0 \/ 40\.0 \| /);
+    assert.match(block, /\| single \| idle \| 100 \| 1 \|.*\| – \| [^|]+ \| 11\.0 \/ 11\.0 \/ 11\.0 \| /);
+    assert.match(block, /churn: 50 pods created and 50 deleted per second across the fleet/);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { percentile, type LatencySummary } from './stats.js';
 import { spreadText } from './compare.js';
+import type { Cost, DashboardSample } from './redis-dashboard.js';
 
 export const REDIS_BEGIN_MARKER = '<!-- BEGIN redis-load results: written by bench/redis-load.ts, do not edit by hand -->';
 export const REDIS_END_MARKER = '<!-- END redis-load results -->';
@@ -72,6 +73,12 @@ export interface WindowSample {
   readonly shardCpuPercent?: readonly number[];
   /** Enqueue → run latency of the pod events enqueued and run in the window. */
   readonly latency?: LatencySummary;
+  /** The generator's event-loop delay over the window, p99, ms (what its one thread added to every latency). */
+  readonly loopDelayP99Ms?: number;
+  /** Burst windows: ms from the burst to the last burst pod's first reconcile, when all had one. */
+  readonly burstDrainMs?: number;
+  /** Burst windows: burst pods without a reconcile at the window's end (0 when drained). */
+  readonly burstOutstanding?: number;
   readonly round: number;
   readonly nodes: number;
   readonly phase: Phase;
@@ -176,12 +183,15 @@ export interface RedisLoadReport {
   readonly machine: string;
   readonly redisVersion: string;
   readonly podsPerNode: number;
-  readonly churnFraction: number;
+  /** Pods created, and as many deleted, per second across the fleet in churn windows. */
+  readonly churnRate: number;
   readonly burstPods: number;
   readonly target: number;
   /** The machine's 1/5/15-minute load averages when the run ended (other work competes with Redis and the generator). */
   readonly loadAverage: readonly number[];
   readonly samples: readonly WindowSample[];
+  /** The dashboard measured after each size's windows; absent in runs before it was. */
+  readonly dashboards?: readonly DashboardSample[];
 }
 
 const FIGURES: readonly { readonly name: FigureName; readonly label: string; readonly digits: number; readonly scale: number }[] = [
@@ -204,6 +214,11 @@ function latencyText(mine: readonly WindowSample[]): string {
   return mine.map((s) => (s.latency === undefined || s.latency.count === 0 ? '–' : `${s.latency.p50Ms.toFixed(0)}/${s.latency.p99Ms.toFixed(0)}/${s.latency.maxMs.toFixed(0)}`)).join(', ');
 }
 
+/** Burst drain per round: ms to the last burst pod's first reconcile, or the pods left; "–" outside bursts. */
+function drainText(mine: readonly WindowSample[]): string {
+  return mine.map((s) => (s.burstOutstanding === undefined ? '–' : s.burstDrainMs === undefined ? `${s.burstOutstanding} left` : s.burstDrainMs.toFixed(0))).join(', ');
+}
+
 function sizeRows(samples: readonly WindowSample[]): string[] {
   const keyOf = (s: WindowSample): string => `${topologyOf(s)}|${s.phase}|${s.nodes}`;
   const keys = [...new Set(samples.map(keyOf))];
@@ -214,8 +229,31 @@ function sizeRows(samples: readonly WindowSample[]): string[] {
     const perJob = figures.flatMap((f) => (f.memoryBytesPerJob === undefined ? [] : [f.memoryBytesPerJob / 1024]));
     const cells = FIGURES.map((fig) => spreadText(figures.map((f) => f[fig.name] * fig.scale), fig.digits));
     const ran = mine.map((s) => `${s.runs}/${s.enqueues}`).join(', ');
-    return `| ${topologyOf(first)} | ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${shardCpuText(mine)} | ${latencyText(mine)} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${ran} |`;
+    return `| ${topologyOf(first)} | ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${shardCpuText(mine)} | ${latencyText(mine)} | ${drainText(mine)} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${spreadText(mine.flatMap((s) => (s.loopDelayP99Ms === undefined ? [] : [s.loopDelayP99Ms])), 1)} | ${ran} |`;
   });
+}
+
+/** The dashboard's rows: per topology and size, min / median / max over the rounds. */
+function dashboardRows(dashboards: readonly DashboardSample[]): string[] {
+  const keyOf = (d: DashboardSample): string => `${d.topology}|${d.nodes}`;
+  return [...new Set(dashboards.map(keyOf))].map((key) => {
+    const mine = dashboards.filter((d) => keyOf(d) === key);
+    const first = mine[0]!;
+    const cost = (pick: (d: DashboardSample) => Cost): string => `${spreadText(mine.map((d) => pick(d).ms), 0)} | ${spreadText(mine.map((d) => pick(d).redisCpuMs), 0)}`;
+    return `| ${first.topology} | ${first.nodes} | ${mine.map((d) => `${d.queuesFound}/${d.workersSeen}`).join(', ')} | ${cost((d) => d.discover)} | ${cost((d) => d.overview)} | ${cost((d) => d.perQueueWorkers)} |`;
+  });
+}
+
+function dashboardBlock(dashboards: readonly DashboardSample[] | undefined): string[] {
+  if (dashboards === undefined || dashboards.length === 0) return [];
+  return [
+    '',
+    'The dashboard, after each size\'s windows with every node connected: finding the queues (a SCAN of every primary), the overview (every queue\'s counts and workers, one client listing per server), and the workers asked per queue through BullMQ as the pages did before (a listing of every client per queue). "queues/workers" per round: queues found, workers seen connected.',
+    '',
+    '| topology | nodes | queues/workers | find queues ms | Redis CPU ms | overview ms | Redis CPU ms | workers per queue (before) ms | Redis CPU ms |',
+    '| --- | --: | --- | --- | --- | --- | --- | --- | --- |',
+    ...dashboardRows(dashboards),
+  ];
 }
 
 function flatnessRows(report: RedisLoadReport): string[] {
@@ -245,12 +283,13 @@ export function renderRedisResults(report: RedisLoadReport): string {
     '## Redis load: results',
     '',
     `Run ${report.date} on ${report.machine}; ${report.redisVersion}, private redis-servers on loopback (single: one; cluster: 3 primaries, no replicas); load average at the end ${report.loadAverage.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
-    `Sizes ${sizes.join(', ')} simulated nodes, ${rounds} rounds, sizes interleaved; ${report.podsPerNode} pods per node; churn: ${(report.churnFraction * 100).toFixed(0)} % of the nodes each create and delete one pod per second; burst: every node gets ${report.burstPods} new pods at once.`,
-    'Every simulated node runs nodelet\'s real queue code (no replayed command mix): the first table is measured only; the second projects a figure only where it is flat across sizes. Figures are min / median / max over the rounds; per node = (INFO delta over the window, summed over the shards) ÷ nodes, the benchmark\'s own INFO connections and the empty Redis\'s memory excluded. "shard CPU" is each redis-server\'s utime + stime from /proc/<pid>/stat over the window, % of one core, shards separated by ";". "enqueue → run" is the time from a pod event\'s enqueue to the start of the run that covers it, p50/p99/max in ms per round. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
+    `Sizes ${sizes.join(', ')} simulated nodes, ${rounds} rounds, sizes interleaved; ${report.podsPerNode} pods per node; churn: ${report.churnRate} pods created and ${report.churnRate} deleted per second across the fleet; burst: every node gets ${report.burstPods} new pods at once.`,
+    'Every simulated node runs nodelet\'s real queue code (no replayed command mix): the first table is measured only; the second projects a figure only where it is flat across sizes. Figures are min / median / max over the rounds; per node = (INFO delta over the window, summed over the shards) ÷ nodes, the benchmark\'s own INFO connections and the empty Redis\'s memory excluded. "shard CPU" is each redis-server\'s utime + stime from /proc/<pid>/stat over the window, % of one core, shards separated by ";". "enqueue → run" is the time from a pod event\'s enqueue to the start of the run that covers it, p50/p99/max in ms per round. "burst drained" is the time from the burst to the start of the last burst pod\'s first reconcile, per round ("N left": pods never reconciled in the window). "generator event-loop delay" is the p99 delay of the load generator\'s one thread, which every simulated agent shares (a real agent has its own): enqueue → run latencies near it are the generator\'s. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
     '',
-    `| topology | phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | shard CPU % (/proc) | enqueue → run ms p50/p99/max | generator CPU % | ran/enqueued |`,
-    '| --- | --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| topology | phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | shard CPU % (/proc) | enqueue → run ms p50/p99/max | burst drained, ms | generator CPU % | generator event-loop delay p99, ms | ran/enqueued |`,
+    '| --- | --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...sizeRows(report.samples),
+    ...dashboardBlock(report.dashboards),
     '',
     `Flatness across sizes (medians per size; flat when the range is ≤ ${FLAT_TOLERANCE * 100} % of the smallest), and the linear projection to ${report.target} nodes where flat:`,
     '',

@@ -14,28 +14,38 @@
  * (the figures of that window say so, and the size is too large for one generator).
  *
  * Per topology, size and round (topologies and sizes interleaved, the order reversed every other
- * round, a fresh FLUSHALL on every shard each time): start the nodes, each
- * enqueues its pods once, settle, then one window per phase (`--phases`, all three by default),
+ * round, a fresh FLUSHALL on every shard each time): start the nodes, each adds its pods (three
+ * events each, as below), wait until every one of those events has had its run, settle 5 s, then
+ * one window per phase (`--phases`, all three by default),
  * each `INFO` before and after:
  *   idle   no pod changes;
- *   churn  a fraction of the nodes each create one pod and delete one every second (an add makes
- *          three enqueues — API event, PLEG, status — a delete two);
- *   burst  every node gets `--burst` new pods at once (a rollout), window starts with it.
+ *   churn  `--churn-rate` pods created and as many deleted per second across the fleet, spread over
+ *          the nodes in turn and over the second in ticks of 100 ms (an add makes three enqueues —
+ *          API event, PLEG, status — a delete two). The default, 50, is the pod creation and deletion
+ *          throughput of Kubernetes' own 5,000-node scale tests (ClusterLoader2's load test as the
+ *          kops scale jobs of kubernetes/test-infra run it: CL2_LOAD_TEST_THROUGHPUT and
+ *          CL2_DELETE_TEST_THROUGHPUT 50);
+ *   burst  every node gets `--burst` new pods at once (a rollout), window starts with it; the
+ *          window reports when every burst pod had started its first reconcile ("drained").
  *
  * Each window reports commands/s, connections and memory (INFO, summed over the shards), Redis CPU
- * per shard (/proc/<pid>/stat) and the pod events' enqueue → run latency (p50/p99/max).
+ * per shard (/proc/<pid>/stat), the pod events' enqueue → run latency (p50/p99/max), and the
+ * generator's own event-loop delay (p99): every simulated agent shares the generator's one thread,
+ * which a real agent does not, so a latency near that delay is the generator's, not Redis's.
  *
  *   node --import tsx bench/redis-load.ts [--topologies single,cluster] [--sizes 100,1000,5000]
- *     [--rounds 3] [--window-s 20] [--pods 30] [--churn 0.2] [--burst 30] [--phases idle,churn,burst]
+ *     [--rounds 3] [--window-s 20] [--burst-window-s S] [--pods 30] [--churn-rate 50] [--burst 30] [--phases idle,churn,burst]
  *     [--doc PATH | --no-doc]
  * An idle window should last a resync period (`--window-s 60`) to hold each node's resync once.
  */
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeResultsBlock } from './report.js';
 import { Counters, SimNode } from './redis-sim-node.js';
+import { dashboardLine, measureDashboard, type DashboardSample } from './redis-dashboard.js';
 import { inPool, summarize } from './stats.js';
 import { processCpuSeconds, startBenchRedis, TOPOLOGIES, type BenchRedis, type Topology } from './redis-topology.js';
 import {
@@ -55,14 +65,30 @@ import { spreadText } from './compare.js';
 
 const REPO_DIR = path.resolve(import.meta.dirname, '..');
 const SETTLE_MS = 5_000;
+/** How long the nodes' first pods may take to run before a size is given up (5,000 nodes' 150,000 pods take minutes here). */
+const POPULATE_LIMIT_MS = 15 * 60_000;
+
+/** Waits until every pod event so far has had its run (the nodes' first pods), then {@link SETTLE_MS}. */
+async function settle(counters: Counters, size: number): Promise<void> {
+  const started = Date.now();
+  while (counters.outstandingEvents > 0) {
+    if (Date.now() - started > POPULATE_LIMIT_MS) throw new Error(`${counters.outstandingEvents} pod events still without a run ${POPULATE_LIMIT_MS} ms after ${size} nodes started`);
+    await sleep(500);
+  }
+  console.log(`${size} nodes: every first pod ran ${Date.now() - started} ms after the last node started`);
+  await sleep(SETTLE_MS);
+}
 
 interface Settings {
   readonly topologies: readonly Topology[];
   readonly sizes: readonly number[];
   readonly rounds: number;
   readonly windowSeconds: number;
+  /** The burst window's length (a large fleet's burst takes longer to drain than the other windows need). */
+  readonly burstWindowSeconds: number;
   readonly podsPerNode: number;
-  readonly churnFraction: number;
+  /** Pods created, and as many deleted, per second across the fleet in the churn window. */
+  readonly churnRate: number;
   readonly burstPods: number;
   readonly phases: readonly Phase[];
   readonly doc: string | undefined;
@@ -86,41 +112,81 @@ interface RunContext {
   readonly redis: BenchRedis;
   readonly settings: Settings;
   readonly samples: WindowSample[];
+  readonly dashboards: DashboardSample[];
 }
 
-async function measure(
-  ctx: RunContext,
-  fixed: { round: number; nodes: SimNode[]; phase: Phase; baselineClients: number; baselineMemoryBytes: number; counters: Counters },
-  during: () => void,
-): Promise<void> {
+interface WindowFixed {
+  readonly round: number;
+  readonly nodes: SimNode[];
+  readonly phase: Phase;
+  readonly baselineClients: number;
+  readonly baselineMemoryBytes: number;
+  readonly counters: Counters;
+}
+
+/** Burst drain of a window: ms from its start to the last burst pod's first reconcile, or how many were left. */
+function burstDrain(counters: Counters, startedAt: number): Pick<WindowSample, 'burstDrainMs' | 'burstOutstanding'> {
+  if (counters.burstOutstanding > 0) return { burstOutstanding: counters.burstOutstanding };
+  return counters.burstDrainedAt === undefined ? {} : { burstDrainMs: counters.burstDrainedAt - startedAt, burstOutstanding: 0 };
+}
+
+function windowLine(ctx: RunContext, sample: WindowSample, counters: Counters): string {
+  const f = nodeFigures(sample);
+  const latency = sample.latency;
+  const latencyText = latency === undefined || latency.count === 0 ? 'none' : `p50 ${latency.p50Ms.toFixed(1)} p99 ${latency.p99Ms.toFixed(1)} max ${latency.maxMs.toFixed(1)} ms (${latency.count})`;
+  const drain = sample.burstOutstanding === undefined ? '' : sample.burstDrainMs === undefined ? `, burst not drained: ${sample.burstOutstanding} pods never reconciled` : `, burst drained in ${sample.burstDrainMs.toFixed(0)} ms`;
+  return (
+    `${ctx.redis.topology} round ${sample.round} nodes ${sample.nodes} ${sample.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
+    `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} % (per shard, /proc: ${(sample.shardCpuPercent ?? []).map((c) => c.toFixed(1)).join(' / ')}), ` +
+    `enqueue → run ${latencyText}${drain}, generator CPU ${f.generatorCpuPercent.toFixed(0)} %, event-loop delay p99 ${(sample.loopDelayP99Ms ?? 0).toFixed(1)} ms, ` +
+    `ran ${sample.runs} of ${sample.enqueues} enqueues, ${sample.jobsInRedis} jobs kept, ${counters.failedEnqueues} failed enqueues so far; ${topCommands(sample, 4)}`
+  );
+}
+
+async function measure(ctx: RunContext, fixed: WindowFixed, during: () => void): Promise<void> {
   const { counters } = fixed;
   const before = await info(ctx.redis);
   const shardCpu0 = shardCpuSeconds(ctx.redis);
-  const [enq0, runs0, cpu0, t0, latency0] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now(), counters.latenciesMs.length];
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const [enq0, runs0, cpu0, t0, latency0, started] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now(), counters.latenciesMs.length, performance.now()];
   during();
-  await sleep(ctx.settings.windowSeconds * 1000);
+  await sleep((fixed.phase === 'burst' ? ctx.settings.burstWindowSeconds : ctx.settings.windowSeconds) * 1000);
+  loopDelay.disable();
   const after = await info(ctx.redis);
   const seconds = (Date.now() - t0) / 1000;
   const shardCpuPercent = shardCpuSeconds(ctx.redis).map((cpu, i) => ((cpu - (shardCpu0[i] ?? 0)) / seconds) * 100);
-  const latency = summarize(counters.latenciesMs.slice(latency0));
   const generatorCpuSeconds = cpuSecondsNow() - cpu0;
   const kept: number[] = [];
   await inPool(fixed.nodes, 20, async (n) => { kept.push(await n.jobsKept()); });
-  const jobsInRedis = kept.reduce((a, b) => a + b, 0);
   const sample: WindowSample = {
-    topology: ctx.redis.topology, shardCpuPercent, latency,
+    topology: ctx.redis.topology, shardCpuPercent, latency: summarize(counters.latenciesMs.slice(latency0)),
+    loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+    ...(fixed.phase === 'burst' ? burstDrain(counters, started) : {}),
     round: fixed.round, nodes: fixed.nodes.length, phase: fixed.phase, seconds, before, after,
     baselineClients: fixed.baselineClients, baselineMemoryBytes: fixed.baselineMemoryBytes,
-    enqueues: counters.enqueues - enq0, runs: counters.runs - runs0, jobsInRedis, generatorCpuSeconds,
+    enqueues: counters.enqueues - enq0, runs: counters.runs - runs0, jobsInRedis: kept.reduce((a, b) => a + b, 0), generatorCpuSeconds,
   };
   ctx.samples.push(sample);
-  const f = nodeFigures(sample);
-  console.log(
-    `${ctx.redis.topology} round ${fixed.round} nodes ${fixed.nodes.length} ${fixed.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
-      `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} % (per shard, /proc: ${shardCpuPercent.map((c) => c.toFixed(1)).join(' / ')}), ` +
-      `enqueue → run p50 ${latency.p50Ms.toFixed(1)} p99 ${latency.p99Ms.toFixed(1)} max ${latency.maxMs.toFixed(1)} ms (${latency.count}), generator CPU ${f.generatorCpuPercent.toFixed(0)} %, ` +
-      `ran ${sample.runs} of ${sample.enqueues} enqueues, ${jobsInRedis} jobs kept, ${counters.failedEnqueues} failed enqueues so far; ${topCommands(sample, 4)}`,
-  );
+  console.log(windowLine(ctx, sample, counters));
+}
+
+const CHURN_TICK_MS = 100;
+
+/** Creates and deletes `rate` pods per second across `nodes`, in turn, every {@link CHURN_TICK_MS}; returns the stop. */
+function startChurn(nodes: readonly SimNode[], rate: number): () => void {
+  let next = 0;
+  let owed = 0;
+  const timer = setInterval(() => {
+    owed += (rate * CHURN_TICK_MS) / 1000;
+    for (; owed >= 1; owed -= 1) {
+      const node = nodes[next % nodes.length]!;
+      next += 1;
+      node.addPod();
+      node.deletePod();
+    }
+  }, CHURN_TICK_MS);
+  return () => { clearInterval(timer); };
 }
 
 async function runSize(ctx: RunContext, round: number, size: number): Promise<void> {
@@ -132,20 +198,19 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
     // Resync phases spread evenly: agents' resyncs are uncorrelated, and even spreading gives
     // every window its expected share of them instead of a random one.
     await inPool(nodes, 20, (n) => n.start(ctx.settings.podsPerNode, (nodes.indexOf(n) + 0.5) / size));
-    await sleep(SETTLE_MS);
+    await settle(counters, size);
     const fixed = { round, nodes, baselineClients: empty.connectedClients, baselineMemoryBytes: empty.usedMemoryBytes, counters };
-    const churning = nodes.slice(0, Math.ceil(size * ctx.settings.churnFraction));
-    let churn: NodeJS.Timeout | undefined;
+    let stopChurn = (): void => undefined;
     for (const phase of ctx.settings.phases) {
       await measure(ctx, { ...fixed, phase }, () => {
-        if (phase === 'churn') {
-          churn = setInterval(() => { for (const n of churning) { n.addPod(); n.deletePod(); } }, 1_000);
-        } else if (phase === 'burst') {
-          for (const n of nodes) for (let i = 0; i < ctx.settings.burstPods; i += 1) n.addPod();
-        }
+        if (phase === 'churn') stopChurn = startChurn(nodes, ctx.settings.churnRate);
+        else if (phase === 'burst') for (const n of nodes) for (let i = 0; i < ctx.settings.burstPods; i += 1) n.addPod(true);
       });
-      clearInterval(churn);
+      stopChurn();
     }
+    const dashboard = await measureDashboard(ctx.redis, size, round);
+    ctx.dashboards.push(dashboard);
+    console.log(dashboardLine(dashboard));
     if (counters.failedEnqueues > 0) throw new Error(`${counters.failedEnqueues} enqueues failed at ${size} nodes (${ctx.redis.topology})`);
   } finally {
     await inPool(nodes, 50, (n) => n.close());
@@ -179,8 +244,9 @@ function parseSettings(): Settings {
       sizes: { type: 'string', default: '100,1000,5000' },
       rounds: { type: 'string', default: '3' },
       'window-s': { type: 'string', default: '20' },
+      'burst-window-s': { type: 'string' },
       pods: { type: 'string', default: '30' },
-      churn: { type: 'string', default: '0.2' },
+      'churn-rate': { type: 'string', default: '50' },
       burst: { type: 'string', default: '30' },
       phases: { type: 'string', default: PHASES.join(',') },
       doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'redis.md') },
@@ -192,8 +258,9 @@ function parseSettings(): Settings {
     sizes: values.sizes.split(',').map((s) => positive(s, '--sizes')),
     rounds: positive(values.rounds, '--rounds'),
     windowSeconds: positive(values['window-s'], '--window-s'),
+    burstWindowSeconds: positive(values['burst-window-s'] ?? values['window-s'], '--burst-window-s'),
     podsPerNode: positive(values.pods, '--pods'),
-    churnFraction: positive(values.churn, '--churn'),
+    churnRate: positive(values['churn-rate'], '--churn-rate'),
     burstPods: positive(values.burst, '--burst'),
     phases: phasesOf(values.phases),
     doc: values['no-doc'] ? undefined : values.doc,
@@ -204,18 +271,19 @@ async function main(): Promise<void> {
   const settings = parseSettings();
   const started: BenchRedis[] = [];
   const samples: WindowSample[] = [];
+  const dashboards: DashboardSample[] = [];
   try {
     for (const topology of settings.topologies) started.push(await startBenchRedis(topology));
     for (let round = 1; round <= settings.rounds; round += 1) {
       // Interleaved, and the order reversed every other round, so drift favours no size or topology.
       const runs = settings.sizes.flatMap((size) => started.map((redis) => ({ size, redis })));
-      for (const { size, redis } of round % 2 === 1 ? runs : runs.reverse()) await runSize({ redis, settings, samples }, round, size);
+      for (const { size, redis } of round % 2 === 1 ? runs : runs.reverse()) await runSize({ redis, settings, samples, dashboards }, round, size);
     }
     const version = /redis_version:(\S+)/.exec(await started[0]!.shards[0]!.admin.info('server'))?.[1] ?? 'unknown';
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const report = {
       date: new Date().toISOString(), machine: `${cpus().length} × ${cpu}, Node.js ${process.version}`, redisVersion: `Redis ${version}`,
-      podsPerNode: settings.podsPerNode, churnFraction: settings.churnFraction, burstPods: settings.burstPods, target: 5000, loadAverage: loadavg(), samples,
+      podsPerNode: settings.podsPerNode, churnRate: settings.churnRate, burstPods: settings.burstPods, target: 5000, loadAverage: loadavg(), samples, dashboards,
     };
     const block = renderRedisResults(report);
     console.log(block);

@@ -34,6 +34,12 @@ export class Counters {
   failedEnqueues = 0;
   /** Enqueue → run latencies of pod events (ms), in the order their runs started. */
   readonly latenciesMs: number[] = [];
+  /** Pod events enqueued and not yet covered by a run. */
+  outstandingEvents = 0;
+  /** Burst pods not yet reconciled once since they were added. */
+  burstOutstanding = 0;
+  /** When the last burst pod's first reconcile started (performance.now()); undefined while any is outstanding. */
+  burstDrainedAt: number | undefined;
 }
 
 let podSerial = 0;
@@ -49,6 +55,8 @@ export class SimNode {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Per UID, when each pod event not yet covered by a run was enqueued (performance.now()). */
   private readonly pending = new Map<string, number[]>();
+  /** UIDs of burst pods not yet reconciled once. */
+  private readonly awaitingFirstRun = new Set<string>();
 
   constructor(
     private readonly name: string,
@@ -84,15 +92,21 @@ export class SimNode {
 
   /** A run of `uid` starts: it covers every event of the UID enqueued so far. */
   private runStarts(uid: string): void {
+    if (this.awaitingFirstRun.delete(uid)) {
+      this.counters.burstOutstanding -= 1;
+      if (this.counters.burstOutstanding === 0) this.counters.burstDrainedAt = performance.now();
+    }
     const since = this.pending.get(uid);
     if (since === undefined) return;
     this.pending.delete(uid);
+    this.counters.outstandingEvents -= since.length;
     const now = performance.now();
     for (const t of since) this.counters.latenciesMs.push(now - t);
   }
 
   private enqueue(pod: PodKey, reason: string): void {
     this.counters.enqueues += 1;
+    this.counters.outstandingEvents += 1;
     const since = this.pending.get(pod.uid);
     if (since === undefined) this.pending.set(pod.uid, [performance.now()]);
     else since.push(performance.now());
@@ -116,10 +130,18 @@ export class SimNode {
     }
   }
 
-  /** A new pod: the API event, then PLEG once its containers start, then the status write's echo. */
-  addPod(): void {
+  /**
+   * A new pod: the API event, then PLEG once its containers start, then the status write's echo.
+   * A burst pod counts in {@link Counters.burstOutstanding} until its first reconcile starts.
+   */
+  addPod(burst = false): void {
     const pod = newPod(this.name);
     this.pods.push(pod);
+    if (burst) {
+      this.awaitingFirstRun.add(pod.uid);
+      this.counters.burstOutstanding += 1;
+      this.counters.burstDrainedAt = undefined;
+    }
     this.enqueue(pod, 'pod added');
     this.later(300, () => { this.enqueue(pod, 'pleg'); });
     this.later(1_000, () => { this.enqueue(pod, 'pod updated'); });

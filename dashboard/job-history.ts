@@ -9,6 +9,7 @@ import type { Queue } from 'bullmq';
 import type { ReconcileJobData, RedisClient } from '../controllers/queue/redis.js';
 import type { RunRecord } from '../controllers/queue/runner.js';
 import type { NodeQueue } from './queue-directory.js';
+import type { ClientListing } from './queue-workers.js';
 import { asJobData, jobIdPrefixOf, parseJobData, parseRunRecord } from './run-records.js';
 
 /** The states a reconcile job can be in (BullMQ 6 keeps paused jobs as waiting). */
@@ -73,9 +74,14 @@ export interface JobHistorySource {
 
 /** Reads pods' reconcile history from the node queues. */
 export class JobHistory {
+  /**
+   * @param redis the dashboard's connection, for the job reads;
+   * @param listing the connected clients, shared with the board (one listing per server for every queue).
+   */
   constructor(
     private readonly source: JobHistorySource,
     private readonly redis: RedisClient,
+    private readonly listing: Pick<ClientListing, 'workersPerQueue'>,
   ) {}
 
   /** Every job of `uid` in every node queue, with its runs. */
@@ -105,19 +111,23 @@ export class JobHistory {
 
   /** Job counts of every node queue. */
   async counts(): Promise<NodeQueueCounts[]> {
-    return Promise.all(
-      this.source.list().map(async (entry) => {
-        const [raw, workers] = await Promise.all([entry.queue.getJobCounts(...JOB_STATES), workersOf(entry.queue)]);
-        const counts = Object.fromEntries(JOB_STATES.map((state) => [state, raw[state] ?? 0])) as Record<JobStateName, number>;
-        return { node: entry.node, name: entry.name, counts, workers };
-      }),
-    );
+    const entries = this.source.list();
+    const [perQueue, workers] = await Promise.all([
+      Promise.all(entries.map((entry) => entry.queue.getJobCounts(...JOB_STATES))),
+      this.listing.workersPerQueue(entries.map((entry) => entry.queue)),
+    ]);
+    return entries.map((entry, i) => {
+      const raw = perQueue[i] ?? {};
+      const counts = Object.fromEntries(JOB_STATES.map((state) => [state, raw[state] ?? 0])) as Record<JobStateName, number>;
+      return { node: entry.node, name: entry.name, counts, workers: workers?.get(entry.name) };
+    });
   }
 
   /** Workers connected to each named node's queue. */
   async workersOfNodes(nodes: readonly string[]): Promise<Map<string, number | undefined>> {
     const entries = this.source.list().filter((entry) => nodes.includes(entry.node));
-    return new Map(await Promise.all(entries.map(async (entry) => [entry.node, await workersOf(entry.queue)] as const)));
+    const workers = await this.listing.workersPerQueue(entries.map((entry) => entry.queue));
+    return new Map(entries.map((entry) => [entry.node, workers?.get(entry.name)] as const));
   }
 
   private async podsOf(entry: NodeQueue, filter: PodFilter): Promise<PodSighting[]> {
@@ -137,15 +147,6 @@ export class JobHistory {
       sightings.push({ uid: data.uid, namespace: data.namespace, name: data.name, node: entry.node, state, lastActivityAt });
     });
     return sightings;
-  }
-}
-
-/** Workers connected to `queue`, or undefined when Redis refuses `CLIENT LIST` (some hosted Redis do). */
-export async function workersOf(queue: Queue): Promise<number | undefined> {
-  try {
-    return await queue.getWorkersCount();
-  } catch {
-    return undefined;
   }
 }
 

@@ -9,6 +9,7 @@ import type { Queue } from 'bullmq';
 import { LastRunCache, jobLabel } from './job-labels.js';
 import type { LabelledJob } from './job-labels.js';
 import { asJobData, parseRunRecord } from './run-records.js';
+import type { ClientListing } from './queue-workers.js';
 
 /** Options of {@link ReconcileQueueAdapter}. */
 export interface ReconcileQueueAdapterOptions {
@@ -17,11 +18,15 @@ export interface ReconcileQueueAdapterOptions {
   readonly allowActions: boolean;
   /** The path of a pod's timeline page, from its UID. */
   readonly timelinePath: (uid: string) => string;
+  /** The connected clients, shared by every queue's adapter (see `queue-workers.ts`). */
+  readonly listing: Pick<ClientListing, 'workersByQueue'>;
 }
 
 /** The bull-board view of one node's reconcile queue. */
 export class ReconcileQueueAdapter extends BullMQAdapter {
   private readonly lastRuns = new LastRunCache();
+
+  private readonly listing: Pick<ClientListing, 'workersByQueue'>;
 
   constructor(
     private readonly reconcileQueue: Queue,
@@ -39,6 +44,13 @@ export class ReconcileQueueAdapter extends BullMQAdapter {
       },
     });
     this.setFormatter('name', (job: LabelledJob) => jobLabel(job, this.lastRuns.get(job.id)));
+    this.listing = options.listing;
+  }
+
+  /** The queue's workers from the shared listing, not a listing of every client of Redis per queue (BullMQ's `getWorkers()`). */
+  override async getWorkers(): ReturnType<BullMQAdapter['getWorkers']> {
+    const workers = await this.listing.workersByQueue([this.reconcileQueue]);
+    return this.normalizeWorkers(workers?.get(this.reconcileQueue.name) ?? null, ':w:');
   }
 
   override async getJobs(jobStatuses: JobStatus[], start?: number, end?: number): ReturnType<BullMQAdapter['getJobs']> {

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { clusterPrimaries, nodeOfQueueKey, queueKeyPattern, scanQueueNodes, type ClusterView } from './queue-directory.js';
+import { pino } from 'pino';
+import type { RedisClient } from '../controllers/queue/redis.js';
+import { systemClock } from '../util/clock.js';
+import { clusterPrimaries, nodeOfQueueKey, QueueDirectory, queueKeyPattern, scanEveryPrimary, scanQueueNodes, type ClusterView } from './queue-directory.js';
 
 const PLAIN = { prefix: 'nodelet', hashTagged: false };
 const TAGGED = { prefix: 'nodelet', hashTagged: true };
@@ -98,5 +101,23 @@ describe('clusterPrimaries', () => {
     assert.equal((await clusterPrimaries(holes)).complete, false);
     const empty = clusterView([], []);
     assert.equal((await clusterPrimaries(empty)).complete, false);
+  });
+});
+
+describe('a scan before the cluster client knows any primary', () => {
+  const connecting = { ...clusterView([], []), isCluster: true } as unknown as RedisClient;
+
+  it('asks no primary, and the directory counts it as failed (retried within a second) rather than as a scan that found nothing', async () => {
+    const scan = await scanEveryPrimary(connecting, TAGGED);
+    assert.deepEqual(scan, { nodes: [], complete: false, primaries: 0 });
+    const directory = new QueueDirectory({
+      redis: connecting, layout: TAGGED, intervalMs: 600_000, clock: systemClock, logger: pino({ level: 'silent' }),
+      listener: { added: () => undefined, removed: () => undefined },
+    });
+    try {
+      assert.equal(await directory.refresh(), false);
+    } finally {
+      await directory.stop();
+    }
   });
 });

@@ -103,6 +103,16 @@ export async function scanQueueNodes(redis: Pick<Redis, 'scan'>, layout: QueueLa
 export interface QueueScan {
   readonly nodes: readonly string[];
   readonly complete: boolean;
+  /** Primaries asked: 0 on a cluster whose client has no slot map yet (it is still connecting). */
+  readonly primaries: number;
+}
+
+/** A scan that could ask no primary at all: the cluster client has not loaded its slot map yet. */
+export class NoPrimaryKnownError extends Error {
+  constructor() {
+    super('no Redis primary known yet: the cluster client has not loaded the slot map');
+    this.name = 'NoPrimaryKnownError';
+  }
 }
 
 /** What the scan needs of a cluster client (ioredis' `Cluster`). */
@@ -144,11 +154,11 @@ export async function clusterPrimaries(cluster: ClusterView): Promise<{ readonly
  * each primary of a cluster (a primary that fails makes the scan partial).
  */
 export async function scanEveryPrimary(redis: RedisClient, layout: QueueLayout): Promise<QueueScan> {
-  if (!isCluster(redis)) return { nodes: await scanQueueNodes(redis, layout), complete: true };
+  if (!isCluster(redis)) return { nodes: await scanQueueNodes(redis, layout), complete: true, primaries: 1 };
   const { primaries, complete } = await clusterPrimaries(redis);
   const scans = await Promise.allSettled(primaries.map((primary) => scanQueueNodes(primary, layout)));
   const nodes = new Set(scans.flatMap((scan) => (scan.status === 'fulfilled' ? scan.value : [])));
-  return { nodes: [...nodes].sort(), complete: complete && scans.every((scan) => scan.status === 'fulfilled') };
+  return { nodes: [...nodes].sort(), complete: complete && scans.every((scan) => scan.status === 'fulfilled'), primaries: primaries.length };
 }
 
 function isCluster(redis: RedisClient): redis is Cluster {
@@ -203,6 +213,9 @@ export class QueueDirectory {
   private async sync(): Promise<void> {
     const scan = await scanEveryPrimary(this.options.redis, this.options.layout);
     if (this.stopped) return;
+    // A just-started dashboard's cluster client may not have its slot map yet: failing the scan
+    // retries it within a second (the loop's backoff) instead of showing no queue for a period.
+    if (scan.primaries === 0) throw new NoPrimaryKnownError();
     const found = new Set(scan.nodes);
     for (const node of found) {
       if (!this.queues.has(node)) this.add(node);

@@ -22,6 +22,7 @@ import { JobHistory } from './job-history.js';
 import { BULL_BOARD_BASE, timelinePath } from './paths.js';
 import { ReconcileQueueAdapter } from './queue-adapter.js';
 import { QueueDirectory } from './queue-directory.js';
+import { ClientListing } from './queue-workers.js';
 import { pageRoutes } from './routes.js';
 import type { DashboardSettings } from './settings.js';
 
@@ -53,6 +54,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const redis = connectTopology(settings.redisUrl, { maxRetriesPerRequest: 3, connectionName: 'nodelet-dashboard' }, topology);
   logConnectionErrors(redis, logger, 'dashboard');
   const board = createBoard(settings.allowActions);
+  const listing = new ClientListing(redis, clock);
   const directory = new QueueDirectory({
     redis,
     layout: { prefix: settings.prefix, hashTagged: settings.redisCluster !== undefined },
@@ -61,7 +63,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     logger,
     listener: {
       added: (entry) => {
-        board.addQueue(new ReconcileQueueAdapter(entry.queue, { node: entry.node, allowActions: settings.allowActions, timelinePath }));
+        board.addQueue(new ReconcileQueueAdapter(entry.queue, { node: entry.node, allowActions: settings.allowActions, timelinePath, listing }));
       },
       removed: (entry) => {
         board.removeQueue(entry.name);
@@ -72,7 +74,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     settings,
     logger,
     bullBoard: board.router,
-    pages: pageRoutes({ history: new JobHistory(directory, redis), clock, readOnly: !settings.allowActions, refreshQueues: () => directory.refresh() }),
+    pages: pageRoutes({ history: new JobHistory(directory, redis, listing), clock, readOnly: !settings.allowActions, refreshQueues: () => directory.refresh() }),
   });
   directory.start();
   let server: Server;

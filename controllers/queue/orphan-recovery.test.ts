@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectedClients, liveWorkerNames, namedWorkerPrefix, orphanedJobs } from './orphan-recovery.js';
+import { pino } from 'pino';
+import { connectedClients, liveWorkerNames, namedWorkerPrefix, orphanedJobs, recoverOrphanedJobs, type OrphanRecoveryDeps } from './orphan-recovery.js';
 import type { RedisClient } from './redis.js';
 
 void describe('orphanedJobs', () => {
@@ -49,5 +50,31 @@ void describe('connectedClients', () => {
     const clients = await connectedClients(answering(() => Promise.reject(new Error("ERR unknown command 'client', with args beginning with: 'LIST'"))));
     assert.equal(liveWorkerNames(clients, 'p:'), undefined);
     await assert.rejects(connectedClients(answering(() => Promise.reject(new Error('Connection is closed.')))), /Connection is closed/);
+  });
+});
+
+void describe('recoverOrphanedJobs', () => {
+  /** A queue with these active jobs and a Redis whose client listings are counted. */
+  function deps(active: readonly { id: string; processedBy?: string }[]): { deps: OrphanRecoveryDeps; listings: () => number } {
+    let listings = 0;
+    const name = 'nodelet-reconcile-n1';
+    const list = `id=7 addr=127.0.0.1:1 name=${namedWorkerPrefix('nodelet', name)}host:2:bbbb cmd=bzpopmin\n`;
+    const queue = { name, getActive: () => Promise.resolve(active) } as unknown as OrphanRecoveryDeps['queue'];
+    const redis = { client: () => { listings += 1; return Promise.resolve(list); } } as unknown as RedisClient;
+    return { deps: { queue, redis, keyPrefix: 'nodelet', self: 'host:3:cccc', maxRecoveries: 3, claimTtlMs: 15_000, logger: pino({ level: 'silent' }) }, listings: () => listings };
+  }
+
+  void it("does not list Redis' clients when no active job is held by another named worker (a fleet starting together)", async () => {
+    for (const active of [[], [{ id: 'mine', processedBy: 'host:3:cccc' }], [{ id: 'unnamed' }]]) {
+      const d = deps(active);
+      assert.deepEqual(await recoverOrphanedJobs(d.deps), []);
+      assert.equal(d.listings(), 0, JSON.stringify(active));
+    }
+  });
+
+  void it("lists the clients once when another worker's job may be an orphan, and leaves a live worker's job alone", async () => {
+    const d = deps([{ id: 'alive', processedBy: 'host:2:bbbb' }]);
+    assert.deepEqual(await recoverOrphanedJobs(d.deps), []);
+    assert.equal(d.listings(), 1);
   });
 });

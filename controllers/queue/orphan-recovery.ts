@@ -32,6 +32,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
+import { parseClientList } from './client-list.js';
 import type { ReconcileJobData, RedisClient } from './redis.js';
 import type { RunRecord } from './runner.js';
 
@@ -81,17 +82,7 @@ export async function connectedClients(redis: RedisClient): Promise<Record<strin
     if (err instanceof Error && /^ERR unknown command/i.test(err.message)) return [{ name: 'CLIENT LIST is not supported' }];
     throw err;
   }
-  return String(list)
-    .split(/\r?\n/)
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const fields: Record<string, string> = {};
-      for (const pair of line.trim().split(' ')) {
-        const at = pair.indexOf('=');
-        if (at > 0) fields[pair.slice(0, at)] = pair.slice(at + 1);
-      }
-      return { ...fields, rawname: fields.name ?? '' };
-    });
+  return parseClientList(String(list)).map((fields) => ({ ...fields, rawname: fields.name ?? '' }));
 }
 
 /**
@@ -110,9 +101,14 @@ export function liveWorkerNames(clients: readonly Readonly<Record<string, string
   return names;
 }
 
+/** The Redis client name of a queue's unnamed workers, and the start of its named workers' (BullMQ's `clientName()`). */
+export function queueClientName(keyPrefix: string, queueName: string): string {
+  return `${keyPrefix}:${Buffer.from(queueName).toString('base64')}`;
+}
+
 /** The Redis client-name prefix of the named workers of a queue (see {@link liveWorkerNames}). */
 export function namedWorkerPrefix(keyPrefix: string, queueName: string): string {
-  return `${keyPrefix}:${Buffer.from(queueName).toString('base64')}:w:`;
+  return `${queueClientName(keyPrefix, queueName)}:w:`;
 }
 
 /** What {@link recoverOrphanedJobs} works with. */
@@ -139,10 +135,15 @@ const RECOVERY_COUNT_TTL_MS = 24 * 3600 * 1000;
  * cannot be moved (a live worker took it since the listing, it finished) is left to BullMQ.
  */
 export async function recoverOrphanedJobs(deps: OrphanRecoveryDeps): Promise<string[]> {
+  const active = await deps.queue.getActive();
+  // Only a job another named worker holds can be an orphan. Without one, the client listing (one
+  // line per connection to the server: on a shared Redis, every agent's) is not asked for: a
+  // fleet's agents starting together would otherwise cost Redis nodes² lines.
+  if (orphanedJobs(active, new Set(), deps.self).length === 0) return [];
   const live = liveWorkerNames(await connectedClients(deps.redis), namedWorkerPrefix(deps.keyPrefix, deps.queue.name));
   if (live === undefined) return [];
   const recovered: string[] = [];
-  for (const orphan of orphanedJobs(await deps.queue.getActive(), live, deps.self)) {
+  for (const orphan of orphanedJobs(active, live, deps.self)) {
     if (await recoverOne(deps, orphan)) recovered.push(orphan.id);
   }
   return recovered;

@@ -19,6 +19,7 @@ import { createReconcileQueue, type ReconcileQueue } from '../../controllers/que
 import { connectTopology } from '../../controllers/queue/redis-cluster.js';
 import { JobHistory } from '../../dashboard/job-history.js';
 import { QueueDirectory } from '../../dashboard/queue-directory.js';
+import { ClientListing } from '../../dashboard/queue-workers.js';
 import { systemClock } from '../../util/clock.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { ReconcileResult } from '../../util/reconcile.js';
@@ -186,7 +187,7 @@ void describe('the reconcile queue on a 3-shard Redis Cluster', () => {
   it("lets the dashboard find every node's queue across the shards, and a pod's jobs on any shard", async () => {
     assert.equal(await directory.refresh(), true);
     assert.deepEqual(directory.list().map((q) => q.node), agents.map((a) => a.name).sort());
-    const history = new JobHistory(directory, dashboardRedis);
+    const history = new JobHistory(directory, dashboardRedis, new ClientListing(dashboardRedis, systemClock));
     for (const agent of agents) {
       const uid = `${agent.name}-first-0`;
       const jobs = await history.jobsOfPod(uid);
