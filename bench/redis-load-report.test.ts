@@ -130,5 +130,15 @@ describe('the topologies in the report', () => {
     assert.match(block, /\| single \| idle \| 100 \| 1 \|.*\| – \| [^|]+ \| 11\.0 \/ 11\.0 \/ 11\.0 \| /);
     assert.match(block, /churn: 50 pods created and 50 deleted per second across the fleet/);
   });
+
+  it("shows the latency probe's enqueue → run per round with its own event-loop delay, beside the generator's", () => {
+    const latency = { count: 10, p50Ms: 12, p99Ms: 40, maxMs: 45, throughputPerSec: 0 };
+    const probe = { agents: 10, latency: { count: 300, p50Ms: 3.2, p99Ms: 9.6, maxMs: 14.4, throughputPerSec: 0 }, loopDelayP99Ms: 10.4 };
+    const block = renderRedisResults({
+      date: 'd', machine: 'm', redisVersion: 'Redis 7', podsPerNode: 30, churnRate: 50, burstPods: 30, target: 5000, loadAverage: [0, 0, 0],
+      samples: [{ ...uniform(100, 1), phase: 'churn', latency, probe }, { ...uniform(100, 2), phase: 'churn', latency }],
+    });
+    assert.match(block, /\| single \| churn \| 100 \| 2 \|.*\| 12\/40\/45, 12\/40\/45 \| 3\/10\/14 \(10\), – \| /);
+  });
 });
 

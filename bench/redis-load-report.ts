@@ -79,6 +79,8 @@ export interface WindowSample {
   readonly burstDrainMs?: number;
   /** Burst windows: burst pods without a reconcile at the window's end (0 when drained). */
   readonly burstOutstanding?: number;
+  /** The latency probe's agents (a process of their own, as an agent has): their latency, loop delay and burst drain. */
+  readonly probe?: ProbeSample;
   readonly round: number;
   readonly nodes: number;
   readonly phase: Phase;
@@ -96,6 +98,15 @@ export interface WindowSample {
   readonly jobsInRedis: number;
   /** CPU seconds the load generator itself used in the window (user + system). */
   readonly generatorCpuSeconds: number;
+}
+
+/** What the latency probe (`redis-probe.ts`) measured in a window. */
+export interface ProbeSample {
+  readonly agents: number;
+  readonly latency: LatencySummary;
+  readonly loopDelayP99Ms: number;
+  readonly burstDrainMs?: number;
+  readonly burstOutstanding?: number;
 }
 
 /** Per-node figures of one window. */
@@ -219,6 +230,11 @@ function drainText(mine: readonly WindowSample[]): string {
   return mine.map((s) => (s.burstOutstanding === undefined ? '–' : s.burstDrainMs === undefined ? `${s.burstOutstanding} left` : s.burstDrainMs.toFixed(0))).join(', ');
 }
 
+/** The probe's enqueue → run per round, `p50/p99/max` ms, with its event-loop delay p99 in parentheses. */
+function probeLatencyText(mine: readonly WindowSample[]): string {
+  return mine.map((s) => (s.probe === undefined || s.probe.latency.count === 0 ? '–' : `${s.probe.latency.p50Ms.toFixed(0)}/${s.probe.latency.p99Ms.toFixed(0)}/${s.probe.latency.maxMs.toFixed(0)} (${s.probe.loopDelayP99Ms.toFixed(0)})`)).join(', ');
+}
+
 function sizeRows(samples: readonly WindowSample[]): string[] {
   const keyOf = (s: WindowSample): string => `${topologyOf(s)}|${s.phase}|${s.nodes}`;
   const keys = [...new Set(samples.map(keyOf))];
@@ -229,7 +245,7 @@ function sizeRows(samples: readonly WindowSample[]): string[] {
     const perJob = figures.flatMap((f) => (f.memoryBytesPerJob === undefined ? [] : [f.memoryBytesPerJob / 1024]));
     const cells = FIGURES.map((fig) => spreadText(figures.map((f) => f[fig.name] * fig.scale), fig.digits));
     const ran = mine.map((s) => `${s.runs}/${s.enqueues}`).join(', ');
-    return `| ${topologyOf(first)} | ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${shardCpuText(mine)} | ${latencyText(mine)} | ${drainText(mine)} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${spreadText(mine.flatMap((s) => (s.loopDelayP99Ms === undefined ? [] : [s.loopDelayP99Ms])), 1)} | ${ran} |`;
+    return `| ${topologyOf(first)} | ${first.phase} | ${first.nodes} | ${mine.length} | ${cells.join(' | ')} | ${spreadText(perJob, 2)} | ${spreadText(figures.map((f) => f.redisCpuPercent))} | ${shardCpuText(mine)} | ${latencyText(mine)} | ${probeLatencyText(mine)} | ${drainText(mine)} | ${spreadText(figures.map((f) => f.generatorCpuPercent))} | ${spreadText(mine.flatMap((s) => (s.loopDelayP99Ms === undefined ? [] : [s.loopDelayP99Ms])), 1)} | ${ran} |`;
   });
 }
 
@@ -248,9 +264,9 @@ function dashboardBlock(dashboards: readonly DashboardSample[] | undefined): str
   if (dashboards === undefined || dashboards.length === 0) return [];
   return [
     '',
-    'The dashboard, after each size\'s windows with every node connected: finding the queues (a SCAN of every primary), the overview (every queue\'s counts and workers, one client listing per server), and the workers asked per queue through BullMQ as the pages did before (a listing of every client per queue). "queues/workers" per round: queues found, workers seen connected.',
+    'The dashboard, after each size\'s windows with every node connected: finding the queues (a SCAN of every primary), the overview (every queue\'s counts and workers, one client listing per server), and the workers of the first 100 queues asked per queue through BullMQ as the pages did before (a listing of every client per queue; the whole page asked every queue). "queues/workers" per round: queues found, workers seen connected.',
     '',
-    '| topology | nodes | queues/workers | find queues ms | Redis CPU ms | overview ms | Redis CPU ms | workers per queue (before) ms | Redis CPU ms |',
+    '| topology | nodes | queues/workers | find queues ms | Redis CPU ms | overview ms | Redis CPU ms | workers of 100 queues asked per queue (before) ms | Redis CPU ms |',
     '| --- | --: | --- | --- | --- | --- | --- | --- | --- |',
     ...dashboardRows(dashboards),
   ];
@@ -284,10 +300,10 @@ export function renderRedisResults(report: RedisLoadReport): string {
     '',
     `Run ${report.date} on ${report.machine}; ${report.redisVersion}, private redis-servers on loopback (single: one; cluster: 3 primaries, no replicas); load average at the end ${report.loadAverage.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
     `Sizes ${sizes.join(', ')} simulated nodes, ${rounds} rounds, sizes interleaved; ${report.podsPerNode} pods per node; churn: ${report.churnRate} pods created and ${report.churnRate} deleted per second across the fleet; burst: every node gets ${report.burstPods} new pods at once.`,
-    'Every simulated node runs nodelet\'s real queue code (no replayed command mix): the first table is measured only; the second projects a figure only where it is flat across sizes. Figures are min / median / max over the rounds; per node = (INFO delta over the window, summed over the shards) ÷ nodes, the benchmark\'s own INFO connections and the empty Redis\'s memory excluded. "shard CPU" is each redis-server\'s utime + stime from /proc/<pid>/stat over the window, % of one core, shards separated by ";". "enqueue → run" is the time from a pod event\'s enqueue to the start of the run that covers it, p50/p99/max in ms per round. "burst drained" is the time from the burst to the start of the last burst pod\'s first reconcile, per round ("N left": pods never reconciled in the window). "generator event-loop delay" is the p99 delay of the load generator\'s one thread, which every simulated agent shares (a real agent has its own): enqueue → run latencies near it are the generator\'s. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
+    'Every simulated node runs nodelet\'s real queue code (no replayed command mix): the first table is measured only; the second projects a figure only where it is flat across sizes. Figures are min / median / max over the rounds; per node = (INFO delta over the window, summed over the shards) ÷ nodes, the benchmark\'s own INFO connections and the empty Redis\'s memory excluded. "shard CPU" is each redis-server\'s utime + stime from /proc/<pid>/stat over the window, % of one core, shards separated by ";". "enqueue → run" is the time from a pod event\'s enqueue to the start of the run that covers it, p50/p99/max in ms per round. "burst drained" is the time from the burst to the start of the last burst pod\'s first reconcile, per round ("N left": pods never reconciled in the window). "generator event-loop delay" is the p99 delay of the load generator\'s one thread, which every simulated agent shares (a real agent has its own): enqueue → run latencies near it are the generator\'s. "probe" is a few of the size\'s agents run in a process of their own (`bench/redis-probe.ts`), as every agent is in a fleet, each creating and deleting one pod per second in every window on top of the fleet\'s churn: their enqueue → run is what an agent sees of the loaded Redis. "ran/enqueued" counts the reconciles the simulated workers ran against the enqueues made in the window (coalescing makes runs ≤ enqueues).',
     '',
-    `| topology | phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | shard CPU % (/proc) | enqueue → run ms p50/p99/max | burst drained, ms | generator CPU % | generator event-loop delay p99, ms | ran/enqueued |`,
-    '| --- | --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| topology | phase | nodes | windows | ${FIGURES.map((f) => f.label).join(' | ')} | KiB / kept job | Redis CPU % (all) | shard CPU % (/proc) | enqueue → run ms p50/p99/max | probe: enqueue → run ms p50/p99/max (its loop delay p99) | burst drained, ms | generator CPU % | generator event-loop delay p99, ms | ran/enqueued |`,
+    '| --- | --- | --: | --: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...sizeRows(report.samples),
     ...dashboardBlock(report.dashboards),
     '',

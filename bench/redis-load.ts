@@ -46,6 +46,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeResultsBlock } from './report.js';
 import { Counters, SimNode } from './redis-sim-node.js';
 import { dashboardLine, measureDashboard, type DashboardSample } from './redis-dashboard.js';
+import { ProbeProcess } from './redis-probe-client.js';
 import { inPool, summarize } from './stats.js';
 import { processCpuSeconds, startBenchRedis, TOPOLOGIES, type BenchRedis, type Topology } from './redis-topology.js';
 import {
@@ -91,6 +92,8 @@ interface Settings {
   readonly churnRate: number;
   readonly burstPods: number;
   readonly phases: readonly Phase[];
+  /** Agents run in the latency probe's own process (`redis-probe.ts`), part of the size; 0: none. */
+  readonly probeNodes: number;
   readonly doc: string | undefined;
 }
 
@@ -122,12 +125,23 @@ interface WindowFixed {
   readonly baselineClients: number;
   readonly baselineMemoryBytes: number;
   readonly counters: Counters;
+  readonly probe: ProbeProcess | undefined;
+  /** Nodes in all: the generator's and the probe's. */
+  readonly size: number;
 }
 
 /** Burst drain of a window: ms from its start to the last burst pod's first reconcile, or how many were left. */
 function burstDrain(counters: Counters, startedAt: number): Pick<WindowSample, 'burstDrainMs' | 'burstOutstanding'> {
   if (counters.burstOutstanding > 0) return { burstOutstanding: counters.burstOutstanding };
   return counters.burstDrainedAt === undefined ? {} : { burstDrainMs: counters.burstDrainedAt - startedAt, burstOutstanding: 0 };
+}
+
+function probeText(probe: WindowSample['probe']): string {
+  if (probe === undefined) return '';
+  const l = probe.latency;
+  const latency = l.count === 0 ? 'none' : `p50 ${l.p50Ms.toFixed(1)} p99 ${l.p99Ms.toFixed(1)} max ${l.maxMs.toFixed(1)} ms (${l.count})`;
+  const drain = probe.burstOutstanding === undefined ? '' : probe.burstDrainMs === undefined ? `, ${probe.burstOutstanding} burst pods never reconciled` : `, burst drained in ${probe.burstDrainMs.toFixed(0)} ms`;
+  return `; probe (${probe.agents} agents, own process): enqueue → run ${latency}, event-loop delay p99 ${probe.loopDelayP99Ms.toFixed(1)} ms${drain}`;
 }
 
 function windowLine(ctx: RunContext, sample: WindowSample, counters: Counters): string {
@@ -139,7 +153,7 @@ function windowLine(ctx: RunContext, sample: WindowSample, counters: Counters): 
     `${ctx.redis.topology} round ${sample.round} nodes ${sample.nodes} ${sample.phase}: ${f.connectionsPerNode.toFixed(2)} conn/node, ${(f.memoryBytesPerNode / 1024).toFixed(1)} KiB/node, ` +
     `${f.commandsPerSecondPerNode.toFixed(2)} cmd/s/node, Redis CPU ${f.redisCpuPercent.toFixed(1)} % (per shard, /proc: ${(sample.shardCpuPercent ?? []).map((c) => c.toFixed(1)).join(' / ')}), ` +
     `enqueue → run ${latencyText}${drain}, generator CPU ${f.generatorCpuPercent.toFixed(0)} %, event-loop delay p99 ${(sample.loopDelayP99Ms ?? 0).toFixed(1)} ms, ` +
-    `ran ${sample.runs} of ${sample.enqueues} enqueues, ${sample.jobsInRedis} jobs kept, ${counters.failedEnqueues} failed enqueues so far; ${topCommands(sample, 4)}`
+    `ran ${sample.runs} of ${sample.enqueues} enqueues, ${sample.jobsInRedis} jobs kept, ${counters.failedEnqueues} failed enqueues so far${probeText(sample.probe)}; ${topCommands(sample, 4)}`
   );
 }
 
@@ -150,9 +164,11 @@ async function measure(ctx: RunContext, fixed: WindowFixed, during: () => void):
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const [enq0, runs0, cpu0, t0, latency0, started] = [counters.enqueues, counters.runs, cpuSecondsNow(), Date.now(), counters.latenciesMs.length, performance.now()];
+  fixed.probe?.windowStart(fixed.phase === 'churn', fixed.phase === 'burst' ? ctx.settings.burstPods : 0);
   during();
   await sleep((fixed.phase === 'burst' ? ctx.settings.burstWindowSeconds : ctx.settings.windowSeconds) * 1000);
   loopDelay.disable();
+  const probed = await fixed.probe?.windowEnd();
   const after = await info(ctx.redis);
   const seconds = (Date.now() - t0) / 1000;
   const shardCpuPercent = shardCpuSeconds(ctx.redis).map((cpu, i) => ((cpu - (shardCpu0[i] ?? 0)) / seconds) * 100);
@@ -162,8 +178,9 @@ async function measure(ctx: RunContext, fixed: WindowFixed, during: () => void):
   const sample: WindowSample = {
     topology: ctx.redis.topology, shardCpuPercent, latency: summarize(counters.latenciesMs.slice(latency0)),
     loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+    ...(probed === undefined ? {} : { probe: { agents: ctx.settings.probeNodes, latency: summarize(probed.latenciesMs), loopDelayP99Ms: probed.loopDelayP99Ms, ...(probed.burstOutstanding === undefined ? {} : { burstOutstanding: probed.burstOutstanding }), ...(probed.burstDrainMs === undefined ? {} : { burstDrainMs: probed.burstDrainMs }) } }),
     ...(fixed.phase === 'burst' ? burstDrain(counters, started) : {}),
-    round: fixed.round, nodes: fixed.nodes.length, phase: fixed.phase, seconds, before, after,
+    round: fixed.round, nodes: fixed.size, phase: fixed.phase, seconds, before, after,
     baselineClients: fixed.baselineClients, baselineMemoryBytes: fixed.baselineMemoryBytes,
     enqueues: counters.enqueues - enq0, runs: counters.runs - runs0, jobsInRedis: kept.reduce((a, b) => a + b, 0), generatorCpuSeconds,
   };
@@ -193,13 +210,20 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
   await ctx.redis.flush();
   const empty = await info(ctx.redis);
   const counters = new Counters();
-  const nodes = Array.from({ length: size }, (_, i) => new SimNode(`sim-${i}`, ctx.redis.redisUrl, counters, ctx.redis.cluster));
+  // Resync phases spread evenly: agents' resyncs are uncorrelated, and even spreading gives
+  // every window its expected share of them instead of a random one.
+  const phaseOf = (i: number): number => (i + 0.5) / size;
+  const probed = Math.min(ctx.settings.probeNodes, size);
+  const nodes = Array.from({ length: size - probed }, (_, i) => new SimNode(`sim-${i}`, ctx.redis.redisUrl, counters, ctx.redis.cluster));
+  let probe: ProbeProcess | undefined;
   try {
-    // Resync phases spread evenly: agents' resyncs are uncorrelated, and even spreading gives
-    // every window its expected share of them instead of a random one.
-    await inPool(nodes, 20, (n) => n.start(ctx.settings.podsPerNode, (nodes.indexOf(n) + 0.5) / size));
+    if (probed > 0) {
+      const indexes = Array.from({ length: probed }, (_, i) => size - probed + i);
+      probe = await ProbeProcess.start({ redisUrl: ctx.redis.redisUrl, cluster: ctx.redis.cluster, names: indexes.map((i) => `sim-${i}`), podsPerNode: ctx.settings.podsPerNode, phases: indexes.map(phaseOf) });
+    }
+    await inPool(nodes, 20, (n) => n.start(ctx.settings.podsPerNode, phaseOf(nodes.indexOf(n))));
     await settle(counters, size);
-    const fixed = { round, nodes, baselineClients: empty.connectedClients, baselineMemoryBytes: empty.usedMemoryBytes, counters };
+    const fixed = { round, nodes, baselineClients: empty.connectedClients, baselineMemoryBytes: empty.usedMemoryBytes, counters, probe, size };
     let stopChurn = (): void => undefined;
     for (const phase of ctx.settings.phases) {
       await measure(ctx, { ...fixed, phase }, () => {
@@ -214,12 +238,19 @@ async function runSize(ctx: RunContext, round: number, size: number): Promise<vo
     if (counters.failedEnqueues > 0) throw new Error(`${counters.failedEnqueues} enqueues failed at ${size} nodes (${ctx.redis.topology})`);
   } finally {
     await inPool(nodes, 50, (n) => n.close());
+    await probe?.close();
   }
 }
 
 function positive(text: string, flag: string): number {
   const n = Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} wants a positive number, got ${text}`);
+  return n;
+}
+
+function wholeNumber(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} wants a whole number, got ${text}`);
   return n;
 }
 
@@ -249,6 +280,7 @@ function parseSettings(): Settings {
       'churn-rate': { type: 'string', default: '50' },
       burst: { type: 'string', default: '30' },
       phases: { type: 'string', default: PHASES.join(',') },
+      'probe-nodes': { type: 'string', default: '10' },
       doc: { type: 'string', default: path.join(REPO_DIR, 'docs', 'redis.md') },
       'no-doc': { type: 'boolean', default: false },
     },
@@ -263,6 +295,7 @@ function parseSettings(): Settings {
     churnRate: positive(values['churn-rate'], '--churn-rate'),
     burstPods: positive(values.burst, '--burst'),
     phases: phasesOf(values.phases),
+    probeNodes: wholeNumber(values['probe-nodes'], '--probe-nodes'),
     doc: values['no-doc'] ? undefined : values.doc,
   };
 }
