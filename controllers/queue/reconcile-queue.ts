@@ -60,7 +60,9 @@
  *   `enqueue`, `resync` and the counts reject during an outage instead of hanging (`FailFast`). When the queue may have lost jobs (a
  *   reconnect, or a flush noticed through a sentinel key), `onResync` listeners are called: the
  *   agent must then re-enqueue every pod it knows (informer store and runtime), which is always
- *   safe because enqueues coalesce. While those listeners run, `resync` enqueues every UID.
+ *   safe because enqueues coalesce. While those listeners run, `resync` enqueues every UID. A
+ *   failed enqueue or resync look-up fires them too, once Redis answers again after a short
+ *   backoff (`requests-failed`): the event it carried was dropped by its caller.
  * - **Connections and idle cost.** One command connection (`nodelet-queue`) shared by the BullMQ
  *   Queue and Worker, plus the Worker's blocking duplicate named after the worker: 2 per instance,
  *   on a Redis Cluster too, both to the queue's shard (`ClusterFamily`'s home).
@@ -333,7 +335,19 @@ class BullReconcileQueue implements ReconcileQueue {
     if (ref.uid === '') throw new TypeError('enqueue: empty pod UID');
     const jobId = newJobId(ref.uid, this.clock.now());
     this.activity += 1;
-    await this.failFast.run(() => this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), options(ref.uid, jobId, this.history)));
+    await this.askRedis(() => this.queue.add(RECONCILE_JOB_NAME, jobDataOf(ref, reason), options(ref.uid, jobId, this.history)));
+  }
+
+  /** A request that carries a pod's event to Redis: a failure has the watcher resync once Redis answers again. */
+  private async askRedis<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      const result = await this.failFast.run(work);
+      this.watcher.requestSucceeded();
+      return result;
+    } catch (err: unknown) {
+      this.watcher.requestFailed();
+      throw err;
+    }
   }
 
   preempt(uid: string, why: string): boolean {
@@ -390,7 +404,7 @@ class BullReconcileQueue implements ReconcileQueue {
 
   private resyncBatcher(runWithoutJob: ConstructorParameters<typeof ResyncBatcher>[0]['runWithoutJob']): ResyncBatcher {
     return new ResyncBatcher({
-      jobsHeld: (uids) => this.failFast.run(() => heldDeduplicationKeys(this.redis, uids.map((uid) => this.queue.toKey(`de:${uid}`)))),
+      jobsHeld: (uids) => this.askRedis(() => heldDeduplicationKeys(this.redis, uids.map((uid) => this.queue.toKey(`de:${uid}`)))),
       enqueue: (ref, reason) => this.enqueue(ref, reason),
       runWithoutJob,
       // Half the budget at most, so that events' jobs keep slots while a resync runs.

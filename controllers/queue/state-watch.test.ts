@@ -206,3 +206,74 @@ void describe('ResyncWatcher', () => {
     await assert.rejects(watcher.probe(), /no longer watched/);
   });
 });
+
+void describe('ResyncWatcher after failed requests', () => {
+  /** A watcher whose periodic check is far away and whose backoff has no jitter (1 s, 2 s, 4 s, … 10 s). */
+  function quiet() {
+    const store = new FakeStore(true);
+    const clock = createFakeClock();
+    const watcher = new ResyncWatcher({ store, intervalMs: 600_000, logger, clock, random: () => 0 });
+    const causes: ResyncCause[] = [];
+    watcher.onResync((cause) => {
+      causes.push(cause);
+    });
+    return { store, clock, watcher, causes };
+  }
+
+  void it('asks for one resync a second after requests failed, however many, once Redis answers', async () => {
+    const { store, clock, watcher, causes } = quiet();
+    watcher.start();
+    await watcher.settled();
+    const refreshes = store.refreshes;
+    for (let i = 0; i < 5; i += 1) watcher.requestFailed();
+    await clock.advance(999);
+    assert.deepEqual(causes, []);
+    await clock.advance(1);
+    await watcher.settled();
+    assert.deepEqual(causes, ['requests-failed']);
+    assert.equal(store.refreshes - refreshes, 1, 'one sentinel check proved Redis answers');
+    await clock.advance(60_000);
+    assert.deepEqual(causes, ['requests-failed'], 'nothing more without another failure');
+    await watcher.stop();
+  });
+
+  void it('waits longer each time Redis still refuses, up to 10 s, and fires once it answers', async () => {
+    const { store, clock, watcher, causes } = quiet();
+    watcher.start();
+    await watcher.settled();
+    store.broken = true;
+    watcher.requestFailed();
+    const refreshesBefore = store.refreshes;
+    await clock.advance(1_000 + 2_000 + 4_000 + 8_000 + 10_000 + 10_000);
+    assert.equal(store.refreshes - refreshesBefore, 6, 'checks at 1, 3, 7, 15, 25 and 35 s');
+    assert.deepEqual(causes, []);
+    store.broken = false;
+    await clock.advance(10_000);
+    await watcher.settled();
+    assert.deepEqual(causes, ['requests-failed']);
+    await watcher.stop();
+  });
+
+  void it('reports state-lost instead when the sentinel is gone too, starts the backoff over after a success, and stops its timer', async () => {
+    const { store, clock, watcher, causes } = quiet();
+    watcher.start();
+    await watcher.settled();
+    store.exists = false;
+    watcher.requestFailed();
+    await clock.advance(1_000);
+    await watcher.settled();
+    assert.deepEqual(causes, ['state-lost']);
+    watcher.requestSucceeded();
+    watcher.requestFailed(); // attempt 1 again: 1 s, not 2 s
+    await clock.advance(1_000);
+    await watcher.settled();
+    assert.deepEqual(causes, ['state-lost', 'requests-failed']);
+    watcher.requestFailed(); // attempt 2: 2 s
+    await clock.advance(1_000);
+    await watcher.settled();
+    assert.equal(causes.length, 2, 'the second failure in a row waits 2 s');
+    await watcher.stop();
+    await clock.advance(5_000);
+    assert.equal(causes.length, 2, 'a stopped watcher fires nothing');
+  });
+});

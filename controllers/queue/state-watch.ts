@@ -7,6 +7,13 @@
  *   restarted or failed over, and commands sent while it was away may have been dropped;
  * - a sentinel key this instance keeps alive is gone (`state-lost`): the data set was flushed
  *   (FLUSHALL/FLUSHDB, a restart without persistence, an eviction).
+ * - a request to the queue failed (an enqueue, a resync's look-up: `requests-failed`): the pod's
+ *   event never reached Redis, and the agent dropped it. Once Redis answers the sentinel check
+ *   again, after a backoff (1 s doubling to 10 s, jittered by up to half, one timer however many
+ *   failed), a resync covers it. Without this, a pod changed while its queue's Redis refused
+ *   (and not covered by a reconnect's resync: the connection never dropped, or the reconnect
+ *   resync's own enqueues were refused, as while a cluster client finds a restarted shard again)
+ *   waited for the periodic resync, up to a minute.
  * Either way the cure is the same level-triggered resync, so the cause is informational.
  *
  * The sentinel's refresh is also the agent's proof that Redis answers: the NodeAgent's health
@@ -16,10 +23,17 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
+import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
+import type { TimerHandle } from '../../util/clock.js';
 import { ReconcileQueueStateError } from './errors.js';
 
 /** Why a resync is needed. */
-export type ResyncCause = 'reconnected' | 'state-lost';
+export type ResyncCause = 'reconnected' | 'state-lost' | 'requests-failed';
+
+/** How soon a resync follows failed requests (see the file's header). */
+export const REPAIR_BACKOFF: BackoffPolicy = { initialMs: 1_000, maxMs: 10_000, jitter: 0.5 };
+
+type CheckKind = 'create' | 'periodic' | 'after-reconnect' | 'repair';
 
 /** Called when the queue may have lost jobs; expected to re-enqueue every known pod. */
 export type ResyncListener = (cause: ResyncCause) => void | Promise<void>;
@@ -45,6 +59,8 @@ export interface ResyncWatcherOptions {
   readonly intervalMs: number;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** A number in [0, 1) for the repair backoff's jitter; default Math.random. */
+  readonly random?: () => number;
 }
 
 /** Watches one connection and sentinel; tells listeners when a resync is needed. */
@@ -56,8 +72,14 @@ export class ResyncWatcher {
   private stopped = false;
   /** Clock time of the last check Redis answered; a periodic tick within an interval of it is skipped. */
   private lastAnsweredAt: number | undefined;
+  /** The pending resync after failed requests, and how many backoffs in a row led to it. */
+  private repairTimer: TimerHandle | undefined;
+  private repairAttempts = 0;
+
+  private readonly random: () => number;
 
   constructor(private readonly options: ResyncWatcherOptions) {
+    this.random = options.random ?? Math.random;
     // A tick joins the queue of checks and ends when its check has run; checks never throw.
     this.ticks = createPeriodicLoop({
       name: 'queue-sentinel',
@@ -97,9 +119,30 @@ export class ResyncWatcher {
     this.ticks.start();
   }
 
+  /**
+   * A request to the queue failed: a pod's event may be missing from Redis. Schedules a check
+   * after the backoff, which fires a resync (`requests-failed`) once Redis answers; while one is
+   * pending, further failures add nothing.
+   */
+  requestFailed(): void {
+    if (this.stopped || this.repairTimer !== undefined) return;
+    this.repairAttempts += 1;
+    this.repairTimer = this.options.clock.setTimeout(() => {
+      this.repairTimer = undefined;
+      void this.enqueueCheck('repair');
+    }, backoffDelay(REPAIR_BACKOFF, this.repairAttempts, this.random));
+  }
+
+  /** A request to the queue succeeded: the next failure starts the backoff over. */
+  requestSucceeded(): void {
+    this.repairAttempts = 0;
+  }
+
   /** Stops watching and deletes the sentinel (best effort). */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.repairTimer !== undefined) this.options.clock.clearTimeout(this.repairTimer);
+    this.repairTimer = undefined;
     this.stopReady?.();
     await this.ticks.stop();
     await this.checking;
@@ -125,7 +168,7 @@ export class ResyncWatcher {
   }
 
   /** Queues a check; resolves with what made it fail (undefined when Redis answered). Never rejects. */
-  private enqueueCheck(kind: 'create' | 'periodic' | 'after-reconnect'): Promise<Error | undefined> {
+  private enqueueCheck(kind: CheckKind): Promise<Error | undefined> {
     // Checks run one at a time so a reconnect and a timer tick cannot both report one loss.
     const outcome = this.checking.then(() => this.check(kind));
     this.checking = outcome.then(() => undefined);
@@ -133,7 +176,7 @@ export class ResyncWatcher {
   }
 
   /** Runs one check; resolves with what made it fail, or undefined when Redis answered. */
-  private async check(kind: 'create' | 'periodic' | 'after-reconnect'): Promise<Error | undefined> {
+  private async check(kind: CheckKind): Promise<Error | undefined> {
     if (this.stopped) return new ReconcileQueueStateError('the queue sentinel is no longer watched');
     const { store, logger } = this.options;
     try {
@@ -146,6 +189,8 @@ export class ResyncWatcher {
           this.fire('state-lost');
         } else if (kind === 'after-reconnect') {
           this.fire('reconnected');
+        } else if (kind === 'repair') {
+          this.fire('requests-failed');
         }
       }
       this.lastAnsweredAt = this.options.clock.now();
@@ -154,6 +199,7 @@ export class ResyncWatcher {
       // Redis is unreachable right now; the next `ready` or tick checks again.
       logger.debug({ err, kind }, 'queue sentinel check failed');
       if (kind === 'after-reconnect') this.fire('reconnected');
+      if (kind === 'repair') this.requestFailed(); // still refused: try again after a longer wait
       return err instanceof Error ? err : new Error('queue sentinel check failed', { cause: err });
     }
   }

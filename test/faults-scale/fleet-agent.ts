@@ -47,6 +47,8 @@ export class FleetAgent {
   private serial = 0;
   private runs = 0;
   private failedEnqueues = 0;
+  /** Failed enqueues by error message, over every agent (what refused them). */
+  static readonly failures = new Map<string, number>();
 
   constructor(
     readonly name: string,
@@ -92,18 +94,18 @@ export class FleetAgent {
     return {};
   }
 
+  private failed(err: unknown): void {
+    this.failedEnqueues += 1;
+    const message = err instanceof Error ? err.message.slice(0, 80) : String(err);
+    FleetAgent.failures.set(message, (FleetAgent.failures.get(message) ?? 0) + 1);
+  }
+
   private event(pod: DesiredPod, reason: string): void {
-    this.queue.enqueue(pod.key, reason).catch(() => {
-      this.failedEnqueues += 1;
-    });
+    this.queue.enqueue(pod.key, reason).catch((err: unknown) => { this.failed(err); });
   }
 
   private resyncAll(): void {
-    for (const pod of this.desired.values()) {
-      this.queue.resync(pod.key, 'resync').catch(() => {
-        this.failedEnqueues += 1;
-      });
-    }
+    for (const pod of this.desired.values()) this.queue.resync(pod.key, 'resync').catch((err: unknown) => { this.failed(err); });
   }
 
   /** A new pod bound to this node. */
