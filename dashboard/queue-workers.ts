@@ -22,7 +22,7 @@ import type { Clock } from '../util/clock.js';
 /** How old a listing may be when it is used again. */
 export const CLIENT_LISTING_MAX_AGE_MS = 2_000;
 
-/** The queue client name a connection name may belong to: itself, or what precedes one of its `:w:`. */
+/** The queue client names a connection name may belong to: itself, and what precedes each of its `:w:`. */
 function* queueClientNamesOf(connectionName: string): Generator<string> {
   yield connectionName;
   for (let at = connectionName.indexOf(':w:'); at >= 0; at = connectionName.indexOf(':w:', at + 1)) yield connectionName.slice(0, at);
@@ -30,9 +30,27 @@ function* queueClientNamesOf(connectionName: string): Generator<string> {
 
 const clientNameOf = (queue: Queue): string => queueClientName(queue.opts.prefix ?? 'bull', queue.name);
 
+/** Connections by the queue client name they may belong to (see {@link queueClientNamesOf}), each with its `rawname`. */
+type ClientIndex = ReadonlyMap<string, readonly ClientRecord[]>;
+
+function indexByQueueClientName(clients: readonly ClientRecord[]): ClientIndex {
+  const index = new Map<string, ClientRecord[]>();
+  for (const client of clients) {
+    const rawname = client.name ?? '';
+    if (rawname === '') continue;
+    const record = { ...client, rawname };
+    for (const candidate of queueClientNamesOf(rawname)) {
+      const list = index.get(candidate);
+      if (list === undefined) index.set(candidate, [record]);
+      else list.push(record);
+    }
+  }
+  return index;
+}
+
 /** The connected clients of every server behind one connection, shared by every queue's question. */
 export class ClientListing {
-  private listing: { readonly at: number; readonly clients: Promise<ClientRecord[] | undefined> } | undefined;
+  private listing: { readonly at: number; readonly index: Promise<ClientIndex | undefined> } | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -41,22 +59,22 @@ export class ClientListing {
   ) {}
 
   /**
-   * Every connection of every server (every primary of a cluster), read at most once per
-   * `maxAgeMs` (concurrent askers share one read); undefined when it cannot be had: Redis refuses
-   * the command (some hosted Redis do) or a server does not answer (a shard down). Pages then
-   * show the workers as unknown rather than failing.
+   * Every connection of every server (every primary of a cluster), read and indexed at most once
+   * per `maxAgeMs` (concurrent askers share one read: bull-board asks queue by queue); undefined
+   * when it cannot be had: Redis refuses the command (some hosted Redis do) or a server does not
+   * answer (a shard down). Pages then show the workers as unknown rather than failing.
    */
-  clients(): Promise<ClientRecord[] | undefined> {
+  private clients(): Promise<ClientIndex | undefined> {
     const now = this.clock.now();
-    if (this.listing === undefined || now - this.listing.at > this.maxAgeMs) this.listing = { at: now, clients: this.read() };
-    return this.listing.clients;
+    if (this.listing === undefined || now - this.listing.at > this.maxAgeMs) this.listing = { at: now, index: this.read() };
+    return this.listing.index;
   }
 
-  private async read(): Promise<ClientRecord[] | undefined> {
+  private async read(): Promise<ClientIndex | undefined> {
     const servers = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
     try {
       const lists = await Promise.all(servers.map(async (server) => String(await server.client('LIST'))));
-      return lists.flatMap(parseClientList);
+      return indexByQueueClientName(lists.flatMap(parseClientList));
     } catch {
       return undefined;
     }
@@ -64,26 +82,15 @@ export class ClientListing {
 
   /** The workers of each of `queues`, by queue name; undefined when Redis cannot tell. */
   async workersByQueue(queues: readonly Queue[]): Promise<Map<string, ClientRecord[]> | undefined> {
-    const clients = await this.clients();
-    if (clients === undefined) return undefined;
-    const byClientName = new Map(queues.map((q) => [clientNameOf(q), q.name]));
-    const workers = new Map(queues.map((q): [string, ClientRecord[]] => [q.name, []]));
-    for (const client of clients) {
-      const rawname = client.name ?? '';
-      if (rawname === '') continue;
-      for (const candidate of queueClientNamesOf(rawname)) {
-        const queue = byClientName.get(candidate);
-        if (queue === undefined) continue;
-        workers.get(queue)?.push({ ...client, name: queue, rawname });
-        break;
-      }
-    }
-    return workers;
+    const index = await this.clients();
+    if (index === undefined) return undefined;
+    return new Map(queues.map((q) => [q.name, (index.get(clientNameOf(q)) ?? []).map((client) => ({ ...client, name: q.name }))]));
   }
 
   /** How many workers each of `queues` has, by queue name; undefined when Redis cannot tell. */
   async workersPerQueue(queues: readonly Queue[]): Promise<Map<string, number> | undefined> {
-    const workers = await this.workersByQueue(queues);
-    return workers === undefined ? undefined : new Map([...workers].map(([name, list]) => [name, list.length]));
+    const index = await this.clients();
+    if (index === undefined) return undefined;
+    return new Map(queues.map((q) => [q.name, index.get(clientNameOf(q))?.length ?? 0]));
   }
 }

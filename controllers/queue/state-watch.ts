@@ -21,10 +21,9 @@
  * when a check succeeded within the last interval, so the two never both spend a command.
  */
 import type { Logger } from 'pino';
-import type { Clock } from '../../util/clock.js';
+import type { Clock, TimerHandle } from '../../util/clock.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../../util/periodic-loop.js';
 import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
-import type { TimerHandle } from '../../util/clock.js';
 import { ReconcileQueueStateError } from './errors.js';
 
 /** Why a resync is needed. */
