@@ -17,7 +17,7 @@ import { QueueDirectory } from '../dashboard/queue-directory.js';
 import { ClientListing } from '../dashboard/queue-workers.js';
 import { systemClock } from '../util/clock.js';
 import type { BenchRedis } from './redis-topology.js';
-import { processCpuSeconds } from './redis-topology.js';
+import { shardCpuSeconds } from './redis-topology.js';
 
 /** One measurement of the dashboard at one size. */
 export interface DashboardSample {
@@ -44,7 +44,7 @@ export interface Cost {
 }
 
 async function costOf(redis: BenchRedis, step: () => Promise<unknown>): Promise<Cost> {
-  const cpu = (): number => redis.shards.reduce((sum, shard) => sum + processCpuSeconds(shard.pid), 0);
+  const cpu = (): number => shardCpuSeconds(redis).reduce((sum, seconds) => sum + seconds, 0);
   const [cpu0, t0] = [cpu(), performance.now()];
   await step();
   return { ms: performance.now() - t0, redisCpuMs: (cpu() - cpu0) * 1000 };

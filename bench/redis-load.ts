@@ -44,11 +44,11 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeResultsBlock } from './report.js';
-import { Counters, SimNode } from './redis-sim-node.js';
+import { burstDrain, Counters, SimNode } from './redis-sim-node.js';
 import { dashboardLine, measureDashboard, type DashboardSample } from './redis-dashboard.js';
 import { ProbeProcess } from './redis-probe-client.js';
 import { inPool, summarize } from './stats.js';
-import { processCpuSeconds, startBenchRedis, TOPOLOGIES, type BenchRedis, type Topology } from './redis-topology.js';
+import { shardCpuSeconds, startBenchRedis, TOPOLOGIES, type BenchRedis, type Topology } from './redis-topology.js';
 import {
   PHASES,
   REDIS_BEGIN_MARKER,
@@ -102,10 +102,6 @@ async function info(redis: BenchRedis): Promise<RedisInfo> {
   return sumInfo(await Promise.all(redis.shards.map(async (shard) => parseInfo(await shard.admin.info('everything')))));
 }
 
-function shardCpuSeconds(redis: BenchRedis): number[] {
-  return redis.shards.map((shard) => processCpuSeconds(shard.pid));
-}
-
 function cpuSecondsNow(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -128,12 +124,6 @@ interface WindowFixed {
   readonly probe: ProbeProcess | undefined;
   /** Nodes in all: the generator's and the probe's. */
   readonly size: number;
-}
-
-/** Burst drain of a window: ms from its start to the last burst pod's first reconcile, or how many were left. */
-function burstDrain(counters: Counters, startedAt: number): Pick<WindowSample, 'burstDrainMs' | 'burstOutstanding'> {
-  if (counters.burstOutstanding > 0) return { burstOutstanding: counters.burstOutstanding };
-  return counters.burstDrainedAt === undefined ? {} : { burstDrainMs: counters.burstDrainedAt - startedAt, burstOutstanding: 0 };
 }
 
 function probeText(probe: WindowSample['probe']): string {

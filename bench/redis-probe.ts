@@ -13,7 +13,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterSettings } from '../controllers/queue/redis-cluster.js';
-import { Counters, SimNode } from './redis-sim-node.js';
+import { burstDrain, Counters, SimNode } from './redis-sim-node.js';
 import { inPool } from './stats.js';
 
 /** What the parent asks. */
@@ -70,7 +70,7 @@ function windowEnd(): void {
   stopChurn();
   if (window === undefined) throw new Error('window-end without window-start');
   window.loopDelay.disable();
-  const drain = !window.burst ? {} : counters.burstOutstanding > 0 ? { burstOutstanding: counters.burstOutstanding } : { burstOutstanding: 0, burstDrainMs: (counters.burstDrainedAt ?? window.startedAt) - window.startedAt };
+  const drain = window.burst ? burstDrain(counters, window.startedAt) : {};
   reply({ kind: 'window', latenciesMs: counters.latenciesMs.slice(window.latency0), loopDelayP99Ms: window.loopDelay.percentile(99) / 1e6, ...drain });
   window = undefined;
 }

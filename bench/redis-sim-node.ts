@@ -42,6 +42,27 @@ export class Counters {
   burstDrainedAt: number | undefined;
 }
 
+/** Burst drain since `startedAt` (performance.now()): when every burst pod had its first reconcile, or how many have not. */
+export function burstDrain(counters: Counters, startedAt: number): { burstDrainMs?: number; burstOutstanding?: number } {
+  if (counters.burstOutstanding > 0) return { burstOutstanding: counters.burstOutstanding };
+  return counters.burstDrainedAt === undefined ? {} : { burstDrainMs: counters.burstDrainedAt - startedAt, burstOutstanding: 0 };
+}
+
+/**
+ * What an agent does with its queue besides pod events: the NodeAgent health sample every 2 s
+ * (`sampleCounts`, as `controllers/nodeagent/start.ts`), and the periodic resync of every pod every
+ * 60 s, first at `phase` ∈ [0, 1) of the period. The timers go into `timers`, for the caller to clear.
+ */
+export function startAgentRhythm(queue: Pick<ReconcileQueue, 'sampleCounts'>, phase: number, resyncAll: () => void, timers: NodeJS.Timeout[]): void {
+  timers.push(setInterval(() => void queue.sampleCounts().catch(() => undefined), HEALTH_PERIOD_MS));
+  timers.push(
+    setTimeout(() => {
+      resyncAll();
+      timers.push(setInterval(resyncAll, RESYNC_PERIOD_MS));
+    }, phase * RESYNC_PERIOD_MS),
+  );
+}
+
 let podSerial = 0;
 function newPod(node: string): PodKey {
   podSerial += 1;
@@ -81,13 +102,7 @@ export class SimNode {
       },
     });
     for (let i = 0; i < podsPerNode; i += 1) this.addPod();
-    this.timers.push(setInterval(() => void this.queue.sampleCounts().catch(() => undefined), HEALTH_PERIOD_MS));
-    this.timers.push(
-      setTimeout(() => {
-        this.resync();
-        this.timers.push(setInterval(() => { this.resync(); }, RESYNC_PERIOD_MS));
-      }, resyncPhase * RESYNC_PERIOD_MS),
-    );
+    startAgentRhythm(this.queue, resyncPhase, () => { this.resync(); }, this.timers);
   }
 
   /** A run of `uid` starts: it covers every event of the UID enqueued so far. */

@@ -42,6 +42,11 @@ export function processCpuSeconds(pid: number): number {
   return cpuSecondsOfStat(stat, CLOCK_TICKS);
 }
 
+/** CPU seconds each shard's redis-server has used, in shard order. */
+export function shardCpuSeconds(redis: BenchRedis): number[] {
+  return redis.shards.map((shard) => processCpuSeconds(shard.pid));
+}
+
 /** utime + stime of a /proc/<pid>/stat line, in seconds (the command name may hold spaces and parentheses). */
 export function cpuSecondsOfStat(stat: string, ticksPerSecond: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

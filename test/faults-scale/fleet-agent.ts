@@ -21,9 +21,7 @@ import { createReconcileQueue, type ReconcileQueue } from '../../controllers/que
 import type { ClusterSettings } from '../../controllers/queue/redis-cluster.js';
 import type { PodKey } from '../../util/pod-key.js';
 import type { ReconcileResult } from '../../util/reconcile.js';
-
-const HEALTH_PERIOD_MS = 2_000;
-const RESYNC_PERIOD_MS = 60_000;
+import { startAgentRhythm } from '../../bench/redis-sim-node.js';
 
 interface DesiredPod {
   readonly key: PodKey;
@@ -72,13 +70,7 @@ export class FleetAgent {
   /** Starts the queue's worker, then the health sample and the periodic resync at `phase` ∈ [0, 1) of the period. */
   async start(phase: number): Promise<void> {
     await this.queue.start({ reconcile: (ref) => Promise.resolve(this.reconcile(ref)) });
-    this.timers.push(setInterval(() => void this.queue.sampleCounts().catch(() => undefined), HEALTH_PERIOD_MS));
-    this.timers.push(
-      setTimeout(() => {
-        this.resyncAll();
-        this.timers.push(setInterval(() => { this.resyncAll(); }, RESYNC_PERIOD_MS));
-      }, phase * RESYNC_PERIOD_MS),
-    );
+    startAgentRhythm(this.queue, phase, () => { this.resyncAll(); }, this.timers);
   }
 
   private reconcile(ref: PodKey): ReconcileResult {
