@@ -17,7 +17,7 @@
  * `nodelet redis-users` (ACL users are not replicated between cluster nodes) and databases other
  * than 0. Reads go to primaries only.
  */
-import { Cluster, Command, type ClusterNode, type ClusterOptions } from 'ioredis';
+import { Cluster, Command, type ClusterNode, type ClusterOptions, type Redis } from 'ioredis';
 import { ConnectionDroppedError, ConnectionFamily, connectRedis, parseRedisAddresses, sentinelSettings, urlCredentials } from './redis.js';
 import type { ConnectionRole, RedisAddress, SentinelSettings } from './redis.js';
 
@@ -81,12 +81,19 @@ export class ClusterFamily extends Cluster {
   private readonly startup: readonly ClusterNode[];
   private readonly home: string | undefined;
   private readonly homeSlot: number | undefined;
+  /** Pending while a connect attempt waits for the client's next `ready` (see {@link connect}). */
+  private readyWaiter: Promise<void> | undefined;
 
   constructor(startupNodes: readonly ClusterNode[], options: ClusterOptions, home?: string) {
     super([...startupNodes], options);
+    removeOnlyEndedNodes(this);
     this.startup = startupNodes;
     this.home = home;
     this.homeSlot = home === undefined ? undefined : new Command('exists', [home]).getSlot();
+    if (this.homeSlot !== undefined) {
+      retryAtHome(this, this.homeSlot);
+      closeStrayConnections(this, this.homeSlot);
+    }
   }
 
   /** A copy of this client (ioredis' own `duplicate`: same startup nodes unless given, same home), dropped with it. */
@@ -121,9 +128,46 @@ export class ClusterFamily extends Cluster {
     if (!reconnect && this.status === 'disconnecting' && this.nodes().length === 0) endWithoutNodes(this);
   }
 
+  /**
+   * ioredis' connect, except that the promise settles once the client is ready even when ioredis
+   * had to retry on its own. When the ready check fails (its CLUSTER INFO refused: the home shard
+   * is down, or just restarted and not yet `cluster_state:ok`), ioredis reconnects by itself but
+   * leaves this attempt's promise pending for good. BullMQ's recovery of its blocking connection
+   * awaits that promise, so a worker whose shard restarted waited for jobs forever (issue 36's
+   * fleet outage test: about two thirds of a restarted shard's 330 agents, 1,000 in all). It
+   * resolves on `ready` and rejects when the attempt fails or the client ends.
+   */
   override connect(): Promise<void> {
     if (this.dropped) return Promise.reject(new ConnectionDroppedError());
-    return super.connect();
+    const attempt = super.connect();
+    const ready = this.nextReady();
+    return new Promise<void>((resolve, reject) => {
+      attempt.then(resolve, reject);
+      ready.then(resolve, reject);
+    });
+  }
+
+  /**
+   * Settles at this client's next `ready` (resolved) or `end` (rejected); one listener pair however
+   * many attempts wait (ioredis' own retries call {@link connect} every couple of seconds while the
+   * shard is down).
+   */
+  private nextReady(): Promise<void> {
+    this.readyWaiter ??= new Promise<void>((resolve, reject) => {
+      const settle = (outcome: () => void): void => {
+        this.off('ready', onReady);
+        this.off('end', onEnd);
+        this.readyWaiter = undefined;
+        outcome();
+      };
+      // ioredis emits a status one tick after it set it: an `end` of the disconnect that came
+      // just before a connect (BullMQ reconnects so) arrives when the client is connecting again.
+      const onReady = (): void => { if (this.status === 'ready') settle(resolve); };
+      const onEnd = (): void => { if (this.status === 'end') settle(() => { reject(new ClusterClientEndedError()); }); };
+      this.on('ready', onReady);
+      this.on('end', onEnd);
+    });
+    return this.readyWaiter;
   }
 
   /** Whether this client and every duplicate is connected or closed for good. */
@@ -137,6 +181,89 @@ export class ClusterFamily extends Cluster {
     this.dropped = true;
     this.disconnect();
     for (const copy of this.duplicates) copy.dropAll();
+  }
+}
+
+/**
+ * Closes, at each refresh of the slot map that names the home slot's owner, the client's
+ * connections to every other node. While the home shard is down, ioredis sends the agent's
+ * commands to other primaries (retries on "a random node", and the slot map then lacks the home
+ * slot), which answer MOVED; each primary so tried kept a connection open for good: after one
+ * shard's outage, each agent of that shard held 4 connections instead of 2 (the fleet outage test
+ * counts them). The refresh that follows the shard's return (a MOVED triggers one) closes them;
+ * ioredis reconnects to a node on demand, so nothing is lost if one is needed again.
+ */
+function closeStrayConnections(client: ClusterFamily, homeSlot: number): void {
+  client.on('refresh', () => {
+    const owner = client.slots[homeSlot]?.[0];
+    if (owner === undefined) return;
+    for (const node of client.nodes('all')) {
+      const connected = node.status !== 'wait' && node.status !== 'end';
+      if (connected && `${node.options.host}:${node.options.port}` !== owner) node.disconnect();
+    }
+  });
+}
+
+/** The part of ioredis' `Cluster` (5.x, `built/cluster/ConnectionPool.js`) this file corrects. */
+interface ClusterPoolInternals {
+  readonly connectionPool: {
+    readonly nodes: { readonly all: Readonly<Record<string, Redis>> };
+    on(event: '+node', listener: (redis: Redis) => void): unknown;
+    getSampleInstance(role: string): unknown;
+    getInstanceByKey(key: string): unknown;
+    removeNode(key: string): void;
+  };
+}
+
+const poolOf = (client: Cluster): ClusterPoolInternals['connectionPool'] => (client as unknown as ClusterPoolInternals).connectionPool;
+
+/**
+ * Lets a node's `end` remove that node from the pool only, not a newer node of the same address.
+ * ioredis' pool removes "the node at host:port" when a node ends. A client that reconnects
+ * (BullMQ reconnects its blocking cluster client after a stuck read) disconnects its nodes and
+ * creates new ones at once; the old node's `end` comes later and dropped the new node from the pool
+ * while its socket stayed open: after a 60 s freeze of one shard at 1,000 agents, each agent of
+ * that shard held a third connection, idle for good (the fleet outage test counts them).
+ */
+function removeOnlyEndedNodes(client: Cluster): void {
+  const pool = poolOf(client);
+  let ending: Redis | undefined;
+  pool.on('+node', (redis) => {
+    // Around the pool's own `end` listener (registered before `+node` is emitted).
+    redis.prependOnceListener('end', () => { ending = redis; });
+    redis.once('end', () => { ending = undefined; });
+  });
+  const remove = pool.removeNode.bind(pool);
+  pool.removeNode = (key: string): void => {
+    const current = pool.nodes.all[key];
+    if (ending !== undefined && current !== undefined && current !== ending) return;
+    remove(key);
+  };
+}
+
+/**
+ * Sends the retries ioredis makes on "a random node" (after a closed connection, CLUSTERDOWN or
+ * TRYAGAIN) to the home slot's owner when the slot map names one: any other primary would only
+ * answer MOVED, and keep a connection (see {@link closeStrayConnections}). A failover is still
+ * found: ioredis refreshes the map on such errors, and the refreshed map names the new owner.
+ */
+function retryAtHome(client: ClusterFamily, homeSlot: number): void {
+  const pool = poolOf(client);
+  const sample = pool.getSampleInstance.bind(pool);
+  pool.getSampleInstance = (role: string): unknown => {
+    const owner = client.slots[homeSlot]?.[0];
+    return (owner === undefined ? undefined : pool.getInstanceByKey(owner)) ?? sample(role);
+  };
+}
+
+/**
+ * A cluster client ended while it was connecting (dropped, or ioredis gave up). Its message is
+ * ioredis' own words for a closed connection, which BullMQ takes for a connection error.
+ */
+export class ClusterClientEndedError extends Error {
+  constructor() {
+    super('Connection is closed.');
+    this.name = 'ClusterClientEndedError';
   }
 }
 

@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from 'ioredis';
 import { createReconcileQueue, type ReconcileQueue } from '../../controllers/queue/reconcile-queue.js';
-import { connectTopology } from '../../controllers/queue/redis-cluster.js';
+import { ClusterFamily, clusterOptions, connectTopology } from '../../controllers/queue/redis-cluster.js';
 import { JobHistory } from '../../dashboard/job-history.js';
 import { QueueDirectory } from '../../dashboard/queue-directory.js';
 import { ClientListing } from '../../dashboard/queue-workers.js';
@@ -219,6 +219,58 @@ void describe('the reconcile queue on a 3-shard Redis Cluster', () => {
         await agent.recorder.event(agent.queue, ref, 'after the outage').catch(() => undefined);
         return agent.recorder.runsOf(ref.uid).length > 0;
       }, `${agent.name} reconciles again once its shard is back`, 30_000);
+    }
+  });
+
+  it("settles a cluster client's connect once its shard is back, though ioredis retried on its own meanwhile", async () => {
+    // ioredis' ready check (CLUSTER INFO, sent to the home shard) fails while that shard is down;
+    // ioredis then reconnects by itself and left the first attempt's promise pending for good.
+    // BullMQ awaits that promise when it restores its blocking connection: workers of a restarted
+    // shard waited for jobs forever (the fleet outage test, 1,000 agents).
+    const home = `{${PREFIX}:connecting-agent}`;
+    const shard = await cluster.primaryOf(home);
+    const client = new ClusterFamily(cluster.startupNodes, { ...clusterOptions('redis://ignored', { maxRetriesPerRequest: 1, connectionName: 'test-connecting' }), lazyConnect: true }, home);
+    client.on('error', () => undefined);
+    await cluster.stopPrimary(shard);
+    try {
+      let settled: string | undefined;
+      const connecting = client.connect().then(() => (settled = 'resolved'), (err: unknown) => (settled = `rejected: ${String(err)}`));
+      await sleep(3_000);
+      assert.equal(settled, undefined, 'no ready client while its home shard is down');
+      await cluster.restartPrimary(shard);
+      await Promise.race([connecting, sleep(20_000)]);
+      assert.equal(settled, 'resolved', 'connect() settled within 20 s of the shard coming back');
+      assert.equal(client.status, 'ready');
+      assert.equal(await client.set(`${home}:probe`, 'x'), 'OK');
+    } finally {
+      if (shard.pid === undefined) await cluster.restartPrimary(shard);
+      client.dropAll();
+    }
+  });
+
+  it('keeps no connection of a cluster client outside its node pool after a reconnect (an old node ending removed the new one)', async () => {
+    // BullMQ reconnects its blocking cluster client by disconnect() and connect() at once; the old
+    // nodes' `end` arrived after the new nodes were pooled and removed them by address, their
+    // sockets open for good: one extra idle connection per agent after each such reconnect.
+    const home = `{${PREFIX}:reconnecting-agent}`;
+    const name = 'test-reconnecting';
+    const client = new ClusterFamily(cluster.startupNodes, clusterOptions('redis://ignored', { maxRetriesPerRequest: 1, connectionName: name }), home);
+    client.on('error', () => undefined);
+    try {
+      await eventually(() => client.status === 'ready', 'the client connected');
+      for (let round = 0; round < 3; round += 1) {
+        assert.equal(await client.set(`${home}:probe`, String(round)), 'OK');
+        client.disconnect(); // as BullMQ's cluster reconnect does it: disconnect, then connect at once
+        await client.connect();
+      }
+      assert.equal(await client.get(`${home}:probe`), '2');
+      await sleep(500);
+      const held = (await Promise.all(cluster.primaries.map(async (p) => clientNamesOn(p)))).flat().filter((n) => n === name).length;
+      const pooled = client.nodes('all').filter((n) => n.status === 'ready').length;
+      assert.equal(pooled, 1, "the client's pool holds one connected node, its home's");
+      assert.equal(held, pooled, 'the servers see as many connections as the pool holds');
+    } finally {
+      client.dropAll();
     }
   });
 
