@@ -25,6 +25,13 @@ describe('summarize', () => {
     assert.equal(summary.maxMs, 2000);
     assert.equal(summary.throughputPerSec, 2);
   });
+  it("summarizes a 5,000-node burst's 150,000 latencies (more than a spread passes as arguments)", () => {
+    const latencies = Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 300_000);
+    const summary = summarize(latencies);
+    assert.equal(summary.count, 300_000);
+    assert.equal(summary.maxMs, 299_999);
+    assert.equal(summary.p50Ms, 149_999);
+  });
 });
 
 describe('inPool', () => {
