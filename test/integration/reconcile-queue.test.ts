@@ -2,7 +2,7 @@
  * The reconcile queue against a real Redis (REDIS_URL, default redis://127.0.0.1:16379).
  * Every test uses a fresh key prefix and node name and obliterates its keys afterwards. The flush
  * test flushes only database FLUSH_DB; the restart test runs its own redis-server on RESTART_PORT,
- * the shutdown test on SILENT_PORT.
+ * the shutdown test on SILENT_PORT, the refused-enqueue test on REFUSING_PORT.
  * Time bounds are "eventually" limits, never performance assertions. Orphaned jobs of dead agents:
  * reconcile-queue-orphans.test.ts.
  */
@@ -38,6 +38,8 @@ const FLUSH_DB = 13;
 const RESTART_PORT = 16390;
 /** Where the shutdown test runs (and stops answering) a redis-server of its own. */
 const SILENT_PORT = 16391;
+/** Where the refused-enqueue test runs (and fills to its memory limit) a redis-server of its own. */
+const REFUSING_PORT = 16392;
 function urlWithDb(url: string, db: number): string {
   const u = new URL(url);
   u.pathname = `/${db}`;
@@ -464,6 +466,47 @@ void describe('reconcile queue (real Redis)', () => {
     await recorder.event(queue, pod('fresh'), 'resync');
     await eventually(() => recorder.runsOf('fresh').length === 1 && recorder.runsOf('slow').length === 2, 'enqueues after the flush ran');
     assertLatestSeen(recorder);
+  });
+
+  void it('asks for a resync once Redis accepts writes again after refusing an enqueue on a live connection (OOM)', async (t) => {
+    // No reconnect and no lost state here: only the failed request can bring the refused pod's
+    // event back (`requests-failed`); without it the pod waits for the agent's periodic resync.
+    if (await redisAnswers(REFUSING_PORT)) {
+      t.skip(`something already listens on ${REFUSING_PORT}`);
+      return;
+    }
+    const server = await startRedis(REFUSING_PORT);
+    const admin = new Redis(`redis://127.0.0.1:${REFUSING_PORT}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      const f = fixture(`redis://127.0.0.1:${REFUSING_PORT}`);
+      const recorder = new Recorder();
+      const queue = f.queue();
+      const causes: ResyncCause[] = [];
+      // As the agent does: a resync enqueues every pod it knows again.
+      queue.onResync((cause) => {
+        causes.push(cause);
+        void recorder.event(queue, pod('refused'), `resync (${cause})`).catch(() => undefined);
+      });
+      await queue.start(recorder.reconciler('a'));
+      await recorder.event(queue, pod('before'));
+      await eventually(() => recorder.runsOf('before').length === 1, 'the first enqueue ran');
+
+      await admin.config('SET', 'maxmemory', '1'); // every write refused: OOM, the connection stays up
+      await assert.rejects(queue.enqueue(pod('refused'), 'created'), /OOM/, 'Redis refuses the enqueue');
+      await sleep(2_500); // the first repair checks come while Redis still refuses: the backoff grows
+      assert.equal(recorder.runsOf('refused').length, 0, 'nothing ran while Redis refused writes');
+      await admin.config('SET', 'maxmemory', '0');
+
+      await eventually(() => recorder.runsOf('refused').length === 1, "the refused pod's event ran after Redis accepted writes again", 20_000);
+      assert.ok(causes.includes('requests-failed'), `a requests-failed resync fired (causes: ${causes.join(', ')})`);
+      assert.ok(!causes.includes('reconnected') && !causes.includes('state-lost'), `no other cause could have brought it back (causes: ${causes.join(', ')})`);
+      admin.disconnect(); // the test's own connection, counted below until its socket closes
+      await eventually(() => openConnectionsTo(REFUSING_PORT) === 2, 'the queue kept its 2 connections throughout', 5_000);
+    } finally {
+      admin.disconnect();
+      await cleanUpFixtures();
+      await stopRedis(server);
+    }
   });
 
   void it('asks for a resync after its Redis restarts, and works again', async (t) => {
