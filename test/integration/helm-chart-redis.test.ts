@@ -47,6 +47,8 @@ describe('the chart with the default Redis (internal, shared by every node)', ()
     assert.equal(settings.redisNodeUser, true, 'as its own Redis user');
     assert.equal(settings.redisSentinel, undefined);
     assert.deepEqual(allOf<V1Deployment>(objects, 'Deployment').map((d) => d.metadata?.name).sort(), ['rel-nodelet-approver', 'rel-nodelet-dashboard'], 'the dashboard runs');
+    const redisArgs = oneOf<V1StatefulSet>(objects, 'StatefulSet', 'rel-nodelet-redis').spec?.template.spec?.containers.find((c) => c.name === 'redis')?.args ?? [];
+    assert.equal(redisArgs[redisArgs.indexOf('--maxclients') + 1], '20000', "room for 5,000 agents' 2 connections each, past Redis' default 10,000");
   });
 });
 
@@ -153,6 +155,7 @@ describe('the chart with redis.mode cluster', () => {
     assert.equal(arg('--cluster-enabled'), 'yes');
     assert.equal(arg('--cluster-require-full-coverage'), 'no');
     assert.equal(arg('--maxmemory-policy'), 'noeviction');
+    assert.equal(arg('--maxclients'), '20000', "room for 2 connections per agent past Redis' default 10,000");
     assert.ok(redis.command?.[2]?.includes('--cluster-announce-ip "$POD_IP"'), 'announces the pod IP');
     assert.ok(redis.command?.[2]?.includes('--requirepass "$REDIS_PASSWORD"') && redis.command[2].includes('--masterauth "$REDIS_PASSWORD"'));
     assert.deepEqual(envOf(redis, 'POD_IP')?.valueFrom?.fieldRef, { fieldPath: 'status.podIP' });
