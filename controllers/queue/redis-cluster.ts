@@ -189,8 +189,8 @@ export class ClusterFamily extends Cluster {
  * connections to every other node. While the home shard is down, ioredis sends the agent's
  * commands to other primaries (retries on "a random node", and the slot map then lacks the home
  * slot), which answer MOVED; each primary so tried kept a connection open for good: after one
- * shard's outage, each agent of that shard held 4 connections instead of 2 (the fleet outage test
- * counts them). The refresh that follows the shard's return (a MOVED triggers one) closes them;
+ * shard's outage, each agent of that shard held connections to the other primaries too (the fleet
+ * outage test counts them). The refresh that follows the shard's return (a MOVED triggers one) closes them;
  * ioredis reconnects to a node on demand, so nothing is lost if one is needed again.
  */
 function closeStrayConnections(client: ClusterFamily, homeSlot: number): void {

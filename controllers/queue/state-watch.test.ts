@@ -208,8 +208,8 @@ void describe('ResyncWatcher', () => {
 });
 
 void describe('ResyncWatcher after failed requests', () => {
-  /** A watcher whose periodic check is far away and whose backoff has no jitter (1 s, 2 s, 4 s, … 10 s). */
-  function quiet() {
+  /** A started watcher whose periodic check is far away and whose backoff has no jitter (1 s, 2 s, 4 s, … 10 s). */
+  async function quiet() {
     const store = new FakeStore(true);
     const clock = createFakeClock();
     const watcher = new ResyncWatcher({ store, intervalMs: 600_000, logger, clock, random: () => 0 });
@@ -217,13 +217,13 @@ void describe('ResyncWatcher after failed requests', () => {
     watcher.onResync((cause) => {
       causes.push(cause);
     });
+    watcher.start();
+    await watcher.settled();
     return { store, clock, watcher, causes };
   }
 
   void it('asks for one resync a second after requests failed, however many, once Redis answers', async () => {
-    const { store, clock, watcher, causes } = quiet();
-    watcher.start();
-    await watcher.settled();
+    const { store, clock, watcher, causes } = await quiet();
     const refreshes = store.refreshes;
     for (let i = 0; i < 5; i += 1) watcher.requestFailed();
     await clock.advance(999);
@@ -238,9 +238,7 @@ void describe('ResyncWatcher after failed requests', () => {
   });
 
   void it('waits longer each time Redis still refuses, up to 10 s, and fires once it answers', async () => {
-    const { store, clock, watcher, causes } = quiet();
-    watcher.start();
-    await watcher.settled();
+    const { store, clock, watcher, causes } = await quiet();
     store.broken = true;
     watcher.requestFailed();
     const refreshesBefore = store.refreshes;
@@ -255,9 +253,7 @@ void describe('ResyncWatcher after failed requests', () => {
   });
 
   void it('reports state-lost instead when the sentinel is gone too, starts the backoff over after a success, and stops its timer', async () => {
-    const { store, clock, watcher, causes } = quiet();
-    watcher.start();
-    await watcher.settled();
+    const { store, clock, watcher, causes } = await quiet();
     store.exists = false;
     watcher.requestFailed();
     await clock.advance(1_000);

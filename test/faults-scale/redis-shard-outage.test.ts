@@ -41,10 +41,9 @@ async function within(limitMs: number, done: () => boolean): Promise<number | un
   }
 }
 
-/** Connections to each primary, the test's own admin connection left out (CLIENT LIST reads one server). */
+/** Connections to each primary, the test's own admin connection left out. */
 async function connectionsPerPrimary(cluster: RedisClusterHarness): Promise<number[]> {
-  const lists = await Promise.all(cluster.primaries.map(async (p) => String(await p.admin.client('LIST'))));
-  return lists.map((list) => list.split('\n').filter((line) => line.trim() !== '' && !line.includes(' name=test-admin ')).length);
+  return Promise.all(cluster.primaries.map(async (p) => (await cluster.clientNames(p)).length));
 }
 
 const sum = (xs: readonly number[]): number => xs.reduce((n, x) => n + x, 0);

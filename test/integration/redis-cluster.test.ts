@@ -94,14 +94,9 @@ async function keysOn(primary: ClusterPrimary, pattern: string): Promise<number>
   return count;
 }
 
-/** The names of the clients connected to one primary (CLIENT LIST reads one server), the test's own left out. */
+/** The names of the clients connected to one primary, the test's own and the dashboard's left out. */
 async function clientNamesOn(primary: ClusterPrimary): Promise<string[]> {
-  const list = String(await primary.admin.client('LIST'));
-  return list
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? '')
-    .filter((name) => name !== 'test-admin' && name !== 'nodelet-dashboard');
+  return (await cluster.clientNames(primary)).filter((name) => name !== 'nodelet-dashboard');
 }
 
 before(async () => {

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { parseClientList } from '../../../controllers/queue/client-list.js';
 import { redisAnswers } from './private-redis.js';
 
 /** One primary of the cluster. */
@@ -35,6 +36,8 @@ export interface RedisClusterHarness {
   /** `host:port` of every primary, for `--redis-cluster-nodes`. */
   readonly nodesText: string;
   readonly startupNodes: readonly { readonly host: string; readonly port: number }[];
+  /** The names of the connections to one primary (CLIENT LIST reads one server), the harness's own admin connection left out. */
+  clientNames(primary: ClusterPrimary): Promise<string[]>;
   /** The primary that owns `key`'s slot (asked of Redis: CLUSTER KEYSLOT and the slot map). */
   primaryOf(key: string): Promise<ClusterPrimary>;
   /** Stops one primary (SIGTERM, waits for its exit); its slots go unserved. */
@@ -62,6 +65,8 @@ export interface RedisClusterOptions {
 }
 
 const HOST = '127.0.0.1';
+/** The name of each primary's admin connection (`ClusterPrimary.admin`). */
+const ADMIN_NAME = 'test-admin';
 
 async function portFree(port: number): Promise<boolean> {
   const server = createServer();
@@ -97,7 +102,7 @@ class Primary implements ClusterPrimary {
     private readonly args: readonly string[],
     private readonly password: string | undefined,
   ) {
-    this.admin = new Redis({ port, host: HOST, connectionName: 'test-admin', maxRetriesPerRequest: 1, lazyConnect: true, ...(password === undefined ? {} : { password }) });
+    this.admin = new Redis({ port, host: HOST, connectionName: ADMIN_NAME, maxRetriesPerRequest: 1, lazyConnect: true, ...(password === undefined ? {} : { password }) });
     this.admin.on('error', () => undefined); // a stopped primary: the test asks on purpose
   }
 
@@ -166,6 +171,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     primaries,
     nodesText: ports.map((port) => `${HOST}:${port}`).join(','),
     startupNodes: ports.map((port) => ({ host: HOST, port })),
+    clientNames: async (primary) => {
+      const clients = parseClientList(String(await primary.admin.client('LIST')));
+      return clients.map((c) => c.name ?? '').filter((name) => name !== ADMIN_NAME);
+    },
     primaryOf: async (key) => {
       const asker = primaries.find((p) => p.pid !== undefined);
       if (asker === undefined) throw new Error('no primary runs');
